@@ -1,0 +1,30 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let strict: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "tripstore",
+    products: [
+        .library(name: "TripStoreEngine", targets: ["TripStoreEngine"]),
+        .library(name: "TripStoreModels", targets: ["TripStoreModels"]),
+        .executable(name: "tripstore", targets: ["tripstore"]),
+    ],
+    targets: [
+        // JSON bytes → envelope → store → indexes → queries; knows no trips.
+        .target(name: "TripStoreEngine", swiftSettings: strict),
+        // The trip domain: model classes and their schema.
+        .target(name: "TripStoreModels", dependencies: ["TripStoreEngine"], swiftSettings: strict),
+        // Commands, argument scanning, output formats, exit codes.
+        .target(name: "TripStoreCLI", dependencies: ["TripStoreEngine", "TripStoreModels"], swiftSettings: strict),
+        .executableTarget(name: "tripstore", dependencies: ["TripStoreCLI"], swiftSettings: strict),
+        .testTarget(
+            name: "TripStoreEngineTests", dependencies: ["TripStoreEngine", "TripStoreModels"],
+            resources: [.copy("Fixtures")], swiftSettings: strict),
+        .testTarget(
+            name: "TripStoreCLITests", dependencies: ["TripStoreCLI", "TripStoreModels", "TripStoreEngine"],
+            swiftSettings: strict),
+    ]
+)

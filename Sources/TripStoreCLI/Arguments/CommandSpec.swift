@@ -1,0 +1,35 @@
+/// What a command accepts, and its help text.
+struct CommandSpec: Sendable {
+    var name: String
+    var summary: String
+    var usage: String
+    /// Options that take a value (`--limit 5` or `--limit=5`).
+    var valueOptions: [String: String] = [:]
+    /// Options that are flags (`--count`).
+    var flagOptions: [String: String] = [:]
+    var examples: [String] = []
+    var needsStore = true
+
+    var help: String {
+        var s = "\(summary)\n\nUsage: \(usage)\n"
+        let all = valueOptions.map { ("--\($0.key) VALUE", $0.value) } + flagOptions.map { ("--\($0.key)", $0.value) }
+        let globals = [("--store DIR", "the store folder (default $TRIPSTORE_DIR, else ./tripstore)"),
+                       ("--wait SECONDS", "how long a writer waits for another writer's lock (default 5)")]
+        let rows = all.sorted { $0.0 < $1.0 } + globals
+        if !rows.isEmpty {
+            s += "\nOptions:\n"
+            let width = rows.map(\.0.count).max() ?? 0
+            for (k, v) in rows { s += "  " + k.padding(width) + "  " + v + "\n" }
+        }
+        if !examples.isEmpty {
+            s += "\nExamples:\n" + examples.map { "  " + $0 }.joined(separator: "\n") + "\n"
+        }
+        return s
+    }
+}
+
+extension String {
+    func padding(_ width: Int) -> String {
+        count >= width ? self : self + String(repeating: " ", count: width - count)
+    }
+}

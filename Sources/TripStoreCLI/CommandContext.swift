@@ -1,0 +1,75 @@
+import TripStoreEngine
+import TripStoreModels
+
+/// What every command gets: its arguments, the console, the environment and the schema.
+struct CommandContext {
+    let args: ParsedArguments
+    let console: Console
+    let environment: [String: String]
+    let schema: Schema
+    let spec: CommandSpec
+    /// Reads standard input (for `import -` and `shell`).
+    let readStandardInput: () -> [UInt8]
+
+    /// `--store`, else `$TRIPSTORE_DIR`, else `./tripstore`.
+    var storePath: String {
+        args.value("store") ?? environment["TRIPSTORE_DIR"] ?? "./tripstore"
+    }
+
+    /// `--author`, else `$USER`, else `$LOGNAME`, else `unknown`.
+    var author: String {
+        args.value("author") ?? environment["USER"] ?? environment["LOGNAME"] ?? "unknown"
+    }
+
+    func usageError(_ message: String) -> CLIError {
+        CLIError(message, usage: "usage: " + spec.usage)
+    }
+
+    func options() throws -> StoreOptions {
+        var o = StoreOptions()
+        if let w = args.value("wait") {
+            guard let s = Double(w), s >= 0 else { throw usageError("--wait needs a number of seconds, got '\(w)'") }
+            o.lockWait = s
+        }
+        if let b = environment["TRIPSTORE_SNAPSHOT_BYTES"], let n = Int(b) { o.snapshotAfterBytes = n }
+        return o
+    }
+
+    /// Opens the store, printing its warnings (a torn journal tail) on stderr.
+    func openStore(_ access: StoreAccess) throws -> Store {
+        let store = try Store.open(storePath, schema: schema, access: access, options: options())
+        for w in store.warnings { console.err(w) }
+        return store
+    }
+
+    /// Positional argument `i`, or a usage error naming what is missing.
+    func positional(_ i: Int, _ what: String) throws -> String {
+        guard i < args.positionals.count else { throw usageError("missing \(what)") }
+        return args.positionals[i]
+    }
+
+    /// Reads a file argument, or standard input for `-`.
+    func readInput(_ path: String) throws -> [UInt8] {
+        if path == "-" { return readStandardInput() }
+        do {
+            return try FileIO.readFile(path)
+        } catch let e as IOError {
+            throw CLIError("cannot read \(path): \(e.description.split(separator: ":").last.map { String($0).trimmed } ?? "\(e)")")
+        }
+    }
+
+    func intOption(_ name: String) throws -> Int? {
+        guard let v = args.value(name) else { return nil }
+        guard let n = Int(v), n >= 0 else { throw usageError("--\(name) needs a whole number, got '\(v)'") }
+        return n
+    }
+}
+
+extension String {
+    var trimmed: String {
+        var s = Substring(self)
+        while s.first == " " { s.removeFirst() }
+        while s.last == " " { s.removeLast() }
+        return String(s)
+    }
+}

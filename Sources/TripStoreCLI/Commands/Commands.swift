@@ -1,0 +1,43 @@
+import TripStoreEngine
+
+/// The command table: specs for help and scanning, and dispatch.
+enum Commands {
+    static let all: [(CommandSpec, @Sendable (CommandContext) throws -> Int32)] = [
+        (ImportCommand.spec, ImportCommand.run),
+        (ValidateCommand.spec, ValidateCommand.run),
+        (ExportCommand.spec, ExportCommand.run),
+        (GetCommand.spec, GetCommand.run),
+        (StatsCommand.spec, StatsCommand.run),
+        (CompactCommand.spec, CompactCommand.run),
+        (VerifyCommand.spec, VerifyCommand.run),
+        (SchemaCommand.spec, SchemaCommand.run),
+    ]
+
+    static let specs: [String: CommandSpec] = Dictionary(uniqueKeysWithValues: all.map { ($0.0.name, $0.0) })
+
+    static func run(_ name: String, _ ctx: CommandContext) throws -> Int32 {
+        guard let entry = all.first(where: { $0.0.name == name }) else { throw CLIError("unknown command '\(name)'") }
+        return try entry.1(ctx)
+    }
+
+    static var overview: String {
+        var s = """
+        tripstore: a document store for Swift model class hierarchies, kept as plain JSON files.
+
+        Usage: tripstore [--store DIR] [--wait SECONDS] COMMAND [OPTIONS]
+
+        Commands:
+
+        """
+        let width = all.map(\.0.name.count).max() ?? 0
+        for (spec, _) in all { s += "  " + spec.name.padding(width) + "  " + spec.summary + "\n" }
+        s += """
+
+        The store folder is --store DIR, else $TRIPSTORE_DIR, else ./tripstore.
+        Exit codes: 0 success, 1 usage or input error (nothing changed), 2 store damaged or locked, 3 internal error.
+        Run 'tripstore COMMAND --help' for a command's options and examples.
+
+        """
+        return s
+    }
+}

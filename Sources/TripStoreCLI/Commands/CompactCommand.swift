@@ -1,0 +1,16 @@
+import TripStoreEngine
+
+/// `tripstore compact`: a snapshot now, and a new journal.
+enum CompactCommand {
+    static let spec = CommandSpec(
+        name: "compact", summary: "write a snapshot now and start a new journal",
+        usage: "tripstore compact", examples: ["tripstore compact"])
+
+    static func run(_ ctx: CommandContext) throws -> Int32 {
+        guard StoreFiles(folder: ctx.storePath).exists() else { throw StoreError.noStore(path: ctx.storePath) }
+        let store = try ctx.openStore(.write)
+        try store.compact()
+        ctx.console.line("wrote snapshot-\(store.snapshotToken).jsonl (\(store.table.count) objects, \(store.history.count) transactions, \(store.fileSizes.snapshot) bytes)")
+        return 0
+    }
+}

@@ -1,0 +1,45 @@
+import TripStoreEngine
+
+/// `tripstore export`: envelopes that `import` reads back.
+enum ExportCommand {
+    static let spec = CommandSpec(
+        name: "export", summary: "write objects as envelopes (a JSON array, or JSON Lines)",
+        usage: "tripstore export [--from TYPE] [PREDICATE] [--format json|jsonl] [--output FILE]",
+        valueOptions: ["from": "export this type (subclasses included) with its owned objects inline",
+                       "format": "json (default, an array) or jsonl",
+                       "output": "write to FILE instead of standard output"],
+        examples: ["tripstore export > all.json",
+                   "tripstore export --from BusinessTrip --format jsonl",
+                   "tripstore export --from Trip 'destination ~ \"Rome\"'"])
+
+    static func run(_ ctx: CommandContext) throws -> Int32 {
+        let format = ctx.args.value("format") ?? "json"
+        guard format == "json" || format == "jsonl" else {
+            throw ctx.usageError("--format must be json or jsonl, got '\(format)'")
+        }
+        let store = try ctx.openStore(.read)
+        var rows: [RowID]
+        let from = ctx.args.value("from")
+        if from == nil && ctx.args.positionals.isEmpty {
+            rows = store.exportAllRows()
+        } else {
+            let typeName = from ?? store.schema.roots[0].name
+            rows = try QuerySupport.matchingRows(store, from: typeName, predicate: ctx.args.positionals.joined(separator: " "))
+        }
+        let output = ctx.args.value("output")
+        var fd: Int32 = -1
+        if let output {
+            fd = try FileIO.open(output, O_WRONLY | O_CREAT | O_TRUNC)
+        }
+        defer { if fd >= 0 { FileIO.close(fd) } }
+        try store.writeExport(rows: rows, inlineOwned: from != nil || !ctx.args.positionals.isEmpty,
+                              jsonLines: format == "jsonl", pretty: false) { w in
+            if fd >= 0 { try FileIO.writeAll(fd, w.bytes, path: output!) } else { ctx.console.out(w.bytes) }
+            w.bytes.removeAll(keepingCapacity: true)
+        }
+        return 0
+    }
+}
+#if canImport(Glibc)
+import Glibc
+#endif

@@ -1,0 +1,26 @@
+import TripStoreEngine
+
+/// `tripstore stats`: what the store holds and how big its files are.
+enum StatsCommand {
+    static let spec = CommandSpec(
+        name: "stats", summary: "objects per type, indexes, file sizes and the last token",
+        usage: "tripstore stats", examples: ["tripstore stats"])
+
+    static func run(_ ctx: CommandContext) throws -> Int32 {
+        let store = try ctx.openStore(.read)
+        let c = ctx.console
+        c.line("store        \(store.files.folder)")
+        c.line("objects      \(store.table.count)")
+        let width = store.schema.entities.map(\.name.count).max() ?? 0
+        for e in store.schema.entities {
+            c.line("  " + e.name.padding(width) + "  \(store.table.countByEntity[e.id])")
+        }
+        c.line("indexes      " + store.indexes.descriptions.joined(separator: ", "))
+        let sizes = store.fileSizes
+        c.line("snapshot     \(store.hasSnapshotFile ? "snapshot-\(store.snapshotToken).jsonl, \(sizes.snapshot) bytes" : "none yet")")
+        c.line("journal      journal-\(store.snapshotToken).jsonl, \(sizes.journal) bytes, \(store.history.filter { $0.token > store.snapshotToken }.count) transactions")
+        c.line("history      \(store.history.count) transactions retained")
+        c.line("last token   \(store.lastToken)")
+        return 0
+    }
+}

@@ -1,0 +1,54 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import TripStoreEngine
+import TripStoreModels
+
+/// The `tripstore` command line as a library: `main.swift` only calls `run`.
+public enum TripStoreCLI {
+    /// Runs one command line and returns the exit code.
+    public static func run(_ arguments: [String], console: Console, environment: [String: String],
+                           readStandardInput: @escaping () -> [UInt8] = readAllStandardInput) -> Int32 {
+        let specs = Commands.specs
+        let code: Int32
+        do {
+            let parsed = try ArgumentScanner.scan(arguments, specs: specs)
+            guard let name = parsed.command else {
+                console.out(Commands.overview)
+                console.flush()
+                return parsed.help || arguments.isEmpty ? (arguments.isEmpty ? 1 : 0) : 1
+            }
+            let spec = specs[name]!
+            if parsed.help {
+                console.out(spec.help)
+                console.flush()
+                return 0
+            }
+            let ctx = CommandContext(args: parsed, console: console, environment: environment,
+                                     schema: TripSchema.schema, spec: spec, readStandardInput: readStandardInput)
+            code = try Commands.run(name, ctx)
+        } catch {
+            let e = CLIError.from(error)
+            console.err("error: " + e.message)
+            if let u = e.usage { console.err(u) }
+            console.flush()
+            return e.exitCode
+        }
+        console.flush()
+        return code
+    }
+
+    public static func readAllStandardInput() -> [UInt8] {
+        var out: [UInt8] = []
+        var buf = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let n = buf.withUnsafeMutableBytes { read(0, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { break }
+            out.append(contentsOf: buf[0..<n])
+        }
+        return out
+    }
+}

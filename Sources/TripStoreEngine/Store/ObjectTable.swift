@@ -1,0 +1,79 @@
+/// Every live object of a store, by row and by id.
+///
+/// Rows are assigned as objects are created and never reused while the store
+/// is open, so a row held by an index or a relationship stays meaningful.
+public final class ObjectTable: ObjectLookup {
+    public let schema: Schema
+    private(set) var rows: [StoredObject?] = []
+    private(set) var rowByID: [String: RowID] = [:]
+    /// Live objects per concrete entity.
+    public private(set) var countByEntity: [Int]
+
+    public init(schema: Schema) {
+        self.schema = schema
+        self.countByEntity = Array(repeating: 0, count: schema.entities.count)
+    }
+
+    /// The number of live objects.
+    public var count: Int { rowByID.count }
+    /// One past the highest row ever used.
+    public var rowCount: Int { rows.count }
+
+    public func object(at row: RowID) -> StoredObject? {
+        Int(row) < rows.count ? rows[Int(row)] : nil
+    }
+
+    public func row(for id: String) -> RowID? { rowByID[id] }
+
+    public func reserve(_ n: Int) {
+        rows.reserveCapacity(rows.count + n)
+        rowByID.reserveCapacity(rowByID.count + n)
+    }
+
+    /// Adds an object at the next row; the caller has checked that its id is new.
+    @discardableResult
+    func append(_ object: StoredObject) -> RowID {
+        let row = RowID(rows.count)
+        rows.append(object)
+        rowByID[object.id] = row
+        countByEntity[object.entity] += 1
+        return row
+    }
+
+    /// Puts an object at a row reserved for it (`row == rowCount`) or replaces one.
+    func set(_ object: StoredObject, at row: RowID) {
+        if Int(row) == rows.count {
+            append(object)
+            return
+        }
+        if rows[Int(row)] == nil {
+            rowByID[object.id] = row
+            countByEntity[object.entity] += 1
+        }
+        rows[Int(row)] = object
+    }
+
+    /// Uses up a row for an object created and deleted in the same transaction.
+    func appendEmpty() {
+        rows.append(nil)
+    }
+
+    func setValue(_ value: Value, row: RowID, slot: Int) {
+        rows[Int(row)]!.values[slot] = value
+    }
+
+    func remove(_ row: RowID) {
+        guard let o = rows[Int(row)] else { return }
+        rowByID[o.id] = nil
+        countByEntity[o.entity] -= 1
+        rows[Int(row)] = nil
+    }
+
+    /// Live rows in row order.
+    public var liveRows: [RowID] {
+        var out: [RowID] = []
+        out.reserveCapacity(count)
+        for (i, o) in rows.enumerated() where o != nil { out.append(RowID(i)) }
+        return out
+    }
+}

@@ -1,0 +1,96 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+extension Store {
+    /// Commits a transaction: appends its journal line, flushes it to disk,
+    /// then applies it in memory. Returns nil (and writes nothing) when the
+    /// transaction changes nothing.
+    ///
+    /// When this returns, the transaction survives a crash. A failure before
+    /// that leaves the store as it was.
+    @discardableResult
+    public func commit(_ tx: TransactionBuilder, author: String, timestamp: Double? = nil) throws -> HistoryTransaction? {
+        guard access == .write, lock != nil else { throw StoreError.usage("the store was opened read-only") }
+        guard tx.base == table.rowCount else {
+            throw StoreError.usage("the transaction was started before another commit; start a new one")
+        }
+        try tx.checkDenyRules()
+        let changes = tx.changes()
+        if changes.isEmpty { return nil }
+        let t = HistoryTransaction(token: lastToken + 1, timestamp: timestamp ?? Store.now(), author: author, changes: changes)
+        let line = JournalFormat.line(t, schema: schema, inserted: tx.insertedObjects, lookup: tx)
+        try appendToJournal(line)
+        apply(tx)
+        history.append(t)
+        lastToken = t.token
+        journalTransactions += 1
+        if journalSize >= options.snapshotAfterBytes || journalTransactions >= options.snapshotAfterTransactions {
+            do {
+                try compact()
+            } catch {
+                // The transaction is durable in the journal; the snapshot can wait.
+                warnings.append("warning: the automatic snapshot failed (\(error)); the journal keeps every transaction")
+            }
+        }
+        return t
+    }
+
+    func appendToJournal(_ line: [UInt8]) throws {
+        let path = files.journal(snapshotToken)
+        let isNew = !FileIO.exists(path)
+        let fd = try FileIO.open(path, O_WRONLY | O_APPEND | O_CREAT)
+        defer { FileIO.close(fd) }
+        do {
+            if CrashPoint.armed == "journal-mid-write" {
+                try line.withUnsafeBytes { p in
+                    try FileIO.writeAll(fd, UnsafeRawBufferPointer(rebasing: p[0..<(p.count / 2)]), path: path)
+                }
+                _ = Glibc.fsync(fd)
+                CrashPoint.hit("journal-mid-write")
+            }
+            try FileIO.writeAll(fd, line, path: path)
+            CrashPoint.hit("journal-before-fsync")
+            try FileIO.fsync(fd, path: path)
+            if isNew { try FileIO.fsyncDirectory(files.folder) }
+        } catch {
+            // Leave no partial line behind for the next commit to follow.
+            _ = ftruncate(fd, off_t(journalSize))
+            throw error
+        }
+        journalSize += line.count
+        CrashPoint.hit("journal-after-fsync")
+    }
+
+    /// Puts a committed transaction's objects into the table and indexes.
+    func apply(_ tx: TransactionBuilder) {
+        for (i, o) in tx.newObjects.enumerated() {
+            let row = RowID(tx.base + i)
+            if let o {
+                table.set(o, at: row)
+                indexes.add(row, o)
+            } else {
+                table.appendEmpty()
+            }
+        }
+        for row in tx.changedOrder where !tx.deleted.contains(row) {
+            guard let new = tx.changed[row], let old = table.object(at: row) else { continue }
+            indexes.remove(row, old)
+            table.set(new, at: row)
+            indexes.add(row, new)
+        }
+        for row in tx.deletedOrder where Int(row) < tx.base {
+            if let old = table.object(at: row) { indexes.remove(row, old) }
+            table.remove(row)
+        }
+    }
+
+    static func now() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        // History keeps milliseconds.
+        return (Double(ts.tv_sec) * 1000 + Double(ts.tv_nsec / 1_000_000)) / 1000
+    }
+}

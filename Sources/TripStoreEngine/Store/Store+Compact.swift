@@ -1,0 +1,96 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+extension Store {
+    /// Writes a snapshot of the current state and history, starts a new
+    /// journal, and removes the older files. Crash-safe at every step: the
+    /// old snapshot and journal stay until the new ones are on disk.
+    public func compact() throws {
+        guard access == .write, lock != nil else { throw StoreError.usage("the store was opened read-only") }
+        let token = lastToken
+        let path = files.snapshot(token)
+        let temp = path + ".tmp"
+        let fd = try FileIO.open(temp, O_WRONLY | O_CREAT | O_TRUNC)
+        var closed = false
+        defer { if !closed { FileIO.close(fd); FileIO.unlink(temp) } }
+
+        var crc: UInt32 = 0
+        var buffer = JSONWriter(capacity: 1 << 20)
+        func flush(force: Bool) throws {
+            guard force || buffer.bytes.count >= 1 << 20 else { return }
+            crc = buffer.bytes.withUnsafeBytes { CRC32C.checksum($0, continuing: crc) }
+            try FileIO.writeAll(fd, buffer.bytes, path: temp)
+            buffer.bytes.removeAll(keepingCapacity: true)
+        }
+        buffer.bytes.append(contentsOf: SnapshotFormat.header(schema: schema, token: token, objects: table.count))
+        let rows = table.liveRows.sorted { a, b in
+            table.object(at: a)!.id.utf8.lexicographicallyPrecedes(table.object(at: b)!.id.utf8)
+        }
+        for (k, row) in rows.enumerated() {
+            EnvelopeEncoder.write(table.object(at: row)!, schema: schema, lookup: table, to: &buffer)
+            buffer.bytes.append(0x0A)
+            try flush(force: false)
+            if k == rows.count / 2 && CrashPoint.armed == "snapshot-mid-write" {
+                try flush(force: true)
+                CrashPoint.hit("snapshot-mid-write")
+            }
+        }
+        for t in history {
+            HistoryCoding.write(t, to: &buffer)
+            buffer.bytes.append(0x0A)
+            try flush(force: false)
+        }
+        try flush(force: true)
+        buffer.bytes.append(contentsOf: SnapshotFormat.trailer(objects: table.count, history: history.count, crc: crc))
+        try FileIO.writeAll(fd, buffer.bytes, path: temp)
+        try FileIO.fsync(fd, path: temp)
+        FileIO.close(fd)
+        closed = true
+        CrashPoint.hit("snapshot-before-rename")
+        do {
+            try FileIO.rename(temp, path)
+        } catch {
+            FileIO.unlink(temp)
+            throw error
+        }
+        try FileIO.fsyncDirectory(files.folder)
+        CrashPoint.hit("snapshot-after-rename")
+
+        // The new journal starts empty; then the old files can go.
+        let journal = files.journal(token)
+        if !FileIO.exists(journal) || token != snapshotToken {
+            let jfd = try FileIO.open(journal, O_WRONLY | O_CREAT | O_TRUNC)
+            try FileIO.fsync(jfd, path: journal)
+            FileIO.close(jfd)
+        }
+        try FileIO.fsyncDirectory(files.folder)
+        let old = try files.list()
+        for s in old.snapshots where s < token { FileIO.unlink(files.snapshot(s)) }
+        for j in old.journals where j < token { FileIO.unlink(files.journal(j)) }
+        snapshotToken = token
+        hasSnapshot = true
+        journalSize = 0
+        journalTransactions = 0
+    }
+
+    /// Drops history transactions with a token below `token`; the objects stay.
+    /// Written at once as a new snapshot. Returns how many were dropped.
+    @discardableResult
+    public func pruneHistory(before token: Int64) throws -> Int {
+        let keep = history.filter { $0.token >= token }
+        let dropped = history.count - keep.count
+        guard dropped > 0 else { return 0 }
+        let saved = history
+        history = keep
+        do {
+            try compact()
+        } catch {
+            history = saved
+            throw error
+        }
+        return dropped
+    }
+}

@@ -1,0 +1,178 @@
+extension Store {
+    /// Loads the newest snapshot and replays its journal.
+    func load() throws {
+        let listing = try files.list()
+        if let snap = listing.snapshots.last {
+            try loadSnapshot(snap)
+            snapshotToken = snap
+            hasSnapshot = true
+        } else if let j = listing.journals.first(where: { $0 != 0 }) {
+            throw StoreError.damaged(file: files.journal(j), line: nil,
+                                     detail: "it follows snapshot-\(j).jsonl, which is missing", repairable: false)
+        }
+        let journal = files.journal(snapshotToken)
+        if FileIO.exists(journal) {
+            try loadJournal(journal)
+        }
+        indexes.rebuild(from: table)
+    }
+
+    func loadSnapshot(_ token: Int64) throws {
+        let path = files.snapshot(token)
+        let bytes = try FileIO.readFile(path)
+        try bytes.withUnsafeBufferPointer { buf in
+            // The trailer is the last line; its checksum covers everything before it.
+            guard buf.count > 0, buf[buf.count - 1] == 0x0A else {
+                throw StoreError.damaged(file: path, line: nil, detail: "the snapshot is cut short (no trailer)", repairable: false)
+            }
+            var trailerStart = buf.count - 1
+            while trailerStart > 0 && buf[trailerStart - 1] != 0x0A { trailerStart -= 1 }
+            var reader = JSONReader(buffer: UnsafeBufferPointer(rebasing: buf[trailerStart..<(buf.count - 1)]))
+            guard let trailer = try? reader.parseDocument(), let end = trailer["end"],
+                  case .string(let crcHex)? = end["crc32c"], let crc = UInt32(crcHex, radix: 16),
+                  case .int(let objectCount)? = end["objects"], case .int(let historyCount)? = end["history"] else {
+                throw StoreError.damaged(file: path, line: nil, detail: "the snapshot is cut short or its trailer is unreadable", repairable: false)
+            }
+            let actual = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buf)[0..<trailerStart]))
+            guard actual == crc else {
+                throw StoreError.damaged(file: path, line: nil, detail: "checksum mismatch (stored \(crcHex), computed \(CRC32C.hex(actual)))", repairable: false)
+            }
+            var lineNumber = 0
+            var pending: [(RowID, [PendingLink])] = []
+            pending.reserveCapacity(Int(objectCount))
+            table.reserve(Int(objectCount))
+            let decoder = EnvelopeDecoder(schema: schema)
+            var decoded: [DecodedObject] = []
+            try JSONLines.forEachLine(in: UnsafeBufferPointer(rebasing: buf[0..<trailerStart])) { number, range, _ in
+                lineNumber += 1
+                var r = JSONReader(buffer: buf, start: range.lowerBound)
+                let sub = UnsafeBufferPointer(rebasing: buf[range])
+                r = JSONReader(buffer: sub)
+                let value: JSONValue
+                do {
+                    value = try r.parseDocument()
+                } catch {
+                    throw StoreError.damaged(file: path, line: number, detail: "\(error)", repairable: false)
+                }
+                if lineNumber == 1 {
+                    try checkHeader(value, path: path, token: token)
+                } else if lineNumber <= 1 + Int(objectCount) {
+                    decoded.removeAll(keepingCapacity: true)
+                    do {
+                        try decoder.decode(value, at: .line(number), into: &decoded)
+                    } catch {
+                        throw StoreError.damaged(file: path, line: number, detail: "\(error)", repairable: false)
+                    }
+                    for d in decoded {
+                        guard table.row(for: d.id) == nil else {
+                            throw StoreError.damaged(file: path, line: number, detail: "duplicate id '\(d.id)'", repairable: false)
+                        }
+                        let row = table.append(StoredObject(entity: d.entity, id: d.id, values: d.values))
+                        if !d.links.isEmpty { pending.append((row, d.links)) }
+                    }
+                } else {
+                    guard let t = HistoryCoding.read(value) else {
+                        throw StoreError.damaged(file: path, line: number, detail: "unreadable history transaction", repairable: false)
+                    }
+                    history.append(t)
+                }
+            }
+            guard table.count == Int(objectCount), history.count == Int(historyCount) else {
+                throw StoreError.damaged(file: path, line: nil, detail: "the trailer counts \(objectCount) objects and \(historyCount) transactions, the file holds \(table.count) and \(history.count)", repairable: false)
+            }
+            try resolveLinks(pending, file: path)
+        }
+        lastToken = token
+    }
+
+    func checkHeader(_ header: JSONValue, path: String, token: Int64) throws {
+        guard case .int(let format)? = header["format"] else {
+            throw StoreError.damaged(file: path, line: 1, detail: "the header has no format version", repairable: false)
+        }
+        guard format <= SnapshotFormat.version else { throw StoreError.newerFormat(file: path, version: Int(format)) }
+        guard case .int(let t)? = header["token"], t == token else {
+            throw StoreError.damaged(file: path, line: 1, detail: "the header's token does not match the file name", repairable: false)
+        }
+        if let s = header["schema"], case .string(let fp)? = s["fingerprint"], fp != schema.fingerprint {
+            guard let entities = s["entities"], let stored = SchemaCoding.read(entities) else {
+                throw StoreError.damaged(file: path, line: 1, detail: "the header's schema is unreadable", repairable: false)
+            }
+            let problems = SchemaCompatibility.differences(stored: stored, current: schema.descriptions)
+            if !problems.isEmpty { throw StoreError.schemaMismatch(problems) }
+        }
+    }
+
+    /// Sets relationship slots from references by id, as recorded (both sides are in the file).
+    func resolveLinks(_ pending: [(RowID, [PendingLink])], file: String) throws {
+        for (row, links) in pending {
+            for link in links {
+                var rows: [RowID] = []
+                rows.reserveCapacity(link.targets.count)
+                for t in link.targets {
+                    guard let r = table.row(for: t.id) else {
+                        throw StoreError.damaged(file: file, line: nil, detail: "a reference points at missing id '\(t.id)'", repairable: false)
+                    }
+                    rows.append(r)
+                }
+                let isToMany = schema.entities[table.object(at: row)!.entity].properties[link.slot].relationship?.isToMany ?? false
+                table.setValue(isToMany ? .toMany(rows) : (rows.first.map { .toOne($0) } ?? .null), row: row, slot: link.slot)
+            }
+        }
+    }
+
+    func loadJournal(_ path: String) throws {
+        let bytes = try FileIO.readFile(path)
+        journalSize = bytes.count
+        try bytes.withUnsafeBufferPointer { buf in
+            try JSONLines.forEachLine(in: buf) { number, range, complete in
+                guard complete else {
+                    tornTail = range.lowerBound
+                    journalSize = range.lowerBound
+                    return
+                }
+                let line = UnsafeBufferPointer(rebasing: buf[range])
+                guard JournalFormat.isIntact(line) else {
+                    throw StoreError.damaged(file: path, line: number, detail: "checksum mismatch", repairable: false)
+                }
+                var reader = JSONReader(buffer: line)
+                let value: JSONValue
+                do {
+                    value = try reader.parseDocument()
+                } catch {
+                    throw StoreError.damaged(file: path, line: number, detail: "\(error)", repairable: false)
+                }
+                guard let t = HistoryCoding.read(value) else {
+                    throw StoreError.damaged(file: path, line: number, detail: "unreadable transaction", repairable: false)
+                }
+                guard t.token == lastToken + 1 else {
+                    throw StoreError.damaged(file: path, line: number, detail: "token \(t.token) follows \(lastToken)", repairable: false)
+                }
+                try JournalReplay.apply(value, to: self, file: path, line: number)
+                history.append(t)
+                lastToken = t.token
+                journalTransactions += 1
+            }
+        }
+        if tornTail != nil {
+            if access == .write || !StoreLock.isHeld(folder: files.folder) {
+                warnings.append("warning: \(path) ends with an incomplete transaction (a write cut short); it is ignored"
+                                + (access == .write ? " and cut" : "; 'tripstore verify --repair' cuts it"))
+            }
+        }
+    }
+
+    /// Cuts a torn last journal line (writers only).
+    func repairTornTail() throws {
+        guard let cut = tornTail else { return }
+        let path = files.journal(snapshotToken)
+        let fd = try FileIO.open(path, O_WRONLY)
+        defer { FileIO.close(fd) }
+        try FileIO.truncate(fd, to: cut, path: path)
+        try FileIO.fsync(fd, path: path)
+        tornTail = nil
+        journalSize = cut
+    }
+}
+#if canImport(Glibc)
+import Glibc
+#endif

@@ -1,0 +1,19 @@
+/// How a store behaves: when it snapshots, how long a writer waits for the lock.
+public struct StoreOptions: Sendable {
+    /// Write a snapshot automatically once the journal holds this many bytes.
+    public var snapshotAfterBytes: Int = 64 << 20
+    /// … or this many transactions.
+    public var snapshotAfterTransactions: Int = 10_000
+    /// Seconds a writer waits for another writer's lock before failing.
+    public var lockWait: Double = 5
+
+    public init() {}
+}
+
+/// Whether a store is opened to read or to write.
+public enum StoreAccess: Sendable {
+    /// Never waits for the lock; sees the last committed state.
+    case read
+    /// Takes the writer's lock; creates the store if the folder holds none.
+    case write
+}

@@ -1,0 +1,19 @@
+/// An object as the store keeps it: its concrete entity, its id, and its
+/// values laid out by the entity's property slots.
+public struct StoredObject: Sendable, Equatable {
+    public var entity: Int
+    public var id: String
+    public var values: [Value]
+
+    public init(entity: Int, id: String, values: [Value]) {
+        self.entity = entity
+        self.id = id
+        self.values = values
+    }
+}
+
+/// Anything that can say which object a row holds: the table, or a
+/// transaction that sees its own uncommitted changes.
+public protocol ObjectLookup {
+    func object(at row: RowID) -> StoredObject?
+}

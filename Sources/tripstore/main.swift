@@ -1,0 +1,16 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import TripStoreCLI
+
+var environment: [String: String] = [:]
+var p = environ
+while let entry = p.pointee {
+    let s = String(cString: entry)
+    if let eq = s.firstIndex(of: "=") { environment[String(s[..<eq])] = String(s[s.index(after: eq)...]) }
+    p += 1
+}
+signal(SIGPIPE, SIG_IGN)
+exit(TripStoreCLI.run(Array(CommandLine.arguments.dropFirst()), console: .standard(), environment: environment))
