@@ -1,0 +1,96 @@
+import Foundation
+import Testing
+import TripStoreEngine
+import TripStoreModels
+
+extension Store {
+    func decodeCount(_ path: String) throws -> Int {
+        try EnvelopeInput.decode(try FileIO.readFile(path), schema: schema).count
+    }
+}
+
+/// Kills a real `tripstore` process at chosen points and checks what survives.
+@Suite(.serialized) struct CrashTests {
+    func file(_ trips: Int, seed: UInt64) throws -> String {
+        var g = TripDataGenerator(seed: seed)
+        let path = NSTemporaryDirectory() + "crash-\(seed)-\(UUID().uuidString).json"
+        try Data(g.jsonArray(trips: trips)).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    func count(_ store: String) throws -> Int {
+        try Store.open(store, schema: TripSchema.schema, access: .read).table.count
+    }
+
+    @Test(arguments: ["journal-mid-write", "journal-before-fsync", "journal-after-fsync",
+                      "snapshot-mid-write", "snapshot-before-rename", "snapshot-after-rename"])
+    func killedImportIsAllOrNothing(_ point: String) throws {
+        let store = NSTemporaryDirectory() + "crash-store-\(UUID().uuidString)"
+        let first = try file(30, seed: 1), second = try file(300, seed: 2)
+        #expect(try CLIRunner.runProcess(["--store", store, "import", first]).status == 0)
+        let before = try count(store)
+        // A small snapshot threshold makes the second import also write a snapshot.
+        let r = try CLIRunner.runProcess(["--store", store, "import", second],
+                                         env: ["TRIPSTORE_CRASH_AT": point, "TRIPSTORE_SNAPSHOT_BYTES": "1000"])
+        #expect(r.killed, "the process should have been killed at \(point)")
+        var verify = try CLIRunner.runProcess(["--store", store, "verify"])
+        if verify.status == 2 {
+            #expect(try CLIRunner.runProcess(["--store", store, "verify", "--repair"]).status == 0)
+            verify = try CLIRunner.runProcess(["--store", store, "verify"])
+        }
+        #expect(verify.status == 0)
+        let after = try count(store)
+        let whole = before + (try Store.empty(schema: TripSchema.schema).decodeCount(second))
+        // Killed after the journal line is flushed: committed. Before: not. Killed between
+        // write and fsync, the page cache still holds the line (a kill is not a power cut).
+        switch point {
+        case "journal-mid-write": #expect(after == before)
+        case "journal-before-fsync": #expect(after == before || after == whole)
+        default: #expect(after == whole, "\(point): \(before) → \(after), expected \(whole)")
+        }
+        // The store still takes writes.
+        #expect(try CLIRunner.runProcess(["--store", store, "import", try file(3, seed: 3)]).status == 0)
+        #expect(try count(store) > after)
+    }
+
+    @Test func twoWritersAtOnceNeitherLosesNorDuplicates() throws {
+        let store = NSTemporaryDirectory() + "lock-store-\(UUID().uuidString)"
+        let a = try file(400, seed: 11), b = try file(400, seed: 12)
+        let pa = try CLIRunner.start(["--store", store, "--wait", "30", "import", a])
+        let pb = try CLIRunner.start(["--store", store, "--wait", "30", "import", b])
+        pa.waitUntilExit()
+        pb.waitUntilExit()
+        #expect(pa.terminationStatus == 0 && pb.terminationStatus == 0)
+        let s = try Store.open(store, schema: TripSchema.schema, access: .read)
+        #expect(s.history.count == 2)
+        #expect(s.checkInvariants().isEmpty)
+    }
+
+    @Test func aWriterThatCannotGetTheLockExits2() throws {
+        let store = NSTemporaryDirectory() + "lock2-\(UUID().uuidString)"
+        #expect(try CLIRunner.runProcess(["--store", store, "import", try file(2, seed: 5)]).status == 0)
+        let holder = try Store.open(store, schema: TripSchema.schema, access: .write)
+        let r = CLIRunner.run(["import", try file(2, seed: 6), "--wait", "0.2"], store: store)
+        #expect(r.code == 2)
+        #expect(r.err.hasPrefix("error: the store is locked by another writer (pid \(getpid()))"))
+        // Readers never wait.
+        #expect(CLIRunner.run(["stats"], store: store).code == 0)
+        holder.close()
+    }
+
+    @Test func flippedByteIsDamageAndVerifyChangesNothing() throws {
+        let store = NSTemporaryDirectory() + "flip-\(UUID().uuidString)"
+        for seed in 1...3 { #expect(CLIRunner.run(["import", try file(2, seed: UInt64(seed))], store: store).code == 0) }
+        let journal = store + "/journal-0.jsonl"
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: journal))
+        let mid = bytes.firstIndex(of: 0x0A)! + 100
+        bytes[mid] ^= 0x20
+        try bytes.write(to: URL(fileURLWithPath: journal))
+        let verify = CLIRunner.run(["verify", "--repair"], store: store)
+        #expect(verify.code == 2)
+        #expect(verify.err.contains("journal-0.jsonl line 2: checksum mismatch"))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: journal)) == bytes)
+        #expect(CLIRunner.run(["import", try file(1, seed: 9)], store: store).code == 2)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: journal)) == bytes)
+    }
+}

@@ -1,0 +1,62 @@
+import Foundation
+import TripStoreCLI
+
+/// Runs `tripstore` in-process (fast) or as a real process (for crash and lock tests).
+enum CLIRunner {
+    static let projectRoot: String = {
+        var url = URL(fileURLWithPath: #filePath)
+        for _ in 0..<4 { url.deleteLastPathComponent() }
+        return url.path
+    }()
+
+    struct Result {
+        var code: Int32
+        var out: String
+        var err: String
+    }
+
+    /// In-process, with a captured console.
+    static func run(_ args: [String], store: String? = nil, stdin: String = "", env: [String: String] = [:]) -> Result {
+        let console = Console.captured()
+        var full = args
+        if let store { full = ["--store", store] + args }
+        let code = TripStoreCLI.run(full, console: console, environment: ["USER": "tester"].merging(env) { $1 },
+                                    readStandardInput: { Array(stdin.utf8) })
+        return Result(code: code, out: console.outText, err: console.errText)
+    }
+
+    /// The built binary, beside the test bundle.
+    static var binary: String {
+        if let b = ProcessInfo.processInfo.environment["TRIPSTORE_BIN"] { return b }
+        let candidates = [Bundle.main.bundlePath, Bundle.main.bundlePath + "/..",
+                          projectRoot + "/.build/debug", projectRoot + "/.build/release"]
+        for c in candidates where FileManager.default.isExecutableFile(atPath: c + "/tripstore") { return c + "/tripstore" }
+        for c in (try? FileManager.default.contentsOfDirectory(atPath: projectRoot + "/.build")) ?? [] {
+            let p = projectRoot + "/.build/" + c + "/debug/tripstore"
+            if FileManager.default.isExecutableFile(atPath: p) { return p }
+        }
+        return projectRoot + "/.build/debug/tripstore"
+    }
+
+    /// Starts the binary as a child process.
+    static func start(_ args: [String], env: [String: String] = [:]) throws -> Process {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: binary)
+        p.arguments = args
+        var e = ProcessInfo.processInfo.environment
+        e["USER"] = "tester"
+        for (k, v) in env { e[k] = v }
+        p.environment = e
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        return p
+    }
+
+    /// Runs the binary to the end; returns its exit status and how it ended.
+    static func runProcess(_ args: [String], env: [String: String] = [:]) throws -> (status: Int32, killed: Bool) {
+        let p = try start(args, env: env)
+        p.waitUntilExit()
+        return (p.terminationStatus, p.terminationReason == .uncaughtSignal)
+    }
+}

@@ -1,0 +1,116 @@
+import Foundation
+import Testing
+@testable import TripStoreEngine
+
+@Suite struct JSONReaderTests {
+    @Test(arguments: [
+        ("null", JSONValue.null), ("true", .bool(true)), ("false", .bool(false)),
+        ("0", .int(0)), ("-12", .int(-12)), ("1.5", .double(1.5)), ("-0.25e2", .double(-25)),
+        ("1E3", .double(1000)), ("9223372036854775807", .int(Int64.max)),
+        ("-9223372036854775808", .int(Int64.min)), ("12345678901234567890", .double(12345678901234567890)),
+        ("\"a\\\"b\\\\c\\/d\\b\\f\\n\\r\\t\"", .string("a\"b\\c/d\u{8}\u{C}\n\r\t")),
+        ("\"\\u00e9\\u20AC\"", .string("é€")), ("\"\\uD83D\\uDE00\"", .string("😀")),
+        ("\"Zürich\"", .string("Zürich")), (" [ 1 , [ ] , { } ] ", .array([.int(1), .array([]), .object([])])),
+        ("{\"a\":{\"b\":[null]}}", .object([JSONMember("a", .object([JSONMember("b", .array([.null]))]))])),
+    ])
+    func acceptsValidJSON(_ text: String, _ expected: JSONValue) throws {
+        #expect(try JSONReader.parse(text) == expected)
+    }
+
+    @Test(arguments: [
+        ("", "expected a JSON value but the input ended at line 1, column 1"),
+        ("[1,]", "expected a JSON value but found ']' at line 1, column 4"),
+        ("{\"a\" 1}", "expected ':' after object member name at line 1, column 6"),
+        ("{\"a\":1 \"b\":2}", "expected ',' or '}' after object member at line 1, column 8"),
+        ("[1 2]", "expected ',' or ']' after array element at line 1, column 4"),
+        ("01", "leading zeros are not allowed in numbers at line 1, column 1"),
+        ("1.", "expected a digit after '.' in number at line 1, column 3"),
+        ("+1", "expected a JSON value but found '+' at line 1, column 1"),
+        ("1e", "expected a digit in the exponent of number at line 1, column 3"),
+        ("\"\\uD800\"", "lone high surrogate \\uD800 in string at line 1, column 2"),
+        ("\"\\uDC00\"", "lone low surrogate \\uDC00 in string at line 1, column 2"),
+        ("\"\\x\"", "invalid escape '\\x' in string at line 1, column 2"),
+        ("\"a\tb\"", "unescaped control character in string at line 1, column 3"),
+        ("\"abc", "unterminated string at line 1, column 1"),
+        ("tru", "invalid literal; expected true at line 1, column 1"),
+        ("[1]\n\n  x", "unexpected 'x' after the JSON value at line 3, column 3"),
+        ("{\n  \"a\": 1\n  \"b\": 2\n}", "expected ',' or '}' after object member at line 3, column 3"),
+        ("{1:2}", "expected a member name in double quotes but found '1' at line 1, column 2"),
+    ])
+    func rejectsInvalidJSONWithPosition(_ text: String, _ message: String) {
+        #expect(throws: JSONSyntaxError.self) { try JSONReader.parse(text) }
+        do {
+            _ = try JSONReader.parse(text)
+        } catch {
+            #expect(error.description == message)
+        }
+    }
+
+    @Test(arguments: [
+        [0x22, 0xC0, 0xAF, 0x22],              // overlong '/'
+        [0x22, 0xE0, 0x80, 0xAF, 0x22],        // overlong 3-byte
+        [0x22, 0xED, 0xA0, 0x80, 0x22],        // UTF-8 encoded surrogate
+        [0x22, 0xF4, 0x90, 0x80, 0x80, 0x22],  // above U+10FFFF
+        [0x22, 0x80, 0x22],                    // lone continuation byte
+        [0x22, 0xC3, 0x22],                    // truncated sequence
+        [0x22, 0xFF, 0x22],
+    ] as [[UInt8]])
+    func rejectsInvalidUTF8(_ bytes: [UInt8]) {
+        #expect(throws: JSONSyntaxError.self) { try JSONReader.parse(bytes) }
+    }
+
+    @Test func limitsNestingDepth() throws {
+        let ok = String(repeating: "[", count: 512) + String(repeating: "]", count: 512)
+        #expect(throws: Never.self) { try JSONReader.parse(ok) }
+        let deep = String(repeating: "[", count: 100_000)
+        #expect(throws: JSONSyntaxError.self) { try JSONReader.parse(deep) }
+    }
+
+    @Test func numbersRoundTripExactly() throws {
+        for d in [0.1, 1e-7, 123456.789, 5e-324, 1.7976931348623157e308, 2.5, 100.0, -0.5, 3.14159265358979] {
+            var w = JSONWriter()
+            w.double(d)
+            #expect(try JSONReader.parse(w.bytes).doubleValue == d, "\(d) wrote \(w.string)")
+        }
+    }
+
+    @Test func parseWriteParseIsStable() throws {
+        let text = #"{"a":[1,2.5,-3e-2,"x\n\"y\"",true,false,null,{"b":"Zürich 😀 \u0001"}],"c":{}}"#
+        let v = try JSONReader.parse(text)
+        var w = JSONWriter()
+        w.value(v)
+        #expect(try JSONReader.parse(w.bytes) == v)
+        #expect(w.string == #"{"a":[1,2.5,-0.03,"x\n\"y\"",true,false,null,{"b":"Zürich 😀 \u0001"}],"c":{}}"#)
+    }
+
+    @Test func prettyWriterIndentsTwoSpaces() {
+        var w = JSONWriter(pretty: true)
+        w.value(.object([JSONMember("a", .array([.int(1), .int(2)])), JSONMember("b", .object([]))]))
+        #expect(w.string == "{\n  \"a\": [\n    1,\n    2\n  ],\n  \"b\": {}\n}")
+    }
+
+    @Test func streamsArrayElements() throws {
+        let bytes = Array("[ {\"a\":1}, 2 ,\"x\" ]".utf8)
+        var seen: [JSONValue] = []
+        try bytes.withUnsafeBufferPointer { buf in
+            var r = JSONReader(buffer: buf)
+            try r.forEachArrayElement { _, _, v in seen.append(v) }
+        }
+        #expect(seen == [.object([JSONMember("a", .int(1))]), .int(2), .string("x")])
+    }
+
+    /// JSONTestSuite: y_ accepted, n_ rejected, i_ either way, never a crash.
+    @Test func conformanceSuite() throws {
+        let folder = TestFolders.projectRoot + "/../shared/conformance/JSONTestSuite/test_parsing"
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
+        var checked = 0
+        for name in names.sorted() where name.hasSuffix(".json") {
+            let bytes = try Array(Data(contentsOf: URL(fileURLWithPath: folder + "/" + name)))
+            let accepted = (try? JSONReader.parse(bytes)) != nil
+            if name.hasPrefix("y_") { #expect(accepted, "\(name) should be accepted") }
+            if name.hasPrefix("n_") { #expect(!accepted, "\(name) should be rejected") }
+            checked += 1
+        }
+        #expect(checked >= 300)
+    }
+}

@@ -1,0 +1,192 @@
+import Foundation
+import Testing
+@testable import TripStoreEngine
+import TripStoreModels
+
+@Suite struct StoreTests {
+    let schema = TripSchema.schema
+
+    func generated(_ trips: Int, seed: UInt64 = 1) -> [UInt8] {
+        var g = TripDataGenerator(seed: seed)
+        return g.jsonArray(trips: trips)
+    }
+
+    @discardableResult
+    func importBytes(_ bytes: [UInt8], into folder: String, mode: ImportMode = .insert,
+                     options: StoreOptions = StoreOptions()) throws -> HistoryTransaction? {
+        let store = try Store.open(folder, schema: schema, access: .write, options: options)
+        var tx = store.transaction()
+        try store.stage(try EnvelopeInput.decode(bytes, schema: schema), mode: mode, into: &tx)
+        return try store.commit(tx, author: "test", timestamp: 1_800_000_000)
+    }
+
+    func export(_ folder: String) throws -> [UInt8] {
+        let store = try Store.open(folder, schema: schema, access: .read)
+        var out: [UInt8] = []
+        try store.writeExport(rows: store.exportAllRows(), inlineOwned: false, jsonLines: true, pretty: false) { w in
+            out.append(contentsOf: w.bytes)
+            w.bytes.removeAll()
+        }
+        return out
+    }
+
+    func filesDigest(_ folder: String) throws -> [String: UInt32] {
+        var out: [String: UInt32] = [:]
+        for name in try FileIO.listDirectory(folder) where name != StoreLock.fileName {
+            out[name] = CRC32C.checksum(try FileIO.readFile(folder + "/" + name))
+        }
+        return out
+    }
+
+    @Test func importThenReopenGivesIdenticalObjects() throws {
+        let folder = TestFolders.make()
+        try importBytes(generated(200), into: folder)
+        let a = try Store.open(folder, schema: schema, access: .read)
+        let before = try export(folder)
+        #expect(a.table.count > 1000)
+        let w = try Store.open(folder, schema: schema, access: .write)
+        try w.compact()
+        w.close()
+        #expect(try export(folder) == before)
+        let b = try Store.open(folder, schema: schema, access: .read)
+        #expect(b.checkInvariants().isEmpty)
+        #expect(b.lastToken == 1)
+        #expect(b.history.count == 1)
+    }
+
+    @Test func exportImportExportIsByteIdentical() throws {
+        let first = TestFolders.make(), second = TestFolders.make()
+        try importBytes(generated(150), into: first)
+        let e1 = try export(first)
+        try importBytes(e1, into: second)
+        #expect(try export(second) == e1)
+    }
+
+    @Test func importIsAllOrNothing() throws {
+        let folder = TestFolders.make()
+        try importBytes(generated(20, seed: 9), into: folder)
+        let digest = try filesDigest(folder)
+        var lines = String(decoding: generated(600, seed: 2), as: UTF8.self).split(separator: "\n").map(String.init)
+        lines[500] = lines[500].replacingOccurrences(of: "\"startDate\":\"", with: "\"startDate\":\"not a date")
+        #expect(throws: StoreError.self) { try importBytes(Array(lines.joined(separator: "\n").utf8), into: folder) }
+        #expect(try filesDigest(folder) == digest)
+        #expect(try Store.open(folder, schema: schema, access: .read).lastToken == 1)
+    }
+
+    @Test func duplicateIDsUpsertAndSkipExisting() throws {
+        let folder = TestFolders.make()
+        let trip = #"{"type":"Trip","id":"t1","data":{"name":"A","destination":"Rome","startDate":"2026-01-01","endDate":"2026-01-02"}}"#
+        try importBytes(Array(trip.utf8), into: folder)
+        #expect(throws: StoreError.self) { try importBytes(Array(trip.utf8), into: folder) }
+        #expect(try importBytes(Array(trip.utf8), into: folder, mode: .skipExisting) == nil)
+        let renamed = trip.replacingOccurrences(of: #""name":"A""#, with: #""name":"B""#)
+        let t = try #require(try importBytes(Array(renamed.utf8), into: folder, mode: .upsert))
+        #expect(t.changes == [Change(kind: .update, type: "Trip", id: "t1",
+                                     values: [ValueChange(name: "name", old: .string("A"), new: .string("B"))])])
+        let asBusiness = renamed.replacingOccurrences(of: #""type":"Trip""#, with: #""type":"BusinessTrip""#)
+        #expect(throws: StoreError.self) { try importBytes(Array(asBusiness.utf8), into: folder, mode: .upsert) }
+    }
+
+    @Test func upsertDeletesOwnedChildrenNoLongerListed() throws {
+        let folder = TestFolders.make()
+        let v1 = #"{"type":"Trip","id":"t","data":{"name":"A","destination":"R","startDate":"2026-01-01","endDate":"2026-01-02","bucketList":[{"type":"BucketListItem","id":"b1","data":{"title":"x","isCompleted":false}},{"type":"BucketListItem","id":"b2","data":{"title":"y","isCompleted":false}}]}}"#
+        try importBytes(Array(v1.utf8), into: folder)
+        let v2 = v1.replacingOccurrences(of: #",{"type":"BucketListItem","id":"b2","data":{"title":"y","isCompleted":false}}"#, with: "")
+        let t = try #require(try importBytes(Array(v2.utf8), into: folder, mode: .upsert))
+        #expect(t.changes.map { "\($0.kind.rawValue) \($0.id)" } == ["update t", "delete b2"])
+        let store = try Store.open(folder, schema: schema, access: .read)
+        #expect(store.object(id: "b2") == nil)
+        #expect(store.checkInvariants().isEmpty)
+    }
+
+    @Test func automaticSnapshotKeepsEverything() throws {
+        let folder = TestFolders.make()
+        var options = StoreOptions()
+        options.snapshotAfterTransactions = 3
+        for seed in 1...7 { try importBytes(generated(5, seed: UInt64(seed)), into: folder, options: options) }
+        let listing = try StoreFiles(folder: folder).list()
+        #expect(listing.snapshots == [6])
+        #expect(listing.journals == [6])
+        let store = try Store.open(folder, schema: schema, access: .read)
+        #expect(store.lastToken == 7)
+        #expect(store.history.map(\.token) == Array(1...7))
+    }
+
+    @Test func tornTailIsIgnoredThenCutByTheNextWriter() throws {
+        let folder = TestFolders.make()
+        try importBytes(generated(5), into: folder)
+        let journal = folder + "/journal-0.jsonl"
+        let good = try FileIO.readFile(journal)
+        let fd = try FileIO.open(journal, O_WRONLY | O_APPEND)
+        try FileIO.writeAll(fd, Array(#"{"token":2,"timestamp":"2026-"#.utf8), path: journal)
+        FileIO.close(fd)
+        let reader = try Store.open(folder, schema: schema, access: .read)
+        #expect(reader.hasTornTail)
+        #expect(reader.lastToken == 1)
+        #expect(reader.warnings.count == 1)
+        try importBytes(generated(5, seed: 3), into: folder)
+        let after = try FileIO.readFile(journal)
+        #expect(Array(after[0..<good.count]) == good)
+        #expect(try Store.open(folder, schema: schema, access: .read).lastToken == 2)
+    }
+
+    @Test func damagedLineAnywhereIsExit2AndNothingChanges() throws {
+        let folder = TestFolders.make()
+        for seed in 1...3 { try importBytes(generated(3, seed: UInt64(seed)), into: folder) }
+        let journal = folder + "/journal-0.jsonl"
+        var bytes = try FileIO.readFile(journal)
+        let secondLine = bytes.firstIndex(of: 0x0A)! + 40
+        bytes[secondLine] ^= 0x01
+        let fd = try FileIO.open(journal, O_WRONLY | O_TRUNC)
+        try FileIO.writeAll(fd, bytes, path: journal)
+        FileIO.close(fd)
+        let digest = try filesDigest(folder)
+        for access in [StoreAccess.read, .write] {
+            do {
+                _ = try Store.open(folder, schema: schema, access: access)
+                Issue.record("opened a damaged store")
+            } catch let e as StoreError {
+                #expect(e.exitCode == 2)
+                #expect(e.description.contains("journal-0.jsonl line 2"))
+            }
+        }
+        #expect(try filesDigest(folder) == digest)
+    }
+
+    @Test func damagedSnapshotIsNeverLoadedAsASmallerStore() throws {
+        let folder = TestFolders.make()
+        try importBytes(generated(10), into: folder)
+        let w = try Store.open(folder, schema: schema, access: .write)
+        try w.compact()
+        w.close()
+        let snap = folder + "/snapshot-1.jsonl"
+        let bytes = try FileIO.readFile(snap)
+        // Cut the snapshot after its fifth line: still JSON Lines, but not the whole store.
+        var newlines = 0
+        let cut = bytes.firstIndex { b in if b == 0x0A { newlines += 1 }; return newlines == 5 }!
+        let fd = try FileIO.open(snap, O_WRONLY | O_TRUNC)
+        try FileIO.writeAll(fd, Array(bytes[...cut]), path: snap)
+        FileIO.close(fd)
+        #expect(throws: StoreError.self) { try Store.open(folder, schema: schema, access: .read) }
+    }
+
+    @Test func genericOverADeeperHierarchy() throws {
+        let folder = TestFolders.make()
+        let films = FilmSchema.schema
+        let text = """
+        {"type":"Studio","id":"s","data":{"name":"Ghibli"}}
+        {"type":"FeatureFilm","id":"f","data":{"title":"Spirited Away","screens":300,"runtimeMinutes":125,"genre":"animation","studio":{"id":"s"},"credits":[{"type":"Credit","id":"c","data":{"person":"Miyazaki","role":"director"}}]}}
+        {"type":"TVSpecial","id":"tv","data":{"title":"Special","network":"NHK","tags":["x"],"studio":{"id":"s"}}}
+        """
+        let store = try Store.open(folder, schema: films, access: .write)
+        var tx = store.transaction()
+        try store.stage(try EnvelopeInput.decode(Array(text.utf8), schema: films), mode: .insert, into: &tx)
+        try store.commit(tx, author: "t")
+        store.close()
+        let again = try Store.open(folder, schema: films, access: .read)
+        #expect(again.table.count == 4)
+        let studio = films.entity(named: "Studio")!
+        #expect(again.object(id: "s")!.values[studio.property(named: "productions")!.slot].rows.count == 2)
+        #expect(again.checkInvariants().isEmpty)
+    }
+}
