@@ -8,8 +8,8 @@ struct CommandContext {
     let environment: [String: String]
     let schema: Schema
     let spec: CommandSpec
-    /// Reads standard input (for `import -` and `shell`).
-    let readStandardInput: () -> [UInt8]
+    /// Standard input (for `import -` and `shell`).
+    let input: InputSource
 
     /// `--store`, else `$TRIPSTORE_DIR`, else `./tripstore`.
     var storePath: String {
@@ -50,7 +50,7 @@ struct CommandContext {
 
     /// Reads a file argument, or standard input for `-`.
     func readInput(_ path: String) throws -> [UInt8] {
-        if path == "-" { return readStandardInput() }
+        if path == "-" { return input.readAll() }
         do {
             return try FileIO.readFile(path)
         } catch let e as IOError {

@@ -10,7 +10,7 @@ import TripStoreModels
 public enum TripStoreCLI {
     /// Runs one command line and returns the exit code.
     public static func run(_ arguments: [String], console: Console, environment: [String: String],
-                           readStandardInput: @escaping () -> [UInt8] = readAllStandardInput) -> Int32 {
+                           input: InputSource = .standard) -> Int32 {
         let specs = Commands.specs
         let code: Int32
         do {
@@ -27,7 +27,7 @@ public enum TripStoreCLI {
                 return 0
             }
             let ctx = CommandContext(args: parsed, console: console, environment: environment,
-                                     schema: TripSchema.schema, spec: spec, readStandardInput: readStandardInput)
+                                     schema: TripSchema.schema, spec: spec, input: input)
             code = try Commands.run(name, ctx)
         } catch {
             let e = CLIError.from(error)
@@ -40,7 +40,26 @@ public enum TripStoreCLI {
         return code
     }
 
-    public static func readAllStandardInput() -> [UInt8] {
+}
+
+/// Where `import -` and `shell` read from: standard input, or text in tests.
+public final class InputSource {
+    private var lines: [String]?
+    private let text: [UInt8]?
+
+    /// The process's standard input.
+    public static var standard: InputSource { InputSource(text: nil) }
+
+    /// Fixed text, for tests.
+    public static func text(_ s: String) -> InputSource { InputSource(text: Array(s.utf8)) }
+
+    init(text: [UInt8]?) {
+        self.text = text
+    }
+
+    /// Everything, as bytes.
+    public func readAll() -> [UInt8] {
+        if let text { return text }
         var out: [UInt8] = []
         var buf = [UInt8](repeating: 0, count: 1 << 16)
         while true {
@@ -50,5 +69,17 @@ public enum TripStoreCLI {
             out.append(contentsOf: buf[0..<n])
         }
         return out
+    }
+
+    /// The next line without its newline, or nil at the end.
+    public func readLine() -> String? {
+        guard let text else { return Swift.readLine(strippingNewline: true) }
+        if lines == nil {
+            lines = String(decoding: text, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            if lines?.last == "" { lines?.removeLast() }
+        }
+        guard let l = lines, !l.isEmpty else { return nil }
+        lines!.removeFirst()
+        return l[0]
     }
 }

@@ -1,3 +1,5 @@
+import TripStoreEngine
+
 /// What a command accepts, and its help text.
 struct CommandSpec: Sendable {
     var name: String
@@ -28,8 +30,3 @@ struct CommandSpec: Sendable {
     }
 }
 
-extension String {
-    func padding(_ width: Int) -> String {
-        count >= width ? self : self + String(repeating: " ", count: width - count)
-    }
-}

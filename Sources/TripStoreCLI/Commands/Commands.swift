@@ -5,6 +5,8 @@ enum Commands {
     static let all: [(CommandSpec, @Sendable (CommandContext) throws -> Int32)] = [
         (ImportCommand.spec, ImportCommand.run),
         (ValidateCommand.spec, ValidateCommand.run),
+        (QueryCommand.spec, QueryCommand.run),
+        (ShellCommand.spec, ShellCommand.run),
         (ExportCommand.spec, ExportCommand.run),
         (GetCommand.spec, GetCommand.run),
         (StatsCommand.spec, StatsCommand.run),

@@ -57,7 +57,7 @@ public final class StoreLock {
         var buf = [UInt8](repeating: 0, count: 32)
         let n = buf.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
         guard n > 0 else { return nil }
-        return Int32(String(decoding: buf[0..<n], as: UTF8.self).trimmingCharacters(in: " \n"))
+        return Int32(String(decoding: buf[0..<n], as: UTF8.self).trimmed(" \n"))
     }
 
     static func now() -> Double {
@@ -68,7 +68,7 @@ public final class StoreLock {
 }
 
 extension String {
-    func trimmingCharacters(in set: String) -> String {
+    func trimmed(_ set: String) -> String {
         var s = Substring(self)
         while let f = s.first, set.contains(f) { s.removeFirst() }
         while let l = s.last, set.contains(l) { s.removeLast() }

@@ -77,9 +77,8 @@ extension Store {
         }
         for row in tx.changedOrder where !tx.deleted.contains(row) {
             guard let new = tx.changed[row], let old = table.object(at: row) else { continue }
-            indexes.remove(row, old)
+            indexes.update(row, old: old, new: new)
             table.set(new, at: row)
-            indexes.add(row, new)
         }
         for row in tx.deletedOrder where Int(row) < tx.base {
             if let old = table.object(at: row) { indexes.remove(row, old) }

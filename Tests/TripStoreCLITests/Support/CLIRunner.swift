@@ -21,7 +21,7 @@ enum CLIRunner {
         var full = args
         if let store { full = ["--store", store] + args }
         let code = TripStoreCLI.run(full, console: console, environment: ["USER": "tester"].merging(env) { $1 },
-                                    readStandardInput: { Array(stdin.utf8) })
+                                    input: .text(stdin))
         return Result(code: code, out: console.outText, err: console.errText)
     }
 

@@ -1,0 +1,84 @@
+import TripStoreEngine
+
+/// `tripstore query [PREDICATE]`.
+enum QueryCommand {
+    static let spec = CommandSpec(
+        name: "query", summary: "print the objects that match a predicate",
+        usage: "tripstore query [PREDICATE] [--from TYPE] [--sort KEY[,KEY]] [--limit N] [--offset N] [--fields a,b] [--format table|json|jsonl|csv|ids] [--count] [--explain]",
+        valueOptions: ["from": "the root type to query (subclasses included; default Trip)",
+                       "sort": "sort keys, comma-separated; -KEY sorts descending; ties are broken by id",
+                       "limit": "print at most N objects", "offset": "skip the first N objects",
+                       "fields": "only these attributes (json/jsonl: in data; table/csv: as columns)",
+                       "format": "table (default on a terminal), json, jsonl (default otherwise), csv or ids"],
+        flagOptions: ["count": "print only the number of matches", "explain": "print the plan: indexes used, estimated and actual rows"],
+        examples: ["tripstore query 'is BusinessTrip && destination ~ \"Rome\"'",
+                   "tripstore query 'is PersonalTrip && reason == \"family\" && startDate >= 2026-06-01' --sort -startDate",
+                   "tripstore query 'perDiemRate > 100' --sort=-startDate --limit 20 --format ids",
+                   "tripstore query --from BusinessMeal 'cost > 80' --count"])
+
+    /// What a query prints, as the command line or the shell sets it.
+    struct Settings {
+        var from: String?
+        var sort: [SortKey] = []
+        var limit: Int?
+        var offset = 0
+        var fields: [String]?
+        var format: RowFormatter.Format
+        var count = false
+        var explain = false
+    }
+
+    static func settings(_ ctx: CommandContext) throws -> Settings {
+        var s = Settings(format: ctx.console.outIsTerminal ? .table : .jsonl)
+        s.from = ctx.args.value("from")
+        if let sort = ctx.args.value("sort") { s.sort = SortKey.parseList(sort) }
+        s.limit = try ctx.intOption("limit")
+        s.offset = try ctx.intOption("offset") ?? 0
+        s.fields = ctx.args.value("fields").map { $0.split(separator: ",").map { String($0).trimmed } }
+        if let f = ctx.args.value("format") {
+            guard let format = RowFormatter.Format(rawValue: f) else {
+                throw ctx.usageError("--format must be one of table, json, jsonl, csv, ids; got '\(f)'")
+            }
+            s.format = format
+        }
+        s.count = ctx.args.has("count")
+        s.explain = ctx.args.has("explain")
+        return s
+    }
+
+    static func run(_ ctx: CommandContext) throws -> Int32 {
+        let s = try settings(ctx)
+        let store = try ctx.openStore(.read)
+        try execute(ctx.args.positionals.joined(separator: " "), s, store: store, console: ctx.console)
+        return 0
+    }
+
+    /// Runs one predicate with the settings and prints the result.
+    static func execute(_ predicate: String, _ s: Settings, store: Store, console: Console) throws {
+        let query: Query
+        let result: QueryResult
+        do {
+            query = try Query(predicate, from: s.from, sort: s.sort, limit: s.limit, offset: s.offset)
+            result = try store.run(query, countOnly: s.count)
+        } catch {
+            throw CLIError(error.description + "\n" + error.caretDisplay)
+        }
+        if let fields = s.fields {
+            let from = store.schema.entity(named: s.from ?? store.schema.roots[0].name)!
+            let known = Set(from.closure.flatMap { store.schema.entities[$0].properties.map(\.name) })
+            for f in fields where !known.contains(f) && f != "id" && f != "type" {
+                throw CLIError("--fields: \(from.name) and its subclasses have no property '\(f)'" + NameSuggestion.hint(for: f, in: known.sorted()))
+            }
+        }
+        if s.explain {
+            console.line(result.plan.description)
+            return
+        }
+        if s.count {
+            console.line(String(result.total ?? result.rows.count))
+            return
+        }
+        let from = store.schema.entity(named: s.from ?? store.schema.roots[0].name)!
+        RowFormatter(store: store, format: s.format, from: from, fields: s.fields, console: console).write(result.rows)
+    }
+}

@@ -1,0 +1,129 @@
+import TripStoreEngine
+
+/// Prints query results: `table` (aligned columns, for people), `csv`,
+/// `json` (a pretty array of envelopes), `jsonl` (one compact envelope a
+/// line) or `ids`. Everything but `table` is streamed row by row.
+struct RowFormatter {
+    enum Format: String, CaseIterable {
+        case table, json, jsonl, csv, ids
+    }
+
+    let store: Store
+    let format: Format
+    let from: Entity
+    let fields: [String]?
+    let console: Console
+
+    var schema: Schema { store.schema }
+
+    /// Columns for table and csv: type and id, then the requested fields or
+    /// the root type's own scalar attributes.
+    var columns: [String] {
+        if let fields { return ["id"] + fields.filter { $0 != "id" } }
+        var out = ["type", "id"]
+        for p in from.properties {
+            guard let a = p.attribute else { continue }
+            if case .embedded = a.type { continue }
+            out.append(p.name)
+        }
+        return out
+    }
+
+    func cell(_ o: StoredObject, _ column: String) -> String {
+        if column == "type" { return schema.entities[o.entity].name }
+        if column == "id" { return o.id }
+        guard let p = schema.entities[o.entity].property(named: column) else { return "" }
+        return text(o.values[p.slot], p)
+    }
+
+    func text(_ v: Value, _ p: Property) -> String {
+        switch v {
+        case .null: return ""
+        case .string(let s): return s
+        case .int(let i): return String(i)
+        case .double(let d):
+            var w = JSONWriter()
+            w.double(d)
+            return w.string
+        case .bool(let b): return String(b)
+        case .date(let d): return ISODate.format(d)
+        case .array(let items): return items.map { text($0, p) }.joined(separator: "; ")
+        case .embedded, .toOne, .toMany:
+            var w = JSONWriter()
+            EnvelopeEncoder.writeValue(v, of: p, schema: schema, lookup: store.table, to: &w)
+            return w.string
+        }
+    }
+
+    func write(_ rows: [RowID]) {
+        switch format {
+        case .ids:
+            for r in rows { console.line(store.table.object(at: r)!.id) }
+        case .jsonl:
+            for r in rows {
+                var w = JSONWriter()
+                envelope(r, &w)
+                w.bytes.append(0x0A)
+                console.out(w.bytes)
+            }
+        case .json:
+            console.out("[")
+            for (i, r) in rows.enumerated() {
+                var w = JSONWriter(pretty: true)
+                envelope(r, &w)
+                let indented = w.string.split(separator: "\n", omittingEmptySubsequences: false).map { "  " + $0 }.joined(separator: "\n")
+                console.out((i == 0 ? "\n" : ",\n") + indented)
+            }
+            console.out(rows.isEmpty ? "]\n" : "\n]\n")
+        case .csv:
+            let cols = columns
+            console.line(cols.map(csvQuote).joined(separator: ","))
+            for r in rows {
+                let o = store.table.object(at: r)!
+                console.line(cols.map { csvQuote(cell(o, $0)) }.joined(separator: ","))
+            }
+        case .table:
+            let cols = columns
+            let cells = rows.map { r -> [String] in
+                let o = store.table.object(at: r)!
+                return cols.map { clip(cell(o, $0)) }
+            }
+            var widths = cols.map(\.count)
+            for row in cells { for (i, c) in row.enumerated() { widths[i] = max(widths[i], c.count) } }
+            func line(_ values: [String]) -> String {
+                var s = ""
+                for (i, v) in values.enumerated() {
+                    s += i == values.count - 1 ? v : v.padding(widths[i]) + "  "
+                }
+                return s
+            }
+            console.line(line(cols))
+            console.line(line(widths.map { String(repeating: "-", count: $0) }))
+            for row in cells { console.line(line(row)) }
+            console.line("(\(rows.count) row\(rows.count == 1 ? "" : "s"))")
+        }
+    }
+
+    func envelope(_ r: RowID, _ w: inout JSONWriter) {
+        let o = store.table.object(at: r)!
+        EnvelopeEncoder.write(o, schema: schema, lookup: store.table, to: &w, fields: fields.map(Set.init))
+    }
+
+    func clip(_ s: String) -> String {
+        let oneLine = s.contains("\n") ? s.split(separator: "\n").joined(separator: " ") : s
+        return oneLine.count > 40 ? String(oneLine.prefix(39)) + "…" : oneLine
+    }
+
+    func csvQuote(_ s: String) -> String {
+        guard s.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return s }
+        return "\"" + s.replacingQuotes() + "\""
+    }
+}
+
+extension String {
+    func replacingQuotes() -> String {
+        var out = ""
+        for c in self { out += c == "\"" ? "\"\"" : String(c) }
+        return out
+    }
+}

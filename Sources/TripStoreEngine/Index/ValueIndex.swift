@@ -1,0 +1,100 @@
+/// An index over one declared attribute: rows by value, for `==` and `in`;
+/// the values in order, for ranges and sorting; and each string value
+/// folded once, for `~` and `^=` (a contains-test over distinct values).
+public final class ValueIndex {
+    /// The entity that declares the attribute; the index covers its subclasses too.
+    public let entity: Int
+    public let property: Property
+    private(set) var rowsByKey: [IndexKey: [RowID]] = [:]
+    private(set) var nullRows: [RowID] = []
+    private var sortedCache: [IndexKey]?
+    private var foldedCache: [String: String] = [:]
+    public private(set) var rowCount = 0
+
+    init(entity: Int, property: Property) {
+        self.entity = entity
+        self.property = property
+    }
+
+    public var name: String { property.name }
+    public var distinctKeys: Int { rowsByKey.count }
+
+    func add(_ row: RowID, _ v: Value) {
+        rowCount += 1
+        guard let key = IndexKey(v) else {
+            nullRows.append(row)
+            return
+        }
+        if rowsByKey[key] == nil { sortedCache = nil }
+        rowsByKey[key, default: []].append(row)
+    }
+
+    func remove(_ row: RowID, _ v: Value) {
+        rowCount -= 1
+        guard let key = IndexKey(v) else {
+            if let i = nullRows.firstIndex(of: row) { nullRows.remove(at: i) }
+            return
+        }
+        guard var rows = rowsByKey[key], let i = rows.firstIndex(of: row) else { return }
+        rows.remove(at: i)
+        if rows.isEmpty {
+            rowsByKey[key] = nil
+            sortedCache = nil
+        } else {
+            rowsByKey[key] = rows
+        }
+    }
+
+    /// Rows whose value equals `key`.
+    public func rows(_ key: IndexKey) -> [RowID] { rowsByKey[key] ?? [] }
+
+    /// Rows whose value is nil.
+    public var rowsWithoutValue: [RowID] { nullRows }
+
+    /// Every distinct value, in order.
+    public func sortedKeys() -> [IndexKey] {
+        if let s = sortedCache { return s }
+        let s = rowsByKey.keys.sorted()
+        sortedCache = s
+        return s
+    }
+
+    /// The folded form of a string value, computed once.
+    func folded(_ s: String) -> String {
+        if let f = foldedCache[s] { return f }
+        let f = TextFolding.fold(s)
+        foldedCache[s] = f
+        return f
+    }
+
+    /// Distinct values whose folded form passes `test`.
+    func keysMatchingFolded(_ test: (String) -> Bool) -> [IndexKey] {
+        var out: [IndexKey] = []
+        for key in rowsByKey.keys {
+            if case .string(let s) = key, test(folded(s)) { out.append(key) }
+        }
+        return out
+    }
+
+    /// Distinct values within bounds (either may be open), in order.
+    func keys(from lower: IndexKey?, inclusive lowerInclusive: Bool, to upper: IndexKey?, inclusive upperInclusive: Bool) -> ArraySlice<IndexKey> {
+        let keys = sortedKeys()
+        var lo = 0, hi = keys.count
+        if let lower {
+            lo = partition(keys) { lowerInclusive ? $0 < lower : $0 <= lower }
+        }
+        if let upper {
+            hi = partition(keys) { upperInclusive ? $0 <= upper : $0 < upper }
+        }
+        return lo < hi ? keys[lo..<hi] : []
+    }
+
+    private func partition(_ keys: [IndexKey], _ before: (IndexKey) -> Bool) -> Int {
+        var lo = 0, hi = keys.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if before(keys[mid]) { lo = mid + 1 } else { hi = mid }
+        }
+        return lo
+    }
+}
