@@ -104,7 +104,7 @@ public struct EnvelopeDecoder {
         let objectID = id ?? EnvelopeDecoder.newID()
         let index = out.count
         out.append(DecodedObject(entity: entity.id, id: objectID,
-                                 values: Array(repeating: .null, count: entity.properties.count),
+                                 values: entity.emptyValues,
                                  links: [], location: location, path: path))
         var seen = Array(repeating: false, count: entity.properties.count)
         let dataPath = path.isEmpty ? "data" : path + ".data"

@@ -61,6 +61,8 @@ public struct Entity: Sendable {
     /// so an inherited property has the same slot in every subclass.
     public let properties: [Property]
     let slotByName: [String: Int]
+    /// A new object's values: nil, and empty to-many relationships.
+    public let emptyValues: [Value]
 
     /// The property of that name, declared here or inherited.
     public func property(named name: String) -> Property? {
@@ -134,8 +136,9 @@ enum SchemaLayout {
                     props.append(Property(name: r.name, slot: props.count, declaringEntity: e, kind: .relationship(rel)))
                 }
             }
+            let empty: [Value] = props.map { $0.relationship?.isToMany == true ? .toMany([]) : .null }
             return Entity(id: i, name: descriptions[i].name, parent: parents[i], children: children[i],
-                          closure: closure(i), root: root(i), properties: props, slotByName: slotMaps[i])
+                          closure: closure(i), root: root(i), properties: props, slotByName: slotMaps[i], emptyValues: empty)
         }
     }
 }

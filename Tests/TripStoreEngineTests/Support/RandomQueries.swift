@@ -1,0 +1,48 @@
+/// Deterministic random queries over the trip schema, for the differential and fuzz tests.
+struct RandomQueries {
+    var state: UInt64
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    mutating func int(_ n: Int) -> Int { Int(next() % UInt64(n)) }
+    mutating func pick<T>(_ xs: [T]) -> T { xs[int(xs.count)] }
+
+    static let comparisons = ["==", "!=", "<", "<=", ">", ">="]
+
+    mutating func atom() -> String {
+        switch int(16) {
+        case 0: return "is " + pick(["Trip", "BusinessTrip", "PersonalTrip"])
+        case 1: return "is exactly " + pick(["Trip", "BusinessTrip", "PersonalTrip"])
+        case 2: return "destination " + pick(["~", "^="]) + " " + pick(["\"rome\"", "\"ZÜRICH\"", "\"zurich\"", "\"málaga\"", "\"malaga\"", "\"\"", "\"york\"", "\"LON\""])
+        case 3: return "name " + pick(["~ \"draft\"", "^= \"Q1\"", "== \"Q3 summit\"", "< \"M\"", ">= \"Trip\""])
+        case 4: return "startDate " + pick(Self.comparisons) + " " + pick(["2026-06-01", "2023-01-01T12:00:00Z", "\"2025-05-05\""])
+        case 5: return "reason " + pick(["==", "!="]) + " " + pick(["\"family\"", "\"vacation\"", "\"unknown\""])
+        case 6: return "reason in [" + pick(["\"family\", \"reunion\"", "", "\"wellness\","]) + "]"
+        case 7: return "perDiemRate " + pick(Self.comparisons) + " " + pick(["100", "150.5", "0", "2e2"])
+        case 8: return "notes " + pick(["== nil", "!= nil", "!= \"x\"", "~ \"book\""])
+        case 9: return "expenseCode " + pick(["in [\"EX-1\", \"EX-2\"]", "== \"EX-3\"", "> \"EX-30\""])
+        case 10: return "livingAccommodation " + pick(["== nil", "!= nil"])
+        case 11: return "livingAccommodation.name " + pick(["~ \"hilton\"", "== nil", "^= \"apartment\"", "!= nil"])
+        case 12: return pick(["any", "all"]) + " businessMeals.cost " + pick(Self.comparisons) + " " + pick(["80", "20", "200"])
+        case 13: return pick(["any", "all"]) + " frequentFlyerCodes " + pick(["^= \"LH\"", "== \"IB-12345678\"", "~ \"-1\""])
+        case 14: return "count(" + pick(["bucketList", "venuePasses", "businessMeals"]) + ") " + pick(Self.comparisons) + " " + pick(["0", "2", "3"])
+        default: return "itinerary.location " + pick(["~ \"office\"", "== nil", "!= nil"])
+        }
+    }
+
+    mutating func query(depth: Int = 0) -> String {
+        if depth > 2 || int(3) == 0 { return (int(5) == 0 ? "!" : "") + atom() }
+        let a = query(depth: depth + 1), b = query(depth: depth + 1)
+        switch int(4) {
+        case 0: return "(\(a) || \(b))"
+        case 1: return "!(\(a) && \(b))"
+        default: return "\(a) && \(b)"
+        }
+    }
+}
