@@ -184,8 +184,8 @@ public struct TransactionBuilder: ObjectLookup {
     /// Rows deleted so far, children of a cascade before their owner.
     public var deletedRows: [RowID] { deletedOrder }
 
-    /// Refuses the transaction if a deny rule still has live objects.
-    func checkDenyRules() throws(StoreError) {
+    /// Refuses the transaction if a deny rule still has live objects (commit checks this first).
+    public func checkDenyRules() throws(StoreError) {
         for check in denyChecks {
             let before = Int(check.row) >= base ? nil : table.object(at: check.row)
             let targets = (before ?? StoredObject(entity: check.entity, id: check.id, values: [])).values

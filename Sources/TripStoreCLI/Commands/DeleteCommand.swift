@@ -1,0 +1,41 @@
+import TripStoreEngine
+
+/// `tripstore delete ID...` or `delete --where PREDICATE`, following delete rules.
+enum DeleteCommand {
+    static let spec = CommandSpec(
+        name: "delete", summary: "delete objects, following delete rules; each leaves a tombstone",
+        usage: "tripstore delete ID... | --where PREDICATE [--from TYPE] [--dry-run] [--author NAME]",
+        valueOptions: ["where": "delete every object that matches this predicate",
+                       "from": "the root type for --where (default Trip)",
+                       "author": "who made the change, for history (default $USER)"],
+        flagOptions: ["dry-run": "show what would be deleted (cascades included) and change nothing"],
+        examples: ["tripstore delete rome-summit", "tripstore delete --where 'name ^= \"Draft:\"' --dry-run"])
+
+    static func run(_ ctx: CommandContext) throws -> Int32 {
+        let predicate = ctx.args.value("where")
+        guard (predicate == nil) != ctx.args.positionals.isEmpty else {
+            throw ctx.usageError("give the ids to delete or --where PREDICATE (not both)")
+        }
+        guard StoreFiles(folder: ctx.storePath).exists() else { throw StoreError.noStore(path: ctx.storePath) }
+        let store = try ctx.openStore(.write)
+        let rows = try predicate.map { try QuerySupport.matchingRows(store, from: ctx.args.value("from") ?? store.schema.roots[0].name, predicate: $0) }
+            ?? store.rows(forIDs: ctx.args.positionals)
+        if rows.isEmpty {
+            ctx.console.line("nothing matches; nothing deleted")
+            return 0
+        }
+        var tx = store.transaction()
+        for r in rows { try tx.delete(r) }
+        if ctx.args.has("dry-run") {
+            try tx.checkDenyRules()
+            let changes = tx.changes()
+            ctx.console.line("would delete \(changes.filter { $0.kind == .delete }.count) objects (dry run; nothing changed):")
+            for c in changes where c.kind == .delete { ctx.console.line("  \(c.type) \(c.id)") }
+            for c in changes where c.kind == .update { ctx.console.line("  and unlink from \(c.type) \(c.id): \(c.values.map(\.name).joined(separator: ", "))") }
+            return 0
+        }
+        guard let t = try store.commit(tx, author: ctx.author) else { return 0 }
+        ctx.console.line(ImportCommand.summary(t))
+        return 0
+    }
+}

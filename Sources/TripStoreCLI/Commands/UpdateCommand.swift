@@ -1,0 +1,44 @@
+import TripStoreEngine
+
+/// `tripstore update ID... --set key=value` or `update --where PREDICATE --set …`.
+enum UpdateCommand {
+    static let spec = CommandSpec(
+        name: "update", summary: "change attributes; history keeps each old and new value",
+        usage: "tripstore update ID... | --where PREDICATE --set KEY=VALUE [--set …] [--from TYPE] [--author NAME]",
+        valueOptions: ["set": "KEY=VALUE, read in the attribute's type (quotes optional for text, null for nil); repeat for more",
+                       "where": "update every object that matches this predicate",
+                       "from": "the root type for --where (default Trip)",
+                       "author": "who made the change, for history (default $USER)"],
+        examples: ["tripstore update rome-summit --set perDiemRate=175 --set 'purpose=Sales summit 2026'",
+                   "tripstore update --where 'is PersonalTrip && notes == nil' --set 'notes=\"to plan\"'"])
+
+    static func run(_ ctx: CommandContext) throws -> Int32 {
+        let predicate = ctx.args.value("where")
+        guard (predicate == nil) != ctx.args.positionals.isEmpty else {
+            throw ctx.usageError("give the ids to update or --where PREDICATE (not both)")
+        }
+        let sets = ctx.args.all("set")
+        guard !sets.isEmpty else { throw ctx.usageError("missing --set KEY=VALUE") }
+        var assignments: [(name: String, text: String)] = []
+        for s in sets {
+            guard let eq = s.firstIndex(of: "=") else { throw ctx.usageError("--set needs KEY=VALUE, got '\(s)'") }
+            assignments.append((String(s[..<eq]).trimmed, String(s[s.index(after: eq)...])))
+        }
+        guard StoreFiles(folder: ctx.storePath).exists() else { throw StoreError.noStore(path: ctx.storePath) }
+        let store = try ctx.openStore(.write)
+        let rows = try predicate.map { try QuerySupport.matchingRows(store, from: ctx.args.value("from") ?? store.schema.roots[0].name, predicate: $0) }
+            ?? store.rows(forIDs: ctx.args.positionals)
+        if rows.isEmpty {
+            ctx.console.line("nothing matches; nothing updated")
+            return 0
+        }
+        var tx = store.transaction()
+        try store.stageUpdate(rows, set: assignments, into: &tx)
+        guard let t = try store.commit(tx, author: ctx.author) else {
+            ctx.console.line("the values are already set; nothing changed")
+            return 0
+        }
+        ctx.console.line(ImportCommand.summary(t))
+        return 0
+    }
+}
