@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "TripStoreEngine", targets: ["TripStoreEngine"]),
         .library(name: "TripStoreModels", targets: ["TripStoreModels"]),
         .executable(name: "tripstore", targets: ["tripstore"]),
+        .executable(name: "tripstore-bench", targets: ["tripstore-bench"]),
     ],
     targets: [
         // JSON bytes → envelope → store → indexes → queries; knows no trips.
@@ -20,6 +21,8 @@ let package = Package(
         // Commands, argument scanning, output formats, exit codes.
         .target(name: "TripStoreCLI", dependencies: ["TripStoreEngine", "TripStoreModels"], swiftSettings: strict),
         .executableTarget(name: "tripstore", dependencies: ["TripStoreCLI"], swiftSettings: strict),
+        // Measures import, open, queries, commits and memory; compares with SQLite.
+        .executableTarget(name: "tripstore-bench", dependencies: ["TripStoreEngine", "TripStoreModels"], swiftSettings: strict),
         .testTarget(
             name: "TripStoreEngineTests", dependencies: ["TripStoreEngine", "TripStoreModels"],
             resources: [.copy("Fixtures")], swiftSettings: strict),

@@ -32,6 +32,7 @@ struct CommandContext {
             o.lockWait = s
         }
         if let b = environment["TRIPSTORE_SNAPSHOT_BYTES"], let n = Int(b) { o.snapshotAfterBytes = n }
+        if let c = environment["TRIPSTORE_SNAPSHOT_COMMIT_CHANGES"], let n = Int(c) { o.snapshotCommitChanges = n }
         return o
     }
 

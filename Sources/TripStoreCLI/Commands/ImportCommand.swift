@@ -17,7 +17,9 @@ enum ImportCommand {
         guard let mode = ImportMode(rawValue: modeName) else {
             throw ctx.usageError("--mode must be insert, upsert or skip-existing, got '\(modeName)'")
         }
+        Trace.mark("start")
         let bytes = try ctx.readInput(path)
+        Trace.mark("read input")
         let showProgress = bytes.count > 8 << 20
         var lastPercent = -1
         let objects = try EnvelopeInput.decode(bytes, schema: ctx.schema) { done, total in
@@ -29,9 +31,12 @@ enum ImportCommand {
             }
         }
         if showProgress { ctx.console.endProgress() }
+        Trace.mark("parse+decode \(objects.count) objects")
         let store = try ctx.openStore(.write)
         var tx = store.transaction()
+        Trace.mark("open store")
         try store.stage(objects, mode: mode, into: &tx)
+        Trace.mark("stage (link)")
         guard let t = try store.commit(tx, author: ctx.author) else {
             ctx.console.line("nothing to import: the store is unchanged")
             return 0

@@ -93,6 +93,10 @@ public struct JSONWriter: Sendable {
     /// The shortest form that reads back to the same double (`100`, not `100.0`).
     public mutating func double(_ v: Double) {
         beforeValue()
+        appendDouble(v)
+    }
+
+    mutating func appendDouble(_ v: Double) {
         if v.isFinite && v == v.rounded() && abs(v) < 9.0e15 {
             appendInteger(Int64(v))
             return
@@ -139,6 +143,12 @@ public struct JSONWriter: Sendable {
         }
     }
 
+    /// Writes what goes before a value (a comma, an indent); the caller then
+    /// appends the value's bytes itself.
+    public mutating func beginRawValue() {
+        beforeValue()
+    }
+
     /// Appends already-encoded JSON text as one value.
     public mutating func raw(_ encoded: [UInt8]) {
         beforeValue()
@@ -147,7 +157,7 @@ public struct JSONWriter: Sendable {
 
     // MARK: - Encoding
 
-    private mutating func appendInteger(_ v: Int64) {
+    mutating func appendInteger(_ v: Int64) {
         if v == 0 {
             bytes.append(UInt8(ascii: "0"))
             return

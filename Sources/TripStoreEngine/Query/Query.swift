@@ -31,6 +31,8 @@ public struct Query: Sendable {
     public var sort: [SortKey]
     public var limit: Int?
     public var offset: Int
+    /// False makes the planner scan and sort without indexes (the benchmark's baseline).
+    public var useIndexes = true
 
     public init(_ predicate: String = "", from: String? = nil, sort: [SortKey] = [], limit: Int? = nil, offset: Int = 0) throws(QueryError) {
         self.predicate = try QueryParser.parse(predicate)

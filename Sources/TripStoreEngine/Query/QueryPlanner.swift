@@ -18,6 +18,8 @@ struct QueryPlanner {
     let scope: [Int]
     let predicate: CompiledPredicate
     let schema: Schema
+    /// False: answer `is T` by testing each object instead of the type index.
+    var useTypeIndex = true
 
     var indexes: StoreIndexes { store.indexes }
     var table: ObjectTable { store.table }
@@ -46,6 +48,7 @@ struct QueryPlanner {
     func access(_ p: CompiledPredicate) -> AccessPath? {
         switch p {
         case .isType(_, let entities, let exact, let name):
+            guard useTypeIndex else { return nil }
             return typeAccess(entities, label: "is \(exact ? "exactly " : "")\(name)")
         case .compare(let a, let test):
             guard let idx = a.index else { return nil }

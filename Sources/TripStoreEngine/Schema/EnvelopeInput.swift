@@ -7,7 +7,7 @@ public enum EnvelopeInput {
                               progress: ((Int, Int) -> Void)? = nil) throws -> [DecodedObject] {
         var out: [DecodedObject] = []
         var errors: [EnvelopeError] = []
-        let decoder = EnvelopeDecoder(schema: schema)
+        let records = RecordDecoder(schema: schema, wantPaths: true)
         func record(_ e: EnvelopeError) throws {
             errors.append(e)
             if errors.count >= maxErrors { throw StoreError.invalidMany(errors) }
@@ -20,14 +20,31 @@ public enum EnvelopeInput {
             reader.skipWhitespace()
             guard reader.index < buf.count else { return }
             if buf[reader.index] == UInt8(ascii: "[") {
+                out.reserveCapacity(buf.count / 180)
                 do {
-                    try reader.forEachArrayElement { position, offset, value in
-                        do {
-                            try decoder.decode(value, at: .record(position + 1), into: &out)
-                        } catch let e as EnvelopeError {
-                            try record(e)
+                    reader.index += 1
+                    reader.skipWhitespace()
+                    var position = 0
+                    if reader.index < buf.count && buf[reader.index] == UInt8(ascii: "]") {
+                        reader.index += 1
+                    } else {
+                        while true {
+                            position += 1
+                            do {
+                                try records.decode(&reader, at: .record(position), into: &out)
+                            } catch let e as EnvelopeError {
+                                try record(e)
+                            }
+                            progress?(reader.index, buf.count)
+                            reader.skipWhitespace()
+                            guard reader.index < buf.count else { throw reader.error("expected ',' or ']' but the input ended") }
+                            let c = buf[reader.index]
+                            reader.index += 1
+                            if c == UInt8(ascii: ",") { continue }
+                            if c == UInt8(ascii: "]") { break }
+                            reader.index -= 1
+                            throw reader.error("expected ',' or ']' after array element")
                         }
-                        progress?(offset, buf.count)
                     }
                     reader.skipWhitespace()
                     if reader.index < buf.count {
@@ -41,29 +58,24 @@ public enum EnvelopeInput {
                 try JSONLines.forEachLine(in: buf) { number, range, _ in
                     if singleDocument != nil { return }
                     var r = JSONReader(buffer: UnsafeBufferPointer(rebasing: buf[range]))
-                    let value: JSONValue
                     do {
-                        value = try r.parseDocument()
-                    } catch {
+                        try records.decodeWhole(&r, at: .line(number), into: &out)
+                    } catch let e as EnvelopeError {
+                        try record(e)
+                    } catch let e as JSONSyntaxError {
                         // One pretty-printed envelope is not JSON Lines, but it is a fine input.
                         if number == 1, let whole = try? JSONReader.parse(buffer: buf) {
                             singleDocument = whole
                             return
                         }
-                        try record(EnvelopeError(.syntax, location: .line(number), "invalid JSON: \(error)"))
-                        return
-                    }
-                    do {
-                        try decoder.decode(value, at: .line(number), into: &out)
-                    } catch let e as EnvelopeError {
-                        try record(e)
+                        try record(EnvelopeError(.syntax, location: .line(number), "invalid JSON: \(e)"))
                     }
                     progress?(range.upperBound, buf.count)
                 }
                 if let single = singleDocument {
                     out.removeAll()
                     do {
-                        try decoder.decode(single, at: .record(1), into: &out)
+                        try EnvelopeDecoder(schema: schema).decode(single, at: .record(1), into: &out)
                     } catch let e as EnvelopeError {
                         try record(e)
                     }
@@ -72,6 +84,44 @@ public enum EnvelopeInput {
         }
         if !errors.isEmpty { throw StoreError.invalidMany(errors) }
         return out
+    }
+}
+
+/// Decodes one record: the fast byte-level path, or the tree path when that gives up.
+struct RecordDecoder {
+    let fast: EnvelopeFastDecoder
+    let slow: EnvelopeDecoder
+
+    init(schema: Schema, wantPaths: Bool) {
+        fast = EnvelopeFastDecoder(schema: schema, wantPaths: wantPaths)
+        slow = EnvelopeDecoder(schema: schema)
+    }
+
+    /// Decodes the value at the reader's position; throws `JSONSyntaxError` or `EnvelopeError`.
+    func decode(_ r: inout JSONReader, at location: RecordLocation, into out: inout [DecodedObject]) throws {
+        let start = r.index
+        let mark = out.count
+        do {
+            try fast.decode(&r, at: location, into: &out)
+            return
+        } catch {
+            out.removeSubrange(mark...)
+            r.index = start
+        }
+        try slow.decode(try r.parseValue(), at: location, into: &out)
+    }
+
+    /// Decodes a whole buffer (one line) as one value with nothing after it.
+    func decodeWhole(_ r: inout JSONReader, at location: RecordLocation, into out: inout [DecodedObject]) throws {
+        let mark = out.count
+        do {
+            try fast.decode(&r, at: location, into: &out)
+            r.skipWhitespace()
+            if r.index == r.buffer.count { return }
+        } catch {}
+        out.removeSubrange(mark...)
+        r.index = 0
+        try slow.decode(try r.parseDocument(), at: location, into: &out)
     }
 }
 

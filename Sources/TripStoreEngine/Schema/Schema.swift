@@ -46,8 +46,8 @@ public struct Schema: Sendable {
     }
 }
 
-/// A resolved entity.
-public struct Entity: Sendable {
+/// A resolved entity (a class, so that handing one around costs one retain).
+public final class Entity: Sendable {
     public let id: Int
     public let name: String
     public let parent: Int?
@@ -64,6 +64,19 @@ public struct Entity: Sendable {
     /// A new object's values: nil, and empty to-many relationships.
     public let emptyValues: [Value]
 
+    init(id: Int, name: String, parent: Int?, children: [Int], closure: [Int], root: Int,
+         properties: [Property], slotByName: [String: Int], emptyValues: [Value]) {
+        self.id = id
+        self.name = name
+        self.parent = parent
+        self.children = children
+        self.closure = closure
+        self.root = root
+        self.properties = properties
+        self.slotByName = slotByName
+        self.emptyValues = emptyValues
+    }
+
     /// The property of that name, declared here or inherited.
     public func property(named name: String) -> Property? {
         slotByName[name].map { properties[$0] }
@@ -71,7 +84,7 @@ public struct Entity: Sendable {
 }
 
 /// An attribute or relationship of a resolved entity.
-public struct Property: Sendable {
+public final class Property: Sendable {
     public enum Kind: Sendable {
         case attribute(AttributeDescription)
         case relationship(Relationship)
@@ -82,6 +95,13 @@ public struct Property: Sendable {
     /// The entity that declares it (an ancestor for an inherited property).
     public let declaringEntity: Int
     public let kind: Kind
+
+    init(name: String, slot: Int, declaringEntity: Int, kind: Kind) {
+        self.name = name
+        self.slot = slot
+        self.declaringEntity = declaringEntity
+        self.kind = kind
+    }
 
     public var attribute: AttributeDescription? {
         if case .attribute(let a) = kind { return a }
@@ -100,12 +120,35 @@ public struct Relationship: Sendable {
     public let destination: Int
     /// The slot of the inverse relationship in the destination entity.
     public let inverseSlot: Int?
+    /// Whether snapshots write this side. Of a to-one/to-many pair only the
+    /// to-many side (which keeps the order) is written; the other is derived
+    /// when the snapshot is loaded. Of a one-to-one pair, one side.
+    public let isStoredSide: Bool
     public var isToMany: Bool { description.isToMany }
     public var deleteRule: DeleteRule { description.deleteRule }
 }
 
 enum SchemaLayout {
     static func resolve(_ descriptions: [EntityDescription], indexByName: [String: Int]) -> [Entity] {
+        func inverseOf(_ r: RelationshipDescription) -> (owner: String, RelationshipDescription)? {
+            guard let name = r.inverse, var i = indexByName[r.destination] else { return nil }
+            while true {
+                if let inv = descriptions[i].relationships.first(where: { $0.name == name }) { return (descriptions[i].name, inv) }
+                guard let p = descriptions[i].parent, let pi = indexByName[p] else { return nil }
+                i = pi
+            }
+        }
+        func storedSide(_ r: RelationshipDescription, owner: String) -> Bool {
+            guard let (invOwner, inv) = inverseOf(r) else { return true }
+            switch (r.isToMany, inv.isToMany) {
+            case (true, _): return true
+            case (false, true): return false
+            case (false, false):
+                let mine = r.deleteRule == .cascade, theirs = inv.deleteRule == .cascade
+                if mine != theirs { return mine }
+                return "\(owner).\(r.name)" < "\(invOwner).\(inv.name)"
+            }
+        }
         let n = descriptions.count
         let parents: [Int?] = descriptions.map { $0.parent.flatMap { indexByName[$0] } }
         var children = Array(repeating: [Int](), count: n)
@@ -132,7 +175,8 @@ enum SchemaLayout {
                 for r in descriptions[e].relationships {
                     let dest = indexByName[r.destination]!
                     let inverseSlot = r.inverse.flatMap { slotMaps[dest][$0] }
-                    let rel = Relationship(description: r, destination: dest, inverseSlot: inverseSlot)
+                    let rel = Relationship(description: r, destination: dest, inverseSlot: inverseSlot,
+                                           isStoredSide: storedSide(r, owner: descriptions[e].name))
                     props.append(Property(name: r.name, slot: props.count, declaringEntity: e, kind: .relationship(rel)))
                 }
             }

@@ -10,12 +10,14 @@ public enum JournalFormat {
                             inserted: [StoredObject], lookup: some ObjectLookup) -> [UInt8] {
         var w = JSONWriter(capacity: 256 + inserted.count * 256)
         var k = 0
+        let encoder = EnvelopeFastEncoder(schema: schema)
         HistoryCoding.write(t, to: &w) { _, w in
             guard k < inserted.count else { return }
             let o = inserted[k]
             k += 1
             w.key("data")
-            EnvelopeEncoder.writeData(o, entity: schema.entities[o.entity], schema: schema, lookup: lookup, to: &w)
+            w.beginRawValue()
+            encoder.writeData(o, entity: schema.entities[o.entity], lookup: lookup, storedSidesOnly: false, to: &w)
         }
         return seal(w.bytes)
     }

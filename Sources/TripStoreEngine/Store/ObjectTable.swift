@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Every live object of a store, by row and by id.
 ///
 /// Rows are assigned as objects are created and never reused while the store
@@ -58,6 +64,16 @@ public final class ObjectTable: ObjectLookup {
         rows.append(nil)
     }
 
+    func appendReference(_ target: RowID, to row: RowID, slot: Int) {
+        if case .toMany(var list) = rows[Int(row)]!.values[slot] {
+            rows[Int(row)]!.values[slot] = .null
+            list.append(target)
+            rows[Int(row)]!.values[slot] = .toMany(list)
+        } else {
+            rows[Int(row)]!.values[slot] = .toMany([target])
+        }
+    }
+
     func setValue(_ value: Value, row: RowID, slot: Int) {
         rows[Int(row)]!.values[slot] = value
     }
@@ -67,6 +83,28 @@ public final class ObjectTable: ObjectLookup {
         rowByID[o.id] = nil
         countByEntity[o.entity] -= 1
         rows[Int(row)] = nil
+    }
+
+    /// Live rows ordered by id, byte by byte (the snapshot's order).
+    public func rowsSortedByID() -> [RowID] {
+        var rows = liveRows
+        rows.sort { a, b in ObjectTable.byteLess(self.rows[Int(a)]!.id, self.rows[Int(b)]!.id) }
+        return rows
+    }
+
+    /// Byte order of two strings' UTF-8.
+    @inline(__always) static func byteLess(_ a: String, _ b: String) -> Bool {
+        var a = a, b = b
+        return a.withUTF8 { pa in
+            b.withUTF8 { pb in
+                let n = min(pa.count, pb.count)
+                if n > 0 {
+                    let c = memcmp(pa.baseAddress!, pb.baseAddress!, n)
+                    if c != 0 { return c < 0 }
+                }
+                return pa.count < pb.count
+            }
+        }
     }
 
     /// Live rows in row order.

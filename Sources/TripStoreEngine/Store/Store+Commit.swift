@@ -14,16 +14,24 @@ extension Store {
     @discardableResult
     public func commit(_ tx: TransactionBuilder, author: String, timestamp: Double? = nil) throws -> HistoryTransaction? {
         guard access == .write, lock != nil else { throw StoreError.usage("the store was opened read-only") }
+        guard !needsReopen else { throw StoreError.usage("an earlier commit failed while writing its snapshot; open the store again") }
         guard tx.base == table.rowCount else {
             throw StoreError.usage("the transaction was started before another commit; start a new one")
         }
         try tx.checkDenyRules()
         let changes = tx.changes()
+        Trace.mark("changes")
         if changes.isEmpty { return nil }
         let t = HistoryTransaction(token: lastToken + 1, timestamp: timestamp ?? Store.now(), author: author, changes: changes)
+        if changes.count >= options.snapshotCommitChanges {
+            return try commitBySnapshot(tx, t)
+        }
         let line = JournalFormat.line(t, schema: schema, inserted: tx.insertedObjects, lookup: tx)
+        Trace.mark("journal line \(line.count) bytes")
         try appendToJournal(line)
+        Trace.mark("journal write+fsync")
         apply(tx)
+        Trace.mark("apply to table and indexes")
         history.append(t)
         lastToken = t.token
         journalTransactions += 1
@@ -34,6 +42,23 @@ extension Store {
                 // The transaction is durable in the journal; the snapshot can wait.
                 warnings.append("warning: the automatic snapshot failed (\(error)); the journal keeps every transaction")
             }
+        }
+        return t
+    }
+
+    /// Applies the transaction in memory and writes it as a new snapshot: the
+    /// rename makes it durable, all or nothing. If writing fails, the files
+    /// still hold the previous state and this `Store` must be opened again.
+    func commitBySnapshot(_ tx: TransactionBuilder, _ t: HistoryTransaction) throws -> HistoryTransaction {
+        apply(tx)
+        history.append(t)
+        lastToken = t.token
+        Trace.mark("apply to table and indexes")
+        do {
+            try compact()
+        } catch {
+            needsReopen = true
+            throw error
         }
         return t
     }
@@ -66,6 +91,7 @@ extension Store {
 
     /// Puts a committed transaction's objects into the table and indexes.
     func apply(_ tx: TransactionBuilder) {
+        table.reserve(tx.newObjects.count)
         for (i, o) in tx.newObjects.enumerated() {
             let row = RowID(tx.base + i)
             if let o {

@@ -26,11 +26,11 @@ extension Store {
             buffer.bytes.removeAll(keepingCapacity: true)
         }
         buffer.bytes.append(contentsOf: SnapshotFormat.header(schema: schema, token: token, objects: table.count))
-        let rows = table.liveRows.sorted { a, b in
-            table.object(at: a)!.id.utf8.lexicographicallyPrecedes(table.object(at: b)!.id.utf8)
-        }
+        Trace.mark("snapshot start")
+        let rows = table.rowsSortedByID()
+        let encoder = EnvelopeFastEncoder(schema: schema)
         for (k, row) in rows.enumerated() {
-            EnvelopeEncoder.write(table.object(at: row)!, schema: schema, lookup: table, to: &buffer)
+            encoder.write(table.object(at: row)!, lookup: table, storedSidesOnly: true, to: &buffer)
             buffer.bytes.append(0x0A)
             try flush(force: false)
             if k == rows.count / 2 && CrashPoint.armed == "snapshot-mid-write" {
@@ -38,6 +38,7 @@ extension Store {
                 CrashPoint.hit("snapshot-mid-write")
             }
         }
+        Trace.mark("snapshot sort+objects")
         for t in history {
             HistoryCoding.write(t, to: &buffer)
             buffer.bytes.append(0x0A)
@@ -49,6 +50,7 @@ extension Store {
         try FileIO.fsync(fd, path: temp)
         FileIO.close(fd)
         closed = true
+        Trace.mark("snapshot history+fsync")
         CrashPoint.hit("snapshot-before-rename")
         do {
             try FileIO.rename(temp, path)

@@ -1,12 +1,13 @@
 extension Store {
     /// Every live object as a top-level envelope with references, ordered by type name and id.
     public func exportAllRows() -> [RowID] {
-        table.liveRows.sorted { a, b in
+        let byName = schema.entities.map(\.id).sorted { schema.entities[$0].name < schema.entities[$1].name }
+        var rank = Array(repeating: 0, count: schema.entities.count)
+        for (k, e) in byName.enumerated() { rank[e] = k }
+        return table.liveRows.sorted { a, b in
             let x = table.object(at: a)!, y = table.object(at: b)!
-            if x.entity != y.entity {
-                return schema.entities[x.entity].name < schema.entities[y.entity].name
-            }
-            return x.id.utf8.lexicographicallyPrecedes(y.id.utf8)
+            if x.entity != y.entity { return rank[x.entity] < rank[y.entity] }
+            return ObjectTable.byteLess(x.id, y.id)
         }
     }
 
@@ -43,13 +44,17 @@ extension Store {
             extras.sort { table.object(at: $0)!.id.utf8.lexicographicallyPrecedes(table.object(at: $1)!.id.utf8) }
         }
         var w = JSONWriter(pretty: pretty && !jsonLines, capacity: 1 << 16)
+        let encoder = EnvelopeFastEncoder(schema: schema)
         if !jsonLines { w.beginArray() }
         for (k, row) in (rows + extras).enumerated() {
             guard let o = table.object(at: row) else { continue }
             if inlineOwned {
                 writeInline(o, isRoot: k < rows.count, owned: owned, included: included, to: &w)
-            } else {
+            } else if w.pretty {
                 EnvelopeEncoder.write(o, schema: schema, lookup: table, to: &w)
+            } else {
+                w.beginRawValue()
+                encoder.write(o, lookup: table, storedSidesOnly: false, to: &w)
             }
             if jsonLines { w.bytes.append(0x0A) }
             if w.bytes.count >= 1 << 16 {

@@ -15,11 +15,14 @@ extension Store {
             try loadJournal(journal)
         }
         indexes.rebuild(from: table)
+        Trace.mark("build indexes")
     }
 
     func loadSnapshot(_ token: Int64) throws {
         let path = files.snapshot(token)
+        Trace.mark("load start")
         let bytes = try FileIO.readFile(path)
+        Trace.mark("read snapshot \(bytes.count) bytes")
         try bytes.withUnsafeBufferPointer { buf in
             // The trailer is the last line; its checksum covers everything before it.
             guard buf.count > 0, buf[buf.count - 1] == 0x0A else {
@@ -37,29 +40,21 @@ extension Store {
             guard actual == crc else {
                 throw StoreError.damaged(file: path, line: nil, detail: "checksum mismatch (stored \(crcHex), computed \(CRC32C.hex(actual)))", repairable: false)
             }
+            Trace.mark("snapshot checksum")
             var lineNumber = 0
             var pending: [(RowID, [PendingLink])] = []
             pending.reserveCapacity(Int(objectCount))
             table.reserve(Int(objectCount))
-            let decoder = EnvelopeDecoder(schema: schema)
+            let records = RecordDecoder(schema: schema, wantPaths: false)
             var decoded: [DecodedObject] = []
             try JSONLines.forEachLine(in: UnsafeBufferPointer(rebasing: buf[0..<trailerStart])) { number, range, _ in
                 lineNumber += 1
-                var r = JSONReader(buffer: buf, start: range.lowerBound)
                 let sub = UnsafeBufferPointer(rebasing: buf[range])
-                r = JSONReader(buffer: sub)
-                let value: JSONValue
-                do {
-                    value = try r.parseDocument()
-                } catch {
-                    throw StoreError.damaged(file: path, line: number, detail: "\(error)", repairable: false)
-                }
-                if lineNumber == 1 {
-                    try checkHeader(value, path: path, token: token)
-                } else if lineNumber <= 1 + Int(objectCount) {
+                var r = JSONReader(buffer: sub)
+                if lineNumber > 1 && lineNumber <= 1 + Int(objectCount) {
                     decoded.removeAll(keepingCapacity: true)
                     do {
-                        try decoder.decode(value, at: .line(number), into: &decoded)
+                        try records.decodeWhole(&r, at: .line(number), into: &decoded)
                     } catch {
                         throw StoreError.damaged(file: path, line: number, detail: "\(error)", repairable: false)
                     }
@@ -70,6 +65,16 @@ extension Store {
                         let row = table.append(StoredObject(entity: d.entity, id: d.id, values: d.values))
                         if !d.links.isEmpty { pending.append((row, d.links)) }
                     }
+                    return
+                }
+                let value: JSONValue
+                do {
+                    value = try r.parseDocument()
+                } catch {
+                    throw StoreError.damaged(file: path, line: number, detail: "\(error)", repairable: false)
+                }
+                if lineNumber == 1 {
+                    try checkHeader(value, path: path, token: token)
                 } else {
                     guard let t = HistoryCoding.read(value) else {
                         throw StoreError.damaged(file: path, line: number, detail: "unreadable history transaction", repairable: false)
@@ -80,7 +85,9 @@ extension Store {
             guard table.count == Int(objectCount), history.count == Int(historyCount) else {
                 throw StoreError.damaged(file: path, line: nil, detail: "the trailer counts \(objectCount) objects and \(historyCount) transactions, the file holds \(table.count) and \(history.count)", repairable: false)
             }
-            try resolveLinks(pending, file: path)
+            Trace.mark("snapshot parse+decode")
+            try resolveLinks(pending, file: path, deriveInverses: true)
+            Trace.mark("resolve links")
         }
         lastToken = token
     }
@@ -102,8 +109,9 @@ extension Store {
         }
     }
 
-    /// Sets relationship slots from references by id, as recorded (both sides are in the file).
-    func resolveLinks(_ pending: [(RowID, [PendingLink])], file: String) throws {
+    /// Sets relationship slots from references by id. A journal records both
+    /// sides; a snapshot records one (`isStoredSide`) and the other is derived.
+    func resolveLinks(_ pending: [(RowID, [PendingLink])], file: String, deriveInverses: Bool = false) throws {
         for (row, links) in pending {
             for link in links {
                 var rows: [RowID] = []
@@ -114,8 +122,18 @@ extension Store {
                     }
                     rows.append(r)
                 }
-                let isToMany = schema.entities[table.object(at: row)!.entity].properties[link.slot].relationship?.isToMany ?? false
-                table.setValue(isToMany ? .toMany(rows) : (rows.first.map { .toOne($0) } ?? .null), row: row, slot: link.slot)
+                guard let rel = schema.entities[table.object(at: row)!.entity].properties[link.slot].relationship else { continue }
+                table.setValue(rel.isToMany ? .toMany(rows) : (rows.first.map { .toOne($0) } ?? .null), row: row, slot: link.slot)
+                guard deriveInverses, let inverse = rel.inverseSlot else { continue }
+                for t in rows {
+                    guard let target = table.object(at: t),
+                          let back = schema.entities[target.entity].properties[inverse].relationship, !back.isStoredSide else { continue }
+                    if back.isToMany {
+                        table.appendReference(row, to: t, slot: inverse)
+                    } else {
+                        table.setValue(.toOne(row), row: t, slot: inverse)
+                    }
+                }
             }
         }
     }

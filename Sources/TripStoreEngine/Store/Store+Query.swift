@@ -11,7 +11,7 @@ extension Store {
             throw QueryError("unknown type '\(fromName)' for --from" + NameSuggestion.hint(for: fromName, in: schema.entities.map(\.name)),
                              column: 1, query: query.text)
         }
-        let compiler = QueryCompiler(schema: schema, indexes: indexes, query: query.text, scope: from.closure)
+        let compiler = QueryCompiler(schema: schema, indexes: query.useIndexes ? indexes : nil, query: query.text, scope: from.closure)
         let predicate = try compiler.compile(query.predicate)
         var sort: [(PropertyAccess, Bool)] = []
         for key in query.sort {
@@ -28,7 +28,8 @@ extension Store {
             }
             sort.append((access, key.descending))
         }
-        let planner = QueryPlanner(store: self, scope: from.closure, predicate: predicate, schema: schema)
+        var planner = QueryPlanner(store: self, scope: from.closure, predicate: predicate, schema: schema)
+        planner.useTypeIndex = query.useIndexes
         return planner.run(sort: sort, limit: query.limit, offset: query.offset, countOnly: countOnly)
     }
 }

@@ -38,6 +38,8 @@ public final class Store {
     /// Where a torn last journal line starts, if there is one.
     var tornTail: Int?
     var lock: StoreLock?
+    /// Set when a commit by snapshot failed after changing memory.
+    var needsReopen = false
 
     init(folder: String, schema: Schema, access: StoreAccess, options: StoreOptions) {
         self.schema = schema

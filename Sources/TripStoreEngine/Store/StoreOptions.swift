@@ -4,6 +4,10 @@ public struct StoreOptions: Sendable {
     public var snapshotAfterBytes: Int = 64 << 20
     /// … or this many transactions.
     public var snapshotAfterTransactions: Int = 10_000
+    /// A transaction with at least this many changes is committed by writing
+    /// a snapshot (atomic by rename) instead of a journal line: a big import
+    /// is then written once, not twice.
+    public var snapshotCommitChanges: Int = 20_000
     /// Seconds a writer waits for another writer's lock before failing.
     public var lockWait: Double = 5
 

@@ -1,0 +1,33 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Phase timings on stderr when `TRIPSTORE_TRACE` is set, for profiling the
+/// load and import paths (the benchmark reads them too).
+public enum Trace {
+    static let enabled: Bool = getenv("TRIPSTORE_TRACE") != nil
+    nonisolated(unsafe) static var last = now()
+
+    public static func now() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+
+    /// Prints the time since the previous mark.
+    public static func mark(_ phase: @autoclosure () -> String) {
+        guard enabled else { return }
+        let t = now()
+        let line = "trace: \(phase()) \(String(format3(t - last)))s\n"
+        last = t
+        var bytes = Array(line.utf8)
+        _ = bytes.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }
+    }
+
+    static func format3(_ v: Double) -> String {
+        let ms = Int((v * 1000).rounded())
+        return "\(ms / 1000).\(String(repeating: "0", count: 3 - String(ms % 1000).count))\(ms % 1000)"
+    }
+}

@@ -1,0 +1,308 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+import TripStoreEngine
+import TripStoreModels
+
+// tripstore-bench: generates a deterministic trip data set, measures tripstore
+// on it, checks every query's rows against a scan, and prints one line per
+// figure: `peer=tripstore n=N figure=NAME value=V unit=U`.
+
+struct Options {
+    var trips = 100_000
+    var seed: UInt64 = 1
+    var work = NSTemporaryDirectory() + "tripstore-bench"
+    var compareSQLite = false
+    var budget = 2.0
+    var cli: String?
+}
+
+func usage() -> Never {
+    print("""
+    usage: tripstore-bench [--trips N] [--seed S] [--work DIR] [--budget SECONDS] [--cli PATH] [--compare-sqlite]
+      --trips N         trips to generate (default 100000; about 8.5 objects and 1.7 KB each)
+      --work DIR        where the data file and the store go (default $TMPDIR/tripstore-bench)
+      --budget SECONDS  time per query figure (default 2)
+      --cli PATH        the tripstore binary for the cold-process figures (default: next to this one)
+      --compare-sqlite  also run ../shared/bench/peer_sqlite.py on the same file and print ratios
+    """)
+    exit(1)
+}
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("tripstore-bench: \(message)\n".utf8))
+    exit(2)
+}
+
+func parseOptions() -> Options {
+    var options = Options()
+    var args = Array(CommandLine.arguments.dropFirst())
+    func value() -> String {
+        if args.isEmpty { usage() }
+        return args.removeFirst()
+    }
+    func number<T: LosslessStringConvertible>(_ type: T.Type) -> T {
+        guard let v = T(value()) else { usage() }
+        return v
+    }
+    while !args.isEmpty {
+        switch args.removeFirst() {
+        case "--trips": options.trips = number(Int.self)
+        case "--seed": options.seed = number(UInt64.self)
+        case "--work": options.work = value()
+        case "--budget": options.budget = number(Double.self)
+        case "--cli": options.cli = value()
+        case "--compare-sqlite": options.compareSQLite = true
+        default: usage()
+        }
+    }
+    return options
+}
+
+func runBenchmark(_ options: Options) throws {
+
+let n = options.trips
+var figures: [String: Double] = [:]
+func emit(_ figure: String, _ value: Double, _ unit: String, peer: String = "tripstore") {
+    if peer == "tripstore" { figures[figure] = value }
+    let text = value >= 100 ? String(format: "%.0f", value) : value >= 1 ? String(format: "%.3g", value) : String(format: "%.3g", value)
+    print("peer=\(peer) n=\(n) figure=\(figure) value=\(text) unit=\(unit)")
+    fflush(nil)
+}
+func now() -> Double { Trace.now() }
+
+try? FileManager.default.removeItem(atPath: options.work)
+try FileManager.default.createDirectory(atPath: options.work, withIntermediateDirectories: true)
+let dataPath = options.work + "/trips-\(n).json"
+let storePath = options.work + "/store"
+
+// Data set
+var generator = TripDataGenerator(seed: options.seed)
+let data = generator.jsonArray(trips: n)
+try Data(data).write(to: URL(fileURLWithPath: dataPath))
+let megabytes = Double(data.count) / 1e6
+emit("data_bytes", Double(data.count), "bytes")
+
+// JSON parse: the strict reader building a tree, and the envelope decoder.
+do {
+    var t = now()
+    _ = try JSONReader.parse(data)
+    emit("json_parse_MBps", megabytes / (now() - t), "MB/s")
+    t = now()
+    let objects = try EnvelopeInput.decode(data, schema: TripSchema.schema)
+    emit("envelope_decode_MBps", megabytes / (now() - t), "MB/s")
+    emit("objects", Double(objects.count), "objects")
+}
+
+// Import: decode, stage, commit durably, into a new store.
+let objectCount: Int
+do {
+    let t = now()
+    let bytes = try FileIO.readFile(dataPath)
+    let objects = try EnvelopeInput.decode(bytes, schema: TripSchema.schema)
+    let store = try Store.open(storePath, schema: TripSchema.schema, access: .write)
+    var tx = store.transaction()
+    try store.stage(objects, mode: .insert, into: &tx)
+    try store.commit(tx, author: "bench")
+    let seconds = now() - t
+    objectCount = store.table.count
+    store.close()
+    emit("import_s", seconds, "s")
+    emit("import_objects_per_s", Double(objectCount) / seconds, "objects/s")
+    emit("import_MBps", megabytes / seconds, "MB/s")
+}
+
+// Open: snapshot + journal + index build.
+func storeBytes() -> Int {
+    let names = (try? FileManager.default.contentsOfDirectory(atPath: storePath)) ?? []
+    return names.filter { $0.hasSuffix(".jsonl") }.reduce(0) { $0 + (FileIO.fileSize(storePath + "/" + $1) ?? 0) }
+}
+let t0 = now()
+let store = try Store.open(storePath, schema: TripSchema.schema, access: .read)
+let openSeconds = now() - t0
+emit("open_s", openSeconds, "s")
+emit("open_MBps", Double(storeBytes()) / 1e6 / openSeconds, "MB/s")
+emit("store_bytes", Double(storeBytes()), "bytes")
+
+// Queries, in process: median and p99, with and without indexes; rows checked against a scan.
+let middleID: String = {
+    let rows = store.table.liveRows
+    return store.table.object(at: rows[rows.count / 2])!.id
+}()
+struct Bench {
+    var name: String
+    var predicate: String
+    var sort: [SortKey] = []
+    var limit: Int?
+    var count = false
+}
+let benches = [
+    Bench(name: "a", predicate: "is BusinessTrip", count: true),
+    Bench(name: "b", predicate: #"is BusinessTrip && destination ~ "Rome""#),
+    Bench(name: "c", predicate: #"is PersonalTrip && reason == "family" && startDate >= 2026-06-01"#),
+    Bench(name: "d", predicate: "perDiemRate > 100", sort: [SortKey("startDate", descending: true)], limit: 20),
+]
+func percentile(_ xs: [Double], _ p: Double) -> Double {
+    let s = xs.sorted()
+    return s[max(0, min(s.count - 1, Int((p / 100 * Double(s.count)).rounded(.up)) - 1))]
+}
+func timeRuns(_ body: () throws -> Void) rethrows -> [Double] {
+    var times: [Double] = []
+    let start = now()
+    repeat {
+        let t = now()
+        try body()
+        times.append(now() - t)
+    } while (now() - start < options.budget && times.count < 10_000) || times.count < 5
+    return times
+}
+var mismatches = 0
+for b in benches {
+    var q = try Query(b.predicate, sort: b.sort, limit: b.limit)
+    var indexed: QueryResult?
+    let times = try timeRuns { indexed = try store.run(q, countOnly: b.count) }
+    emit("query_\(b.name)_median_ms", percentile(times, 50) * 1000, "ms")
+    emit("query_\(b.name)_p99_ms", percentile(times, 99) * 1000, "ms")
+    q.useIndexes = false
+    var scanned: QueryResult?
+    let scanTimes = try timeRuns { scanned = try store.run(q, countOnly: b.count) }
+    emit("query_\(b.name)_noindex_median_ms", percentile(scanTimes, 50) * 1000, "ms")
+    let rows = b.count ? indexed!.total! : indexed!.rows.count
+    let expected = b.count ? scanned!.total! : scanned!.rows.count
+    emit("query_\(b.name)_rows", Double(rows), "rows")
+    if rows != expected || (!b.count && indexed!.rows != scanned!.rows) {
+        mismatches += 1
+        FileHandle.standardError.write(Data("query \(b.name): \(rows) rows with indexes, \(expected) by a scan\n".utf8))
+    }
+}
+do {
+    var w = JSONWriter()
+    let times = timeRuns {
+        w.bytes.removeAll(keepingCapacity: true)
+        EnvelopeEncoder.write(store.object(id: middleID)!, schema: store.schema, lookup: store.table, to: &w)
+    }
+    emit("query_e_median_ms", percentile(times, 50) * 1000, "ms")
+    emit("query_e_p99_ms", percentile(times, 99) * 1000, "ms")
+}
+
+// Memory: resident size of this process with the store open, per object and against the JSON size.
+func residentBytes() -> Double {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
+    for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+        return Double(line.split(separator: " ").dropFirst().first.flatMap { Double($0) } ?? 0) * 1024
+    }
+    return 0
+}
+
+// Cold CLI processes: a fresh `tripstore` per query, loading the store each time.
+let cli = options.cli ?? (URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path + "/tripstore")
+func runCLI(_ arguments: [String]) -> (Double, String, rusage) {
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: cli)
+    p.arguments = ["--store", storePath] + arguments
+    let pipe = Pipe()
+    p.standardOutput = pipe
+    p.standardError = FileHandle.nullDevice
+    let t = now()
+    do { try p.run() } catch { fail("cannot run \(cli): \(error)") }
+    let out = pipe.fileHandleForReading.readDataToEndOfFile()
+    p.waitUntilExit()
+    var usage = rusage()
+    getrusage(Int32(RUSAGE_CHILDREN.rawValue), &usage)
+    return (now() - t, String(decoding: out, as: UTF8.self), usage)
+}
+if FileManager.default.isExecutableFile(atPath: cli) {
+    let (_, _, usage) = runCLI(["stats"])
+    let peak = Double(usage.ru_maxrss) * 1024
+    emit("memory_peak_bytes", peak, "bytes")
+    emit("memory_bytes_per_object", peak / Double(objectCount), "bytes")
+    emit("memory_vs_json", peak / Double(data.count), "x")
+    let cold: [(String, [String])] = [
+        ("a", ["query", "is BusinessTrip", "--count"]),
+        ("b", ["query", #"is BusinessTrip && destination ~ "Rome""#, "--count"]),
+        ("c", ["query", #"is PersonalTrip && reason == "family" && startDate >= 2026-06-01"#, "--count"]),
+        ("d", ["query", "perDiemRate > 100", "--sort=-startDate", "--limit", "20", "--format", "ids"]),
+        ("e", ["get", middleID]),
+    ]
+    for (name, arguments) in cold {
+        var times: [Double] = []
+        var output = ""
+        for _ in 0..<3 {
+            let (t, out, _) = runCLI(arguments)
+            times.append(t)
+            output = out
+        }
+        emit("cli_query_\(name)_ms", percentile(times, 50) * 1000, "ms")
+        if name == "b" || name == "c" {
+            let expected = figures["query_\(name)_rows"].map { Int($0) }
+            if Int(output.trimmingCharacters(in: .whitespacesAndNewlines)) != expected {
+                mismatches += 1
+                FileHandle.standardError.write(Data("cli query \(name): printed \(output), expected \(expected ?? -1)\n".utf8))
+            }
+        }
+    }
+} else {
+    FileHandle.standardError.write(Data("tripstore-bench: no tripstore binary at \(cli); cold-process and memory figures skipped\n".utf8))
+}
+emit("resident_bytes_in_bench", residentBytes(), "bytes")
+store.close()
+
+// Single durable commits: one small update per transaction, fsync each.
+do {
+    let w = try Store.open(storePath, schema: TripSchema.schema, access: .write)
+    let trip = w.schema.entity(named: "Trip")!
+    let row = w.table.row(for: middleID)!
+    var commits = 0
+    let start = now()
+    while now() - start < options.budget || commits < 20 {
+        var tx = w.transaction()
+        tx.setAttribute(row, slot: trip.property(named: "name")!.slot, to: .string("bench \(commits)"))
+        try w.commit(tx, author: "bench")
+        commits += 1
+    }
+    emit("commits_per_s", Double(commits) / (now() - start), "commits/s")
+}
+
+// SQLite, side by side.
+if options.compareSQLite {
+    let peer = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().path + "/shared/bench/peer_sqlite.py"
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    p.arguments = ["python3", peer, dataPath, "--budget", String(options.budget)]
+    let pipe = Pipe()
+    p.standardOutput = pipe
+    try p.run()
+    let out = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    p.waitUntilExit()
+    var sqlite: [String: Double] = [:]
+    for line in out.split(separator: "\n") {
+        print(line)
+        var fields: [String: String] = [:]
+        for part in line.split(separator: " ") {
+            let kv = part.split(separator: "=", maxSplits: 1)
+            if kv.count == 2 { fields[String(kv[0])] = String(kv[1]) }
+        }
+        if let f = fields["figure"], let v = fields["value"].flatMap(Double.init) { sqlite[f] = v }
+    }
+    // Ratios: above 1 means tripstore is better.
+    let higherIsBetter = ["import_MBps", "commits_per_s"]
+    for (figure, ours) in figures.sorted(by: { $0.key < $1.key }) {
+        guard let theirs = sqlite[figure], theirs > 0, ours > 0 else { continue }
+        let ratio = higherIsBetter.contains(figure) ? ours / theirs : theirs / ours
+        print("peer=ratio n=\(n) figure=\(figure) value=\(String(format: "%.2f", ratio)) unit=x_better_than_sqlite")
+    }
+}
+
+if mismatches > 0 { fail("\(mismatches) result(s) differ from a scan") }
+print("bench: all query results equal a scan")
+}
+
+do {
+    try runBenchmark(parseOptions())
+} catch {
+    fail("\(error)")
+}
