@@ -288,12 +288,22 @@ if options.compareSQLite {
         }
         if let f = fields["figure"], let v = fields["value"].flatMap(Double.init) { sqlite[f] = v }
     }
-    // Ratios: above 1 means tripstore is better.
-    let higherIsBetter = ["import_MBps", "commits_per_s"]
-    for (figure, ours) in figures.sorted(by: { $0.key < $1.key }) {
-        guard let theirs = sqlite[figure], theirs > 0, ours > 0 else { continue }
-        let ratio = higherIsBetter.contains(figure) ? ours / theirs : theirs / ours
-        print("peer=ratio n=\(n) figure=\(figure) value=\(String(format: "%.2f", ratio)) unit=x_better_than_sqlite")
+    // Ratios: above 1 means tripstore is better. (ours, SQLite's, scale of theirs to ours, higher is better)
+    var pairs: [(String, String, Double, Bool)] = [
+        ("import_MBps", "import_mb_per_s", 1, true), ("import_objects_per_s", "import_objects_per_s", 1, true),
+        ("open_s", "open_first_query_ms", 0.001, false), ("commits_per_s", "commit_full_per_s", 1, true),
+        ("memory_bytes_per_object", "import_peak_rss_bytes_per_object", 1, false),
+    ]
+    for q in ["a", "b", "c", "d", "e"] {
+        pairs.append(("query_\(q)_median_ms", "query_\(q)_median_ms", 1, false))
+        pairs.append(("query_\(q)_p99_ms", "query_\(q)_p99_ms", 1, false))
+        pairs.append(("cli_query_\(q)_ms", "cli_query_\(q)_ms", 1, false))
+    }
+    for (mine, theirsName, scale, higherIsBetter) in pairs {
+        guard let ours = figures[mine], let raw = sqlite[theirsName], raw > 0, ours > 0 else { continue }
+        let theirs = raw * scale
+        let ratio = higherIsBetter ? ours / theirs : theirs / ours
+        print("peer=ratio n=\(n) figure=\(mine) value=\(String(format: "%.3g", ratio)) unit=x_better_than_sqlite")
     }
 }
 

@@ -28,7 +28,7 @@ import TripStoreCLI
 
     @Test func explainShowsTypeAndTextIndexes() {
         let r = CLIRunner.run(["query", #"is BusinessTrip && destination ~ "Rome""#, "--explain"], store: store())
-        #expect(r.out.hasPrefix("text index  Trip.destination ~ \"Rome\" (3 of 48 values)  (estimated 3, actual 3)\nfilter      is BusinessTrip  (actual 3)\n"))
+        #expect(r.out.hasPrefix("text index  Trip.destination ~ \"Rome\" (3 of 48 values)  (estimated 3, actual 3)\nintersect   type index is BusinessTrip  (actual 3)\n"))
         let t = CLIRunner.run(["query", "is PersonalTrip", "--explain", "--count"], store: store())
         #expect(t.out == "type index  is PersonalTrip  (estimated 11, actual 11)\ncount       11 rows  (actual 11)\n")
     }

@@ -1,16 +1,21 @@
-/// The in-memory indexes of a store, rebuilt on open and kept current by
-/// every commit: rows per concrete type (a deep query is a union over the
-/// subclass closure), and a `ValueIndex` per declared indexed attribute.
+/// The in-memory indexes of a store, kept current by every commit: rows per
+/// concrete type (a deep query is a union over the subclass closure), built
+/// on open, and a `ValueIndex` per declared indexed attribute, built the
+/// first time a query uses it (a one-query process builds only what it needs).
 public final class StoreIndexes {
     public let schema: Schema
+    unowned let table: ObjectTable
+    /// Which value indexes have been built.
+    private var built: [Bool] = []
     /// Live rows of each concrete entity, ascending.
     public private(set) var typeRows: [[RowID]]
     public private(set) var valueIndexes: [ValueIndex] = []
     /// For each concrete entity, the value indexes that cover it.
     private var indexesByEntity: [[Int]]
 
-    init(schema: Schema) {
+    init(schema: Schema, table: ObjectTable) {
         self.schema = schema
+        self.table = table
         typeRows = Array(repeating: [], count: schema.entities.count)
         indexesByEntity = Array(repeating: [], count: schema.entities.count)
         for e in schema.entities {
@@ -22,6 +27,7 @@ public final class StoreIndexes {
                 }
                 let k = valueIndexes.count
                 valueIndexes.append(ValueIndex(entity: e.id, property: p))
+                built.append(false)
                 for sub in e.closure { indexesByEntity[sub].append(k) }
             }
         }
@@ -34,8 +40,21 @@ public final class StoreIndexes {
 
     /// The index over `slot` for objects of `entity`, if that attribute is indexed.
     public func index(entity: Int, slot: Int) -> ValueIndex? {
-        for k in indexesByEntity[entity] where valueIndexes[k].property.slot == slot { return valueIndexes[k] }
+        for k in indexesByEntity[entity] where valueIndexes[k].property.slot == slot {
+            build(k)
+            return valueIndexes[k]
+        }
         return nil
+    }
+
+    private func build(_ k: Int) {
+        guard !built[k] else { return }
+        built[k] = true
+        let index = valueIndexes[k]
+        let slot = index.property.slot
+        for e in schema.entities[index.entity].closure {
+            for row in typeRows[e] { index.add(row, table.object(at: row)!.values[slot]) }
+        }
     }
 
     func rebuild(from table: ObjectTable) {
@@ -51,7 +70,7 @@ public final class StoreIndexes {
         } else {
             typeRows[o.entity].append(row)
         }
-        for k in indexesByEntity[o.entity] {
+        for k in indexesByEntity[o.entity] where built[k] {
             valueIndexes[k].add(row, o.values[valueIndexes[k].property.slot])
         }
     }
@@ -59,14 +78,14 @@ public final class StoreIndexes {
     func remove(_ row: RowID, _ o: StoredObject) {
         let i = insertionPoint(typeRows[o.entity], row)
         if i < typeRows[o.entity].count && typeRows[o.entity][i] == row { typeRows[o.entity].remove(at: i) }
-        for k in indexesByEntity[o.entity] {
+        for k in indexesByEntity[o.entity] where built[k] {
             valueIndexes[k].remove(row, o.values[valueIndexes[k].property.slot])
         }
     }
 
     /// Moves a changed object's values; its type never changes.
     func update(_ row: RowID, old: StoredObject, new: StoredObject) {
-        for k in indexesByEntity[new.entity] {
+        for k in indexesByEntity[new.entity] where built[k] {
             let slot = valueIndexes[k].property.slot
             if old.values[slot] != new.values[slot] {
                 valueIndexes[k].remove(row, old.values[slot])
@@ -86,6 +105,7 @@ public final class StoreIndexes {
 
     /// Every index agrees with a scan of the table; empty when so.
     func checkInvariants(_ table: ObjectTable) -> [String] {
+        for k in valueIndexes.indices { build(k) }
         var problems: [String] = []
         var expectedTypes = Array(repeating: [RowID](), count: schema.entities.count)
         var expected = valueIndexes.map { _ in [IndexKey?: Set<RowID>]() }

@@ -120,14 +120,26 @@ struct QueryPlanner {
         let options = parts.enumerated().compactMap { i, p in access(p).map { (i, $0) } }
         let scopeName = schema.entities[scope[0]].name
         var driver: AccessPath
-        var residual = parts
-        if let best = options.min(by: { $0.1.estimate < $1.1.estimate }) {
+        var residualIndices = Array(parts.indices)
+        let best = options.min(by: { $0.1.estimate < $1.1.estimate })
+        if let best {
             driver = best.1
-            if best.1.exact { residual.remove(at: best.0) }
+            if best.1.exact { residualIndices.removeAll { $0 == best.0 } }
         } else {
             driver = typeAccess(scope, label: "scan of \(scopeName)" + (scope.count > 1 ? " and its subclasses" : ""))
             driver.operation = "scan"
         }
+        // Other conjuncts that an index answers exactly are intersected as bitsets.
+        var bitsets: [RowBitset] = []
+        var bitsetLabels: [String] = []
+        if let best, best.1.exact {
+            for (i, option) in options where i != best.0 && option.exact && option.operation != "union" {
+                bitsets.append(RowBitset(option.rows(), capacity: table.rowCount))
+                bitsetLabels.append("\(option.operation) \(option.detail)")
+                residualIndices.removeAll { $0 == i }
+            }
+        }
+        var residual = residualIndices.map { parts[$0] }
         let scopeSet = Set(scope)
         let needsScope = !driver.entities.isSubset(of: scopeSet)
         var mask = Array(repeating: false, count: schema.entities.count)
@@ -147,13 +159,17 @@ struct QueryPlanner {
         }
 
         plan.steps.append(.init(operation: driver.operation, detail: driver.detail, estimated: driver.estimate, actual: nil))
-        if countOnly && residual.isEmpty && driver.operation != "union" {
+        if countOnly && residual.isEmpty && bitsets.isEmpty && driver.operation != "union" {
             plan.steps[0].actual = driver.estimate
             plan.steps.append(.init(operation: "count", detail: "\(driver.estimate) rows", estimated: nil, actual: driver.estimate))
             return QueryResult(rows: [], total: driver.estimate, plan: plan)
         }
-        let candidates = driver.rows()
+        var candidates = driver.rows()
         plan.steps[0].actual = candidates.count
+        if !bitsets.isEmpty {
+            candidates = candidates.filter { r in bitsets.allSatisfy { $0.contains(r) } }
+            plan.steps.append(.init(operation: "intersect", detail: bitsetLabels.joined(separator: " & "), estimated: nil, actual: candidates.count))
+        }
         var matched: [RowID] = []
         if residual.isEmpty {
             matched = candidates
@@ -217,10 +233,20 @@ struct QueryPlanner {
 
     /// Sorts by the keys, nil first ascending and last descending, ties by id ascending.
     func sortRows(_ rows: inout [RowID], by keys: [(PropertyAccess, Bool)], need: Int?) {
+        // Rows loaded from a snapshot are in id order already.
+        let ordered = table.idOrderedRows
+        let rowsAreIDOrdered = rows.allSatisfy { Int($0) < ordered }
+        if keys.isEmpty && rowsAreIDOrdered {
+            rows.sort()
+            return
+        }
         let ids = rows.map { table.object(at: $0)!.id }
+        func idLess(_ a: Int, _ b: Int) -> Bool {
+            rowsAreIDOrdered ? rows[a] < rows[b] : ObjectTable.byteLess(ids[a], ids[b])
+        }
         if keys.isEmpty {
             var order = Array(rows.indices)
-            order.sort { ids[$0].utf8.lexicographicallyPrecedes(ids[$1].utf8) }
+            order.sort(by: idLess)
             rows = order.map { rows[$0] }
             return
         }
@@ -244,7 +270,7 @@ struct QueryPlanner {
                 }
                 return k.1 ? !less : less
             }
-            return ids[a].utf8.lexicographicallyPrecedes(ids[b].utf8)
+            return idLess(a, b)
         }
         rows = order.map { rows[$0] }
     }

@@ -12,6 +12,9 @@ public final class ObjectTable: ObjectLookup {
     public let schema: Schema
     private(set) var rows: [StoredObject?] = []
     private(set) var rowByID: [String: RowID] = [:]
+    /// Rows below this were loaded from a snapshot, which is sorted by id:
+    /// among them, row order is id order.
+    var idOrderedRows = 0
     /// Live objects per concrete entity.
     public private(set) var countByEntity: [Int]
 

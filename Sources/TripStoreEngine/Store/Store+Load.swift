@@ -41,51 +41,52 @@ extension Store {
                 throw StoreError.damaged(file: path, line: nil, detail: "checksum mismatch (stored \(crcHex), computed \(CRC32C.hex(actual)))", repairable: false)
             }
             Trace.mark("snapshot checksum")
-            var lineNumber = 0
+            // Lines: the header, the objects, then the history.
+            var lines: [Range<Int>] = []
+            lines.reserveCapacity(Int(objectCount) + Int(historyCount) + 1)
+            JSONLines.forEachLine(in: UnsafeBufferPointer(rebasing: buf[0..<trailerStart])) { _, range, _ in lines.append(range) }
+            guard lines.count == 1 + Int(objectCount) + Int(historyCount) else {
+                throw StoreError.damaged(file: path, line: nil, detail: "the trailer counts \(objectCount) objects and \(historyCount) transactions, the file holds \(lines.count - 1) lines", repairable: false)
+            }
+            var header = JSONReader(buffer: UnsafeBufferPointer(rebasing: buf[lines[0]]))
+            do {
+                try checkHeader(try header.parseDocument(), path: path, token: token)
+            } catch let e as JSONSyntaxError {
+                throw StoreError.damaged(file: path, line: 1, detail: "\(e)", repairable: false)
+            }
+            // Objects: decoded on every core, then added in file order.
+            let objectLines = lines[1...Int(objectCount)]
+            let chunks = DecodeChunks.decode(objectLines, in: buf, schema: schema)
+            Trace.mark("snapshot decode objects")
             var pending: [(RowID, [PendingLink])] = []
             pending.reserveCapacity(Int(objectCount))
             table.reserve(Int(objectCount))
-            let records = RecordDecoder(schema: schema, wantPaths: false)
-            var decoded: [DecodedObject] = []
-            try JSONLines.forEachLine(in: UnsafeBufferPointer(rebasing: buf[0..<trailerStart])) { number, range, _ in
-                lineNumber += 1
-                let sub = UnsafeBufferPointer(rebasing: buf[range])
-                var r = JSONReader(buffer: sub)
-                if lineNumber > 1 && lineNumber <= 1 + Int(objectCount) {
-                    decoded.removeAll(keepingCapacity: true)
-                    do {
-                        try records.decodeWhole(&r, at: .line(number), into: &decoded)
-                    } catch {
-                        throw StoreError.damaged(file: path, line: number, detail: "\(error)", repairable: false)
-                    }
-                    for d in decoded {
-                        guard table.row(for: d.id) == nil else {
-                            throw StoreError.damaged(file: path, line: number, detail: "duplicate id '\(d.id)'", repairable: false)
-                        }
-                        let row = table.append(StoredObject(entity: d.entity, id: d.id, values: d.values))
-                        if !d.links.isEmpty { pending.append((row, d.links)) }
-                    }
-                    return
+            for chunk in chunks {
+                if let (line, message) = chunk.error {
+                    throw StoreError.damaged(file: path, line: line, detail: message, repairable: false)
                 }
-                let value: JSONValue
-                do {
-                    value = try r.parseDocument()
-                } catch {
-                    throw StoreError.damaged(file: path, line: number, detail: "\(error)", repairable: false)
-                }
-                if lineNumber == 1 {
-                    try checkHeader(value, path: path, token: token)
-                } else {
-                    guard let t = HistoryCoding.read(value) else {
-                        throw StoreError.damaged(file: path, line: number, detail: "unreadable history transaction", repairable: false)
+                for d in chunk.objects {
+                    guard table.row(for: d.id) == nil else {
+                        throw StoreError.damaged(file: path, line: nil, detail: "duplicate id '\(d.id)'", repairable: false)
                     }
-                    history.append(t)
+                    let row = table.append(StoredObject(entity: d.entity, id: d.id, values: d.values))
+                    if !d.links.isEmpty { pending.append((row, d.links)) }
                 }
             }
+            table.idOrderedRows = table.rowCount
+            Trace.mark("snapshot add objects")
+            for (k, range) in lines[(1 + Int(objectCount))...].enumerated() {
+                let number = 2 + Int(objectCount) + k
+                var r = JSONReader(buffer: UnsafeBufferPointer(rebasing: buf[range]))
+                guard let value = try? r.parseDocument(), let t = HistoryCoding.read(value) else {
+                    throw StoreError.damaged(file: path, line: number, detail: "unreadable history transaction", repairable: false)
+                }
+                history.append(t)
+            }
+            Trace.mark("snapshot history")
             guard table.count == Int(objectCount), history.count == Int(historyCount) else {
                 throw StoreError.damaged(file: path, line: nil, detail: "the trailer counts \(objectCount) objects and \(historyCount) transactions, the file holds \(table.count) and \(history.count)", repairable: false)
             }
-            Trace.mark("snapshot parse+decode")
             try resolveLinks(pending, file: path, deriveInverses: true)
             Trace.mark("resolve links")
         }

@@ -47,7 +47,7 @@ public final class Store {
         self.access = access
         self.options = options
         self.table = ObjectTable(schema: schema)
-        self.indexes = StoreIndexes(schema: schema)
+        self.indexes = StoreIndexes(schema: schema, table: table)
     }
 
     /// Opens the store in `folder`: loads the newest snapshot and replays the journal.
