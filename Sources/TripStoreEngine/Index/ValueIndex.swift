@@ -8,6 +8,16 @@ public final class ValueIndex {
     private(set) var rowsByKey: [IndexKey: [RowID]] = [:]
     private(set) var nullRows: [RowID] = []
     private var sortedCache: [IndexKey]?
+    private var orderedCache: Ordered?
+
+    /// The values in order with their rows, and running row counts: a range
+    /// is a slice, its size a subtraction.
+    struct Ordered {
+        var keys: [IndexKey]
+        var rows: [[RowID]]
+        /// `counts[i]` rows have a value before `keys[i]`.
+        var counts: [Int]
+    }
     private var foldedCache: [String: String] = [:]
     public private(set) var rowCount = 0
 
@@ -21,6 +31,7 @@ public final class ValueIndex {
 
     func add(_ row: RowID, _ v: Value) {
         rowCount += 1
+        orderedCache = nil
         guard let key = IndexKey(v) else {
             nullRows.append(row)
             return
@@ -31,6 +42,7 @@ public final class ValueIndex {
 
     func remove(_ row: RowID, _ v: Value) {
         rowCount -= 1
+        orderedCache = nil
         guard let key = IndexKey(v) else {
             if let i = nullRows.firstIndex(of: row) { nullRows.remove(at: i) }
             return
@@ -59,6 +71,33 @@ public final class ValueIndex {
         return s
     }
 
+    /// The values in order with their rows (built on first use after a change).
+    func ordered() -> Ordered {
+        if let o = orderedCache { return o }
+        let keys = sortedKeys()
+        var rows: [[RowID]] = []
+        rows.reserveCapacity(keys.count)
+        var counts: [Int] = [0]
+        counts.reserveCapacity(keys.count + 1)
+        for k in keys {
+            let r = rowsByKey[k]!
+            rows.append(r)
+            counts.append(counts.last! + r.count)
+        }
+        let o = Ordered(keys: keys, rows: rows, counts: counts)
+        orderedCache = o
+        return o
+    }
+
+    /// Positions in `ordered().keys` within bounds (either may be open).
+    func positions(from lower: IndexKey?, inclusive lowerInclusive: Bool, to upper: IndexKey?, inclusive upperInclusive: Bool) -> Range<Int> {
+        let keys = ordered().keys
+        var lo = 0, hi = keys.count
+        if let lower { lo = partition(keys) { lowerInclusive ? $0 < lower : $0 <= lower } }
+        if let upper { hi = partition(keys) { upperInclusive ? $0 <= upper : $0 < upper } }
+        return lo < hi ? lo..<hi : lo..<lo
+    }
+
     /// The folded form of a string value, computed once.
     func folded(_ s: String) -> String {
         if let f = foldedCache[s] { return f }
@@ -74,19 +113,6 @@ public final class ValueIndex {
             if case .string(let s) = key, test(folded(s)) { out.append(key) }
         }
         return out
-    }
-
-    /// Distinct values within bounds (either may be open), in order.
-    func keys(from lower: IndexKey?, inclusive lowerInclusive: Bool, to upper: IndexKey?, inclusive upperInclusive: Bool) -> ArraySlice<IndexKey> {
-        let keys = sortedKeys()
-        var lo = 0, hi = keys.count
-        if let lower {
-            lo = partition(keys) { lowerInclusive ? $0 < lower : $0 <= lower }
-        }
-        if let upper {
-            hi = partition(keys) { upperInclusive ? $0 <= upper : $0 < upper }
-        }
-        return lo < hi ? keys[lo..<hi] : []
     }
 
     private func partition(_ keys: [IndexKey], _ before: (IndexKey) -> Bool) -> Int {

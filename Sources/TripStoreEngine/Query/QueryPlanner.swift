@@ -84,12 +84,21 @@ struct QueryPlanner {
             case (.equal, .null): includeNull = true
             case (.equal, _): if let k = test.key { keys.append(k) }
             case (.less, _), (.lessOrEqual, _), (.greater, _), (.greaterOrEqual, _):
-                guard let k = test.key else { return nil }
-                operation = "range index"
+                guard let k = test.key, tests.count == 1 else { return nil }
                 let lower = test.op == .greater || test.op == .greaterOrEqual
-                keys.append(contentsOf: lower
-                    ? idx.keys(from: k, inclusive: test.op == .greaterOrEqual, to: nil, inclusive: false)
-                    : idx.keys(from: nil, inclusive: false, to: k, inclusive: test.op == .lessOrEqual))
+                let range = lower
+                    ? idx.positions(from: k, inclusive: test.op == .greaterOrEqual, to: nil, inclusive: false)
+                    : idx.positions(from: nil, inclusive: false, to: k, inclusive: test.op == .lessOrEqual)
+                let ordered = idx.ordered()
+                let estimate = ordered.counts[range.upperBound] - ordered.counts[range.lowerBound]
+                let label = "\(schema.entities[idx.entity].name).\(idx.name) \(test.op.rawValue) \(test.text) (\(range.count) of \(idx.distinctKeys) values)"
+                return AccessPath(operation: "range index", detail: label, estimate: estimate, exact: true,
+                                  entities: Set(schema.entities[idx.entity].closure)) {
+                    var out: [RowID] = []
+                    out.reserveCapacity(estimate)
+                    for i in range { out.append(contentsOf: ordered.rows[i]) }
+                    return out
+                }
             case (.contains, .string(_, let folded)):
                 operation = "text index"
                 keys.append(contentsOf: idx.keysMatchingFolded { TextFolding.contains($0, folded) })
@@ -221,10 +230,10 @@ struct QueryPlanner {
             return rows
         }
         if !descending { take(nilGroup()) }
-        let keys = idx.sortedKeys()
-        var k = descending ? keys.count - 1 : 0
-        while out.count < need && k >= 0 && k < keys.count {
-            take(idx.rows(keys[k]))
+        let ordered = idx.ordered()
+        var k = descending ? ordered.keys.count - 1 : 0
+        while out.count < need && k >= 0 && k < ordered.keys.count {
+            take(ordered.rows[k])
             k += descending ? -1 : 1
         }
         if descending && out.count < need { take(nilGroup()) }
