@@ -21,6 +21,8 @@ let package = Package(
         // Commands, argument scanning, output formats, exit codes.
         .target(name: "TripStoreCLI", dependencies: ["TripStoreEngine", "TripStoreModels"], swiftSettings: strict),
         .executableTarget(name: "tripstore", dependencies: ["TripStoreCLI"], swiftSettings: strict),
+        // The library with a hierarchy of its own: `swift run tripstore-example`.
+        .executableTarget(name: "tripstore-example", dependencies: ["TripStoreEngine"], swiftSettings: strict),
         // Measures import, open, queries, commits and memory; compares with SQLite.
         .executableTarget(name: "tripstore-bench", dependencies: ["TripStoreEngine", "TripStoreModels"], swiftSettings: strict),
         .testTarget(

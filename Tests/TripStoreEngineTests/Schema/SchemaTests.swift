@@ -32,7 +32,8 @@ import TripStoreModels
         var changed = FilmSchema.entities
         changed[0].attributes.append(AttributeDescription("tagline", .string, optional: true))
         #expect(try Schema(changed).fingerprint != schema.fingerprint)
-        #expect(TripSchema.schema.fingerprint == (try Schema(TripSchema.entities)).fingerprint)
+        #expect(TripSchema.schema.fingerprint == (try Schema(TripSchema.schema.descriptions)).fingerprint)
+        #expect(TripSchema.schema.fingerprint == "c42eae4d14c0190f")
     }
 
     @Test func schemaJSONRoundTrips() throws {

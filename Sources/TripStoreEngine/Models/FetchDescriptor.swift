@@ -1,0 +1,47 @@
+import Foundation
+
+/// What to fetch: a model type (its subclasses included), a predicate as
+/// Foundation's `Predicate` or the query language, sorting and paging.
+///
+/// ```swift
+/// let rome = FetchDescriptor<Trip>(predicate: #Predicate { $0 is BusinessTrip && $0.destination.contains("Rome") },
+///                                  sortBy: [SortDescriptor(\.startDate)])
+/// let sameRome = FetchDescriptor<Trip>(query: #"is BusinessTrip && destination ~ "Rome""#)
+/// ```
+public struct FetchDescriptor<T: PersistentModel> {
+    public var predicate: Predicate<T>?
+    /// A predicate in the query language, used when `predicate` is nil.
+    public var query: String?
+    public var sortBy: [SortDescriptor<T>]
+    public var fetchLimit: Int?
+    public var fetchOffset: Int?
+    /// Attributes to load. Every object is loaded whole (the store holds it
+    /// in memory), so this is accepted as the hint SwiftData makes it.
+    public var propertiesToFetch: [PartialKeyPath<T>] = []
+
+    public init(predicate: Predicate<T>? = nil, sortBy: [SortDescriptor<T>] = []) {
+        self.predicate = predicate
+        self.sortBy = sortBy
+    }
+
+    public init(query: String, sortBy: [SortDescriptor<T>] = []) {
+        self.query = query
+        self.sortBy = sortBy
+    }
+}
+
+/// How a fetch was answered: the engine query its predicate became, the
+/// plan, and whether each candidate was then tested with the Foundation predicate.
+public struct FetchPlan: CustomStringConvertible {
+    /// The query-language text of the translated predicate.
+    public var query: String
+    public var plan: QueryPlan
+    /// True when the translation was not exact, so each candidate was also
+    /// evaluated with the Foundation predicate.
+    public var evaluatedCandidates: Bool
+
+    public var description: String {
+        "query: \(query.isEmpty ? "(all)" : query)\n\(plan)"
+            + (evaluatedCandidates ? "\nthen each candidate is tested with the Foundation predicate" : "")
+    }
+}

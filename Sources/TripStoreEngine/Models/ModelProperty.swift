@@ -1,0 +1,57 @@
+/// One declared property of a model class: its stored name, its key path,
+/// what it is in the schema, and how to read and write it on an instance.
+public struct ModelProperty: @unchecked Sendable {
+    /// A relationship's value on an instance.
+    enum Related {
+        case one(PersistentModel?)
+        case many([PersistentModel])
+    }
+
+    enum Kind {
+        case attribute(AttributeDescription, get: (PersistentModel) -> Value, set: (PersistentModel, Value) -> Bool)
+        case relationship(RelationshipDescription, destination: PersistentModel.Type,
+                          get: (PersistentModel) -> Related, set: (PersistentModel, Related) -> Void)
+    }
+
+    public let name: String
+    public let keyPath: AnyKeyPath
+    let kind: Kind
+
+    /// An attribute: `.attribute("name", \Trip.name, options: [.preserveOnDeletion, .indexed])`.
+    public static func attribute<M: PersistentModel, V: ModelValue>(
+        _ name: String, _ keyPath: ReferenceWritableKeyPath<M, V>, options: AttributeOptions = []
+    ) -> ModelProperty {
+        let description = AttributeDescription(name, V.valueType, optional: V.isOptional, options: options)
+        return ModelProperty(name: name, keyPath: keyPath, kind: .attribute(description, get: { m in
+            (m as! M)[keyPath: keyPath].storedValue
+        }, set: { m, v in
+            guard let value = V(storedValue: v) else { return false }
+            (m as! M)[keyPath: keyPath] = value
+            return true
+        }))
+    }
+
+    /// A to-one relationship: `.toOne("livingAccommodation", \Trip.livingAccommodation, inverse: "trip", deleteRule: .cascade)`.
+    public static func toOne<M: PersistentModel, T: PersistentModel>(
+        _ name: String, _ keyPath: ReferenceWritableKeyPath<M, T?>, inverse: String? = nil, deleteRule: DeleteRule = .nullify
+    ) -> ModelProperty {
+        let description = RelationshipDescription(name, to: T.entityName, toMany: false, inverse: inverse, deleteRule: deleteRule)
+        return ModelProperty(name: name, keyPath: keyPath, kind: .relationship(description, destination: T.self, get: { m in
+            .one((m as! M)[keyPath: keyPath])
+        }, set: { m, related in
+            if case .one(let target) = related { (m as! M)[keyPath: keyPath] = target as? T }
+        }))
+    }
+
+    /// A to-many relationship: `.toMany("bucketList", \Trip.bucketList, inverse: "trip", deleteRule: .cascade)`.
+    public static func toMany<M: PersistentModel, T: PersistentModel>(
+        _ name: String, _ keyPath: ReferenceWritableKeyPath<M, [T]>, inverse: String? = nil, deleteRule: DeleteRule = .nullify
+    ) -> ModelProperty {
+        let description = RelationshipDescription(name, to: T.entityName, toMany: true, inverse: inverse, deleteRule: deleteRule)
+        return ModelProperty(name: name, keyPath: keyPath, kind: .relationship(description, destination: T.self, get: { m in
+            .many((m as! M)[keyPath: keyPath])
+        }, set: { m, related in
+            if case .many(let targets) = related { (m as! M)[keyPath: keyPath] = targets.compactMap { $0 as? T } }
+        }))
+    }
+}

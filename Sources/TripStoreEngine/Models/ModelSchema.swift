@@ -1,0 +1,107 @@
+import Foundation
+
+/// The model classes of an app, listed once, and the `Schema` they make.
+///
+/// ```swift
+/// let schema = try ModelSchema([Trip.self, BusinessTrip.self, PersonalTrip.self, BucketListItem.self])
+/// ```
+public final class ModelSchema: @unchecked Sendable {
+    public let schema: Schema
+    let types: [PersistentModel.Type]
+    /// Every property of each entity, in slot order (inherited first).
+    let properties: [[ModelProperty]]
+    private let names: [AnyKeyPath: String]
+
+    public init(_ types: [PersistentModel.Type]) throws {
+        var descriptions: [EntityDescription] = []
+        let names = types.map { $0.entityName }
+        for t in types {
+            let own = ModelSchema.ordered(t.properties)
+            var d = EntityDescription(t.entityName)
+            // The superclass, from a throwaway instance's mirror (no macro tells us).
+            if let superType = Mirror(reflecting: t.init()).superclassMirror?.subjectType as? PersistentModel.Type,
+               superType != PersistentModel.self {
+                guard names.contains(superType.entityName) else {
+                    throw SchemaError.unknownParent(entity: t.entityName, parent: superType.entityName)
+                }
+                d.parent = superType.entityName
+            }
+            for p in own {
+                switch p.kind {
+                case .attribute(let a, _, _): d.attributes.append(a)
+                case .relationship(let r, _, _, _): d.relationships.append(r)
+                }
+            }
+            descriptions.append(d)
+        }
+        schema = try Schema(descriptions)
+        self.types = types
+        var byEntity: [[ModelProperty]] = []
+        var keyPaths: [AnyKeyPath: String] = [:]
+        for e in schema.entities {
+            var chain: [Int] = []
+            var c: Int? = e.id
+            while let x = c { chain.insert(x, at: 0); c = schema.entities[x].parent }
+            let props = chain.flatMap { ModelSchema.ordered(types[$0].properties) }
+            byEntity.append(props)
+            for p in types[e.id].properties { keyPaths[p.keyPath] = p.name }
+        }
+        properties = byEntity
+        self.names = keyPaths
+    }
+
+    /// Attributes first, then relationships: the order of an entity's slots.
+    static func ordered(_ ps: [ModelProperty]) -> [ModelProperty] {
+        ps.filter { if case .attribute = $0.kind { return true } else { return false } }
+            + ps.filter { if case .relationship = $0.kind { return true } else { return false } }
+    }
+
+    /// The stored name of a model key path (Swift does not say it for non-final classes).
+    public func propertyName(_ keyPath: AnyKeyPath) -> String? {
+        if let n = names[keyPath] { return n }
+        lock.lock()
+        defer { lock.unlock() }
+        if let cached = probed[keyPath] { return cached }
+        let name = probe(keyPath)
+        probed[keyPath] = name
+        return name
+    }
+
+    private let lock = NSLock()
+    private var probed: [AnyKeyPath: String?] = [:]
+
+    /// A key path rooted at a subclass (`\PersonalTrip.startDate`) is not equal to
+    /// the declared one (`\Trip.startDate`): read it on an instance whose
+    /// attributes all hold distinct values, and see whose value comes back.
+    private func probe(_ keyPath: AnyKeyPath) -> String? {
+        guard let root = type(of: keyPath).rootType as? PersistentModel.Type,
+              let entity = schema.entity(named: root.entityName) else { return nil }
+        let instance = root.init()
+        var markers: [(String, Value)] = []
+        for (slot, p) in properties[entity.id].enumerated() {
+            guard case .attribute(let a, _, let set) = p.kind, let marker = ModelSchema.marker(a.type, slot) else { continue }
+            if set(instance, marker) { markers.append((p.name, marker)) }
+        }
+        guard let read = instance[keyPath: keyPath] as? any ModelValue else { return nil }
+        let value = read.storedValue
+        let matches = markers.filter { $0.1 == value }
+        return matches.count == 1 ? matches[0].0 : nil
+    }
+
+    static func marker(_ type: ValueType, _ slot: Int) -> Value? {
+        switch type {
+        case .string: return .string("\u{1}probe \(slot)")
+        case .int: return .int(Int64(1_000_003 + slot))
+        case .double: return .double(1_000_003.5 + Double(slot))
+        case .date: return .date(1_000_003 + Double(slot))
+        case .bool: return .bool(slot % 2 == 0)
+        case .enumeration(let e): return .string(e.cases[slot % e.cases.count])
+        case .array(let inner): return marker(inner, slot).map { .array([$0]) }
+        case .embedded: return nil
+        }
+    }
+
+    func entity(of model: PersistentModel) -> Entity? {
+        schema.entity(named: type(of: model).entityName)
+    }
+}

@@ -1,0 +1,123 @@
+import Foundation
+
+/// A Swift type that can be a model attribute: how it is stored and read back.
+public protocol ModelValue {
+    static var valueType: ValueType { get }
+    static var isOptional: Bool { get }
+    init?(storedValue: Value)
+    var storedValue: Value { get }
+}
+
+extension ModelValue {
+    public static var isOptional: Bool { false }
+}
+
+extension String: ModelValue {
+    public static var valueType: ValueType { .string }
+    public init?(storedValue: Value) {
+        guard case .string(let s) = storedValue else { return nil }
+        self = s
+    }
+    public var storedValue: Value { .string(self) }
+}
+
+extension Int: ModelValue {
+    public static var valueType: ValueType { .int }
+    public init?(storedValue: Value) {
+        guard case .int(let i) = storedValue else { return nil }
+        self = Int(i)
+    }
+    public var storedValue: Value { .int(Int64(self)) }
+}
+
+extension Double: ModelValue {
+    public static var valueType: ValueType { .double }
+    public init?(storedValue: Value) {
+        switch storedValue {
+        case .double(let d): self = d
+        case .int(let i): self = Double(i)
+        default: return nil
+        }
+    }
+    public var storedValue: Value { .double(self) }
+}
+
+extension Bool: ModelValue {
+    public static var valueType: ValueType { .bool }
+    public init?(storedValue: Value) {
+        guard case .bool(let b) = storedValue else { return nil }
+        self = b
+    }
+    public var storedValue: Value { .bool(self) }
+}
+
+extension Date: ModelValue {
+    public static var valueType: ValueType { .date }
+    public init?(storedValue: Value) {
+        guard case .date(let d) = storedValue else { return nil }
+        self = Date(timeIntervalSince1970: d)
+    }
+    public var storedValue: Value { .date((timeIntervalSince1970 * 1000).rounded() / 1000) }
+}
+
+extension Optional: ModelValue where Wrapped: ModelValue {
+    public static var valueType: ValueType { Wrapped.valueType }
+    public static var isOptional: Bool { true }
+    public init?(storedValue: Value) {
+        if case .null = storedValue {
+            self = .none
+            return
+        }
+        guard let w = Wrapped(storedValue: storedValue) else { return nil }
+        self = .some(w)
+    }
+    public var storedValue: Value { map(\.storedValue) ?? .null }
+}
+
+extension Array: ModelValue where Element: ModelValue {
+    public static var valueType: ValueType { .array(Element.valueType) }
+    public init?(storedValue: Value) {
+        guard case .array(let items) = storedValue else { return nil }
+        var out: [Element] = []
+        for item in items {
+            guard let e = Element(storedValue: item) else { return nil }
+            out.append(e)
+        }
+        self = out
+    }
+    public var storedValue: Value { .array(map(\.storedValue)) }
+}
+
+/// A Swift enum stored by its raw value: conform and the rest is provided.
+///
+/// ```swift
+/// enum Reason: String, CaseIterable, ModelEnum { case family, vacation }
+/// ```
+public protocol ModelEnum: ModelValue, RawRepresentable, CaseIterable where RawValue == String {}
+
+extension ModelEnum {
+    public static var valueType: ValueType {
+        .enumeration(EnumDescription(String(describing: self), cases: allCases.map(\.rawValue)))
+    }
+    public init?(storedValue: Value) {
+        guard case .string(let s) = storedValue, let v = Self(rawValue: s) else { return nil }
+        self = v
+    }
+    public var storedValue: Value { .string(rawValue) }
+}
+
+/// A value type stored inside its owner, field by field.
+public protocol ModelEmbedded: ModelValue {
+    static var embeddedDescription: EmbeddedDescription { get }
+    init?(fields: [Value])
+    var fields: [Value] { get }
+}
+
+extension ModelEmbedded {
+    public static var valueType: ValueType { .embedded(embeddedDescription) }
+    public init?(storedValue: Value) {
+        guard case .embedded(let f) = storedValue else { return nil }
+        self.init(fields: f)
+    }
+    public var storedValue: Value { .embedded(fields) }
+}

@@ -1,0 +1,34 @@
+/// The base class of model objects, as SwiftData's `@Model` classes are.
+///
+/// A model class declares the properties it adds once, in `properties`;
+/// subclasses call `super.init()` and declare only their own properties.
+///
+/// ```swift
+/// class Trip: PersistentModel {
+///     var name = ""
+///     var destination = ""
+///     override class var properties: [ModelProperty] {
+///         [.attribute("name", \Trip.name, options: [.indexed]), .attribute("destination", \Trip.destination)]
+///     }
+/// }
+/// final class BusinessTrip: Trip {
+///     var perDiemRate = 0.0
+///     override class var properties: [ModelProperty] { [.attribute("perDiemRate", \BusinessTrip.perDiemRate)] }
+/// }
+/// ```
+///
+/// Models are not `Sendable`: a `ModelContext` confines them.
+open class PersistentModel {
+    /// The persistent identifier: the envelope's `id`.
+    public internal(set) var persistentModelID: String
+
+    public required init() {
+        persistentModelID = EnvelopeDecoder.newID()
+    }
+
+    /// The properties this class declares (not the inherited ones), in order.
+    open class var properties: [ModelProperty] { [] }
+
+    /// The entity name: the type tag in envelopes. The class name by default.
+    open class var entityName: String { String(describing: self) }
+}

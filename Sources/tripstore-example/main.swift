@@ -1,0 +1,104 @@
+import Foundation
+import TripStoreEngine
+
+// A runnable example of the library with a hierarchy of its own:
+// Vehicle → Car → ElectricCar, Vehicle → Bicycle, and Owner.
+// Run it with `swift run tripstore-example [FOLDER]`.
+
+class Vehicle: PersistentModel {
+    var name = ""
+    var built = Date(timeIntervalSince1970: 0)
+    var owner: Owner?
+
+    required init() { super.init() }
+    init(name: String, built: String) {
+        self.name = name
+        self.built = ISODate.parse(built).map { Date(timeIntervalSince1970: $0) } ?? Date()
+        super.init()
+    }
+
+    override class var properties: [ModelProperty] {
+        [.attribute("name", \Vehicle.name, options: [.preserveOnDeletion, .indexed]),
+         .attribute("built", \Vehicle.built, options: [.indexed]),
+         .toOne("owner", \Vehicle.owner, inverse: "vehicles")]
+    }
+}
+
+class Car: Vehicle {
+    var seats = 4
+    override class var properties: [ModelProperty] { [.attribute("seats", \Car.seats)] }
+}
+
+final class ElectricCar: Car {
+    var rangeKilometres = 0.0
+    override class var properties: [ModelProperty] { [.attribute("rangeKilometres", \ElectricCar.rangeKilometres)] }
+}
+
+final class Bicycle: Vehicle {
+    var gears = 1
+    override class var properties: [ModelProperty] { [.attribute("gears", \Bicycle.gears)] }
+}
+
+final class Owner: PersistentModel {
+    var name = ""
+    var vehicles: [Vehicle] = []
+    override class var properties: [ModelProperty] {
+        [.attribute("name", \Owner.name), .toMany("vehicles", \Owner.vehicles, inverse: "owner", deleteRule: .cascade)]
+    }
+}
+
+func run() throws {
+    let folder = CommandLine.arguments.dropFirst().first ?? NSTemporaryDirectory() + "tripstore-example-\(UUID().uuidString)"
+    let models = try ModelSchema([Vehicle.self, Car.self, ElectricCar.self, Bicycle.self, Owner.self])
+    let context = ModelContext(try ModelContainer(folder: folder, models: models))
+
+    // Insert: related objects come along; one save is one transaction.
+    let ada = Owner()
+    ada.name = "Ada"
+    let zoe = ElectricCar(name: "Zoë", built: "2021-04-01")
+    zoe.rangeKilometres = 390
+    let beetle = Car(name: "Beetle", built: "1967-08-15")
+    let bike = Bicycle(name: "Brompton", built: "2019-02-20")
+    bike.gears = 6
+    ada.vehicles = [zoe, beetle, bike]
+    context.insert(ada)
+    try context.save(author: "example")
+    print("saved \(try context.fetchCount(FetchDescriptor<Vehicle>())) vehicles to \(folder)")
+
+    // Deep: every Car, ElectricCars included, each as its own class.
+    let cars = try context.fetch(FetchDescriptor<Vehicle>(predicate: #Predicate { $0 is Car }, sortBy: [SortDescriptor(\Vehicle.built)]))
+    print("is Car:", cars.map { "\($0.name) (\(type(of: $0)))" })
+    // Shallow, in the query language.
+    let plain = try context.fetch(FetchDescriptor<Vehicle>(query: "is exactly Car"))
+    print("is exactly Car:", plain.map(\.name))
+    // A subclass property through `as?`.
+    let longRange = try context.fetch(FetchDescriptor<Vehicle>(predicate: #Predicate {
+        if let e = $0 as? ElectricCar { e.rangeKilometres > 300 } else { false }
+    }))
+    print("range over 300 km:", longRange.map(\.name))
+    print(try context.explain(FetchDescriptor<Vehicle>(predicate: #Predicate { $0 is Car && $0.name.contains("Z") })))
+
+    // Delete, then read the tombstone: the preserved name survives.
+    context.delete(beetle)
+    try context.save(author: "example")
+    for t in context.history(types: [Vehicle.self], kinds: [.delete]) {
+        for c in t.changes {
+            print("deleted \(c.type) \(c.id) at token \(t.token) by \(t.author); name was \(c.preservedValue("name").map(text) ?? "nil")")
+        }
+    }
+}
+
+/// A tombstone value as text.
+func text(_ v: JSONValue) -> String {
+    if case .string(let s) = v { return s }
+    var w = JSONWriter()
+    w.value(v)
+    return w.string
+}
+
+do {
+    try run()
+} catch {
+    FileHandle.standardError.write(Data("tripstore-example: \(error)\n".utf8))
+    exit(1)
+}
