@@ -27,7 +27,7 @@ let package = Package(
         .executableTarget(name: "tripstore-bench", dependencies: ["TripStoreEngine", "TripStoreModels"], swiftSettings: strict),
         .testTarget(
             name: "TripStoreEngineTests", dependencies: ["TripStoreEngine", "TripStoreModels"],
-            resources: [.copy("Fixtures")], swiftSettings: strict),
+            exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(
             name: "TripStoreCLITests", dependencies: ["TripStoreCLI", "TripStoreModels", "TripStoreEngine"],
             swiftSettings: strict),

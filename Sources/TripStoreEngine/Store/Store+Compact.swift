@@ -28,6 +28,7 @@ extension Store {
         buffer.bytes.append(contentsOf: SnapshotFormat.header(schema: schema, token: token, objects: table.count))
         Trace.mark("snapshot start")
         let rows = table.rowsSortedByID()
+        Trace.mark("snapshot sort \(rows.count) rows")
         let encoder = EnvelopeFastEncoder(schema: schema)
         for (k, row) in rows.enumerated() {
             encoder.write(table.object(at: row)!, lookup: table, storedSidesOnly: true, to: &buffer)

@@ -1,0 +1,60 @@
+import Foundation
+import Testing
+@testable import TripStoreEngine
+import TripStoreModels
+
+/// The on-disk formats, byte for byte, against files kept in
+/// `Fixtures/golden/` (set `UPDATE_GOLDEN=1` to write them anew after a
+/// deliberate format change, and review the diff).
+@Suite struct GoldenFileTests {
+    static let folder = TestFolders.projectRoot + "/Tests/TripStoreEngineTests/Fixtures/golden"
+
+    func check(_ produced: String, _ name: String) throws {
+        let path = Self.folder + "/" + name
+        if ProcessInfo.processInfo.environment["UPDATE_GOLDEN"] != nil {
+            try produced.write(toFile: path, atomically: true, encoding: .utf8)
+        }
+        let expected = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(produced == expected, "\(name) differs from the golden file")
+    }
+
+    @Test func journalAndSnapshotMatchTheGoldenFiles() throws {
+        let store = try Store.open(TestFolders.make("golden"), schema: TripSchema.schema, access: .write)
+        let input = try FileIO.readFile(Self.folder + "/input.json")
+        var tx = store.transaction()
+        try store.stage(try EnvelopeInput.decode(input, schema: store.schema), mode: .insert, into: &tx)
+        try store.commit(tx, author: "alice", timestamp: ISODate.parse("2026-11-21T10:00:00Z")!)
+        tx = store.transaction()
+        try store.stageUpdate([store.table.row(for: "b1")!], set: [("perDiemRate", "150")], into: &tx)
+        try store.commit(tx, author: "alice", timestamp: ISODate.parse("2026-11-21T10:05:00.250Z")!)
+        let folder = store.files.folder
+        try check(String(decoding: try FileIO.readFile(folder + "/journal-0.jsonl"), as: UTF8.self), "journal-0.jsonl")
+        try store.compact()
+        try check(String(decoding: try FileIO.readFile(folder + "/snapshot-2.jsonl"), as: UTF8.self), "snapshot-2.jsonl")
+        tx = store.transaction()
+        try tx.delete(store.table.row(for: "b1")!)
+        try store.commit(tx, author: "bob", timestamp: ISODate.parse("2026-11-21T11:00:00Z")!)
+        try check(String(decoding: try FileIO.readFile(folder + "/journal-2.jsonl"), as: UTF8.self), "journal-2.jsonl")
+        var history = JSONWriter(pretty: true)
+        history.beginArray()
+        for t in store.history { HistoryCoding.write(t, to: &history) }
+        history.endArray()
+        try check(history.string + "\n", "history.json")
+    }
+
+    @Test func fastAndTreeEncodersWriteTheSameBytes() throws {
+        let store = try Store.open(TestFolders.make("encoders"), schema: TripSchema.schema, access: .write)
+        var tx = store.transaction()
+        let sample = try FileIO.readFile(TestFolders.projectRoot + "/SampleData/trips.json")
+        try store.stage(try EnvelopeInput.decode(sample, schema: store.schema), mode: .insert, into: &tx)
+        try store.commit(tx, author: "t")
+        let fast = EnvelopeFastEncoder(schema: store.schema)
+        for row in store.table.liveRows {
+            let o = store.table.object(at: row)!
+            var a = JSONWriter(), b = JSONWriter()
+            EnvelopeEncoder.write(o, schema: store.schema, lookup: store.table, to: &a)
+            fast.write(o, lookup: store.table, storedSidesOnly: false, to: &b)
+            #expect(a.bytes == b.bytes, "\(o.id)")
+        }
+    }
+}
