@@ -8,18 +8,20 @@ public enum JournalFormat {
     /// The complete line, newline included.
     public static func line(_ t: HistoryTransaction, schema: Schema,
                             inserted: [StoredObject], lookup: some ObjectLookup) -> [UInt8] {
-        var w = JSONWriter(capacity: 256 + inserted.count * 256)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(256 + inserted.count * 256)
         var k = 0
         let encoder = EnvelopeFastEncoder(schema: schema)
-        HistoryCoding.write(t, to: &w) { _, w in
+        var w = JSONWriter()
+        HistoryCoding.appendCompact(t, to: &bytes) { _, out in
             guard k < inserted.count else { return }
             let o = inserted[k]
             k += 1
-            w.key("data")
-            w.beginRawValue()
+            swap(&w.bytes, &out)
             encoder.writeData(o, entity: schema.entities[o.entity], lookup: lookup, storedSidesOnly: false, to: &w)
+            swap(&w.bytes, &out)
         }
-        return seal(w.bytes)
+        return seal(bytes)
     }
 
     /// Replaces the final `}` of a JSON object with the checksum member and a newline.

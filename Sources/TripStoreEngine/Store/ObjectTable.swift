@@ -90,9 +90,25 @@ public final class ObjectTable: ObjectLookup {
 
     /// Live rows ordered by id, byte by byte (the snapshot's order).
     public func rowsSortedByID() -> [RowID] {
-        var rows = liveRows
-        rows.sort { a, b in ObjectTable.byteLess(self.rows[Int(a)]!.id, self.rows[Int(b)]!.id) }
-        return rows
+        // Sort by the ids' first eight bytes (big-endian, so integer order is
+        // byte order), and compare whole ids only where those are equal.
+        var keyed: [(prefix: UInt64, row: RowID)] = []
+        keyed.reserveCapacity(count)
+        for (i, o) in rows.enumerated() {
+            guard let o else { continue }
+            var id = o.id
+            let prefix = id.withUTF8 { p -> UInt64 in
+                var v: UInt64 = 0
+                for k in 0..<8 { v = v << 8 | UInt64(k < p.count ? p[k] : 0) }
+                return v
+            }
+            keyed.append((prefix, RowID(i)))
+        }
+        keyed.sort { a, b in
+            if a.prefix != b.prefix { return a.prefix < b.prefix }
+            return ObjectTable.byteLess(rows[Int(a.row)]!.id, rows[Int(b.row)]!.id)
+        }
+        return keyed.map(\.row)
     }
 
     /// Byte order of two strings' UTF-8.

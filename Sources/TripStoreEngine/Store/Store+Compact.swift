@@ -41,7 +41,7 @@ extension Store {
         }
         Trace.mark("snapshot sort+objects")
         for t in history {
-            HistoryCoding.write(t, to: &buffer)
+            HistoryCoding.appendCompact(t, to: &buffer.bytes)
             buffer.bytes.append(0x0A)
             try flush(force: false)
         }

@@ -77,7 +77,12 @@ extension Store {
             Trace.mark("snapshot add objects")
             for (k, range) in lines[(1 + Int(objectCount))...].enumerated() {
                 let number = 2 + Int(objectCount) + k
-                var r = JSONReader(buffer: UnsafeBufferPointer(rebasing: buf[range]))
+                let line = UnsafeBufferPointer(rebasing: buf[range])
+                if let t = HistoryFastReader.read(line) {
+                    history.append(t)
+                    continue
+                }
+                var r = JSONReader(buffer: line)
                 guard let value = try? r.parseDocument(), let t = HistoryCoding.read(value) else {
                     throw StoreError.damaged(file: path, line: number, detail: "unreadable history transaction", repairable: false)
                 }

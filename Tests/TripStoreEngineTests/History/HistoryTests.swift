@@ -200,4 +200,24 @@ import TripStoreModels
         let tokens = store.history.map(\.token)
         #expect(tokens == tokens.sorted() && Set(tokens).count == tokens.count)
     }
+
+    @Test func historyLinesReadBackTheSameWithTheFastAndTheTreeReader() throws {
+        let t = HistoryTransaction(token: 7, timestamp: 1_790_000_000.25, author: "Zoë \"z\"", changes: [
+            Change(kind: .insert, type: "Trip", id: "a"),
+            Change(kind: .update, type: "Trip", id: "a", values: [ValueChange(name: "name", old: .string("x"), new: .null)]),
+            Change(kind: .delete, type: "Trip", id: "b", tombstone: [JSONMember("name", .string("y"))]),
+        ])
+        var bytes: [UInt8] = []
+        HistoryCoding.appendCompact(t, to: &bytes)
+        var w = JSONWriter()
+        HistoryCoding.write(t, to: &w)
+        #expect(bytes == w.bytes)
+        let fast = bytes.withUnsafeBufferPointer { HistoryFastReader.read($0) }
+        #expect(fast == t)
+        #expect(HistoryCoding.read(try JSONReader.parse(bytes)) == t)
+        let empty = HistoryTransaction(token: 1, timestamp: 0, author: "a", changes: [])
+        var e: [UInt8] = []
+        HistoryCoding.appendCompact(empty, to: &e)
+        #expect(e.withUnsafeBufferPointer { HistoryFastReader.read($0) } == empty)
+    }
 }
