@@ -18,6 +18,7 @@ struct Options {
     var compareSQLite = false
     var budget = 2.0
     var cli: String?
+    var coldProcesses = true
 }
 
 func usage() -> Never {
@@ -28,6 +29,7 @@ func usage() -> Never {
       --budget SECONDS  time per query figure (default 2)
       --cli PATH        the tripstore binary for the cold-process figures (default: next to this one)
       --compare-sqlite  also run ../shared/bench/peer_sqlite.py on the same file and print ratios
+      --no-cli          skip the cold-process figures (each loads the whole store)
     """)
     exit(1)
 }
@@ -56,6 +58,7 @@ func parseOptions() -> Options {
         case "--budget": options.budget = number(Double.self)
         case "--cli": options.cli = value()
         case "--compare-sqlite": options.compareSQLite = true
+        case "--no-cli": options.coldProcesses = false
         default: usage()
         }
     }
@@ -214,7 +217,7 @@ func runCLI(_ arguments: [String]) -> (Double, String, rusage) {
     getrusage(Int32(RUSAGE_CHILDREN.rawValue), &usage)
     return (now() - t, String(decoding: out, as: UTF8.self), usage)
 }
-if FileManager.default.isExecutableFile(atPath: cli) {
+if options.coldProcesses && FileManager.default.isExecutableFile(atPath: cli) {
     let (_, _, usage) = runCLI(["stats"])
     let peak = Double(usage.ru_maxrss) * 1024
     emit("memory_peak_bytes", peak, "bytes")
@@ -245,7 +248,7 @@ if FileManager.default.isExecutableFile(atPath: cli) {
         }
     }
 } else {
-    FileHandle.standardError.write(Data("tripstore-bench: no tripstore binary at \(cli); cold-process and memory figures skipped\n".utf8))
+    FileHandle.standardError.write(Data("tripstore-bench: cold-process and memory figures skipped (--no-cli, or no tripstore binary at \(cli))\n".utf8))
 }
 emit("resident_bytes_in_bench", residentBytes(), "bytes")
 store.close()

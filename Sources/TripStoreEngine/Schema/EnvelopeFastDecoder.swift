@@ -10,8 +10,11 @@ struct EnvelopeFastDecoder {
     let schema: Schema
     let entityNames: [[UInt8]]
     let propertyNames: [[[UInt8]]]
-    /// Enum cases by property, to share one string per case.
     let wantPaths: Bool
+    // Per decoder, not global: a decoder per core then shares no reference counts.
+    let typeKey = Array("type".utf8)
+    let idKey = Array("id".utf8)
+    let dataKey = Array("data".utf8)
 
     init(schema: Schema, wantPaths: Bool) {
         self.schema = schema
@@ -305,6 +308,3 @@ struct EnvelopeFastDecoder {
     }
 }
 
-private let typeKey: [UInt8] = Array("type".utf8)
-private let idKey: [UInt8] = Array("id".utf8)
-private let dataKey: [UInt8] = Array("data".utf8)

@@ -8,6 +8,12 @@ struct EnvelopeFastEncoder {
     /// `{"type":"Trip","id":` for references (the same bytes).
     /// `"name":` per entity and slot.
     let keys: [[[UInt8]]]
+    // Per encoder, not global: an encoder per core then shares no reference counts.
+    let dataKey = Array(#","data":"#.utf8)
+    let null = Array("null".utf8)
+    let emptyArray = Array("[]".utf8)
+    let trueBytes = Array("true".utf8)
+    let falseBytes = Array("false".utf8)
 
     init(schema: Schema) {
         self.schema = schema
@@ -107,8 +113,3 @@ struct EnvelopeFastEncoder {
     }
 }
 
-private let dataKey = Array(#","data":"#.utf8)
-private let null = Array("null".utf8)
-private let emptyArray = Array("[]".utf8)
-private let trueBytes = Array("true".utf8)
-private let falseBytes = Array("false".utf8)

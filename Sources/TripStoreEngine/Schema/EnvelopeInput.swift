@@ -19,6 +19,17 @@ public enum EnvelopeInput {
             var reader = JSONReader(buffer: buf)
             reader.skipWhitespace()
             guard reader.index < buf.count else { return }
+            if buf[reader.index] == UInt8(ascii: "["), maxErrors == 1,
+               let elements = ArrayElements.split(buf, openingAt: reader.index), elements.count >= 512 {
+                // Many records: decode them on every core. Any problem, and the
+                // sequential path below reads the file again to report it exactly.
+                let chunks = DecodeChunks.decode(elements[...], in: buf, schema: schema, wantPaths: true) { .record($0) }
+                if chunks.allSatisfy({ $0.error == nil }) {
+                    out.reserveCapacity(chunks.reduce(0) { $0 + $1.objects.count })
+                    for c in chunks { out.append(contentsOf: c.objects) }
+                    return
+                }
+            }
             if buf[reader.index] == UInt8(ascii: "[") {
                 out.reserveCapacity(buf.count / 180)
                 do {

@@ -27,6 +27,11 @@ public struct Schema: Sendable {
         self.fingerprint = SchemaCoding.fingerprint(of: descriptions)
     }
 
+    /// The same schema with entity objects of its own, for work on another core.
+    func privateCopy() -> Schema {
+        (try? Schema(descriptions)) ?? self
+    }
+
     /// The entity of that name, if the schema has one.
     public func entity(named name: String) -> Entity? {
         indexByName[name].map { entities[$0] }

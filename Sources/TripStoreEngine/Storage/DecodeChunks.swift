@@ -9,9 +9,11 @@ enum DecodeChunks {
         var error: (Int, String)?
     }
 
-    static func decode(_ lines: ArraySlice<Range<Int>>, in buffer: UnsafeBufferPointer<UInt8>, schema: Schema) -> [Chunk] {
+    /// Decodes each range as one whole value; `location` names a range for messages.
+    static func decode(_ lines: ArraySlice<Range<Int>>, in buffer: UnsafeBufferPointer<UInt8>, schema: Schema,
+                       wantPaths: Bool = false, location: @escaping @Sendable (Int) -> RecordLocation = { .line($0) }) -> [Chunk] {
         let cores = max(1, min(8, sysconfCores()))
-        let count = lines.count >= 20_000 ? cores : 1
+        let count = lines.count >= 512 ? cores : 1
         let per = (lines.count + count - 1) / max(count, 1)
         let results = UnsafeMutablePointer<Chunk>.allocate(capacity: count)
         results.initialize(repeating: Chunk(), count: count)
@@ -23,8 +25,10 @@ enum DecodeChunks {
         nonisolated(unsafe) let buf = buffer
         let first = lines.startIndex
         let all = Array(lines)
-        DispatchQueue.concurrentPerform(iterations: count) { k in
-            let records = RecordDecoder(schema: schema, wantPaths: false)
+        Parallel.forEach(count) { k in
+            // A private copy of the schema per core: shared entity objects would
+            // make both cores fight over their reference counts.
+            let records = RecordDecoder(schema: schema.privateCopy(), wantPaths: wantPaths)
             var chunk = Chunk()
             let lo = k * per, hi = min(all.count, lo + per)
             chunk.objects.reserveCapacity(max(0, hi - lo))
@@ -32,7 +36,7 @@ enum DecodeChunks {
             while i < hi {
                 var r = JSONReader(buffer: UnsafeBufferPointer(rebasing: buf[all[i]]))
                 do {
-                    try records.decodeWhole(&r, at: .line(first + i + 1), into: &chunk.objects)
+                    try records.decodeWhole(&r, at: location(first + i + 1), into: &chunk.objects)
                 } catch {
                     chunk.error = (first + i + 1, "\(error)")
                     break

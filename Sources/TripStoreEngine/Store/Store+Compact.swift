@@ -1,3 +1,4 @@
+import Dispatch
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -29,12 +30,19 @@ extension Store {
         Trace.mark("snapshot start")
         let rows = table.rowsSortedByID()
         Trace.mark("snapshot sort \(rows.count) rows")
+        // Objects are encoded on every core a block at a time, then written in order.
         let encoder = EnvelopeFastEncoder(schema: schema)
-        for (k, row) in rows.enumerated() {
-            encoder.write(table.object(at: row)!, lookup: table, storedSidesOnly: true, to: &buffer)
-            buffer.bytes.append(0x0A)
-            try flush(force: false)
-            if k == rows.count / 2 && CrashPoint.armed == "snapshot-mid-write" {
+        var start = 0
+        var crashed = false
+        while start < rows.count {
+            let end = min(rows.count, start + 65_536)
+            for part in encodeInParallel(rows[start..<end], encoder: encoder) {
+                buffer.bytes.append(contentsOf: part)
+                try flush(force: false)
+            }
+            start = end
+            if !crashed && start >= rows.count / 2 && CrashPoint.armed == "snapshot-mid-write" {
+                crashed = true
                 try flush(force: true)
                 CrashPoint.hit("snapshot-mid-write")
             }
@@ -77,6 +85,28 @@ extension Store {
         hasSnapshot = true
         journalSize = 0
         journalTransactions = 0
+    }
+
+    /// Snapshot lines for `rows`, one byte array per core, in order.
+    private func encodeInParallel(_ rows: ArraySlice<RowID>, encoder: EnvelopeFastEncoder) -> [[UInt8]] {
+        let parts = rows.count >= 1024 ? 2 : 1
+        let per = (rows.count + parts - 1) / parts
+        var out = Array(repeating: [UInt8](), count: parts)
+        nonisolated(unsafe) let table = self.table
+        nonisolated(unsafe) let all = Array(rows)
+        out.withUnsafeMutableBufferPointer { buffers in
+            nonisolated(unsafe) let results = buffers
+            Parallel.forEach(parts) { k in
+                let encoder = k == 0 ? encoder : EnvelopeFastEncoder(schema: encoder.schema.privateCopy())
+                var w = JSONWriter(capacity: per * 400)
+                for row in all[(k * per)..<min(all.count, (k + 1) * per)] {
+                    encoder.write(table.object(at: row)!, lookup: table, storedSidesOnly: true, to: &w)
+                    w.bytes.append(0x0A)
+                }
+                results[k] = w.bytes
+            }
+        }
+        return out
     }
 
     /// Drops history transactions with a token below `token`; the objects stay.
