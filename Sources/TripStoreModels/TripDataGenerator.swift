@@ -9,25 +9,14 @@ import TripStoreEngine
 /// let bytes = g.jsonArray(trips: 1000)
 /// ```
 public struct TripDataGenerator {
-    var state: UInt64
+    var random: SplitMix64
     var counter: UInt64 = 0
 
     public init(seed: UInt64) {
-        // Hash the seed, so that nearby seeds start far apart on SplitMix's sequence.
-        var z = seed &+ 0x9E37_79B9_7F4A_7C15
-        z = (z ^ (z >> 33)) &* 0xFF51_AFD7_ED55_8CCD
-        z = (z ^ (z >> 33)) &* 0xC4CE_B9FE_1A85_EC53
-        state = z ^ (z >> 33)
+        random = SplitMix64(seed: seed)
     }
 
-    // SplitMix64: small, fast and the same on every platform.
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+    mutating func next() -> UInt64 { random.next() }
 
     mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 53) }
     mutating func int(_ a: Int, _ b: Int) -> Int { a + Int(unit() * Double(b - a + 1)) }

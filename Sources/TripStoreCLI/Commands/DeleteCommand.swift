@@ -18,8 +18,7 @@ enum DeleteCommand {
         }
         guard StoreFiles(folder: ctx.storePath).exists() else { throw StoreError.noStore(path: ctx.storePath) }
         let store = try ctx.openStore(.write)
-        let rows = try predicate.map { try QuerySupport.matchingRows(store, from: ctx.args.value("from") ?? store.schema.roots[0].name, predicate: $0) }
-            ?? store.rows(forIDs: ctx.args.positionals)
+        let rows = try QuerySupport.selectedRows(ctx, store)
         if rows.isEmpty {
             ctx.console.line("nothing matches; nothing deleted")
             return 0

@@ -14,9 +14,15 @@ public final class ValueIndex {
     /// is a slice, its size a subtraction.
     struct Ordered {
         var keys: [IndexKey]
-        var rows: [[RowID]]
-        /// `counts[i]` rows have a value before `keys[i]`.
+        /// Every row, grouped by value in value order.
+        var flat: [RowID]
+        /// `counts[i]` rows have a value before `keys[i]`: the rows of `keys[i]`
+        /// are `flat[counts[i]..<counts[i + 1]]`.
         var counts: [Int]
+
+        func rows(_ positions: Range<Int>) -> ArraySlice<RowID> {
+            flat[counts[positions.lowerBound]..<counts[positions.upperBound]]
+        }
     }
     private var foldedCache: [String: String] = [:]
     public private(set) var rowCount = 0
@@ -75,16 +81,15 @@ public final class ValueIndex {
     func ordered() -> Ordered {
         if let o = orderedCache { return o }
         let keys = sortedKeys()
-        var rows: [[RowID]] = []
-        rows.reserveCapacity(keys.count)
+        var flat: [RowID] = []
+        flat.reserveCapacity(rowCount)
         var counts: [Int] = [0]
         counts.reserveCapacity(keys.count + 1)
         for k in keys {
-            let r = rowsByKey[k]!
-            rows.append(r)
-            counts.append(counts.last! + r.count)
+            flat.append(contentsOf: rowsByKey[k]!)
+            counts.append(flat.count)
         }
-        let o = Ordered(keys: keys, rows: rows, counts: counts)
+        let o = Ordered(keys: keys, flat: flat, counts: counts)
         orderedCache = o
         return o
     }

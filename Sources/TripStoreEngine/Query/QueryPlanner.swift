@@ -94,10 +94,7 @@ struct QueryPlanner {
                 let label = "\(schema.entities[idx.entity].name).\(idx.name) \(test.op.rawValue) \(test.text) (\(range.count) of \(idx.distinctKeys) values)"
                 return AccessPath(operation: "range index", detail: label, estimate: estimate, exact: true,
                                   entities: Set(schema.entities[idx.entity].closure)) {
-                    var out: [RowID] = []
-                    out.reserveCapacity(estimate)
-                    for i in range { out.append(contentsOf: ordered.rows[i]) }
-                    return out
+                    Array(ordered.rows(range))
                 }
             case (.contains, .string(_, let folded)):
                 operation = "text index"
@@ -233,7 +230,7 @@ struct QueryPlanner {
         let ordered = idx.ordered()
         var k = descending ? ordered.keys.count - 1 : 0
         while out.count < need && k >= 0 && k < ordered.keys.count {
-            take(ordered.rows[k])
+            take(Array(ordered.rows(k..<(k + 1))))
             k += descending ? -1 : 1
         }
         if descending && out.count < need { take(nilGroup()) }

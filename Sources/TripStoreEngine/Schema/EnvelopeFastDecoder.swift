@@ -42,20 +42,9 @@ struct EnvelopeFastDecoder {
 
     /// Reads a key without escapes, up to and including the ':'; returns its byte range.
     @inline(__always) func key(_ r: inout JSONReader) throws(GiveUp) -> Range<Int> {
-        guard peek(&r) == UInt8(ascii: "\"") else { throw GiveUp() }
-        let start = r.index + 1
-        var i = start
-        let buf = r.buffer
-        while i < buf.count {
-            let b = buf[i]
-            if b == UInt8(ascii: "\"") { break }
-            if b == UInt8(ascii: "\\") || b < 0x20 || b >= 0x80 { throw GiveUp() }
-            i += 1
-        }
-        guard i < buf.count else { throw GiveUp() }
-        r.index = i + 1
+        let range = try rawString(&r)
         try expect(&r, UInt8(ascii: ":"))
-        return start..<i
+        return range
     }
 
     @inline(__always) func equals(_ r: JSONReader, _ range: Range<Int>, _ name: [UInt8]) -> Bool {
@@ -105,7 +94,7 @@ struct EnvelopeFastDecoder {
         throw GiveUp()
     }
 
-    /// Reads a string value's raw bytes (no escapes) as a range.
+    /// Reads a string's raw bytes (ASCII, no escapes) as a range.
     @inline(__always) func rawString(_ r: inout JSONReader) throws(GiveUp) -> Range<Int> {
         guard peek(&r) == UInt8(ascii: "\"") else { throw GiveUp() }
         let start = r.index + 1

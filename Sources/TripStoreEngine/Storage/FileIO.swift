@@ -87,9 +87,11 @@ public enum FileIO {
         try bytes.withUnsafeBytes { p in try writeAll(fd, p, path: path) }
     }
 
-    public static func fsync(_ fd: Int32, path: String) throws {
+    /// Flushes a file to disk; `dataOnly` (fdatasync) skips metadata that is
+    /// not needed to read the data back, such as times (the size is still flushed).
+    public static func fsync(_ fd: Int32, path: String, dataOnly: Bool = false) throws {
         try check("fsync", path)
-        while Glibc.fsync(fd) != 0 {
+        while (dataOnly ? Glibc.fdatasync(fd) : Glibc.fsync(fd)) != 0 {
             if errno != EINTR { throw IOError(operation: "fsync", path: path, code: errno) }
         }
     }

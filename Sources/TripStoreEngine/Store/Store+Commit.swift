@@ -65,9 +65,12 @@ extension Store {
 
     func appendToJournal(_ line: [UInt8]) throws {
         let path = files.journal(snapshotToken)
-        let isNew = !FileIO.exists(path)
-        let fd = try FileIO.open(path, O_WRONLY | O_APPEND | O_CREAT)
-        defer { FileIO.close(fd) }
+        var isNew = false
+        if journalFD < 0 {
+            isNew = !FileIO.exists(path)
+            journalFD = try FileIO.open(path, O_WRONLY | O_APPEND | O_CREAT)
+        }
+        let fd = journalFD
         do {
             if CrashPoint.armed == "journal-mid-write" {
                 try line.withUnsafeBytes { p in
@@ -78,7 +81,7 @@ extension Store {
             }
             try FileIO.writeAll(fd, line, path: path)
             CrashPoint.hit("journal-before-fsync")
-            try FileIO.fsync(fd, path: path)
+            try FileIO.fsync(fd, path: path, dataOnly: true)
             if isNew { try FileIO.fsyncDirectory(files.folder) }
         } catch {
             // Leave no partial line behind for the next commit to follow.

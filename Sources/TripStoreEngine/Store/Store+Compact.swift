@@ -81,6 +81,7 @@ extension Store {
         let old = try files.list()
         for s in old.snapshots where s < token { FileIO.unlink(files.snapshot(s)) }
         for j in old.journals where j < token { FileIO.unlink(files.journal(j)) }
+        closeJournal()
         snapshotToken = token
         hasSnapshot = true
         journalSize = 0

@@ -40,6 +40,8 @@ public final class Store {
     var lock: StoreLock?
     /// Set when a commit by snapshot failed after changing memory.
     var needsReopen = false
+    /// The journal, kept open between commits by a writer.
+    var journalFD: Int32 = -1
 
     init(folder: String, schema: Schema, access: StoreAccess, options: StoreOptions) {
         self.schema = schema
@@ -102,7 +104,17 @@ public final class Store {
 
     /// Releases the writer's lock (also released when the store is freed).
     public func close() {
+        closeJournal()
         lock = nil
+    }
+
+    func closeJournal() {
+        if journalFD >= 0 { FileIO.close(journalFD) }
+        journalFD = -1
+    }
+
+    deinit {
+        closeJournal()
     }
 }
 

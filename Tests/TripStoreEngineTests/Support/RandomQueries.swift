@@ -1,14 +1,14 @@
+import TripStoreModels
+
 /// Deterministic random queries over the trip schema, for the differential and fuzz tests.
 struct RandomQueries {
-    var state: UInt64
+    var random: SplitMix64
 
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
+    init(state: UInt64) {
+        random = SplitMix64(seed: state)
     }
+
+    mutating func next() -> UInt64 { random.next() }
 
     mutating func int(_ n: Int) -> Int { Int(next() % UInt64(n)) }
     mutating func pick<T>(_ xs: [T]) -> T { xs[int(xs.count)] }
