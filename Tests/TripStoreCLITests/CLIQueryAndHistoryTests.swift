@@ -44,6 +44,7 @@ import TripStoreCLI
         let csv = CLIRunner.run(["query", "reason == \"reunion\" && destination ~ \"zur\"", "--format", "csv", "--fields", "name,destination"], store: s)
         #expect(csv.out == "id,name,destination\nzurich-reunion,García family reunion,\"Zürich, Switzerland\"\n")
         #expect(CLIRunner.run(["query", "is Trip", "--limit", "0", "--format", "ids"], store: s).out == "")
+        #expect(CLIRunner.run(["query", "is Trip", "--limit", "0", "--format", "table"], store: s).out == "")
     }
 
     @Test func queryErrorsShowTheQueryAndACaret() {

@@ -78,6 +78,7 @@ enum QueryCommand {
             console.line(String(result.total ?? result.rows.count))
             return
         }
+        if s.limit == 0 { return }  // --limit 0 prints nothing, not even a header
         let from = store.schema.entity(named: s.from ?? store.schema.roots[0].name)!
         RowFormatter(store: store, format: s.format, from: from, fields: s.fields, console: console).write(result.rows)
     }
