@@ -40,6 +40,7 @@ struct CommandContext {
     func openStore(_ access: StoreAccess) throws -> Store {
         let store = try Store.open(storePath, schema: schema, access: access, options: options())
         for w in store.warnings { console.err(w) }
+        console.keepUntilExit(store)
         return store
     }
 

@@ -70,6 +70,16 @@ public final class Console {
         Console.writeAll(2, Array("\r\u{1B}[K".utf8))
     }
 
+    /// Objects the process keeps until it exits: freeing a large store object
+    /// by object takes longer than the exit that follows.
+    nonisolated(unsafe) private static var keptUntilExit: [AnyObject] = []
+
+    /// Keeps `object` alive until the process exits (only for the real process).
+    public func keepUntilExit(_ object: AnyObject) {
+        guard !capture else { return }
+        Console.keptUntilExit.append(object)
+    }
+
     public func flush() {
         guard !capture, !pending.isEmpty else { return }
         Console.writeAll(1, pending)

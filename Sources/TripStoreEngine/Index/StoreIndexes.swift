@@ -57,10 +57,18 @@ public final class StoreIndexes {
         }
     }
 
+    /// Adds a row known to be past every row of its entity (loading a snapshot).
+    func appendType(_ row: RowID, _ entity: Int) {
+        typeRows[entity].append(row)
+    }
+
+    /// The type index from the table (value indexes are built when first used).
     func rebuild(from table: ObjectTable) {
-        for row in 0..<table.rowCount {
-            if let o = table.object(at: RowID(row)) { add(RowID(row), o) }
-        }
+        for k in typeRows.indices { typeRows[k].removeAll(keepingCapacity: true) }
+        for (e, n) in table.countByEntity.enumerated() { typeRows[e].reserveCapacity(n) }
+        table.forEachEntity { row, entity in typeRows[entity].append(row) }
+        for k in built.indices { built[k] = false }
+        for index in valueIndexes { index.clear() }
     }
 
     func add(_ row: RowID, _ o: StoredObject) {

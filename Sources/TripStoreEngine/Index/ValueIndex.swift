@@ -35,6 +35,16 @@ public final class ValueIndex {
     public var name: String { property.name }
     public var distinctKeys: Int { rowsByKey.count }
 
+    /// Empties the index (before it is built again).
+    func clear() {
+        rowsByKey = [:]
+        nullRows = []
+        sortedCache = nil
+        orderedCache = nil
+        foldedCache = [:]
+        rowCount = 0
+    }
+
     func add(_ row: RowID, _ v: Value) {
         rowCount += 1
         orderedCache = nil

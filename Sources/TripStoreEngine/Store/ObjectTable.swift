@@ -126,6 +126,13 @@ public final class ObjectTable: ObjectLookup {
         }
     }
 
+    /// Calls `body` with each live row and its entity, in row order.
+    func forEachEntity(_ body: (RowID, Int) -> Void) {
+        for i in rows.indices {
+            if let e = rows[i]?.entity { body(RowID(i), e) }
+        }
+    }
+
     /// Live rows in row order.
     public var liveRows: [RowID] {
         var out: [RowID] = []

@@ -14,7 +14,9 @@ extension Store {
         if FileIO.exists(journal) {
             try loadJournal(journal)
         }
-        indexes.rebuild(from: table)
+        // The snapshot's rows went into the type index as they were added; a
+        // replayed journal may have changed them, so then it is built again.
+        if journalTransactions > 0 { indexes.rebuild(from: table) }
         Trace.mark("build indexes")
     }
 
@@ -70,32 +72,52 @@ extension Store {
                         throw StoreError.damaged(file: path, line: nil, detail: "duplicate id '\(d.id)'", repairable: false)
                     }
                     let row = table.append(StoredObject(entity: d.entity, id: d.id, values: d.values))
+                    indexes.appendType(row, d.entity)
                     if !d.links.isEmpty { pending.append((row, d.links)) }
                 }
             }
             table.idOrderedRows = table.rowCount
             Trace.mark("snapshot add objects")
-            for (k, range) in lines[(1 + Int(objectCount))...].enumerated() {
-                let number = 2 + Int(objectCount) + k
-                let line = UnsafeBufferPointer(rebasing: buf[range])
-                if let t = HistoryFastReader.read(line) {
-                    history.append(t)
-                    continue
-                }
-                var r = JSONReader(buffer: line)
-                guard let value = try? r.parseDocument(), let t = HistoryCoding.read(value) else {
-                    throw StoreError.damaged(file: path, line: number, detail: "unreadable history transaction", repairable: false)
-                }
-                history.append(t)
+            // History lines are kept as bytes and read when first needed.
+            let historyLines = lines[(1 + Int(objectCount))...]
+            if let first = historyLines.first, let last = historyLines.last {
+                let bytes = Array(buf[first.lowerBound..<last.upperBound])
+                pendingHistory = (bytes, historyLines.map { ($0.lowerBound - first.lowerBound)..<($0.upperBound - first.lowerBound) },
+                                  2 + Int(objectCount), path)
             }
+            snapshotHistoryCount = Int(historyCount)
             Trace.mark("snapshot history")
-            guard table.count == Int(objectCount), history.count == Int(historyCount) else {
-                throw StoreError.damaged(file: path, line: nil, detail: "the trailer counts \(objectCount) objects and \(historyCount) transactions, the file holds \(table.count) and \(history.count)", repairable: false)
+            guard table.count == Int(objectCount) else {
+                throw StoreError.damaged(file: path, line: nil, detail: "the trailer counts \(objectCount) objects, the file holds \(table.count)", repairable: false)
             }
             try resolveLinks(pending, file: path, deriveInverses: true)
             Trace.mark("resolve links")
         }
         lastToken = token
+    }
+
+    /// Reads the snapshot's history lines kept aside at load.
+    func readPendingHistory() {
+        guard let pending = pendingHistory else { return }
+        pendingHistory = nil
+        var read: [HistoryTransaction] = []
+        read.reserveCapacity(pending.lines.count + loadedHistory.count)
+        pending.bytes.withUnsafeBufferPointer { buf in
+            for (k, range) in pending.lines.enumerated() {
+                let line = UnsafeBufferPointer(rebasing: buf[range])
+                if let t = HistoryFastReader.read(line) {
+                    read.append(t)
+                    continue
+                }
+                var r = JSONReader(buffer: line)
+                if let value = try? r.parseDocument(), let t = HistoryCoding.read(value) {
+                    read.append(t)
+                } else {
+                    historyProblems.append("\(pending.file) line \(pending.firstLine + k): unreadable history transaction")
+                }
+            }
+        }
+        loadedHistory = read + loadedHistory
     }
 
     func checkHeader(_ header: JSONValue, path: String, token: Int64) throws {
@@ -172,7 +194,7 @@ extension Store {
                     throw StoreError.damaged(file: path, line: number, detail: "token \(t.token) follows \(lastToken)", repairable: false)
                 }
                 try JournalReplay.apply(value, to: self, file: path, line: number)
-                history.append(t)
+                loadedHistory.append(t)
                 lastToken = t.token
                 journalTransactions += 1
             }

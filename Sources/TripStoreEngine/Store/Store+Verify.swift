@@ -30,6 +30,12 @@ extension Store {
             if problems.count > 100 { break }
         }
         problems.append(contentsOf: indexes.checkInvariants(table))
+        _ = history.count  // reads the snapshot's history lines, noting any that cannot be read
+        problems.append(contentsOf: historyProblems)
+        let tokens = history.map(\.token)
+        if tokens != tokens.sorted() || Set(tokens).count != tokens.count {
+            problems.append("history tokens are not strictly increasing")
+        }
         return problems
     }
 }

@@ -24,8 +24,25 @@ public final class Store {
     public let table: ObjectTable
     /// The indexes, kept current by every commit.
     public let indexes: StoreIndexes
-    /// Retained history, oldest first.
-    public internal(set) var history: [HistoryTransaction] = []
+    /// Retained history, oldest first. A snapshot's history lines are read
+    /// the first time this is used (a query never needs them).
+    public internal(set) var history: [HistoryTransaction] {
+        get {
+            readPendingHistory()
+            return loadedHistory
+        }
+        set {
+            readPendingHistory()
+            loadedHistory = newValue
+        }
+    }
+    var loadedHistory: [HistoryTransaction] = []
+    /// The snapshot's history lines, not yet read: their bytes, line ranges and first line number.
+    var pendingHistory: (bytes: [UInt8], lines: [Range<Int>], firstLine: Int, file: String)?
+    /// How many transactions the snapshot holds (known without reading them).
+    var snapshotHistoryCount = 0
+    /// History lines that could not be read (reported by `verify`).
+    var historyProblems: [String] = []
     /// The token of the last committed transaction (0 for a new store).
     public internal(set) var lastToken: Int64 = 0
     /// The token of the loaded snapshot (0 when there is none); the journal is `journal-<this>.jsonl`.
