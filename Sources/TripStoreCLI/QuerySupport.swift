@@ -2,6 +2,22 @@ import TripStoreEngine
 
 /// Rows of a type that match a predicate, for commands that select objects.
 enum QuerySupport {
+    /// Opens the store to write and selects the rows for `delete` or `update`;
+    /// nil, after saying so, when nothing matches (nothing is committed then).
+    static func openAndSelect(_ ctx: CommandContext, verb: String) throws -> (Store, [RowID])? {
+        guard (ctx.args.value("where") == nil) != ctx.args.positionals.isEmpty else {
+            throw ctx.usageError("give the ids to \(verb) or --where PREDICATE (not both)")
+        }
+        guard StoreFiles(folder: ctx.storePath).exists() else { throw StoreError.noStore(path: ctx.storePath) }
+        let store = try ctx.openStore(.write)
+        let rows = try selectedRows(ctx, store)
+        if rows.isEmpty {
+            ctx.console.line("nothing matches; nothing \(verb)d")
+            return nil
+        }
+        return (store, rows)
+    }
+
     /// The rows a writing command works on: `--where PREDICATE` (with `--from`)
     /// or the ids given; exactly one of the two.
     static func selectedRows(_ ctx: CommandContext, _ store: Store) throws -> [RowID] {

@@ -12,17 +12,7 @@ enum DeleteCommand {
         examples: ["tripstore delete rome-summit", "tripstore delete --where 'name ^= \"Draft:\"' --dry-run"])
 
     static func run(_ ctx: CommandContext) throws -> Int32 {
-        let predicate = ctx.args.value("where")
-        guard (predicate == nil) != ctx.args.positionals.isEmpty else {
-            throw ctx.usageError("give the ids to delete or --where PREDICATE (not both)")
-        }
-        guard StoreFiles(folder: ctx.storePath).exists() else { throw StoreError.noStore(path: ctx.storePath) }
-        let store = try ctx.openStore(.write)
-        let rows = try QuerySupport.selectedRows(ctx, store)
-        if rows.isEmpty {
-            ctx.console.line("nothing matches; nothing deleted")
-            return 0
-        }
+        guard let (store, rows) = try QuerySupport.openAndSelect(ctx, verb: "delete") else { return 0 }
         var tx = store.transaction()
         for r in rows { try tx.delete(r) }
         if ctx.args.has("dry-run") {

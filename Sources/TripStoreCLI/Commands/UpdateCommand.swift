@@ -13,10 +13,6 @@ enum UpdateCommand {
                    "tripstore update --where 'is PersonalTrip && notes == nil' --set 'notes=\"to plan\"'"])
 
     static func run(_ ctx: CommandContext) throws -> Int32 {
-        let predicate = ctx.args.value("where")
-        guard (predicate == nil) != ctx.args.positionals.isEmpty else {
-            throw ctx.usageError("give the ids to update or --where PREDICATE (not both)")
-        }
         let sets = ctx.args.all("set")
         guard !sets.isEmpty else { throw ctx.usageError("missing --set KEY=VALUE") }
         var assignments: [(name: String, text: String)] = []
@@ -24,13 +20,7 @@ enum UpdateCommand {
             guard let eq = s.firstIndex(of: "=") else { throw ctx.usageError("--set needs KEY=VALUE, got '\(s)'") }
             assignments.append((String(s[..<eq]).trimmed, String(s[s.index(after: eq)...])))
         }
-        guard StoreFiles(folder: ctx.storePath).exists() else { throw StoreError.noStore(path: ctx.storePath) }
-        let store = try ctx.openStore(.write)
-        let rows = try QuerySupport.selectedRows(ctx, store)
-        if rows.isEmpty {
-            ctx.console.line("nothing matches; nothing updated")
-            return 0
-        }
+        guard let (store, rows) = try QuerySupport.openAndSelect(ctx, verb: "update") else { return 0 }
         var tx = store.transaction()
         try store.stageUpdate(rows, set: assignments, into: &tx)
         guard let t = try store.commit(tx, author: ctx.author) else {

@@ -32,7 +32,7 @@ extension Store {
         Trace.mark("journal write+fsync")
         apply(tx)
         Trace.mark("apply to table and indexes")
-        history.append(t)
+        loadedHistory.append(t)
         lastToken = t.token
         journalTransactions += 1
         if journalSize >= options.snapshotAfterBytes || journalTransactions >= options.snapshotAfterTransactions {
@@ -51,7 +51,7 @@ extension Store {
     /// still hold the previous state and this `Store` must be opened again.
     func commitBySnapshot(_ tx: TransactionBuilder, _ t: HistoryTransaction) throws -> HistoryTransaction {
         apply(tx)
-        history.append(t)
+        loadedHistory.append(t)
         lastToken = t.token
         Trace.mark("apply to table and indexes")
         do {
