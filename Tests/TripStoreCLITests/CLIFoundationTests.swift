@@ -24,6 +24,25 @@ import TripStoreCLI
         #expect(r.err.hasSuffix("2 errors\n"))
     }
 
+    @Test func validateReportsEveryReferenceError() throws {
+        let path = NSTemporaryDirectory() + "refs-\(UUID().uuidString).jsonl"
+        try """
+        {"type":"BucketListItem","id":"b1","data":{"title":"x","isCompleted":false,"trip":{"type":"Trip","id":"nope"}}}
+        {"type":"BucketListItem","id":"b2","data":{"title":"y","isCompleted":false,"trip":{"type":"BusinessTrip","id":"t"}}}
+        {"type":"Trip","id":"t","data":{"name":"T","destination":"D","startDate":"2026-01-01","endDate":"2026-01-02"}}
+        {"type":"Trip","id":"t","data":{"name":"T","destination":"D","startDate":"2026-01-01","endDate":"2026-01-02"}}
+        """.write(toFile: path, atomically: true, encoding: .utf8)
+        let r = CLIRunner.run(["validate", path])
+        #expect(r.code == 1)
+        #expect(r.err == """
+        error: \(path): line 4: Trip: id 't' appears twice in the input
+        error: \(path): line 1 at data.trip: property 'trip' of BucketListItem: reference to id 'nope', which is neither in the input nor in the store
+        error: \(path): line 2 at data.trip: property 'trip' of BucketListItem: reference says id 't' is a BusinessTrip, but it is a Trip
+        \(path): 3 errors
+
+        """)
+    }
+
     @Test func schemaPrintsTheHierarchy() {
         let r = CLIRunner.run(["schema"])
         #expect(r.code == 0)

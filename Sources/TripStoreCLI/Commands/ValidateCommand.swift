@@ -27,12 +27,7 @@ enum ValidateCommand {
             } else {
                 store = Store.empty(schema: ctx.schema)
             }
-            var tx = store.transaction()
-            do {
-                try store.stage(objects, mode: .insert, into: &tx)
-            } catch let e as StoreError {
-                errors.append(e.description)
-            }
+            errors = store.referenceErrors(objects, limit: max(limit, 1)).map(\.description)
         }
         if errors.isEmpty {
             ctx.console.line("\(path): \(objects.count) objects, valid")

@@ -110,4 +110,42 @@ extension Store {
                                                entity: entity.name, property: property,
                                                "id '\(ref.id)' is a \(actual), expected a \(schema.entities[dest].name)"))
     }
+
+    /// Every duplicate id and unresolvable reference of an input, up to
+    /// `limit`, checked against the input and this store without staging
+    /// anything (for `validate`, which reports all it finds).
+    public func referenceErrors(_ objects: [DecodedObject], limit: Int) -> [EnvelopeError] {
+        var errors: [EnvelopeError] = []
+        var entityByID: [String: Int] = [:]
+        entityByID.reserveCapacity(objects.count)
+        for d in objects {
+            if entityByID.updateValue(d.entity, forKey: d.id) != nil {
+                errors.append(EnvelopeError(.duplicateID, location: d.location, path: d.path, entity: schema.entities[d.entity].name,
+                                            "id '\(d.id)' appears twice in the input"))
+            }
+        }
+        for d in objects {
+            let entity = schema.entities[d.entity]
+            for link in d.links {
+                let p = entity.properties[link.slot]
+                for ref in link.targets {
+                    if errors.count >= limit { return errors }
+                    guard let target = entityByID[ref.id] ?? object(id: ref.id)?.entity else {
+                        errors.append(EnvelopeError(.danglingReference, location: d.location, path: ref.path, entity: entity.name,
+                                                    property: p.name, "reference to id '\(ref.id)', which is neither in the input nor in the store"))
+                        continue
+                    }
+                    let actual = schema.entities[target].name
+                    if let type = ref.type, type != actual {
+                        errors.append(EnvelopeError(.typeConflict, location: d.location, path: ref.path, entity: entity.name, property: p.name,
+                                                    "reference says id '\(ref.id)' is a \(type), but it is a \(actual)"))
+                    } else if let r = p.relationship, !schema.isKind(target, of: r.destination) {
+                        errors.append(EnvelopeError(.typeConflict, location: d.location, path: ref.path, entity: entity.name, property: p.name,
+                                                    "id '\(ref.id)' is a \(actual), expected a \(schema.entities[r.destination].name)"))
+                    }
+                }
+            }
+        }
+        return Array(errors.prefix(limit))
+    }
 }
