@@ -11,7 +11,11 @@ import Darwin
 public final class ObjectTable: ObjectLookup {
     public let schema: Schema
     private(set) var rows: [StoredObject?] = []
-    private(set) var rowByID: [String: RowID] = [:]
+    /// Rows by id, built the first time an id is looked up (a query that
+    /// never names an id does not pay for it).
+    private var idIndex: [String: RowID]?
+    /// The first eight bytes of each id-ordered row's id, for binary search while loading.
+    private var idPrefixes: [UInt64] = []
     /// Rows below this were loaded from a snapshot, which is sorted by id:
     /// among them, row order is id order.
     var idOrderedRows = 0
@@ -24,7 +28,7 @@ public final class ObjectTable: ObjectLookup {
     }
 
     /// The number of live objects.
-    public var count: Int { rowByID.count }
+    public private(set) var count = 0
     /// One past the highest row ever used.
     public var rowCount: Int { rows.count }
 
@@ -32,11 +36,23 @@ public final class ObjectTable: ObjectLookup {
         Int(row) < rows.count ? rows[Int(row)] : nil
     }
 
-    public func row(for id: String) -> RowID? { rowByID[id] }
+    public func row(for id: String) -> RowID? {
+        if idIndex == nil { buildIDIndex() }
+        return idIndex![id]
+    }
+
+    private func buildIDIndex() {
+        var index: [String: RowID] = [:]
+        index.reserveCapacity(count)
+        for (i, o) in rows.enumerated() {
+            if let o { index[o.id] = RowID(i) }
+        }
+        idIndex = index
+    }
 
     public func reserve(_ n: Int) {
         rows.reserveCapacity(rows.count + n)
-        rowByID.reserveCapacity(rowByID.count + n)
+        idIndex?.reserveCapacity(count + n)
     }
 
     /// Adds an object at the next row; the caller has checked that its id is new.
@@ -44,9 +60,58 @@ public final class ObjectTable: ObjectLookup {
     func append(_ object: StoredObject) -> RowID {
         let row = RowID(rows.count)
         rows.append(object)
-        rowByID[object.id] = row
+        if idIndex != nil { idIndex![object.id] = row }
         countByEntity[object.entity] += 1
+        count += 1
         return row
+    }
+
+    /// Checks that the rows loaded from a snapshot are in strictly increasing
+    /// id order (so ids are unique and a row can be found by binary search);
+    /// the first row out of order otherwise.
+    func adoptSnapshotOrder() -> Int? {
+        var prefixes: [UInt64] = []
+        prefixes.reserveCapacity(rows.count)
+        var previous: String?
+        for (i, o) in rows.enumerated() {
+            guard let o else { return i }
+            if let p = previous, !ObjectTable.byteLess(p, o.id) { return i }
+            previous = o.id
+            prefixes.append(ObjectTable.prefix(o.id))
+        }
+        idPrefixes = prefixes
+        idOrderedRows = rows.count
+        return nil
+    }
+
+    /// The row of an id among the id-ordered rows, by binary search.
+    func sortedRow(for id: String) -> RowID? {
+        let key = ObjectTable.prefix(id)
+        var lo = 0, hi = idPrefixes.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if idPrefixes[mid] < key { lo = mid + 1 } else { hi = mid }
+        }
+        while lo < idPrefixes.count && idPrefixes[lo] == key {
+            if rows[lo]?.id == id { return RowID(lo) }
+            lo += 1
+        }
+        return nil
+    }
+
+    /// Forgets the binary-search helper once loading is done.
+    func dropSnapshotOrder() {
+        idPrefixes = []
+    }
+
+    /// The first eight bytes of a string's UTF-8 as a big-endian integer (byte order is integer order).
+    static func prefix(_ s: String) -> UInt64 {
+        var s = s
+        return s.withUTF8 { p -> UInt64 in
+            var v: UInt64 = 0
+            for k in 0..<8 { v = v << 8 | UInt64(k < p.count ? p[k] : 0) }
+            return v
+        }
     }
 
     /// Puts an object at a row reserved for it (`row == rowCount`) or replaces one.
@@ -56,8 +121,9 @@ public final class ObjectTable: ObjectLookup {
             return
         }
         if rows[Int(row)] == nil {
-            rowByID[object.id] = row
+            if idIndex != nil { idIndex![object.id] = row }
             countByEntity[object.entity] += 1
+            count += 1
         }
         rows[Int(row)] = object
     }
@@ -83,8 +149,9 @@ public final class ObjectTable: ObjectLookup {
 
     func remove(_ row: RowID) {
         guard let o = rows[Int(row)] else { return }
-        rowByID[o.id] = nil
+        if idIndex != nil { idIndex![o.id] = nil }
         countByEntity[o.entity] -= 1
+        count -= 1
         rows[Int(row)] = nil
     }
 
@@ -96,13 +163,7 @@ public final class ObjectTable: ObjectLookup {
         keyed.reserveCapacity(count)
         for (i, o) in rows.enumerated() {
             guard let o else { continue }
-            var id = o.id
-            let prefix = id.withUTF8 { p -> UInt64 in
-                var v: UInt64 = 0
-                for k in 0..<8 { v = v << 8 | UInt64(k < p.count ? p[k] : 0) }
-                return v
-            }
-            keyed.append((prefix, RowID(i)))
+            keyed.append((ObjectTable.prefix(o.id), RowID(i)))
         }
         keyed.sort { a, b in
             if a.prefix != b.prefix { return a.prefix < b.prefix }

@@ -12,7 +12,8 @@ extension Store {
     /// Stages decoded envelopes into `tx`: inserts new objects, handles
     /// existing ids per `mode`, then resolves every reference and links both
     /// sides. Throws on the first problem; `tx` is then to be dropped.
-    public func stage(_ objects: [DecodedObject], mode: ImportMode, into tx: inout TransactionBuilder) throws {
+    public func stage(_ input: consuming [DecodedObject], mode: ImportMode, into tx: inout TransactionBuilder) throws {
+        var objects = input
         tx.reserve(objects.count)
         let firstNewRow = RowID(tx.base + tx.newObjects.count)
         var rows = [RowID?](repeating: nil, count: objects.count)
@@ -26,7 +27,10 @@ extension Store {
         }
         for i in objects.indices {
             guard let existing = tx.row(for: objects[i].id) else {
-                rows[i] = tx.insert(StoredObject(entity: objects[i].entity, id: objects[i].id, values: objects[i].values))
+                // The new object takes the values; linking then changes them in place.
+                let values = objects[i].values
+                objects[i].values = []
+                rows[i] = tx.insert(StoredObject(entity: objects[i].entity, id: objects[i].id, values: values))
                 continue
             }
             if existing >= firstNewRow || !existingSeen.insert(existing).inserted { throw duplicate(i) }

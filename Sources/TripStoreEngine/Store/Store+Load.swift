@@ -58,25 +58,29 @@ extension Store {
             }
             // Objects: decoded on every core, then added in file order.
             let objectLines = lines[1...Int(objectCount)]
-            let chunks = DecodeChunks.decode(objectLines, in: buf, schema: schema)
+            var chunks = DecodeChunks.decode(objectLines, in: buf, schema: schema)
             Trace.mark("snapshot decode objects")
             var pending: [(RowID, [PendingLink])] = []
             pending.reserveCapacity(Int(objectCount))
             table.reserve(Int(objectCount))
-            for chunk in chunks {
-                if let (line, message) = chunk.error {
+            for k in chunks.indices {
+                if let (line, message) = chunks[k].error {
                     throw StoreError.damaged(file: path, line: line, detail: message, repairable: false)
                 }
-                for d in chunk.objects {
-                    guard table.row(for: d.id) == nil else {
-                        throw StoreError.damaged(file: path, line: nil, detail: "duplicate id '\(d.id)'", repairable: false)
-                    }
+                // Move each object's values out, so the table holds the only
+                // reference and setting relationships later copies nothing.
+                let objects = chunks[k].objects
+                chunks[k].objects = []
+                for d in objects {
                     let row = table.append(StoredObject(entity: d.entity, id: d.id, values: d.values))
                     indexes.appendType(row, d.entity)
                     if !d.links.isEmpty { pending.append((row, d.links)) }
                 }
             }
-            table.idOrderedRows = table.rowCount
+            chunks = []
+            if let bad = table.adoptSnapshotOrder() {
+                throw StoreError.damaged(file: path, line: bad + 2, detail: "objects are not in strictly increasing id order (a duplicate or misplaced id)", repairable: false)
+            }
             Trace.mark("snapshot add objects")
             // History lines are kept as bytes and read when first needed.
             let historyLines = lines[(1 + Int(objectCount))...]
@@ -90,7 +94,8 @@ extension Store {
             guard table.count == Int(objectCount) else {
                 throw StoreError.damaged(file: path, line: nil, detail: "the trailer counts \(objectCount) objects, the file holds \(table.count)", repairable: false)
             }
-            try resolveLinks(pending, file: path, deriveInverses: true)
+            try resolveSnapshotLinks(pending, file: path)
+            table.dropSnapshotOrder()
             Trace.mark("resolve links")
         }
         lastToken = token
@@ -137,9 +142,69 @@ extension Store {
         }
     }
 
-    /// Sets relationship slots from references by id. A journal records both
-    /// sides; a snapshot records one (`isStoredSide`) and the other is derived.
-    func resolveLinks(_ pending: [(RowID, [PendingLink])], file: String, deriveInverses: Bool = false) throws {
+    /// Sets a snapshot's relationships: ids are found by binary search over the
+    /// id-ordered rows, on every core, then set in order with their derived sides.
+    func resolveSnapshotLinks(_ pending: [(RowID, [PendingLink])], file: String) throws {
+        let cores = pending.count >= 4096 ? 2 : 1
+        let per = (pending.count + cores - 1) / max(cores, 1)
+        var resolved = [[[RowID]]](repeating: [], count: pending.count)
+        var missing = [String?](repeating: nil, count: cores)
+        nonisolated(unsafe) let table = self.table
+        nonisolated(unsafe) let work = pending
+        resolved.withUnsafeMutableBufferPointer { out in
+            missing.withUnsafeMutableBufferPointer { missed in
+                nonisolated(unsafe) let out = out
+                nonisolated(unsafe) let missed = missed
+                Parallel.forEach(cores) { k in
+                    for i in (k * per)..<min(work.count, (k + 1) * per) {
+                        var links: [[RowID]] = []
+                        links.reserveCapacity(work[i].1.count)
+                        for link in work[i].1 {
+                            var rows: [RowID] = []
+                            rows.reserveCapacity(link.targets.count)
+                            for t in link.targets {
+                                guard let r = table.sortedRow(for: t.id) else {
+                                    missed[k] = t.id
+                                    return
+                                }
+                                rows.append(r)
+                            }
+                            links.append(rows)
+                        }
+                        out[i] = links
+                    }
+                }
+            }
+        }
+        if let id = missing.compactMap({ $0 }).first {
+            throw StoreError.damaged(file: file, line: nil, detail: "a reference points at missing id '\(id)'", repairable: false)
+        }
+        for (i, (row, links)) in pending.enumerated() {
+            for (k, link) in links.enumerated() {
+                set(resolved[i][k], row: row, slot: link.slot, deriveInverses: true)
+            }
+        }
+    }
+
+    /// Sets a relationship slot and, for a snapshot, the derived side of each target.
+    func set(_ rows: [RowID], row: RowID, slot: Int, deriveInverses: Bool) {
+        guard let rel = schema.entities[table.object(at: row)!.entity].properties[slot].relationship else { return }
+        table.setValue(rel.isToMany ? .toMany(rows) : (rows.first.map { .toOne($0) } ?? .null), row: row, slot: slot)
+        guard deriveInverses, let inverse = rel.inverseSlot else { return }
+        for t in rows {
+            guard let target = table.object(at: t),
+                  let back = schema.entities[target.entity].properties[inverse].relationship, !back.isStoredSide else { continue }
+            if back.isToMany {
+                table.appendReference(row, to: t, slot: inverse)
+            } else {
+                table.setValue(.toOne(row), row: t, slot: inverse)
+            }
+        }
+    }
+
+    /// Sets relationship slots from references by id, as a journal line records
+    /// them (both sides are in the line, so nothing is derived).
+    func resolveLinks(_ pending: [(RowID, [PendingLink])], file: String) throws {
         for (row, links) in pending {
             for link in links {
                 var rows: [RowID] = []
@@ -150,18 +215,7 @@ extension Store {
                     }
                     rows.append(r)
                 }
-                guard let rel = schema.entities[table.object(at: row)!.entity].properties[link.slot].relationship else { continue }
-                table.setValue(rel.isToMany ? .toMany(rows) : (rows.first.map { .toOne($0) } ?? .null), row: row, slot: link.slot)
-                guard deriveInverses, let inverse = rel.inverseSlot else { continue }
-                for t in rows {
-                    guard let target = table.object(at: t),
-                          let back = schema.entities[target.entity].properties[inverse].relationship, !back.isStoredSide else { continue }
-                    if back.isToMany {
-                        table.appendReference(row, to: t, slot: inverse)
-                    } else {
-                        table.setValue(.toOne(row), row: t, slot: inverse)
-                    }
-                }
+                set(rows, row: row, slot: link.slot, deriveInverses: false)
             }
         }
     }

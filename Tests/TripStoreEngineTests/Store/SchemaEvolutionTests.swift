@@ -46,15 +46,9 @@ import TripStoreModels
     @Test func aNewerFormatIsRefused() throws {
         let folder = try filmStore()
         let path = folder + "/snapshot-1.jsonl"
-        var text = String(decoding: try FileIO.readFile(path), as: UTF8.self)
-        text = text.replacingOccurrences(of: #"{"format":1,"#, with: #"{"format":2,"#)
-        // Keep the checksum right, so only the version is the problem.
-        var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-        lines.removeLast(2)
-        let body = Array((lines.joined(separator: "\n") + "\n").utf8)
-        let crc = CRC32C.checksum(body)
-        let trailer = #"{"end":{"objects":1,"history":1,"crc32c":"\#(CRC32C.hex(crc))"}}"# + "\n"
-        try Data(body + Array(trailer.utf8)).write(to: URL(fileURLWithPath: path))
+        try Self.rewrite(path) { lines in
+            lines[0] = lines[0].replacingOccurrences(of: #"{"format":1,"#, with: #"{"format":2,"#)
+        }
         do {
             _ = try Store.open(folder, schema: FilmSchema.schema, access: .read)
             Issue.record("opened a newer format")
@@ -75,5 +69,39 @@ import TripStoreModels
         store.close()
         let again = try Store.open(folder, schema: FilmSchema.schema, access: .read)
         #expect(again.object(id: "big")?.values[0] == .string(big))
+    }
+
+    /// Rewrites a snapshot's lines and its trailer's checksum, so that only the change is wrong.
+    static func rewrite(_ path: String, _ change: (inout [String]) -> Void) throws {
+        var lines = String(decoding: try FileIO.readFile(path), as: UTF8.self).split(separator: "\n").map(String.init)
+        let trailer = lines.removeLast()
+        change(&lines)
+        let body = Array((lines.joined(separator: "\n") + "\n").utf8)
+        let end = try JSONReader.parse(trailer)["end"]
+        guard case .int(let objects)? = end?["objects"], case .int(let history)? = end?["history"] else { return }
+        let fixed = #"{"end":{"objects":\#(objects),"history":\#(history),"crc32c":"\#(CRC32C.hex(CRC32C.checksum(body)))"}}"#
+        try Data(body + Array((fixed + "\n").utf8)).write(to: URL(fileURLWithPath: path))
+    }
+
+    @Test func objectsOutOfIdOrderAreDamage() throws {
+        let folder = TestFolders.make("order")
+        let store = try Store.open(folder, schema: FilmSchema.schema, access: .write)
+        var tx = store.transaction()
+        let text = """
+        {"type":"ShortFilm","id":"a","data":{"title":"A","screens":1}}
+        {"type":"ShortFilm","id":"b","data":{"title":"B","screens":2}}
+        """
+        try store.stage(try EnvelopeInput.decode(Array(text.utf8), schema: store.schema), mode: .insert, into: &tx)
+        try store.commit(tx, author: "t")
+        try store.compact()
+        store.close()
+        try Self.rewrite(folder + "/snapshot-1.jsonl") { lines in lines.swapAt(1, 2) }
+        do {
+            _ = try Store.open(folder, schema: FilmSchema.schema, access: .read)
+            Issue.record("opened a snapshot whose objects are out of order")
+        } catch let e as StoreError {
+            #expect(e.exitCode == 2)
+            #expect(e.description.contains("snapshot-1.jsonl line 3: objects are not in strictly increasing id order"))
+        }
     }
 }
