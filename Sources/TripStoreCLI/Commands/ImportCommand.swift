@@ -20,24 +20,32 @@ enum ImportCommand {
         Trace.mark("start")
         let bytes = try ctx.readInput(path)
         Trace.mark("read input")
+        // A progress line on a terminal for big files: each phase, and decoding in percent.
         let showProgress = bytes.count > 8 << 20
+        func phase(_ text: String) {
+            if showProgress { ctx.console.progress("\(path): \(text)") }
+        }
+        phase("decoding \(bytes.count / 1_000_000) MB")
         var lastPercent = -1
         let objects = try EnvelopeInput.decode(bytes, schema: ctx.schema) { done, total in
-            guard showProgress else { return }
             let percent = done * 100 / max(total, 1)
             if percent != lastPercent {
                 lastPercent = percent
-                ctx.console.progress("reading \(path): \(percent)%")
+                phase("decoding \(percent)%")
             }
         }
-        if showProgress { ctx.console.endProgress() }
         Trace.mark("parse+decode \(objects.count) objects")
+        phase("opening the store")
         let store = try ctx.openStore(.write)
         var tx = store.transaction()
         Trace.mark("open store")
+        phase("linking \(objects.count) objects")
         try store.stage(objects, mode: mode, into: &tx)
         Trace.mark("stage (link)")
-        guard let t = try store.commit(tx, author: ctx.author) else {
+        phase("writing and flushing")
+        let committed = try store.commit(tx, author: ctx.author)
+        if showProgress { ctx.console.endProgress() }
+        guard let t = committed else {
             ctx.console.line("nothing to import: the store is unchanged")
             return 0
         }
