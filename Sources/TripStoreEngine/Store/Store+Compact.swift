@@ -94,7 +94,7 @@ extension Store {
         let per = (rows.count + parts - 1) / parts
         var out = Array(repeating: [UInt8](), count: parts)
         nonisolated(unsafe) let table = self.table
-        nonisolated(unsafe) let all = Array(rows)
+        let all = Array(rows)
         out.withUnsafeMutableBufferPointer { buffers in
             nonisolated(unsafe) let results = buffers
             Parallel.forEach(parts) { k in

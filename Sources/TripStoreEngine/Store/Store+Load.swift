@@ -150,7 +150,7 @@ extension Store {
         var resolved = [[[RowID]]](repeating: [], count: pending.count)
         var missing = [String?](repeating: nil, count: cores)
         nonisolated(unsafe) let table = self.table
-        nonisolated(unsafe) let work = pending
+        let work = pending
         resolved.withUnsafeMutableBufferPointer { out in
             missing.withUnsafeMutableBufferPointer { missed in
                 nonisolated(unsafe) let out = out
