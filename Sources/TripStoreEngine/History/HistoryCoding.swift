@@ -20,15 +20,7 @@ public enum HistoryCoding {
                 insertData?(i, &w)
             case .update:
                 w.key("values")
-                w.beginObject()
-                for v in c.values {
-                    w.key(v.name)
-                    w.beginObject()
-                    w.key("old"); w.value(v.old)
-                    w.key("new"); w.value(v.new)
-                    w.endObject()
-                }
-                w.endObject()
+                writeValues(c.values, to: &w)
             case .delete:
                 w.key("tombstone")
                 w.value(.object(c.tombstone))
@@ -36,6 +28,19 @@ public enum HistoryCoding {
             w.endObject()
         }
         w.endArray()
+        w.endObject()
+    }
+
+    /// `{"name": {"old": …, "new": …}, …}` of an update.
+    static func writeValues(_ values: [ValueChange], to w: inout JSONWriter) {
+        w.beginObject()
+        for v in values {
+            w.key(v.name)
+            w.beginObject()
+            w.key("old"); w.value(v.old)
+            w.key("new"); w.value(v.new)
+            w.endObject()
+        }
         w.endObject()
     }
 
@@ -101,15 +106,7 @@ public enum HistoryCoding {
                 }
             case .update:
                 var v = JSONWriter()
-                v.beginObject()
-                for change in c.values {
-                    v.key(change.name)
-                    v.beginObject()
-                    v.key("old"); v.value(change.old)
-                    v.key("new"); v.value(change.new)
-                    v.endObject()
-                }
-                v.endObject()
+                writeValues(c.values, to: &v)
                 w.bytes.append(contentsOf: valuesKey)
                 w.bytes.append(contentsOf: v.bytes)
             case .delete:
