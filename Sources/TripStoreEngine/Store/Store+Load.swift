@@ -13,6 +13,9 @@ extension Store {
         let journal = files.journal(snapshotToken)
         if FileIO.exists(journal) {
             try loadJournal(journal)
+        } else if access == .read, let newest = try files.list().snapshots.last, newest > snapshotToken {
+            // A writer compacted while we read: its journal is gone. Read again, from the new snapshot.
+            throw IOError(operation: "open", path: journal, code: ENOENT)
         }
         // The snapshot's rows went into the type index as they were added; a
         // replayed journal may have changed them, so then it is built again.
