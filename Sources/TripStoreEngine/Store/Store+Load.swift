@@ -98,7 +98,6 @@ extension Store {
                 throw StoreError.damaged(file: path, line: nil, detail: "the trailer counts \(objectCount) objects, the file holds \(table.count)", repairable: false)
             }
             try resolveSnapshotLinks(pending, file: path)
-            table.dropSnapshotOrder()
             Trace.mark("resolve links")
         }
         lastToken = token
@@ -191,12 +190,12 @@ extension Store {
 
     /// Sets a relationship slot and, for a snapshot, the derived side of each target.
     func set(_ rows: [RowID], row: RowID, slot: Int, deriveInverses: Bool) {
-        guard let rel = schema.entities[table.object(at: row)!.entity].properties[slot].relationship else { return }
+        guard let entity = table.entity(at: row), let rel = schema.entities[entity].properties[slot].relationship else { return }
         table.setValue(rel.isToMany ? .toMany(rows) : (rows.first.map { .toOne($0) } ?? .null), row: row, slot: slot)
         guard deriveInverses, let inverse = rel.inverseSlot else { return }
         for t in rows {
-            guard let target = table.object(at: t),
-                  let back = schema.entities[target.entity].properties[inverse].relationship, !back.isStoredSide else { continue }
+            guard let target = table.entity(at: t),
+                  let back = schema.entities[target].properties[inverse].relationship, !back.isStoredSide else { continue }
             if back.isToMany {
                 table.appendReference(row, to: t, slot: inverse)
             } else {

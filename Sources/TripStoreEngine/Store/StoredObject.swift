@@ -16,4 +16,10 @@ public struct StoredObject: Sendable, Equatable {
 /// transaction that sees its own uncommitted changes.
 public protocol ObjectLookup {
     func object(at row: RowID) -> StoredObject?
+    /// The id of the object at a row (without decoding its values where the lookup can).
+    func id(at row: RowID) -> String?
+}
+
+extension ObjectLookup {
+    public func id(at row: RowID) -> String? { object(at: row)?.id }
 }

@@ -1,0 +1,52 @@
+/// The memory that holds every object's record, in large blocks.
+///
+/// A record is found by a locator: the block number in the high bits and the
+/// byte offset in the low 40. Records are never moved; a changed object gets a
+/// new record and the old one stays unused until the store is next loaded.
+final class RecordArena {
+    private var blocks: [UnsafeMutableRawPointer] = []
+    private var tailCapacity = 0
+    private var tailUsed = 0
+    /// Bytes held by records no row points at any more.
+    private(set) var unusedBytes = 0
+    /// Bytes in all blocks.
+    private(set) var totalBytes = 0
+
+    static let offsetBits: Int64 = 40
+
+    deinit {
+        for b in blocks { b.deallocate() }
+    }
+
+    /// Takes over a buffer's memory as a block of its own; returns the locator of its first byte.
+    func adopt(_ buffer: consuming RecordBuffer) -> Int64 {
+        let (base, count) = buffer.release()
+        blocks.append(base)
+        totalBytes += count
+        // New records go to a fresh tail block, not after an adopted one.
+        tailCapacity = 0
+        tailUsed = 0
+        return Int64(blocks.count - 1) << RecordArena.offsetBits
+    }
+
+    /// Copies a record in; returns its locator.
+    func append(_ bytes: UnsafeRawBufferPointer) -> Int64 {
+        if tailUsed + bytes.count > tailCapacity {
+            let size = max(1 << 20, bytes.count)
+            blocks.append(UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 16))
+            tailCapacity = size
+            tailUsed = 0
+        }
+        let at = tailUsed
+        if bytes.count > 0 { (blocks[blocks.count - 1] + at).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count) }
+        tailUsed += bytes.count
+        totalBytes += bytes.count
+        return Int64(blocks.count - 1) << RecordArena.offsetBits | Int64(at)
+    }
+
+    @inline(__always) func pointer(_ locator: Int64) -> UnsafeMutableRawPointer {
+        blocks[Int(locator >> RecordArena.offsetBits)] + Int(locator & ((1 << RecordArena.offsetBits) - 1))
+    }
+
+    func forget(_ bytes: Int) { unusedBytes += bytes }
+}
