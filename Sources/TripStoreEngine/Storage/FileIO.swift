@@ -37,6 +37,28 @@ public enum FileIO {
         _ = Glibc.close(fd)
     }
 
+    /// Reads up to `buffer.count` bytes at `offset`; the count read, or -1 on an error.
+    public static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int) -> Int {
+        var done = 0
+        while done < buffer.count {
+            let n = pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset + done))
+            if n < 0 {
+                if errno == EINTR { continue }
+                return -1
+            }
+            if n == 0 { break }
+            done += n
+        }
+        return done
+    }
+
+    /// The size of an open file.
+    public static func size(_ fd: Int32, path: String) throws -> Int {
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { throw IOError(operation: "stat", path: path, code: errno) }
+        return Int(st.st_size)
+    }
+
     /// Reads a whole file.
     public static func readFile(_ path: String) throws -> [UInt8] {
         let fd = try open(path, O_RDONLY)

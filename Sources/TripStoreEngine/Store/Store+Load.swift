@@ -23,98 +23,27 @@ extension Store {
         Trace.mark("build indexes")
     }
 
-    func loadSnapshot(_ token: Int64) throws {
-        let path = files.snapshot(token)
-        Trace.mark("load start")
-        let bytes = try FileIO.readFile(path)
-        Trace.mark("read snapshot \(bytes.count) bytes")
-        try bytes.withUnsafeBufferPointer { buf in
-            // The trailer is the last line; its checksum covers everything before it.
-            guard buf.count > 0, buf[buf.count - 1] == 0x0A else {
-                throw StoreError.damaged(file: path, line: nil, detail: "the snapshot is cut short (no trailer)", repairable: false)
-            }
-            var trailerStart = buf.count - 1
-            while trailerStart > 0 && buf[trailerStart - 1] != 0x0A { trailerStart -= 1 }
-            var reader = JSONReader(buffer: UnsafeBufferPointer(rebasing: buf[trailerStart..<(buf.count - 1)]))
-            guard let trailer = try? reader.parseDocument(), let end = trailer["end"],
-                  case .string(let crcHex)? = end["crc32c"], let crc = UInt32(crcHex, radix: 16),
-                  case .int(let objectCount)? = end["objects"], case .int(let historyCount)? = end["history"] else {
-                throw StoreError.damaged(file: path, line: nil, detail: "the snapshot is cut short or its trailer is unreadable", repairable: false)
-            }
-            let actual = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buf)[0..<trailerStart]))
-            guard actual == crc else {
-                throw StoreError.damaged(file: path, line: nil, detail: "checksum mismatch (stored \(crcHex), computed \(CRC32C.hex(actual)))", repairable: false)
-            }
-            Trace.mark("snapshot checksum")
-            // Lines: the header, the objects, then the history.
-            var lines: [Range<Int>] = []
-            lines.reserveCapacity(Int(objectCount) + Int(historyCount) + 1)
-            JSONLines.forEachLine(in: UnsafeBufferPointer(rebasing: buf[0..<trailerStart])) { _, range, _ in lines.append(range) }
-            guard lines.count == 1 + Int(objectCount) + Int(historyCount) else {
-                throw StoreError.damaged(file: path, line: nil, detail: "the trailer counts \(objectCount) objects and \(historyCount) transactions, the file holds \(lines.count - 1) lines", repairable: false)
-            }
-            var header = JSONReader(buffer: UnsafeBufferPointer(rebasing: buf[lines[0]]))
-            do {
-                try checkHeader(try header.parseDocument(), path: path, token: token)
-            } catch let e as JSONSyntaxError {
-                throw StoreError.damaged(file: path, line: 1, detail: "\(e)", repairable: false)
-            }
-            // Objects: decoded on every core, then added in file order.
-            let objectLines = lines[1...Int(objectCount)]
-            var chunks = DecodeChunks.decode(objectLines, in: buf, schema: schema)
-            Trace.mark("snapshot decode objects")
-            var pending: [(RowID, [PendingLink])] = []
-            pending.reserveCapacity(Int(objectCount))
-            table.reserve(Int(objectCount))
-            for k in chunks.indices {
-                if let (line, message) = chunks[k].error {
-                    throw StoreError.damaged(file: path, line: line, detail: message, repairable: false)
-                }
-                // Move each object's values out, so the table holds the only
-                // reference and setting relationships later copies nothing.
-                let objects = chunks[k].objects
-                chunks[k].objects = []
-                for d in objects {
-                    let row = table.append(StoredObject(entity: d.entity, id: d.id, values: d.values))
-                    indexes.appendType(row, d.entity)
-                    if !d.links.isEmpty { pending.append((row, d.links)) }
-                }
-            }
-            chunks = []
-            if let bad = table.adoptSnapshotOrder() {
-                throw StoreError.damaged(file: path, line: bad + 2, detail: "objects are not in strictly increasing id order (a duplicate or misplaced id)", repairable: false)
-            }
-            Trace.mark("snapshot add objects")
-            // History lines are kept as bytes and read when first needed.
-            let historyLines = lines[(1 + Int(objectCount))...]
-            if let first = historyLines.first, let last = historyLines.last {
-                let bytes = Array(buf[first.lowerBound..<last.upperBound])
-                pendingHistory = (bytes, historyLines.map { ($0.lowerBound - first.lowerBound)..<($0.upperBound - first.lowerBound) },
-                                  2 + Int(objectCount), path)
-            }
-            snapshotHistoryCount = Int(historyCount)
-            Trace.mark("snapshot history")
-            guard table.count == Int(objectCount) else {
-                throw StoreError.damaged(file: path, line: nil, detail: "the trailer counts \(objectCount) objects, the file holds \(table.count)", repairable: false)
-            }
-            try resolveSnapshotLinks(pending, file: path)
-            Trace.mark("resolve links")
-        }
-        lastToken = token
-    }
-
-    /// Reads the snapshot's history lines kept aside at load.
+    /// Reads the snapshot's history lines, left in the file at load.
     func readPendingHistory() {
         guard let pending = pendingHistory else { return }
         pendingHistory = nil
+        defer { FileIO.close(pending.fd) }
         var read: [HistoryTransaction] = []
-        read.reserveCapacity(pending.lines.count + loadedHistory.count)
-        pending.bytes.withUnsafeBufferPointer { buf in
-            for (k, range) in pending.lines.enumerated() {
+        read.reserveCapacity(snapshotHistoryCount + loadedHistory.count)
+        var bytes = [UInt8](repeating: 0, count: pending.bytes.count)
+        let ok = bytes.withUnsafeMutableBytes { FileIO.read(pending.fd, into: $0, at: pending.bytes.lowerBound) } == bytes.count
+        guard ok else {
+            historyProblems.append("\(pending.file): the history could not be read again")
+            return
+        }
+        bytes.withUnsafeBufferPointer { buf in
+            var k = 0
+            JSONLines.forEachLine(in: buf) { _, range, _ in
                 let line = UnsafeBufferPointer(rebasing: buf[range])
+                defer { k += 1 }
                 if let t = HistoryFastReader.read(line) {
                     read.append(t)
-                    continue
+                    return
                 }
                 var r = JSONReader(buffer: line)
                 if let value = try? r.parseDocument(), let t = HistoryCoding.read(value) {
@@ -141,50 +70,6 @@ extension Store {
             }
             let problems = SchemaCompatibility.differences(stored: stored, current: schema.descriptions)
             if !problems.isEmpty { throw StoreError.schemaMismatch(problems) }
-        }
-    }
-
-    /// Sets a snapshot's relationships: ids are found by binary search over the
-    /// id-ordered rows, on every core, then set in order with their derived sides.
-    func resolveSnapshotLinks(_ pending: [(RowID, [PendingLink])], file: String) throws {
-        let cores = pending.count >= 4096 ? 2 : 1
-        let per = (pending.count + cores - 1) / max(cores, 1)
-        var resolved = [[[RowID]]](repeating: [], count: pending.count)
-        var missing = [String?](repeating: nil, count: cores)
-        nonisolated(unsafe) let table = self.table
-        let work = pending
-        resolved.withUnsafeMutableBufferPointer { out in
-            missing.withUnsafeMutableBufferPointer { missed in
-                nonisolated(unsafe) let out = out
-                nonisolated(unsafe) let missed = missed
-                Parallel.forEach(cores) { k in
-                    for i in (k * per)..<min(work.count, (k + 1) * per) {
-                        var links: [[RowID]] = []
-                        links.reserveCapacity(work[i].1.count)
-                        for link in work[i].1 {
-                            var rows: [RowID] = []
-                            rows.reserveCapacity(link.targets.count)
-                            for t in link.targets {
-                                guard let r = table.sortedRow(for: t.id) else {
-                                    missed[k] = t.id
-                                    return
-                                }
-                                rows.append(r)
-                            }
-                            links.append(rows)
-                        }
-                        out[i] = links
-                    }
-                }
-            }
-        }
-        if let id = missing.compactMap({ $0 }).first {
-            throw StoreError.damaged(file: file, line: nil, detail: "a reference points at missing id '\(id)'", repairable: false)
-        }
-        for (i, (row, links)) in pending.enumerated() {
-            for (k, link) in links.enumerated() {
-                set(resolved[i][k], row: row, slot: link.slot, deriveInverses: true)
-            }
         }
     }
 

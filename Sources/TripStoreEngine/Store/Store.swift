@@ -37,8 +37,10 @@ public final class Store {
         }
     }
     var loadedHistory: [HistoryTransaction] = []
-    /// The snapshot's history lines, not yet read: their bytes, line ranges and first line number.
-    var pendingHistory: (bytes: [UInt8], lines: [Range<Int>], firstLine: Int, file: String)?
+    /// The snapshot's history lines, not yet read: an open descriptor of the
+    /// snapshot (it stays readable if a compaction removes the file), their
+    /// byte range in it, and the first one's line number.
+    var pendingHistory: (fd: Int32, bytes: Range<Int>, firstLine: Int, file: String)?
     /// How many transactions the snapshot holds (known without reading them).
     var snapshotHistoryCount = 0
     /// History lines that could not be read (reported by `verify`).
@@ -122,6 +124,8 @@ public final class Store {
     /// Releases the writer's lock (also released when the store is freed).
     public func close() {
         closeJournal()
+        if let p = pendingHistory { FileIO.close(p.fd) }
+        pendingHistory = nil
         lock = nil
     }
 
@@ -132,6 +136,7 @@ public final class Store {
 
     deinit {
         closeJournal()
+        if let p = pendingHistory { FileIO.close(p.fd) }
     }
 }
 

@@ -20,8 +20,8 @@ import TripStoreModels
         return try store.commit(tx, author: "test", timestamp: 1_800_000_000)
     }
 
-    func export(_ folder: String) throws -> [UInt8] {
-        let store = try Store.open(folder, schema: schema, access: .read)
+    func export(_ folder: String, options: StoreOptions = StoreOptions()) throws -> [UInt8] {
+        let store = try Store.open(folder, schema: schema, access: .read, options: options)
         var out: [UInt8] = []
         try store.writeExport(rows: store.exportAllRows(), inlineOwned: false, jsonLines: true, pretty: false) { w in
             out.append(contentsOf: w.bytes)
@@ -52,6 +52,27 @@ import TripStoreModels
         #expect(b.checkInvariants().isEmpty)
         #expect(b.lastToken == 1)
         #expect(b.history.count == 1)
+    }
+
+    @Test func snapshotReadInSmallPiecesLoadsTheSameStore() throws {
+        // Pieces of 4 KiB: lines cross piece boundaries, and one line (a 20,000
+        // character name) is longer than a piece.
+        let folder = TestFolders.make()
+        try importBytes(generated(300, seed: 4), into: folder)
+        let long = String(repeating: "é", count: 10_000)
+        try importBytes(Array(#"[{"type":"Trip","id":"long","data":{"name":"\#(long)","destination":"x","startDate":"2026-01-01T00:00:00Z","endDate":"2026-01-02T00:00:00Z"}}]"#.utf8),
+                        into: folder)
+        let w = try Store.open(folder, schema: schema, access: .write)
+        try w.compact()
+        w.close()
+        var small = StoreOptions()
+        small.snapshotReadBytes = 4096
+        let whole = try export(folder)
+        #expect(try export(folder, options: small) == whole)
+        let store = try Store.open(folder, schema: schema, access: .read, options: small)
+        #expect(store.checkInvariants().isEmpty)
+        #expect(store.history.map(\.token) == [1, 2])
+        #expect(store.object(id: "long")?.values.first == .string(long))
     }
 
     @Test func exportImportExportIsByteIdentical() throws {

@@ -21,6 +21,11 @@ final class RecordArena {
     /// Takes over a buffer's memory as a block of its own; returns the locator of its first byte.
     func adopt(_ buffer: consuming RecordBuffer) -> Int64 {
         let (base, count) = buffer.release()
+        return adopt(base: base, count: count)
+    }
+
+    /// Takes over memory allocated with `UnsafeMutableRawPointer.allocate`.
+    func adopt(base: UnsafeMutableRawPointer, count: Int) -> Int64 {
         blocks.append(base)
         totalBytes += count
         // New records go to a fresh tail block, not after an adopted one.

@@ -89,5 +89,23 @@ struct RecordBuffer: ~Copyable {
         base.storeBytes(of: v.littleEndian, toByteOffset: offset, as: Int32.self)
     }
 
+    /// Five bytes for a length written later by `patchVarint` (a varint padded
+    /// with continuation bits reads the same as the short form).
+    @inline(__always) mutating func placeholderVarint() -> Int {
+        reserve(5)
+        let at = count
+        count += 5
+        return at
+    }
+
+    @inline(__always) func patchVarint(_ v: Int, at offset: Int) {
+        var v = UInt64(v)
+        for k in 0..<5 {
+            let b = UInt8(truncatingIfNeeded: v & 0x7F) | (k < 4 ? 0x80 : 0)
+            base.storeBytes(of: b, toByteOffset: offset + k, as: UInt8.self)
+            v >>= 7
+        }
+    }
+
     var contents: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: base, count: count) }
 }

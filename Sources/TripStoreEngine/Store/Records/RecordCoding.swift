@@ -173,12 +173,10 @@ enum RecordWriter {
         case .bool(let b): out.byte(b ? RecordTag.boolTrue : RecordTag.boolFalse)
         case .array(let items), .embedded(let items):
             out.byte(v.isArray ? RecordTag.array : RecordTag.embedded)
-            // The byte length goes first; write the items, then move them up.
-            var inner = RecordBuffer(capacity: 64)
-            inner.varint(items.count)
-            for item in items { attribute(item, to: &inner) }
-            out.varint(inner.count)
-            out.bytes(inner.contents)
+            let lengthAt = out.placeholderVarint()
+            out.varint(items.count)
+            for item in items { attribute(item, to: &out) }
+            out.patchVarint(out.count - lengthAt - 5, at: lengthAt)
         }
     }
 
