@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import TripStoreCLI
+import TripStoreEngine
 
 var environment: [String: String] = [:]
 var p = environ
@@ -13,4 +14,6 @@ while let entry = p.pointee {
     p += 1
 }
 signal(SIGPIPE, SIG_IGN)
-exit(TripStoreCLI.run(Array(CommandLine.arguments.dropFirst()), console: .standard(), environment: environment))
+let status = TripStoreCLI.run(Array(CommandLine.arguments.dropFirst()), console: .standard(), environment: environment)
+Trace.mark("command returned")
+exit(status)

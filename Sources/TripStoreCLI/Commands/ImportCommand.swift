@@ -44,26 +44,47 @@ enum ImportCommand {
         Trace.mark("stage (link)")
         phase("writing and flushing")
         let committed = try store.commit(tx, author: ctx.author)
+        // Freeing a big transaction object by object takes longer than exiting.
+        ctx.console.keepUntilExit(KeptValue(tx))
         if showProgress { ctx.console.endProgress() }
         guard let t = committed else {
             ctx.console.line("nothing to import: the store is unchanged")
             return 0
         }
+        Trace.mark("commit returned")
         ctx.console.line(summary(t))
+        Trace.mark("summary")
         return 0
     }
 
     /// "inserted 3 objects (BusinessTrip 1, Trip 2), updated 1 (token 4)".
     static func summary(_ t: HistoryTransaction) -> String {
         var parts: [String] = []
+        // Type names are the schema's own strings, so comparing them is cheap;
+        // a short list beats hashing a string per change.
+        var counts: [(kind: Change.Kind, type: String, count: Int)] = []
+        var last = -1
+        for c in t.changes {
+            if last >= 0 && counts[last].kind == c.kind && counts[last].type == c.type {
+                counts[last].count += 1
+                continue
+            }
+            if let i = counts.firstIndex(where: { $0.kind == c.kind && $0.type == c.type }) {
+                last = i
+                counts[i].count += 1
+            } else {
+                last = counts.count
+                counts.append((c.kind, c.type, 1))
+            }
+        }
+        var byKind: [Change.Kind: [String: Int]] = [:]
+        for c in counts { byKind[c.kind, default: [:]][c.type] = c.count }
         for kind in Change.Kind.allCases {
-            let changes = t.changes.filter { $0.kind == kind }
-            if changes.isEmpty { continue }
-            var byType: [String: Int] = [:]
-            for c in changes { byType[c.type, default: 0] += 1 }
+            guard let byType = byKind[kind] else { continue }
+            let count = byType.values.reduce(0, +)
             let detail = byType.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
             let verb = kind == .insert ? "inserted" : kind == .update ? "updated" : "deleted"
-            parts.append("\(verb) \(changes.count) object\(changes.count == 1 ? "" : "s") (\(detail))")
+            parts.append("\(verb) \(count) object\(count == 1 ? "" : "s") (\(detail))")
         }
         return parts.joined(separator: "; ") + "; committed as token \(t.token)"
     }

@@ -18,8 +18,8 @@ enum StatsCommand {
         c.line("indexes      " + store.indexes.descriptions.joined(separator: ", "))
         let sizes = store.fileSizes
         c.line("snapshot     \(store.hasSnapshotFile ? "snapshot-\(store.snapshotToken).jsonl, \(sizes.snapshot) bytes" : "none yet")")
-        c.line("journal      journal-\(store.snapshotToken).jsonl, \(sizes.journal) bytes, \(store.history.filter { $0.token > store.snapshotToken }.count) transactions")
-        c.line("history      \(store.history.count) transactions retained")
+        c.line("journal      journal-\(store.snapshotToken).jsonl, \(sizes.journal) bytes, \(store.journalTransactionCount) transactions")
+        c.line("history      \(store.historyCount) transactions retained")
         c.line("last token   \(store.lastToken)")
         return 0
     }

@@ -100,3 +100,9 @@ public final class Console {
         }
     }
 }
+
+/// A value (not an object) handed to `Console.keepUntilExit`.
+final class KeptValue<T> {
+    let value: T
+    init(_ value: T) { self.value = value }
+}

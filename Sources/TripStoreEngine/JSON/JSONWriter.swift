@@ -184,37 +184,40 @@ public struct JSONWriter: Sendable {
     private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 
     mutating func appendQuoted(_ s: String) {
-        bytes.append(UInt8(ascii: "\""))
         var s = s
-        s.withUTF8 { utf8 in
-            var runStart = 0
-            var i = 0
-            while i < utf8.count {
-                let b = utf8[i]
-                if b >= 0x20 && b != 0x22 && b != 0x5C {
-                    i += 1
-                    continue
-                }
-                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<i]))
-                bytes.append(0x5C)
-                switch b {
-                case 0x22: bytes.append(0x22)
-                case 0x5C: bytes.append(0x5C)
-                case 0x0A: bytes.append(UInt8(ascii: "n"))
-                case 0x0D: bytes.append(UInt8(ascii: "r"))
-                case 0x09: bytes.append(UInt8(ascii: "t"))
-                case 0x08: bytes.append(UInt8(ascii: "b"))
-                case 0x0C: bytes.append(UInt8(ascii: "f"))
-                default:
-                    bytes.append(contentsOf: [UInt8(ascii: "u"), 0x30, 0x30])
-                    bytes.append(JSONWriter.hexDigits[Int(b >> 4)])
-                    bytes.append(JSONWriter.hexDigits[Int(b & 0xF)])
-                }
+        s.withUTF8 { appendQuoted(utf8: UnsafeRawBufferPointer($0)) }
+    }
+
+    /// A string from its UTF-8 bytes, quoted and escaped.
+    mutating func appendQuoted(utf8: UnsafeRawBufferPointer) {
+        bytes.append(UInt8(ascii: "\""))
+        var runStart = 0
+        var i = 0
+        while i < utf8.count {
+            let b = utf8[i]
+            if b >= 0x20 && b != 0x22 && b != 0x5C {
                 i += 1
-                runStart = i
+                continue
             }
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<utf8.count]))
+            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: utf8[runStart..<i]))
+            bytes.append(0x5C)
+            switch b {
+            case 0x22: bytes.append(0x22)
+            case 0x5C: bytes.append(0x5C)
+            case 0x0A: bytes.append(UInt8(ascii: "n"))
+            case 0x0D: bytes.append(UInt8(ascii: "r"))
+            case 0x09: bytes.append(UInt8(ascii: "t"))
+            case 0x08: bytes.append(UInt8(ascii: "b"))
+            case 0x0C: bytes.append(UInt8(ascii: "f"))
+            default:
+                bytes.append(contentsOf: [UInt8(ascii: "u"), 0x30, 0x30])
+                bytes.append(JSONWriter.hexDigits[Int(b >> 4)])
+                bytes.append(JSONWriter.hexDigits[Int(b & 0xF)])
+            }
+            i += 1
+            runStart = i
         }
+        bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: utf8[runStart..<utf8.count]))
         bytes.append(UInt8(ascii: "\""))
     }
 }

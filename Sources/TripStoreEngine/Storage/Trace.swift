@@ -20,10 +20,26 @@ public enum Trace {
     public static func mark(_ phase: @autoclosure () -> String) {
         guard enabled else { return }
         let t = now()
-        let line = "trace: \(phase()) \(String(format3(t - last)))s\n"
+        let line = "trace: \(phase()) \(String(format3(t - last)))s\(memory())\n"
         last = t
         var bytes = Array(line.utf8)
         _ = bytes.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }
+    }
+
+    /// ", rss N MB, peak M MB" from /proc (Linux), else nothing.
+    static func memory() -> String {
+        guard let f = fopen("/proc/self/status", "r") else { return "" }
+        defer { fclose(f) }
+        var rss = "", peak = ""
+        var line = [CChar](repeating: 0, count: 256)
+        while fgets(&line, 256, f) != nil {
+            let s = String(cString: line)
+            let kb = s.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.map(String.init) ?? ""
+            if s.hasPrefix("VmRSS:") { rss = kb }
+            if s.hasPrefix("VmHWM:") { peak = kb }
+        }
+        guard let r = Int(rss), let p = Int(peak) else { return "" }
+        return ", rss \(r / 1024) MB, peak \(p / 1024) MB"
     }
 
     static func format3(_ v: Double) -> String {

@@ -25,7 +25,7 @@ public final class ObjectTable: ObjectLookup {
     private(set) var lists: [[RowID]] = [[]]
     private var scratch = RecordBuffer(capacity: 4096)
     /// The first eight bytes of each id-ordered row's id, for binary search.
-    private var idPrefixes: [UInt64] = []
+    private(set) var idPrefixes: [UInt64] = []
     /// Rows below this were loaded from a snapshot, which is sorted by id:
     /// among them, row order is id order.
     var idOrderedRows = 0
@@ -138,18 +138,19 @@ public final class ObjectTable: ObjectLookup {
     /// Finds the rows of a snapshot's references with one or two cache misses
     /// each instead of a binary search's twenty; built for loading only.
     struct LoadHash {
-        private var slots: [(prefix: UInt64, row: RowID)]
+        /// Rows by the hash of their id's first eight bytes; -1 is empty.
+        private var slots: [RowID]
         private let mask: Int
 
         init(_ prefixes: [UInt64]) {
             var capacity = 1024
             while capacity < prefixes.count * 2 { capacity *= 2 }
             mask = capacity - 1
-            slots = Array(repeating: (0, -1), count: capacity)
+            slots = Array(repeating: -1, count: capacity)
             for (row, p) in prefixes.enumerated() {
                 var h = LoadHash.hash(p) & mask
-                while slots[h].row >= 0 { h = (h + 1) & mask }
-                slots[h] = (p, RowID(row))
+                while slots[h] >= 0 { h = (h + 1) & mask }
+                slots[h] = RowID(row)
             }
         }
 
@@ -165,10 +166,11 @@ public final class ObjectTable: ObjectLookup {
             let k = ObjectTable.prefix(key)
             var h = LoadHash.hash(k) & mask
             while true {
-                let s = slots[h]
-                if s.row < 0 { return nil }
-                if s.prefix == k && table.entityOfRow[Int(s.row)] >= 0 && table.withID(s.row, { ObjectTable.equal($0, key) }) {
-                    return s.row
+                let row = slots[h]
+                if row < 0 { return nil }
+                if table.idPrefixes[Int(row)] == k && table.entityOfRow[Int(row)] >= 0
+                    && table.withID(row, { ObjectTable.equal($0, key) }) {
+                    return row
                 }
                 h = (h + 1) & mask
             }

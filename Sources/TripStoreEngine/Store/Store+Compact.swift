@@ -31,7 +31,7 @@ extension Store {
         let rows = table.rowsSortedByID()
         Trace.mark("snapshot sort \(rows.count) rows")
         // Objects are encoded on every core a block at a time, then written in order.
-        let encoder = EnvelopeFastEncoder(schema: schema)
+        let encoder = RecordEnvelopeWriter(schema: schema)
         var start = 0
         var crashed = false
         while start < rows.count {
@@ -89,7 +89,7 @@ extension Store {
     }
 
     /// Snapshot lines for `rows`, one byte array per core, in order.
-    private func encodeInParallel(_ rows: ArraySlice<RowID>, encoder: EnvelopeFastEncoder) -> [[UInt8]] {
+    private func encodeInParallel(_ rows: ArraySlice<RowID>, encoder: RecordEnvelopeWriter) -> [[UInt8]] {
         let parts = rows.count >= 1024 ? 2 : 1
         let per = (rows.count + parts - 1) / parts
         var out = Array(repeating: [UInt8](), count: parts)
@@ -98,10 +98,10 @@ extension Store {
         out.withUnsafeMutableBufferPointer { buffers in
             nonisolated(unsafe) let results = buffers
             Parallel.forEach(parts) { k in
-                let encoder = k == 0 ? encoder : EnvelopeFastEncoder(schema: encoder.schema.privateCopy())
+                let encoder = k == 0 ? encoder : RecordEnvelopeWriter(schema: encoder.encoder.schema.privateCopy())
                 var w = JSONWriter(capacity: per * 400)
                 for row in all[(k * per)..<min(all.count, (k + 1) * per)] {
-                    encoder.write(table.object(at: row)!, lookup: table, storedSidesOnly: true, to: &w)
+                    encoder.write(row: row, table: table, to: &w)
                     w.bytes.append(0x0A)
                 }
                 results[k] = w.bytes

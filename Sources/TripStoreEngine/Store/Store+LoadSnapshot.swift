@@ -21,7 +21,8 @@ extension Store {
         let objectCount = trailer.objects
 
         var work = UnsafeMutableRawBufferPointer.allocate(byteCount: max(4096, options.snapshotReadBytes), alignment: 16)
-        defer { work.deallocate() }
+        var workFreed = false
+        defer { if !workFreed { work.deallocate() } }
         var filled = 0, workOffset = 0, readTo = 0
         var crc: UInt32 = 0
         var lines = 0
@@ -82,6 +83,10 @@ extension Store {
                     chunks.append(c)
                 }
             }
+            if historyStart == nil && lines == 1 + objectCount && start < filled {
+                // Every object is in: what follows is history, however long its lines.
+                historyStart = workOffset + start
+            }
             if historyStart != nil {
                 lines += SnapshotScan.newlines(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(work)[start..<filled]))
                 filled = 0
@@ -94,6 +99,8 @@ extension Store {
                 filled -= start
             }
         }
+        work.deallocate()
+        workFreed = true
         Trace.mark("snapshot read, checksum and decode (\(chunks.reduce(0) { $0 + $1.fallback.count }) lines the slow way)")
         guard crc == trailer.crc else {
             throw StoreError.damaged(file: path, line: nil, detail: "checksum mismatch (stored \(CRC32C.hex(trailer.crc)), computed \(CRC32C.hex(crc)))", repairable: false)

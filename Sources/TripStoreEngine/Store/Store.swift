@@ -37,6 +37,10 @@ public final class Store {
         }
     }
     var loadedHistory: [HistoryTransaction] = []
+    /// How many transactions the history holds, without reading it.
+    public var historyCount: Int {
+        pendingHistory == nil ? loadedHistory.count : snapshotHistoryCount + loadedHistory.count
+    }
     /// The snapshot's history lines, not yet read: an open descriptor of the
     /// snapshot (it stays readable if a compaction removes the file), their
     /// byte range in it, and the first one's line number.
@@ -54,6 +58,8 @@ public final class Store {
     var hasSnapshot = false
     var journalSize = 0
     var journalTransactions = 0
+    /// Transactions in the journal (committed since the snapshot).
+    public var journalTransactionCount: Int { journalTransactions }
     /// Where a torn last journal line starts, if there is one.
     var tornTail: Int?
     var lock: StoreLock?

@@ -10,7 +10,7 @@ public struct StoreOptions: Sendable {
     public var snapshotCommitChanges: Int = 20_000
     /// A snapshot is read in pieces of this size (grown for a longer line), so
     /// loading never holds the whole file and all its objects at once.
-    public var snapshotReadBytes: Int = 32 << 20
+    public var snapshotReadBytes: Int = 16 << 20
     /// Seconds a writer waits for another writer's lock before failing.
     public var lockWait: Double = 5
 
