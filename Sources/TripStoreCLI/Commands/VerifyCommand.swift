@@ -13,7 +13,9 @@ enum VerifyCommand {
         guard StoreFiles(folder: ctx.storePath).exists() else { throw StoreError.noStore(path: ctx.storePath) }
         let store: Store
         do {
-            store = try Store.open(ctx.storePath, schema: ctx.schema, access: .read, options: ctx.options())
+            var options = try ctx.options()
+            options.useSnapshotImage = false  // check the JSON itself, every byte
+            store = try Store.open(ctx.storePath, schema: ctx.schema, access: .read, options: options)
         } catch let e as StoreError {
             c.err("error: " + e.description)
             if case .damaged = e { c.err("verify: the damage is not a torn tail; --repair cannot fix it and changed nothing") }

@@ -8,6 +8,8 @@ public struct StoreFiles: Sendable {
 
     public func snapshot(_ token: Int64) -> String { folder + "/snapshot-\(token).jsonl" }
     public func journal(_ token: Int64) -> String { folder + "/journal-\(token).jsonl" }
+    /// The snapshot's image: its records as in memory, a cache for fast opening.
+    public func image(_ token: Int64) -> String { folder + "/snapshot-\(token).image" }
     public var lock: String { folder + "/" + StoreLock.fileName }
 
     /// Tokens of the complete snapshot files and the journals, and leftover temporary files.

@@ -18,7 +18,7 @@ public final class ObjectTable: ObjectLookup {
     /// The entity of each row, or -1 where no object lives.
     private(set) var entityOfRow: [Int16] = []
     /// Where each row's record is in the arena (kept after a delete, so the id stays readable).
-    private var locators: [Int64] = []
+    private(set) var locators: [Int64] = []
     let arena = RecordArena()
     /// The to-many relationship lists; a record's to-many slot holds a number
     /// here. List 0 is the shared empty list, never changed in place.
@@ -138,19 +138,22 @@ public final class ObjectTable: ObjectLookup {
     /// Finds the rows of a snapshot's references with one or two cache misses
     /// each instead of a binary search's twenty; built for loading only.
     struct LoadHash {
-        /// Rows by the hash of their id's first eight bytes; -1 is empty.
-        private var slots: [RowID]
+        /// Per slot: 32 bits of the id's hash above the row; 0 is empty
+        /// (rows are stored plus one). The hash bits spare most wrong rows a
+        /// look at their id.
+        private var slots: [UInt64]
         private let mask: Int
 
         init(_ prefixes: [UInt64]) {
             var capacity = 1024
             while capacity < prefixes.count * 2 { capacity *= 2 }
             mask = capacity - 1
-            slots = Array(repeating: -1, count: capacity)
+            slots = Array(repeating: 0, count: capacity)
             for (row, p) in prefixes.enumerated() {
-                var h = LoadHash.hash(p) & mask
-                while slots[h] >= 0 { h = (h + 1) & mask }
-                slots[h] = RowID(row)
+                let h = LoadHash.hash(p)
+                var i = h & mask
+                while slots[i] != 0 { i = (i + 1) & mask }
+                slots[i] = LoadHash.tag(h) | UInt64(row + 1)
             }
         }
 
@@ -161,18 +164,21 @@ public final class ObjectTable: ObjectLookup {
             return Int(truncatingIfNeeded: x)
         }
 
-        /// The live row whose id is `key`.
+        @inline(__always) static func tag(_ h: Int) -> UInt64 { UInt64(truncatingIfNeeded: h) & 0xFFFF_FFFF_0000_0000 }
+
+        /// The row whose id is `key` (every row is live while loading).
         @inline(__always) func row(_ key: UnsafeRawBufferPointer, in table: ObjectTable) -> RowID? {
-            let k = ObjectTable.prefix(key)
-            var h = LoadHash.hash(k) & mask
+            let h = LoadHash.hash(ObjectTable.prefix(key))
+            let tag = LoadHash.tag(h)
+            var i = h & mask
             while true {
-                let row = slots[h]
-                if row < 0 { return nil }
-                if table.idPrefixes[Int(row)] == k && table.entityOfRow[Int(row)] >= 0
-                    && table.withID(row, { ObjectTable.equal($0, key) }) {
-                    return row
+                let s = slots[i]
+                if s == 0 { return nil }
+                if s & 0xFFFF_FFFF_0000_0000 == tag {
+                    let row = RowID(truncatingIfNeeded: (s & 0xFFFF_FFFF) - 1)
+                    if table.withID(row, { ObjectTable.equal($0, key) }) { return row }
                 }
-                h = (h + 1) & mask
+                i = (i + 1) & mask
             }
         }
     }
@@ -197,6 +203,18 @@ public final class ObjectTable: ObjectLookup {
         idPrefixes = prefixes
         idOrderedRows = rowCount
         return nil
+    }
+
+    /// Takes the rows of a snapshot image (in id order) into this empty table.
+    func adoptImage(entities: [Int16], locators: [Int64], prefixes: [UInt64], lists: [[RowID]]) {
+        entityOfRow = entities
+        self.locators = locators
+        idPrefixes = prefixes
+        self.lists = lists
+        idOrderedRows = entities.count
+        laterIDsCover = entities.count
+        count = entities.count
+        for e in entities { countByEntity[Int(e)] += 1 }
     }
 
     // MARK: Changing

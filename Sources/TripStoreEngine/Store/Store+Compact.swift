@@ -19,10 +19,12 @@ extension Store {
         defer { if !closed { FileIO.close(fd); FileIO.unlink(temp) } }
 
         var crc: UInt32 = 0
+        var written = 0
         var buffer = JSONWriter(capacity: 1 << 20)
         func flush(force: Bool) throws {
             guard force || buffer.bytes.count >= 1 << 20 else { return }
             crc = buffer.bytes.withUnsafeBytes { CRC32C.checksum($0, continuing: crc) }
+            written += buffer.bytes.count
             try FileIO.writeAll(fd, buffer.bytes, path: temp)
             buffer.bytes.removeAll(keepingCapacity: true)
         }
@@ -48,12 +50,14 @@ extension Store {
             }
         }
         Trace.mark("snapshot sort+objects")
+        let historyStart = written + buffer.bytes.count
         for t in history {
             HistoryCoding.appendCompact(t, to: &buffer.bytes)
             buffer.bytes.append(0x0A)
             try flush(force: false)
         }
         try flush(force: true)
+        let bodyBytes = written
         buffer.bytes.append(contentsOf: SnapshotFormat.trailer(objects: table.count, history: history.count, crc: crc))
         try FileIO.writeAll(fd, buffer.bytes, path: temp)
         try FileIO.fsync(fd, path: temp)
@@ -69,6 +73,10 @@ extension Store {
         }
         try FileIO.fsyncDirectory(files.folder)
         CrashPoint.hit("snapshot-after-rename")
+        Trace.mark("snapshot rename+fsync folder")
+        writeImage(order: rows, binding: SnapshotImage.Binding(
+            token: token, snapshotBytes: Int64(bodyBytes + buffer.bytes.count), snapshotCRC: crc,
+            fingerprint: SnapshotImage.fingerprint(schema)), historyStart: historyStart, historyCount: history.count)
 
         // The new journal starts empty; then the old files can go.
         let journal = files.journal(token)
@@ -79,13 +87,35 @@ extension Store {
         }
         try FileIO.fsyncDirectory(files.folder)
         let old = try files.list()
-        for s in old.snapshots where s < token { FileIO.unlink(files.snapshot(s)) }
+        for s in old.snapshots where s < token {
+            FileIO.unlink(files.image(s))
+            FileIO.unlink(files.snapshot(s))
+        }
         for j in old.journals where j < token { FileIO.unlink(files.journal(j)) }
         closeJournal()
         snapshotToken = token
         hasSnapshot = true
         journalSize = 0
         journalTransactions = 0
+    }
+
+    /// Writes the snapshot's image beside it (see `SnapshotImage`); a failure
+    /// only means the next open reads the JSON.
+    private func writeImage(order: [RowID], binding: SnapshotImage.Binding, historyStart: Int, historyCount: Int) {
+        let path = files.image(binding.token)
+        let temp = path + ".tmp"
+        guard let fd = try? FileIO.open(temp, O_WRONLY | O_CREAT | O_TRUNC) else { return }
+        let header = SnapshotImage.Header(binding: binding, historyStart: Int64(historyStart), historyCount: Int64(historyCount),
+                                          rows: 0, lists: 0, listElements: 0, recordBytes: 0)
+        do {
+            try table.writeImage(order: order, header: header, to: fd, path: temp)
+            FileIO.close(fd)
+            try FileIO.rename(temp, path)
+        } catch {
+            FileIO.close(fd)
+            FileIO.unlink(temp)
+        }
+        Trace.mark("snapshot image")
     }
 
     /// Snapshot lines for `rows`, one byte array per core, in order.

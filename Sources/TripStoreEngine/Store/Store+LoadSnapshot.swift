@@ -19,6 +19,19 @@ extension Store {
         let size = try FileIO.size(fd, path: path)
         let trailer = try readTrailer(fd, size: size, path: path)
         let objectCount = trailer.objects
+        if options.useSnapshotImage, loadImage(token, binding: SnapshotImage.Binding(
+            token: token, snapshotBytes: Int64(size), snapshotCRC: trailer.crc, fingerprint: SnapshotImage.fingerprint(schema))) {
+            guard table.count == objectCount else {
+                throw StoreError.damaged(file: files.image(token), line: nil, detail: "the image holds \(table.count) objects, the snapshot \(objectCount); delete the image", repairable: false)
+            }
+            if trailer.history > 0 {
+                pendingHistory = (fd, Int(imageHistoryStart)..<trailer.start, 2 + objectCount, path)
+                keepOpen = true
+            }
+            snapshotHistoryCount = trailer.history
+            lastToken = token
+            return
+        }
 
         var work = UnsafeMutableRawBufferPointer.allocate(byteCount: max(4096, options.snapshotReadBytes), alignment: 16)
         var workFreed = false
@@ -125,6 +138,21 @@ extension Store {
         }
         snapshotHistoryCount = trailer.history
         lastToken = token
+    }
+
+    /// Loads the snapshot's image if it matches; false when there is none or it does not.
+    private func loadImage(_ token: Int64, binding: SnapshotImage.Binding) -> Bool {
+        guard let fd = try? FileIO.open(files.image(token), O_RDONLY) else { return false }
+        defer { FileIO.close(fd) }
+        guard let header = table.loadImage(fd: fd, binding: binding) else {
+            Trace.mark("snapshot image does not match; reading the JSON")
+            return false
+        }
+        imageHistoryStart = Int(header.historyStart)
+        loadedFromImage = true
+        indexes.rebuild(from: table)
+        Trace.mark("snapshot image \(header.rows) rows, \(header.recordBytes) record bytes")
+        return true
     }
 
     /// The last line: `{"end":{"objects":…,"history":…,"crc32c":"…"}}`, and where it starts.

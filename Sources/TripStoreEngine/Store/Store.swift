@@ -37,6 +37,10 @@ public final class Store {
         }
     }
     var loadedHistory: [HistoryTransaction] = []
+    /// Where the history starts in the snapshot, as its image records it.
+    var imageHistoryStart = 0
+    /// Whether the snapshot was loaded from its image rather than its JSON.
+    public internal(set) var loadedFromImage = false
     /// How many transactions the history holds, without reading it.
     public var historyCount: Int {
         pendingHistory == nil ? loadedHistory.count : snapshotHistoryCount + loadedHistory.count

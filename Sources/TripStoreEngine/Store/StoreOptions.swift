@@ -11,6 +11,9 @@ public struct StoreOptions: Sendable {
     /// A snapshot is read in pieces of this size (grown for a longer line), so
     /// loading never holds the whole file and all its objects at once.
     public var snapshotReadBytes: Int = 16 << 20
+    /// Open from `snapshot-N.image` when it matches the snapshot (`verify`
+    /// turns this off to read and check the JSON itself).
+    public var useSnapshotImage = true
     /// Seconds a writer waits for another writer's lock before failing.
     public var lockWait: Double = 5
 

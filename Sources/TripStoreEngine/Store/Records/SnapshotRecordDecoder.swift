@@ -337,7 +337,8 @@ struct SnapshotRecordDecoder {
         return start..<i
     }
 
-    /// A string value: copied as is when plain, else decoded (escapes, checked UTF-8).
+    /// A string value: copied as is when it has no escapes (its UTF-8 checked
+    /// on the way), else decoded.
     @inline(__always) private func string(_ r: inout JSONReader, to out: inout RecordBuffer) throws(GiveUp) {
         guard peek(&r) == UInt8(ascii: "\"") else { throw GiveUp() }
         let start = r.index + 1
@@ -351,9 +352,16 @@ struct SnapshotRecordDecoder {
                 r.index = i + 1
                 return
             }
-            if b == UInt8(ascii: "\\") || b < 0x20 || b >= 0x80 { break }
+            if b == UInt8(ascii: "\\") || b < 0x20 { break }
+            if b >= 0x80 {
+                r.index = i
+                do { try r.skipUTF8Sequence() } catch { throw GiveUp() }
+                i = r.index
+                continue
+            }
             i += 1
         }
+        r.index = start - 1
         var s: String
         do { s = try r.parseString() } catch { throw GiveUp() }
         s.withUTF8 { u in

@@ -1,0 +1,105 @@
+import Foundation
+import Testing
+@testable import TripStoreEngine
+import TripStoreModels
+
+/// The image beside a snapshot must load exactly what the JSON loads, and
+/// anything wrong with it must only cost speed.
+@Suite struct SnapshotImageTests {
+    let schema = TripSchema.schema
+
+    /// A store with a snapshot (and its image) made from an import, updates and deletes.
+    func makeStore() throws -> String {
+        let folder = TestFolders.make("image")
+        var g = TripDataGenerator(seed: 11)
+        let w = try Store.open(folder, schema: schema, access: .write)
+        var tx = w.transaction()
+        try w.stage(try EnvelopeInput.decode(g.jsonArray(trips: 120), schema: schema), mode: .insert, into: &tx)
+        try w.commit(tx, author: "test", timestamp: 1_800_000_000)
+        let trips = try w.run(try Query("is Trip")).rows
+        var change = w.transaction()
+        let name = schema.entity(named: "Trip")!.property(named: "name")!.slot
+        for row in trips.prefix(10) { change.setAttribute(row, slot: name, to: .string("renamed \(row)")) }
+        try change.delete(trips[20])
+        try w.commit(change, author: "test", timestamp: 1_800_000_100)
+        try w.compact()
+        w.close()
+        return folder
+    }
+
+    func open(_ folder: String, image: Bool) throws -> Store {
+        var options = StoreOptions()
+        options.useSnapshotImage = image
+        return try Store.open(folder, schema: schema, access: .read, options: options)
+    }
+
+    func imagePath(_ folder: String) throws -> String {
+        let store = try open(folder, image: false)
+        return store.files.image(store.snapshotToken)
+    }
+
+    @Test func imageAndJSONLoadTheSameObjectsInTheSameRows() throws {
+        let folder = try makeStore()
+        let fromImage = try open(folder, image: true)
+        let fromJSON = try open(folder, image: false)
+        #expect(fromImage.loadedFromImage)
+        #expect(!fromJSON.loadedFromImage)
+        #expect(fromImage.table.rowCount == fromJSON.table.rowCount)
+        for row in 0..<RowID(fromJSON.table.rowCount) {
+            #expect(fromImage.table.object(at: row) == fromJSON.table.object(at: row))
+        }
+        #expect(fromImage.checkInvariants().isEmpty)
+        #expect(fromImage.history.map(\.token) == fromJSON.history.map(\.token))
+        #expect(fromImage.history == fromJSON.history)
+        let query = try Query(#"is BusinessTrip && destination ~ "a""#)
+        #expect(try fromImage.run(query).rows == fromJSON.run(query).rows)
+    }
+
+    @Test func damagedTruncatedOrStaleImagesAreIgnored() throws {
+        let folder = try makeStore()
+        let path = try imagePath(folder)
+        let good = try Data(contentsOf: URL(fileURLWithPath: path))
+        let expected = try open(folder, image: false)
+        func loadsTheJSON() throws {
+            let store = try open(folder, image: true)
+            #expect(!store.loadedFromImage)
+            #expect(store.table.count == expected.table.count)
+            #expect(store.checkInvariants().isEmpty)
+        }
+        var flipped = good
+        flipped[flipped.count / 2] ^= 0x20
+        try flipped.write(to: URL(fileURLWithPath: path))
+        try loadsTheJSON()
+        try good.prefix(good.count - 100).write(to: URL(fileURLWithPath: path))
+        try loadsTheJSON()
+        // An image of another snapshot (a different token in its header).
+        var stale = good
+        stale[8] ^= 0x01
+        try stale.write(to: URL(fileURLWithPath: path))
+        try loadsTheJSON()
+        try good.write(to: URL(fileURLWithPath: path))
+        #expect(try open(folder, image: true).loadedFromImage)
+    }
+
+    @Test func compactionReplacesTheImageAndVerifyReadsTheJSON() throws {
+        let folder = try makeStore()
+        let first = try imagePath(folder)
+        let w = try Store.open(folder, schema: schema, access: .write)
+        var tx = w.transaction()
+        let name = schema.entity(named: "Trip")!.property(named: "name")!.slot
+        tx.setAttribute(try w.run(try Query("is Trip")).rows[0], slot: name, to: .string("again"))
+        try w.commit(tx, author: "test", timestamp: 1_800_000_200)
+        try w.compact()
+        w.close()
+        let second = try imagePath(folder)
+        #expect(first != second)
+        #expect(!FileManager.default.fileExists(atPath: first))
+        #expect(FileManager.default.fileExists(atPath: second))
+        // A damaged JSON snapshot is found even with a good image beside it.
+        let snapshot = try open(folder, image: false).files.snapshot(try open(folder, image: false).snapshotToken)
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: snapshot))
+        bytes[bytes.count / 3] ^= 0x01
+        try bytes.write(to: URL(fileURLWithPath: snapshot))
+        #expect(throws: StoreError.self) { _ = try open(folder, image: false) }
+    }
+}
