@@ -123,12 +123,26 @@ func storeBytes() -> Int {
     let names = (try? FileManager.default.contentsOfDirectory(atPath: storePath)) ?? []
     return names.filter { $0.hasSuffix(".jsonl") }.reduce(0) { $0 + (FileIO.fileSize(storePath + "/" + $1) ?? 0) }
 }
+// First from the JSON alone (as after a crash that lost the image), then as
+// a store normally opens, from the snapshot image.
+do {
+    var jsonOnly = StoreOptions()
+    jsonOnly.useSnapshotImage = false
+    let t = now()
+    let s = try Store.open(storePath, schema: TripSchema.schema, access: .read, options: jsonOnly)
+    let seconds = now() - t
+    emit("open_json_s", seconds, "s")
+    emit("open_json_MBps", Double(storeBytes()) / 1e6 / seconds, "MB/s")
+    s.close()
+}
 let t0 = now()
 let store = try Store.open(storePath, schema: TripSchema.schema, access: .read)
 let openSeconds = now() - t0
+if store.hasSnapshotFile && !store.loadedFromImage { FileHandle.standardError.write(Data("tripstore-bench: the store opened without its image\n".utf8)) }
 emit("open_s", openSeconds, "s")
 emit("open_MBps", Double(storeBytes()) / 1e6 / openSeconds, "MB/s")
 emit("store_bytes", Double(storeBytes()), "bytes")
+emit("image_bytes", Double(FileIO.fileSize(store.files.image(store.snapshotToken)) ?? 0), "bytes")
 
 // Queries, in process: median and p99, with and without indexes; rows checked against a scan.
 let middleID: String = {
