@@ -52,9 +52,12 @@ public final class StoreIndexes {
         built[k] = true
         let index = valueIndexes[k]
         let slot = index.property.slot
+        var entries: [(IndexKey?, RowID)] = []
         for e in schema.entities[index.entity].closure {
-            for row in typeRows[e] { index.add(row, table.object(at: row)!.values[slot]) }
+            entries.reserveCapacity(entries.count + typeRows[e].count)
+            for row in typeRows[e] { entries.append((IndexKey(table.value(at: row, slot: slot)), row)) }
         }
+        index.build(entries)
     }
 
     /// Adds a row known to be past every row of its entity (loading a snapshot).

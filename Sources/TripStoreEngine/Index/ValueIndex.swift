@@ -45,6 +45,38 @@ public final class ValueIndex {
         rowCount = 0
     }
 
+    /// Fills the empty index in one pass: values and rows sorted once, each
+    /// value's rows made in one piece, and the ordered form ready (adding
+    /// rows one by one would grow a table and an array per value instead).
+    func build(_ entries: [(IndexKey?, RowID)]) {
+        var keyed: [(key: IndexKey, row: RowID)] = []
+        keyed.reserveCapacity(entries.count)
+        for (k, row) in entries {
+            if let k { keyed.append((k, row)) } else { nullRows.append(row) }
+        }
+        keyed.sort { $0.key == $1.key ? $0.row < $1.row : $0.key < $1.key }
+        var keys: [IndexKey] = []
+        var flat: [RowID] = []
+        flat.reserveCapacity(keyed.count)
+        var counts: [Int] = [0]
+        var table: [IndexKey: [RowID]] = [:]
+        var i = 0
+        while i < keyed.count {
+            var j = i + 1
+            while j < keyed.count && keyed[j].key == keyed[i].key { j += 1 }
+            for k in i..<j { flat.append(keyed[k].row) }
+            table[keyed[i].key] = Array(flat[counts[counts.count - 1]..<flat.count])
+            keys.append(keyed[i].key)
+            counts.append(flat.count)
+            i = j
+        }
+        nullRows.sort()
+        rowsByKey = table
+        rowCount = entries.count
+        sortedCache = keys
+        orderedCache = Ordered(keys: keys, flat: flat, counts: counts)
+    }
+
     func add(_ row: RowID, _ v: Value) {
         rowCount += 1
         orderedCache = nil

@@ -68,16 +68,19 @@ enum Resolved {
 }
 
 extension PropertyAccess {
-    func resolve(_ o: StoredObject, _ table: ObjectTable) -> Resolved {
-        var object = o
+    /// The value at the end of the path from a live row; each step decodes
+    /// one slot of a record, never a whole object.
+    func resolve(_ row: RowID, _ table: ObjectTable) -> Resolved {
+        var row = row
         var value = Value.null
         var k = 0
         while k < steps.count {
             switch steps[k] {
             case .property(let slots):
-                let s = slots[object.entity]
+                guard let entity = table.entity(at: row) else { return .value(.null) }
+                let s = slots[entity]
                 if s < 0 { return .missing }
-                value = object.values[Int(s)]
+                value = table.value(at: row, slot: Int(s))
             case .field(let i):
                 guard case .embedded(let fields) = value else { return .value(.null) }
                 value = fields[i]
@@ -85,8 +88,8 @@ extension PropertyAccess {
             k += 1
             if k < steps.count, case .property = steps[k] {
                 // The next step reads a related object.
-                guard case .toOne(let r) = value, let next = table.object(at: r) else { return .value(.null) }
-                object = next
+                guard case .toOne(let r) = value, table.entity(at: r) != nil else { return .value(.null) }
+                row = r
             }
         }
         return .value(value)
@@ -150,10 +153,11 @@ extension ValueTest {
 }
 
 extension CompiledPredicate {
-    func matches(_ o: StoredObject, _ table: ObjectTable) -> Bool {
+    /// Whether the live object at `row` satisfies the predicate.
+    func matches(_ o: RowID, _ table: ObjectTable) -> Bool {
         switch self {
         case .constant(let b): return b
-        case .isType(let mask, _, _, _): return mask[o.entity]
+        case .isType(let mask, _, _, _): return table.entity(at: o).map { mask[$0] } ?? false
         case .compare(let access, let test):
             guard case .value(let v) = access.resolve(o, table) else { return false }
             return test.test(v)
@@ -165,9 +169,9 @@ extension CompiledPredicate {
             switch (v, element) {
             case (.toMany(let rows), .object(let path, let tests)):
                 for r in rows {
-                    guard let child = table.object(at: r) else { continue }
+                    guard table.entity(at: r) != nil else { continue }
                     var ok = false
-                    if case .value(let cv) = path.resolve(child, table) { ok = tests.contains { $0.test(cv) } }
+                    if case .value(let cv) = path.resolve(r, table) { ok = tests.contains { $0.test(cv) } }
                     if all && !ok { return false }
                     if !all && ok { return true }
                 }

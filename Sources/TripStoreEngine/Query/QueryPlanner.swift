@@ -182,7 +182,7 @@ struct QueryPlanner {
         } else {
             matched.reserveCapacity(min(candidates.count, 1 << 16))
             for r in candidates {
-                if let o = table.object(at: r), check.matches(o, table) { matched.append(r) }
+                if table.entity(at: r) != nil, check.matches(r, table) { matched.append(r) }
             }
             plan.steps.append(.init(operation: "filter", detail: describe(residual), estimated: nil, actual: matched.count))
         }
@@ -214,7 +214,7 @@ struct QueryPlanner {
             var group: [RowID] = []
             for r in rows {
                 examined += 1
-                guard let o = table.object(at: r), mask[o.entity], check.matches(o, table) else { continue }
+                guard let e = table.entity(at: r), mask[e], check.matches(r, table) else { continue }
                 group.append(r)
             }
             if group.count > 1 { sortRows(&group, by: rest, need: nil) }
@@ -246,7 +246,7 @@ struct QueryPlanner {
             rows.sort()
             return
         }
-        let ids = rows.map { table.object(at: $0)!.id }
+        let ids = rowsAreIDOrdered ? [] : rows.map { table.id(at: $0) ?? "" }
         func idLess(_ a: Int, _ b: Int) -> Bool {
             rowsAreIDOrdered ? rows[a] < rows[b] : ObjectTable.byteLess(ids[a], ids[b])
         }
@@ -257,9 +257,8 @@ struct QueryPlanner {
             return
         }
         let values: [[IndexKey?]] = rows.map { r in
-            let o = table.object(at: r)!
-            return keys.map { k in
-                if case .value(let v) = k.0.resolve(o, table) { return IndexKey(v) }
+            keys.map { k in
+                if case .value(let v) = k.0.resolve(r, table) { return IndexKey(v) }
                 return nil
             }
         }
