@@ -90,11 +90,11 @@ extension Store {
     private func resolve(_ ref: ObjectReference, in objects: [DecodedObject], at i: Int, slot: Int,
                          tx: TransactionBuilder) throws -> RowID {
         let target = tx.row(for: ref.id)
-        let o = target.flatMap { tx.object(at: $0) }
-        if let t = target, let o, ref.type == nil || ref.type == schema.entities[o.entity].name {
+        if let t = target, let e = tx.entity(at: t), ref.type == nil || ref.type == schema.entities[e].name {
             let entity = schema.entities[objects[i].entity]
-            if schema.isKind(o.entity, of: entity.properties[slot].relationship!.destination) { return t }
+            if schema.isKind(e, of: entity.properties[slot].relationship!.destination) { return t }
         }
+        let o = target.flatMap { tx.object(at: $0) }
         let d = objects[i]
         let entity = schema.entities[d.entity]
         let property = entity.properties[slot].name

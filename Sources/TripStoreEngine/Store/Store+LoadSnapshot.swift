@@ -254,9 +254,9 @@ extension Store {
         }
     }
 
-
-    /// Sets a snapshot's relationships: ids are found by binary search over the
-    /// id-ordered rows, on every core, then set in order with their derived sides.
+    /// Sets the relationships of the snapshot lines that took the slow decoder
+    /// (ids found by binary search over the id-ordered rows, on every core),
+    /// with their derived sides.
     func resolveSnapshotLinks(_ pending: [(RowID, [PendingLink])], file: String) throws {
         let cores = pending.count >= 4096 ? 2 : 1
         let per = (pending.count + cores - 1) / max(cores, 1)

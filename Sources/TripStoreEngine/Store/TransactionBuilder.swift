@@ -32,6 +32,14 @@ public struct TransactionBuilder: ObjectLookup {
         return table.object(at: row)
     }
 
+    /// The entity of the live object at a row, without copying the object.
+    func entity(at row: RowID) -> Int? {
+        if deleted.contains(row) { return nil }
+        if Int(row) >= base { return newObjects[Int(row) - base]?.entity }
+        if let c = changed[row] { return c.entity }
+        return table.entity(at: row)
+    }
+
     /// The live row of an id, seeing this transaction's inserts and deletes.
     public func row(for id: String) -> RowID? {
         if let r = newRowByID[id] { return deleted.contains(r) ? nil : r }
@@ -74,8 +82,8 @@ public struct TransactionBuilder: ObjectLookup {
     // MARK: - Relationships
 
     func relationship(_ row: RowID, _ slot: Int) -> Relationship? {
-        guard let o = object(at: row) else { return nil }
-        return schema.entities[o.entity].properties[slot].relationship
+        guard let e = entity(at: row) else { return nil }
+        return schema.entities[e].properties[slot].relationship
     }
 
     /// Adds `target` to one side; returns the object a to-one side pointed at before, if another.
@@ -83,12 +91,15 @@ public struct TransactionBuilder: ObjectLookup {
         var displaced: RowID?
         modify(row) { o in
             if toMany {
-                var list: [RowID]
-                if case .toMany(let l) = o.values[slot] { list = l } else { list = [] }
-                if !list.contains(target) {
-                    list.append(target)
-                    o.values[slot] = .toMany(list)
+                guard case .toMany(var list) = o.values[slot] else {
+                    o.values[slot] = .toMany([target])
+                    return
                 }
+                guard !list.contains(target) else { return }
+                // Let go of the slot's copy first, so the append happens in place.
+                o.values[slot] = .null
+                list.append(target)
+                o.values[slot] = .toMany(list)
             } else {
                 if case .toOne(let old) = o.values[slot], old != target { displaced = old }
                 o.values[slot] = .toOne(target)
@@ -110,7 +121,7 @@ public struct TransactionBuilder: ObjectLookup {
 
     /// Relates `row`'s relationship `slot` to `target`, and the inverse back.
     public mutating func link(_ row: RowID, slot: Int, to target: RowID) {
-        guard let rel = relationship(row, slot), object(at: target) != nil else { return }
+        guard let rel = relationship(row, slot), entity(at: target) != nil else { return }
         let displaced = addReference(row, slot, target, toMany: rel.isToMany)
         guard let inverse = rel.inverseSlot, let invRel = relationship(target, inverse) else { return }
         if let d = displaced { removeReference(d, inverse, row) }
