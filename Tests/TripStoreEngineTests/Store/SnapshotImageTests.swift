@@ -55,6 +55,28 @@ import TripStoreModels
         #expect(try fromImage.run(query).rows == fromJSON.run(query).rows)
     }
 
+    @Test func journalAfterTheImageIsReplayedOnTop() throws {
+        let folder = try makeStore()
+        let w = try Store.open(folder, schema: schema, access: .write)
+        let trips = try w.run(try Query("is Trip")).rows
+        var tx = w.transaction()
+        let name = schema.entity(named: "Trip")!.property(named: "name")!.slot
+        tx.setAttribute(trips[1], slot: name, to: .string("after the snapshot"))
+        try tx.delete(trips[2])
+        try w.commit(tx, author: "test", timestamp: 1_800_000_300)
+        w.close()
+        let fromImage = try open(folder, image: true)
+        let fromJSON = try open(folder, image: false)
+        #expect(fromImage.loadedFromImage)
+        #expect(fromImage.journalTransactionCount == 1)
+        #expect(fromImage.table.count == fromJSON.table.count)
+        for row in 0..<RowID(fromJSON.table.rowCount) {
+            #expect(fromImage.table.object(at: row) == fromJSON.table.object(at: row))
+        }
+        #expect(fromImage.checkInvariants().isEmpty)
+        #expect(fromImage.history == fromJSON.history)
+    }
+
     @Test func damagedTruncatedOrStaleImagesAreIgnored() throws {
         let folder = try makeStore()
         let path = try imagePath(folder)
