@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// The memory that holds every object's record, in large blocks.
 ///
 /// A record is found by a locator: the block number in the high bits and the
@@ -14,8 +20,25 @@ final class RecordArena {
 
     static let offsetBits: Int64 = 40
 
+    /// Blocks that are a private mapping of a file (an image's records), by block number.
+    private var mappings: [Int: (start: UnsafeMutableRawPointer, length: Int)] = [:]
+
     deinit {
-        for b in blocks { b.deallocate() }
+        for (i, b) in blocks.enumerated() {
+            if let m = mappings[i] {
+                munmap(m.start, m.length)
+            } else {
+                b.deallocate()
+            }
+        }
+    }
+
+    /// Takes over a private file mapping (made with `mmap`) whose records start
+    /// `skip` bytes in; changes to them stay in this process.
+    func adoptMapping(start: UnsafeMutableRawPointer, length: Int, skip: Int, count: Int) -> Int64 {
+        let locator = adopt(base: start + skip, count: count)
+        mappings[blocks.count - 1] = (start, length)
+        return locator
     }
 
     /// Takes over a buffer's memory as a block of its own; returns the locator of its first byte.

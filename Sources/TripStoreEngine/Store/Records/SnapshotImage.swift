@@ -182,51 +182,79 @@ extension ObjectTable {
               let prefixes = array(UInt64.self, rows), let lengths = array(Int32.self, Int(h.lists)),
               let elements = array(Int32.self, Int(h.listElements)) else { return nil }
         let recordBytes = Int(h.recordBytes)
-        let block = UnsafeMutableRawPointer.allocate(byteCount: max(1, recordBytes), alignment: 16)
-        guard read(UnsafeMutableRawBufferPointer(start: block, count: recordBytes)) else {
-            block.deallocate()
-            return nil
+        // The records are mapped, not read: no copy, no zeroed pages. The
+        // mapping is private, so patching a record never reaches the file.
+        // The file must hold all of it: a mapped page past its end is a crash, not an error.
+        guard (try? FileIO.size(fd, path: "")) == at + recordBytes + 4 else { return nil }
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let mapFrom = at / page * page, skip = at - mapFrom
+        let mapLength = skip + recordBytes + 4
+        guard let mapped = mmap(nil, mapLength, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, off_t(mapFrom)),
+              mapped != MAP_FAILED else { return nil }
+        var keep = false
+        defer { if !keep { munmap(mapped, mapLength) } }
+        let block = mapped + skip
+        // The checksum on one core while the other checks every record's bounds,
+        // the references and the id order; nothing is used unless both pass.
+        let smallSections = crc
+        nonisolated(unsafe) let records = UnsafeRawPointer(block)
+        let storedCRC = UInt32(littleEndian: (records + recordBytes).loadUnaligned(as: UInt32.self))
+        var checksumOK = false, boundsOK = false
+        withUnsafeMutablePointer(to: &checksumOK) { checksumResult in
+            withUnsafeMutablePointer(to: &boundsOK) { boundsResult in
+                nonisolated(unsafe) let checksumResult = checksumResult, boundsResult = boundsResult
+                nonisolated(unsafe) let table = self
+                Parallel.forEach(2) { k in
+                    if k == 0 {
+                        let crc = CRC32C.checksum(UnsafeRawBufferPointer(start: records, count: recordBytes), continuing: smallSections)
+                        checksumResult.pointee = crc == storedCRC
+                    } else {
+                        boundsResult.pointee = table.imageRecordsAreSound(records, count: recordBytes, entities: entities,
+                                                                          offsets: offsets, prefixes: prefixes, lists: lengths.count)
+                    }
+                }
+            }
         }
-        var stored: UInt32 = 0
-        guard withUnsafeMutableBytes(of: &stored, { FileIO.read(fd, into: $0, at: at) }) == 4,
-              UInt32(littleEndian: stored) == crc else {
-            block.deallocate()
-            return nil
-        }
-        // The checksum matched; still, nothing read may point outside what was read.
+        guard checksumOK, boundsOK else { return nil }
         var lists: [[RowID]] = []
         lists.reserveCapacity(lengths.count)
         var e = 0
         for n in lengths {
-            guard n >= 0, e + Int(n) <= elements.count else { block.deallocate(); return nil }
+            guard n >= 0, e + Int(n) <= elements.count else { return nil }
             let list = Array(elements[e..<(e + Int(n))])
-            guard list.allSatisfy({ $0 >= 0 && Int($0) < rows }) else { block.deallocate(); return nil }
+            guard list.allSatisfy({ $0 >= 0 && Int($0) < rows }) else { return nil }
             lists.append(list)
             e += Int(n)
         }
-        guard lists.first?.isEmpty == true else { block.deallocate(); return nil }
-        let bounds = RecordBounds(rows: rows, lists: lists.count, bytes: recordBytes)
+        guard lists.first?.isEmpty == true else { return nil }
+        keep = true
+        let base = arena.adoptMapping(start: mapped, length: mapLength, skip: skip, count: recordBytes)
+        adoptImage(entities: entities, locators: offsets.map { base | $0 }, prefixes: prefixes, lists: lists)
+        return h
+    }
+
+    /// Every record of an image within its bytes, pointing only at rows and
+    /// lists that exist, with ids in strictly increasing order.
+    private func imageRecordsAreSound(_ block: UnsafeRawPointer, count recordBytes: Int, entities: [Int16], offsets: [Int64],
+                                      prefixes: [UInt64], lists: Int) -> Bool {
+        let rows = entities.count
+        let bounds = RecordBounds(rows: rows, lists: lists, bytes: recordBytes)
         var previousID: UnsafeRawBufferPointer?
         for i in 0..<rows {
             let entity = Int(entities[i])
             let end = i + 1 < rows ? Int(offsets[i + 1]) : recordBytes
             guard entity >= 0, entity < schema.entities.count, offsets[i] >= 0, Int(offsets[i]) <= end, end <= recordBytes,
                   bounds.check(block + Int(offsets[i]), end: block + end, slots: schema.entities[entity].properties.count) else {
-                block.deallocate()
-                return nil
+                return false
             }
-            // Ids strictly increasing, with their prefixes: lookups by binary search rely on both.
-            let id = RecordReader.id(UnsafeRawPointer(block + Int(offsets[i]))).0
-            guard prefixes[i] == ObjectTable.prefix(id), previousID.map({ ObjectTable.less($0, id) }) ?? true else {
-                block.deallocate()
-                return nil
-            }
+            // Lookups by binary search rely on the order and on the prefixes.
+            let id = RecordReader.id(block + Int(offsets[i])).0
+            guard prefixes[i] == ObjectTable.prefix(id), previousID.map({ ObjectTable.less($0, id) }) ?? true else { return false }
             previousID = id
         }
-        let base = arena.adopt(base: block, count: recordBytes)
-        adoptImage(entities: entities, locators: offsets.map { base | $0 }, prefixes: prefixes, lists: lists)
-        return h
+        return true
     }
+
 }
 
 /// Checks that a record read from an image stays within its bytes and points
