@@ -80,17 +80,6 @@ public final class ObjectTable: ObjectLookup {
         return RecordReader.value(RecordReader.slot(record(row), slot), lists: lists)
     }
 
-    /// The rows a relationship slot points at.
-    public func related(_ row: RowID, slot: Int) -> [RowID] {
-        guard entity(at: row) != nil else { return [] }
-        let p = RecordReader.slot(record(row), slot)
-        switch p.load(as: UInt8.self) {
-        case RecordTag.toOne: return [Int32(littleEndian: (p + 1).loadUnaligned(as: Int32.self))]
-        case RecordTag.toMany: return lists[RecordReader.listNumber(p)!]
-        default: return []
-        }
-    }
-
     /// Calls `body` with a row's id bytes (also for a deleted row).
     @inline(__always) func withID<R>(_ row: RowID, _ body: (UnsafeRawBufferPointer) -> R) -> R {
         body(RecordReader.id(record(row)).0)

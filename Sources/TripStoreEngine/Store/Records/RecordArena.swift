@@ -41,13 +41,8 @@ final class RecordArena {
         return locator
     }
 
-    /// Takes over a buffer's memory as a block of its own; returns the locator of its first byte.
-    func adopt(_ buffer: consuming RecordBuffer) -> Int64 {
-        let (base, count) = buffer.release()
-        return adopt(base: base, count: count)
-    }
-
-    /// Takes over memory allocated with `UnsafeMutableRawPointer.allocate`.
+    /// Takes over memory allocated with `UnsafeMutableRawPointer.allocate` (a
+    /// `RecordBuffer`'s, once released) as a block; returns the locator of its first byte.
     func adopt(base: UnsafeMutableRawPointer, count: Int) -> Int64 {
         blocks.append(base)
         totalBytes += count
