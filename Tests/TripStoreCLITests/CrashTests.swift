@@ -23,7 +23,7 @@ extension Store {
     }
 
     @Test(arguments: ["journal-mid-write", "journal-before-fsync", "journal-after-fsync",
-                      "snapshot-mid-write", "snapshot-before-rename", "snapshot-after-rename"])
+                      "snapshot-mid-write", "snapshot-before-rename", "snapshot-after-rename", "image-mid-write"])
     func killedImportIsAllOrNothing(_ point: String) throws {
         let store = NSTemporaryDirectory() + "crash-store-\(UUID().uuidString)"
         let first = try file(30, seed: 1), second = try file(300, seed: 2)
@@ -51,6 +51,12 @@ extension Store {
         case "journal-mid-write", "snapshot-mid-write", "snapshot-before-rename": #expect(after == before)
         case "journal-before-fsync": #expect(after == before || after == whole)
         default: #expect(after == whole, "\(point): \(before) → \(after), expected \(whole)")
+        }
+        if point == "image-mid-write" {
+            // The snapshot was durable before its image was begun: the store opens from the JSON.
+            let opened = try Store.open(store, schema: TripSchema.schema, access: .read)
+            #expect(!opened.loadedFromImage)
+            #expect(opened.checkInvariants().isEmpty)
         }
         // The store still takes writes.
         #expect(try CLIRunner.runProcess(["--store", store, "import", try file(3, seed: 3)]).status == 0)

@@ -149,6 +149,7 @@ extension ObjectTable {
         try prefixes.withUnsafeBytes(write)
         try listLengths.withUnsafeBytes(write)
         try listElements.withUnsafeBytes(write)
+        CrashPoint.hit("image-mid-write")
         try write(records.contents)
         var end = crc.littleEndian
         try withUnsafeBytes(of: &end) { try FileIO.writeAll(fd, $0, path: path) }
