@@ -185,7 +185,8 @@ extension ObjectTable {
         let recordBytes = Int(h.recordBytes)
         // The records are mapped, not read: no copy, no zeroed pages. The
         // mapping is private, so patching a record never reaches the file.
-        // The file must hold all of it: a mapped page past its end is a crash, not an error.
+        // The file must hold all of it (a mapped page past its end is a crash,
+        // not an error); it is never truncated in place, only replaced.
         guard (try? FileIO.size(fd, path: "")) == at + recordBytes + 4 else { return nil }
         let page = Int(sysconf(Int32(_SC_PAGESIZE)))
         let mapFrom = at / page * page, skip = at - mapFrom
@@ -255,7 +256,6 @@ extension ObjectTable {
         }
         return true
     }
-
 }
 
 /// Checks that a record read from an image stays within its bytes and points
