@@ -92,6 +92,18 @@ import TripStoreCLI
         #expect(r.out.contains("objects      493\n"))
     }
 
+    @Test func statsSaysWhetherTheStoreOpenedFromItsImage() throws {
+        let folder = NSTemporaryDirectory() + "image-\(UUID().uuidString)"
+        #expect(CLIRunner.run(["import", sample], store: folder).code == 0)
+        #expect(!CLIRunner.run(["stats"], store: folder).out.contains("image "))  // no snapshot yet
+        #expect(CLIRunner.run(["compact"], store: folder).code == 0)
+        #expect(CLIRunner.run(["stats"], store: folder).out.contains("image        snapshot-1.image, "))
+        #expect(CLIRunner.run(["stats"], store: folder).out.contains(" bytes (opened from it)\n"))
+        try FileManager.default.removeItem(atPath: folder + "/snapshot-1.image")
+        #expect(CLIRunner.run(["stats"], store: folder).out.contains("image        none (opened from the JSON)\n"))
+        #expect(CLIRunner.run(["query", "is PersonalTrip", "--count"], store: folder).out == "11\n")
+    }
+
     @Test func importGetExportRoundTrip() throws {
         let folder = NSTemporaryDirectory() + "rt-\(UUID().uuidString)"
         let i = CLIRunner.run(["import", sample], store: folder)

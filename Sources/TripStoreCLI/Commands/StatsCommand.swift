@@ -18,6 +18,11 @@ enum StatsCommand {
         c.line("indexes      " + store.indexes.descriptions.joined(separator: ", "))
         let sizes = store.fileSizes
         c.line("snapshot     \(store.hasSnapshotFile ? "snapshot-\(store.snapshotToken).jsonl, \(sizes.snapshot) bytes" : "none yet")")
+        if store.hasSnapshotFile {
+            let image = store.files.image(store.snapshotToken)
+            let size = FileIO.fileSize(image)
+            c.line("image        " + (size.map { "snapshot-\(store.snapshotToken).image, \($0) bytes" + (store.loadedFromImage ? " (opened from it)" : " (does not match; opened from the JSON)") } ?? "none (opened from the JSON)"))
+        }
         c.line("journal      journal-\(store.snapshotToken).jsonl, \(sizes.journal) bytes, \(store.journalTransactionCount) transactions")
         c.line("history      \(store.historyCount) transactions retained")
         c.line("last token   \(store.lastToken)")
