@@ -7,7 +7,7 @@ import Darwin
 /// Every live object of a store, by row and by id.
 ///
 /// Each object is one compact record in a `RecordArena` (see `RecordCoding`),
-/// not a Swift value per field: a store holds close to its JSON size in memory
+/// not a Swift value per field: a store takes less memory than its JSON
 /// and loads without an allocation per value. `object(at:)` decodes a record
 /// when asked; `value(at:slot:)` decodes one slot.
 ///
