@@ -5,7 +5,7 @@
 /// and the caller decodes that record with `EnvelopeDecoder`, which either
 /// reads it too or reports the error with record, property and expectation.
 struct EnvelopeFastDecoder {
-    struct GiveUp: Error {}
+    typealias GiveUp = FastPathGiveUp
 
     let schema: Schema
     let entityNames: [[UInt8]]
@@ -30,44 +30,15 @@ struct EnvelopeFastDecoder {
 
     // MARK: - Structure
 
-    @inline(__always) func peek(_ r: inout JSONReader) -> UInt8? {
-        r.skipWhitespace()
-        return r.index < r.buffer.count ? r.buffer[r.index] : nil
-    }
-
-    @inline(__always) func expect(_ r: inout JSONReader, _ c: UInt8) throws(GiveUp) {
-        guard peek(&r) == c else { throw GiveUp() }
-        r.index += 1
-    }
-
     /// Reads a key without escapes, up to and including the ':'; returns its byte range.
     @inline(__always) func key(_ r: inout JSONReader) throws(GiveUp) -> Range<Int> {
-        let range = try rawString(&r)
-        try expect(&r, UInt8(ascii: ":"))
+        let range = try r.plainString()
+        try r.expectByte(UInt8(ascii: ":"))
         return range
     }
 
-    @inline(__always) func equals(_ r: JSONReader, _ range: Range<Int>, _ name: [UInt8]) -> Bool {
-        guard range.count == name.count else { return false }
-        var k = 0
-        for i in range {
-            if r.buffer[i] != name[k] { return false }
-            k += 1
-        }
-        return true
-    }
-
-    /// `,` then more, or the closing bracket: true when there is another member.
-    @inline(__always) func more(_ r: inout JSONReader, close: UInt8) throws(GiveUp) -> Bool {
-        guard let c = peek(&r) else { throw GiveUp() }
-        r.index += 1
-        if c == UInt8(ascii: ",") { return true }
-        if c == close { return false }
-        throw GiveUp()
-    }
-
     @inline(__always) func string(_ r: inout JSONReader) throws(GiveUp) -> String {
-        guard peek(&r) == UInt8(ascii: "\"") else { throw GiveUp() }
+        guard r.peekByte() == UInt8(ascii: "\"") else { throw GiveUp() }
         do {
             return try r.parseString()
         } catch {
@@ -76,7 +47,7 @@ struct EnvelopeFastDecoder {
     }
 
     @inline(__always) func isNull(_ r: inout JSONReader) throws(GiveUp) -> Bool {
-        guard peek(&r) == UInt8(ascii: "n") else { return false }
+        guard r.peekByte() == UInt8(ascii: "n") else { return false }
         do {
             try r.expectLiteral("null")
         } catch {
@@ -87,47 +58,30 @@ struct EnvelopeFastDecoder {
 
     func entity(named range: Range<Int>, _ r: JSONReader, allowed: Entity?) throws(GiveUp) -> Entity {
         if let allowed {
-            for e in allowed.closure where equals(r, range, entityNames[e]) { return schema.entities[e] }
+            for e in allowed.closure where r.bytes(range, equal: entityNames[e]) { return schema.entities[e] }
         } else {
-            for (e, name) in entityNames.enumerated() where equals(r, range, name) { return schema.entities[e] }
+            for (e, name) in entityNames.enumerated() where r.bytes(range, equal: name) { return schema.entities[e] }
         }
         throw GiveUp()
-    }
-
-    /// Reads a string's raw bytes (ASCII, no escapes) as a range.
-    @inline(__always) func rawString(_ r: inout JSONReader) throws(GiveUp) -> Range<Int> {
-        guard peek(&r) == UInt8(ascii: "\"") else { throw GiveUp() }
-        let start = r.index + 1
-        var i = start
-        let buf = r.buffer
-        while i < buf.count {
-            let b = buf[i]
-            if b == UInt8(ascii: "\"") { break }
-            if b == UInt8(ascii: "\\") || b < 0x20 || b >= 0x80 { throw GiveUp() }
-            i += 1
-        }
-        guard i < buf.count else { throw GiveUp() }
-        r.index = i + 1
-        return start..<i
     }
 
     // MARK: - Envelopes
 
     func envelope(_ r: inout JSONReader, allowed: Entity?, location: RecordLocation?, path: String,
                   into out: inout [DecodedObject]) throws(GiveUp) -> ObjectReference {
-        try expect(&r, UInt8(ascii: "{"))
+        try r.expectByte(UInt8(ascii: "{"))
         var entity: Entity?
         var id: String?
         var index = -1
         repeat {
             let k = try key(&r)
             switch k.count {
-            case 4 where equals(r, k, typeKey):
-                entity = try self.entity(named: try rawString(&r), r, allowed: allowed)
-            case 2 where equals(r, k, idKey):
+            case 4 where r.bytes(k, equal: typeKey):
+                entity = try self.entity(named: try r.plainString(), r, allowed: allowed)
+            case 2 where r.bytes(k, equal: idKey):
                 id = try string(&r)
                 if id!.isEmpty { throw GiveUp() }
-            case 4 where equals(r, k, dataKey):
+            case 4 where r.bytes(k, equal: dataKey):
                 guard let e = entity ?? (allowed.flatMap { $0.closure.count == 1 ? $0 : nil }), index < 0 else { throw GiveUp() }
                 entity = e
                 index = out.count
@@ -137,7 +91,7 @@ struct EnvelopeFastDecoder {
             default:
                 throw GiveUp()
             }
-        } while try more(&r, close: UInt8(ascii: "}"))
+        } while try r.moreMembers(close: UInt8(ascii: "}"))
         guard index >= 0, let e = entity else { throw GiveUp() }
         if out[index].id.isEmpty { out[index].id = id ?? EnvelopeDecoder.newID() }
         _ = e
@@ -146,17 +100,17 @@ struct EnvelopeFastDecoder {
 
     func data(_ r: inout JSONReader, entity: Entity, index: Int, location: RecordLocation?, path: String,
               into out: inout [DecodedObject]) throws(GiveUp) {
-        try expect(&r, UInt8(ascii: "{"))
+        try r.expectByte(UInt8(ascii: "{"))
         var seen = 0  // bit per slot (entities have fewer than 64 properties, else give up)
         guard entity.properties.count <= 64 else { throw GiveUp() }
-        if peek(&r) == UInt8(ascii: "}") {
+        if r.peekByte() == UInt8(ascii: "}") {
             r.index += 1
         } else {
             let names = propertyNames[entity.id]
             repeat {
                 let k = try key(&r)
                 var slot = -1
-                for (s, name) in names.enumerated() where equals(r, k, name) {
+                for (s, name) in names.enumerated() where r.bytes(k, equal: name) {
                     slot = s
                     break
                 }
@@ -170,7 +124,7 @@ struct EnvelopeFastDecoder {
                     let targets = try relationship(&r, rel, property: p.name, location: location, path: path, into: &out)
                     out[index].links.append(PendingLink(slot: slot, targets: targets))
                 }
-            } while try more(&r, close: UInt8(ascii: "}"))
+            } while try r.moreMembers(close: UInt8(ascii: "}"))
         }
         for p in entity.properties where seen & (1 << p.slot) == 0 {
             if let a = p.attribute, !a.isOptional { throw GiveUp() }
@@ -185,8 +139,8 @@ struct EnvelopeFastDecoder {
         if !rel.isToMany {
             return [try related(&r, dest: dest, location: location, path: base, into: &out)]
         }
-        try expect(&r, UInt8(ascii: "["))
-        if peek(&r) == UInt8(ascii: "]") {
+        try r.expectByte(UInt8(ascii: "["))
+        if r.peekByte() == UInt8(ascii: "]") {
             r.index += 1
             return []
         }
@@ -195,7 +149,7 @@ struct EnvelopeFastDecoder {
         repeat {
             targets.append(try related(&r, dest: dest, location: location, path: wantPaths ? "\(base)[\(i)]" : "", into: &out))
             i += 1
-        } while try more(&r, close: UInt8(ascii: "]"))
+        } while try r.moreMembers(close: UInt8(ascii: "]"))
         return targets
     }
 
@@ -203,23 +157,23 @@ struct EnvelopeFastDecoder {
     func related(_ r: inout JSONReader, dest: Entity, location: RecordLocation?, path: String,
                  into out: inout [DecodedObject]) throws(GiveUp) -> ObjectReference {
         let start = r.index
-        try expect(&r, UInt8(ascii: "{"))
+        try r.expectByte(UInt8(ascii: "{"))
         var type: String?
         var id: String?
         repeat {
             let k = try key(&r)
-            if k.count == 4 && equals(r, k, typeKey) {
-                let range = try rawString(&r)
+            if k.count == 4 && r.bytes(k, equal: typeKey) {
+                let range = try r.plainString()
                 type = schema.entities[try entity(named: range, r, allowed: dest).id].name
-            } else if k.count == 2 && equals(r, k, idKey) {
+            } else if k.count == 2 && r.bytes(k, equal: idKey) {
                 id = try string(&r)
-            } else if k.count == 4 && equals(r, k, dataKey) {
+            } else if k.count == 4 && r.bytes(k, equal: dataKey) {
                 r.index = start
                 return try envelope(&r, allowed: dest, location: location, path: path, into: &out)
             } else {
                 throw GiveUp()
             }
-        } while try more(&r, close: UInt8(ascii: "}"))
+        } while try r.moreMembers(close: UInt8(ascii: "}"))
         guard let id else { throw GiveUp() }
         if type == nil && dest.closure.count > 1 { throw GiveUp() }
         return ObjectReference(type: type, id: id, path: path)
@@ -232,17 +186,17 @@ struct EnvelopeFastDecoder {
             if optional { return .null }
             throw GiveUp()
         }
-        guard let c = peek(&r) else { throw GiveUp() }
+        guard let c = r.peekByte() else { throw GiveUp() }
         switch type {
         case .string:
             return .string(try string(&r))
         case .date:
-            let range = try rawString(&r)
+            let range = try r.plainString()
             guard let d = ISODate.parse(bytes: UnsafeBufferPointer(rebasing: r.buffer[range])) else { throw GiveUp() }
             return .date(d)
         case .enumeration(let e):
-            let range = try rawString(&r)
-            for c in e.cases where equals(r, range, Array(c.utf8)) { return .string(c) }
+            let range = try r.plainString()
+            for c in e.cases where r.bytes(range, equal: Array(c.utf8)) { return .string(c) }
             throw GiveUp()
         case .int, .double:
             guard c == UInt8(ascii: "-") || (c >= UInt8(ascii: "0") && c <= UInt8(ascii: "9")) else { throw GiveUp() }
@@ -267,29 +221,29 @@ struct EnvelopeFastDecoder {
             }
             throw GiveUp()
         case .array(let inner):
-            try expect(&r, UInt8(ascii: "["))
+            try r.expectByte(UInt8(ascii: "["))
             var items: [Value] = []
-            if peek(&r) == UInt8(ascii: "]") {
+            if r.peekByte() == UInt8(ascii: "]") {
                 r.index += 1
                 return .array(items)
             }
             repeat {
                 items.append(try attribute(&r, inner, optional: false))
-            } while try more(&r, close: UInt8(ascii: "]"))
+            } while try r.moreMembers(close: UInt8(ascii: "]"))
             return .array(items)
         case .embedded(let e):
-            try expect(&r, UInt8(ascii: "{"))
+            try r.expectByte(UInt8(ascii: "{"))
             var fields = Array(repeating: Value.null, count: e.fields.count)
             var seen = Array(repeating: false, count: e.fields.count)
-            if peek(&r) == UInt8(ascii: "}") {
+            if r.peekByte() == UInt8(ascii: "}") {
                 r.index += 1
             } else {
                 repeat {
                     let k = try key(&r)
-                    guard let i = e.fields.firstIndex(where: { equals(r, k, Array($0.name.utf8)) }) else { throw GiveUp() }
+                    guard let i = e.fields.firstIndex(where: { r.bytes(k, equal: Array($0.name.utf8)) }) else { throw GiveUp() }
                     fields[i] = try attribute(&r, e.fields[i].type, optional: e.fields[i].isOptional)
                     seen[i] = true
-                } while try more(&r, close: UInt8(ascii: "}"))
+                } while try r.moreMembers(close: UInt8(ascii: "}"))
             }
             for (i, f) in e.fields.enumerated() where !seen[i] && !f.isOptional { throw GiveUp() }
             return .embedded(fields)

@@ -8,7 +8,7 @@
 /// other form, or with anything it does not accept, is left to the envelope
 /// decoder, which reads it the slow way or says exactly what is wrong.
 struct SnapshotRecordDecoder {
-    struct GiveUp: Error {}
+    typealias GiveUp = FastPathGiveUp
 
     /// A relationship slot to fill in once ids have rows.
     struct LinkFixup {
@@ -131,41 +131,41 @@ struct SnapshotRecordDecoder {
     private func line(_ range: Range<Int>, in file: UnsafeBufferPointer<UInt8>, lineIndex: Int32,
                       to out: inout RecordBuffer, chunk: inout Chunk) throws(GiveUp) -> Int {
         var r = JSONReader(buffer: file, start: range.lowerBound)
-        try expect(&r, UInt8(ascii: "{"))
+        try r.expectByte(UInt8(ascii: "{"))
         guard try key(&r, "type") else { throw GiveUp() }
-        let entity = try self.entity(try rawString(&r), r)
-        try expect(&r, UInt8(ascii: ","))
+        let entity = try self.entity(try r.plainString(), r)
+        try r.expectByte(UInt8(ascii: ","))
         guard try key(&r, "id") else { throw GiveUp() }
-        let id = try rawString(&r)
+        let id = try r.plainString()
         guard !id.isEmpty else { throw GiveUp() }
         out.varint(id.count)
         out.bytes(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(file)[id]))
-        try expect(&r, UInt8(ascii: ","))
+        try r.expectByte(UInt8(ascii: ","))
         guard try key(&r, "data") else { throw GiveUp() }
-        try expect(&r, UInt8(ascii: "{"))
+        try r.expectByte(UInt8(ascii: "{"))
         let names = propertyNames[entity], kinds = self.kinds[entity], optional = self.optional[entity]
         var slot = 0
-        if peek(&r) == UInt8(ascii: "}") {
+        if r.peekByte() == UInt8(ascii: "}") {
             r.index += 1
         } else {
             repeat {
-                let k = try rawString(&r)
-                try expect(&r, UInt8(ascii: ":"))
+                let k = try r.plainString()
+                try r.expectByte(UInt8(ascii: ":"))
                 // Properties come in slot order; the slots skipped hold nothing.
-                while slot < names.count && !equals(r, k, names[slot]) {
+                while slot < names.count && !r.bytes(k, equal: names[slot]) {
                     try empty(kinds[slot], optional: optional[slot], to: &out)
                     slot += 1
                 }
                 guard slot < names.count else { throw GiveUp() }
                 try value(&r, kinds[slot], optional: optional[slot], slot: slot, lineIndex: lineIndex, to: &out, chunk: &chunk)
                 slot += 1
-            } while try more(&r, close: UInt8(ascii: "}"))
+            } while try r.moreMembers(close: UInt8(ascii: "}"))
         }
         while slot < names.count {
             try empty(kinds[slot], optional: optional[slot], to: &out)
             slot += 1
         }
-        try expect(&r, UInt8(ascii: "}"))
+        try r.expectByte(UInt8(ascii: "}"))
         // The reader sees the whole file: only white space may follow on this line.
         while r.index < range.upperBound {
             let b = r.buffer[r.index]
@@ -188,7 +188,7 @@ struct SnapshotRecordDecoder {
 
     @inline(__always) private func value(_ r: inout JSONReader, _ kind: Kind, optional: Bool, slot: Int, lineIndex: Int32,
                                          to out: inout RecordBuffer, chunk: inout Chunk) throws(GiveUp) {
-        guard let c = peek(&r) else { throw GiveUp() }
+        guard let c = r.peekByte() else { throw GiveUp() }
         if c == UInt8(ascii: "n") {
             do { try r.expectLiteral("null") } catch { throw GiveUp() }
             try empty(kind, optional: optional, to: &out)
@@ -199,13 +199,13 @@ struct SnapshotRecordDecoder {
             out.byte(RecordTag.string)
             try string(&r, to: &out)
         case .enumeration(let e):
-            let range = try rawString(&r)
-            guard enumCases[e].contains(where: { equals(r, range, $0) }) else { throw GiveUp() }
+            let range = try r.plainString()
+            guard enumCases[e].contains(where: { r.bytes(range, equal: $0) }) else { throw GiveUp() }
             out.byte(RecordTag.string)
             out.varint(range.count)
             out.bytes(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(r.buffer)[range]))
         case .date:
-            let range = try rawString(&r)
+            let range = try r.plainString()
             guard let d = ISODate.parse(bytes: UnsafeBufferPointer(rebasing: r.buffer[range])) else { throw GiveUp() }
             out.byte(RecordTag.date)
             out.uint64(d.bitPattern)
@@ -242,11 +242,11 @@ struct SnapshotRecordDecoder {
             RecordWriter.reference(tag: RecordTag.noReference, 0, to: &out)
             let first = chunk.targetStarts.count
             if toMany {
-                try expect(&r, UInt8(ascii: "["))
-                if peek(&r) == UInt8(ascii: "]") {
+                try r.expectByte(UInt8(ascii: "["))
+                if r.peekByte() == UInt8(ascii: "]") {
                     r.index += 1
                 } else {
-                    repeat { try reference(&r, destination, chunk: &chunk) } while try more(&r, close: UInt8(ascii: "]"))
+                    repeat { try reference(&r, destination, chunk: &chunk) } while try r.moreMembers(close: UInt8(ascii: "]"))
                 }
             } else {
                 try reference(&r, destination, chunk: &chunk)
@@ -258,89 +258,47 @@ struct SnapshotRecordDecoder {
 
     /// `{"type":"…","id":"…"}` (the type may be left out where only one fits).
     @inline(__always) private func reference(_ r: inout JSONReader, _ destination: Int, chunk: inout Chunk) throws(GiveUp) {
-        try expect(&r, UInt8(ascii: "{"))
+        try r.expectByte(UInt8(ascii: "{"))
         let dest = schema.entities[destination]
         if try key(&r, "type") {
-            let type = try entity(try rawString(&r), r)
+            let type = try entity(try r.plainString(), r)
             guard dest.closure.contains(type) else { throw GiveUp() }
-            try expect(&r, UInt8(ascii: ","))
+            try r.expectByte(UInt8(ascii: ","))
             guard try key(&r, "id") else { throw GiveUp() }
         } else {
             guard dest.closure.count == 1, try key(&r, "id") else { throw GiveUp() }
         }
-        let id = try rawString(&r)
+        let id = try r.plainString()
         chunk.targetStarts.append(chunk.targetBytes.count)
         chunk.targetLengths.append(Int32(id.count))
         chunk.targetBytes.append(contentsOf: UnsafeBufferPointer(rebasing: r.buffer[id]))
-        try expect(&r, UInt8(ascii: "}"))
+        try r.expectByte(UInt8(ascii: "}"))
     }
 
     // MARK: - Bytes
 
-    @inline(__always) private func peek(_ r: inout JSONReader) -> UInt8? {
-        r.skipWhitespace()
-        return r.index < r.buffer.count ? r.buffer[r.index] : nil
-    }
-
-    @inline(__always) private func expect(_ r: inout JSONReader, _ c: UInt8) throws(GiveUp) {
-        guard peek(&r) == c else { throw GiveUp() }
-        r.index += 1
-    }
-
     /// Reads `"name":` when the next key is `name`; false (and nothing read) otherwise.
     @inline(__always) private func key(_ r: inout JSONReader, _ name: StaticString) throws(GiveUp) -> Bool {
-        guard peek(&r) == UInt8(ascii: "\"") else { throw GiveUp() }
+        guard r.peekByte() == UInt8(ascii: "\"") else { throw GiveUp() }
         let n = name.utf8CodeUnitCount
         let p = name.utf8Start
         let start = r.index + 1
         guard start + n < r.buffer.count, r.buffer[start + n] == UInt8(ascii: "\"") else { return false }
         for k in 0..<n where r.buffer[start + k] != p[k] { return false }
         r.index = start + n + 1
-        try expect(&r, UInt8(ascii: ":"))
+        try r.expectByte(UInt8(ascii: ":"))
         return true
     }
 
-    @inline(__always) private func more(_ r: inout JSONReader, close: UInt8) throws(GiveUp) -> Bool {
-        guard let c = peek(&r) else { throw GiveUp() }
-        r.index += 1
-        if c == UInt8(ascii: ",") { return true }
-        if c == close { return false }
-        throw GiveUp()
-    }
-
-    @inline(__always) private func equals(_ r: JSONReader, _ range: Range<Int>, _ name: [UInt8]) -> Bool {
-        guard range.count == name.count else { return false }
-        return name.withUnsafeBufferPointer { n in
-            memcmp(r.buffer.baseAddress! + range.lowerBound, n.baseAddress!, range.count) == 0
-        }
-    }
-
     private func entity(_ range: Range<Int>, _ r: JSONReader) throws(GiveUp) -> Int {
-        for (e, name) in entityNames.enumerated() where equals(r, range, name) { return e }
+        for (e, name) in entityNames.enumerated() where r.bytes(range, equal: name) { return e }
         throw GiveUp()
-    }
-
-    /// A string of printable ASCII without escapes, as a byte range (keys, ids, dates, enum cases).
-    @inline(__always) private func rawString(_ r: inout JSONReader) throws(GiveUp) -> Range<Int> {
-        guard peek(&r) == UInt8(ascii: "\"") else { throw GiveUp() }
-        let start = r.index + 1
-        var i = start
-        let buf = r.buffer
-        while i < buf.count {
-            let b = buf[i]
-            if b == UInt8(ascii: "\"") { break }
-            if b == UInt8(ascii: "\\") || b < 0x20 || b >= 0x80 { throw GiveUp() }
-            i += 1
-        }
-        guard i < buf.count else { throw GiveUp() }
-        r.index = i + 1
-        return start..<i
     }
 
     /// A string value: copied as is when it has no escapes (its UTF-8 checked
     /// on the way), else decoded.
     @inline(__always) private func string(_ r: inout JSONReader, to out: inout RecordBuffer) throws(GiveUp) {
-        guard peek(&r) == UInt8(ascii: "\"") else { throw GiveUp() }
+        guard r.peekByte() == UInt8(ascii: "\"") else { throw GiveUp() }
         let start = r.index + 1
         var i = start
         let buf = r.buffer
