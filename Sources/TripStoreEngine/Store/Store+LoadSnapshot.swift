@@ -20,10 +20,8 @@ extension Store {
         let trailer = try readTrailer(fd, size: size, path: path)
         let objectCount = trailer.objects
         if options.useSnapshotImage, loadImage(token, binding: SnapshotImage.Binding(
-            token: token, snapshotBytes: Int64(size), snapshotCRC: trailer.crc, fingerprint: SnapshotImage.fingerprint(schema))) {
-            guard table.count == objectCount else {
-                throw StoreError.damaged(file: files.image(token), line: nil, detail: "the image holds \(table.count) objects, the snapshot \(objectCount); delete the image", repairable: false)
-            }
+            token: token, snapshotBytes: Int64(size), snapshotCRC: trailer.crc, fingerprint: SnapshotImage.fingerprint(schema)),
+            objects: objectCount, history: trailer.history, historyEnd: trailer.start) {
             if trailer.history > 0 {
                 pendingHistory = (fd, Int(imageHistoryStart)..<trailer.start, 2 + objectCount, path)
                 keepOpen = true
@@ -141,10 +139,13 @@ extension Store {
     }
 
     /// Loads the snapshot's image if it matches; false when there is none or it does not.
-    private func loadImage(_ token: Int64, binding: SnapshotImage.Binding) -> Bool {
+    /// Its counts and history range must agree with the snapshot's trailer too.
+    private func loadImage(_ token: Int64, binding: SnapshotImage.Binding, objects: Int, history: Int, historyEnd: Int) -> Bool {
         guard let fd = try? FileIO.open(files.image(token), O_RDONLY) else { return false }
         defer { FileIO.close(fd) }
-        guard let header = table.loadImage(fd: fd, binding: binding) else {
+        guard let header = table.loadImage(fd: fd, binding: binding, accept: { h in
+            h.rows == Int64(objects) && h.historyCount == Int64(history) && h.historyStart >= 0 && h.historyStart <= Int64(historyEnd)
+        }) else {
             Trace.mark("snapshot image does not match; reading the JSON")
             return false
         }

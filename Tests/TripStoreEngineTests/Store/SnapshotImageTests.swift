@@ -99,6 +99,17 @@ import TripStoreModels
         stale[8] ^= 0x01
         try stale.write(to: URL(fileURLWithPath: path))
         try loadsTheJSON()
+        // Well-formed and checksummed, but its history range or row count
+        // disagrees with the snapshot's trailer.
+        for (offset, value) in [(44, Int64.max), (60, Int64(3))] {  // historyStart, rows
+            var forged = good
+            withUnsafeBytes(of: value.littleEndian) { forged.replaceSubrange(offset..<(offset + 8), with: $0) }
+            let crc = forged.prefix(forged.count - 4).withUnsafeBytes { CRC32C.checksum($0) }
+            withUnsafeBytes(of: crc.littleEndian) { forged.replaceSubrange((forged.count - 4)..<forged.count, with: $0) }
+            try forged.write(to: URL(fileURLWithPath: path))
+            try loadsTheJSON()
+            #expect(try open(folder, image: true).history.count == expected.history.count)
+        }
         try good.write(to: URL(fileURLWithPath: path))
         #expect(try open(folder, image: true).loadedFromImage)
     }

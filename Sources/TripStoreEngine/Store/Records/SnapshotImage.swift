@@ -156,8 +156,9 @@ extension ObjectTable {
     }
 
     /// Loads an image into this empty table and returns its header; nil (and
-    /// the table untouched) when the image does not fit `binding` or fails a check.
-    func loadImage(fd: Int32, binding: SnapshotImage.Binding) -> SnapshotImage.Header? {
+    /// the table untouched) when the image does not fit `binding`, `accept`
+    /// refuses its header, or it fails a check.
+    func loadImage(fd: Int32, binding: SnapshotImage.Binding, accept: (SnapshotImage.Header) -> Bool) -> SnapshotImage.Header? {
         var at = 0
         var crc: UInt32 = 0
         func read(_ buffer: UnsafeMutableRawBufferPointer) -> Bool {
@@ -167,7 +168,7 @@ extension ObjectTable {
             return true
         }
         var headerBytes = [UInt8](repeating: 0, count: SnapshotImage.Header.byteCount)
-        guard headerBytes.withUnsafeMutableBytes(read), let h = SnapshotImage.Header.decode(headerBytes), h.binding == binding,
+        guard headerBytes.withUnsafeMutableBytes(read), let h = SnapshotImage.Header.decode(headerBytes), h.binding == binding, accept(h),
               h.rows >= 0, h.rows < Int64(Int32.max), h.lists >= 1, h.lists <= Int64(Int32.max),
               h.listElements >= 0, h.recordBytes >= 0, h.recordBytes < (1 << RecordArena.offsetBits) else { return nil }
         let rows = Int(h.rows)
