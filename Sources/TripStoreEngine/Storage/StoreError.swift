@@ -21,6 +21,13 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     /// A bad request (an unknown type name, a bad value for `--set`).
     case usage(String)
     case io(IOError)
+    /// Later commits changed what the transaction changes (see `Store.commit`); nothing was written.
+    case conflict([StoreConflict])
+    /// The transaction would break the store's invariants (a reference to a
+    /// missing object, of the wrong type, a one-sided pair); nothing was written.
+    case inconsistent([String])
+    /// Files hold references to objects that do not exist; `verify --repair` removes them.
+    case danglingReferences(file: String, line: Int?, detail: String)
 
     public var description: String {
         switch self {
@@ -41,14 +48,20 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
             return "cannot delete \(e) '\(id)': its relationship '\(rel)' still holds \(n) object\(n == 1 ? "" : "s") and its delete rule is deny"
         case .usage(let m): return m
         case .io(let e): return e.description
+        case .conflict(let cs):
+            return "conflict: " + cs.map(\.description).joined(separator: "; ") + "; nothing was written"
+        case .inconsistent(let ps):
+            return "refused: the change would leave the store inconsistent: " + ps.joined(separator: "; ") + "; nothing was written"
+        case .danglingReferences(let f, let l, let d):
+            return "the store is damaged: \(f)\(l.map { " line \($0)" } ?? ""): \(d) (run 'tripstore verify' to list dangling references, 'tripstore verify --repair' to remove them)"
         }
     }
 
     /// 1 for input and usage errors, 2 for a damaged, locked or incompatible store, 3 for I/O failures.
     public var exitCode: Int32 {
         switch self {
-        case .noStore, .invalid, .invalidMany, .notFound, .denied, .usage: return 1
-        case .damaged, .locked, .newerFormat, .schemaMismatch: return 2
+        case .noStore, .invalid, .invalidMany, .notFound, .denied, .usage, .conflict, .inconsistent: return 1
+        case .damaged, .danglingReferences, .locked, .newerFormat, .schemaMismatch: return 2
         case .io: return 3
         }
     }

@@ -34,9 +34,12 @@ public final class ObjectTable: ObjectLookup {
     private var laterIDsCover = 0
     /// Live objects per concrete entity.
     public private(set) var countByEntity: [Int]
+    /// Who refers to each object through relationships without an inverse.
+    let oneWay: OneWayReferences
 
     public init(schema: Schema) {
         self.schema = schema
+        self.oneWay = OneWayReferences(schema: schema)
         self.countByEntity = Array(repeating: 0, count: schema.entities.count)
     }
 
@@ -78,6 +81,12 @@ public final class ObjectTable: ObjectLookup {
     @inline(__always) public func value(at row: RowID, slot: Int) -> Value {
         guard entity(at: row) != nil else { return .null }
         return RecordReader.value(RecordReader.slot(record(row), slot), lists: lists)
+    }
+
+    /// The id a row has or had: also for a deleted row, whose record stays.
+    func recordedID(_ row: RowID) -> String? {
+        guard row >= 0, Int(row) < rowCount, locators[Int(row)] >= 0 else { return nil }
+        return withID(row) { String(decoding: $0, as: UTF8.self) }
     }
 
     /// Calls `body` with a row's id bytes (also for a deleted row).

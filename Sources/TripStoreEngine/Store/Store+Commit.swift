@@ -9,16 +9,31 @@ extension Store {
     /// then applies it in memory. Returns nil (and writes nothing) when the
     /// transaction changes nothing.
     ///
+    /// A transaction staged before other commits is checked against them: if
+    /// they changed a property it sets, or deleted an object it changes,
+    /// deletes or links to, or inserted an id it inserts, it is refused with
+    /// `StoreError.conflict`; otherwise it is merged onto the current state.
+    /// A transaction whose result would leave a reference to a missing object,
+    /// of the wrong type, or one side of a pair without the other is refused
+    /// with `StoreError.inconsistent`. Either way nothing is written.
+    ///
     /// When this returns, the transaction survives a crash. A failure before
     /// that leaves the store as it was.
     @discardableResult
-    public func commit(_ tx: TransactionBuilder, author: String, timestamp: Double? = nil) throws -> HistoryTransaction? {
+    public func commit(_ staged: TransactionBuilder, author: String, timestamp: Double? = nil) throws -> HistoryTransaction? {
         guard access == .write, lock != nil else { throw StoreError.usage("the store was opened read-only") }
         guard !needsReopen else { throw StoreError.usage("an earlier commit failed while writing its snapshot; open the store again") }
-        guard tx.base == table.rowCount else {
-            throw StoreError.usage("the transaction was started before another commit; start a new one")
+        guard staged.table === table else { throw StoreError.usage("the transaction belongs to another open store") }
+        var tx = staged
+        let conflicts = conflicts(in: tx)
+        if !conflicts.isEmpty { throw StoreError.conflict(conflicts) }
+        if tx.baseToken != lastToken || tx.base != table.rowCount {
+            tx = try tx.rebased(onto: lastToken)
         }
         try tx.checkDenyRules()
+        let problems = tx.integrityProblems()
+        if !problems.isEmpty { throw StoreError.inconsistent(problems) }
+        Trace.mark("checks")
         let changes = tx.changes()
         Trace.mark("changes")
         if changes.isEmpty { return nil }
@@ -97,9 +112,10 @@ extension Store {
         table.reserve(tx.newObjects.count)
         for (i, o) in tx.newObjects.enumerated() {
             let row = RowID(tx.base + i)
-            if let o {
+            if let o, !tx.deleted.contains(row) {
                 table.set(o, at: row)
                 indexes.add(row, o)
+                table.oneWay.update(row: row, old: nil, new: o)
             } else {
                 table.appendEmpty()
             }
@@ -107,10 +123,14 @@ extension Store {
         for row in tx.changedOrder where !tx.deleted.contains(row) {
             guard let new = tx.changed[row], let old = table.object(at: row) else { continue }
             indexes.update(row, old: old, new: new)
+            table.oneWay.update(row: row, old: old, new: new)
             table.set(new, at: row)
         }
         for row in tx.deletedOrder where Int(row) < tx.base {
-            if let old = table.object(at: row) { indexes.remove(row, old) }
+            if let old = table.object(at: row) {
+                indexes.remove(row, old)
+                table.oneWay.update(row: row, old: old, new: nil)
+            }
             table.remove(row)
         }
     }

@@ -38,7 +38,12 @@ extension Store {
         var crashed = false
         while start < rows.count {
             let end = min(rows.count, start + 65_536)
-            for part in encodeInParallel(rows[start..<end], encoder: encoder) {
+            let (parts, dangling) = encodeInParallel(rows[start..<end], encoder: encoder)
+            if dangling > 0 {
+                // Never let a table that fails its invariants become the truth on disk.
+                throw StoreError.inconsistent(["\(dangling) reference\(dangling == 1 ? "" : "s") to deleted objects; the snapshot was not written"])
+            }
+            for part in parts {
                 buffer.bytes.append(contentsOf: part)
                 try flush(force: false)
             }
@@ -119,25 +124,31 @@ extension Store {
     }
 
     /// Snapshot lines for `rows`, one byte array per core, in order.
-    private func encodeInParallel(_ rows: ArraySlice<RowID>, encoder: RecordEnvelopeWriter) -> [[UInt8]] {
+    private func encodeInParallel(_ rows: ArraySlice<RowID>, encoder: RecordEnvelopeWriter) -> ([[UInt8]], dangling: Int) {
         let parts = rows.count >= 1024 ? 2 : 1
         let per = (rows.count + parts - 1) / parts
         var out = Array(repeating: [UInt8](), count: parts)
+        var dangling = Array(repeating: 0, count: parts)
         nonisolated(unsafe) let table = self.table
         let all = Array(rows)
         out.withUnsafeMutableBufferPointer { buffers in
+          dangling.withUnsafeMutableBufferPointer { counts in
             nonisolated(unsafe) let results = buffers
+            nonisolated(unsafe) let counts = counts
             Parallel.forEach(parts) { k in
                 let encoder = k == 0 ? encoder : RecordEnvelopeWriter(schema: encoder.encoder.schema.privateCopy())
                 var w = JSONWriter(capacity: per * 400)
+                var missing = 0
                 for row in all[(k * per)..<min(all.count, (k + 1) * per)] {
-                    encoder.write(row: row, table: table, to: &w)
+                    missing += encoder.write(row: row, table: table, to: &w)
                     w.bytes.append(0x0A)
                 }
                 results[k] = w.bytes
+                counts[k] = missing
             }
+          }
         }
-        return out
+        return (out, dangling.reduce(0, +))
     }
 
     /// Drops history transactions with a token below `token`; the objects stay.

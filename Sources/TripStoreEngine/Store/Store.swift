@@ -117,7 +117,7 @@ public final class Store {
 
     /// A new transaction over the current state.
     public func transaction() -> TransactionBuilder {
-        TransactionBuilder(table: table)
+        TransactionBuilder(table: table, baseToken: lastToken)
     }
 
     /// The object with that id.
