@@ -3,9 +3,9 @@ import TripStoreEngine
 /// `tripstore verify [--repair]`: checks every file; cuts a torn tail on request.
 enum VerifyCommand {
     static let spec = CommandSpec(
-        name: "verify", summary: "check every snapshot and journal record; --repair cuts a torn journal tail",
+        name: "verify", summary: "check every snapshot and journal record; --repair cuts a torn journal tail and removes dangling references",
         usage: "tripstore verify [--repair]",
-        flagOptions: ["repair": "cut a torn last journal line, keeping every complete transaction"],
+        flagOptions: ["repair": "cut a torn last journal line, keeping every complete transaction, and remove references to missing objects (one transaction by author 'repair')"],
         examples: ["tripstore verify", "tripstore verify --repair"])
 
     static func run(_ ctx: CommandContext) throws -> Int32 {
@@ -16,6 +16,8 @@ enum VerifyCommand {
             var options = try ctx.options()
             options.useSnapshotImage = false  // check the JSON itself, every byte
             store = try Store.open(ctx.storePath, schema: ctx.schema, access: .read, options: options)
+        } catch StoreError.danglingReferences {
+            return try repairDangling(ctx)
         } catch let e as StoreError {
             c.err("error: " + e.description)
             if case .damaged = e { c.err("verify: the damage is not a torn tail; --repair cannot fix it and changed nothing") }
@@ -34,6 +36,26 @@ enum VerifyCommand {
             return 0
         }
         c.line("ok: \(store.table.count) objects, \(store.history.count) transactions in history, last token \(store.lastToken); checksums, order, references and ids verified")
+        return 0
+    }
+
+    /// Lists every reference to a missing object; with `--repair`, removes them in one transaction.
+    private static func repairDangling(_ ctx: CommandContext) throws -> Int32 {
+        let c = ctx.console
+        var options = try ctx.options()
+        options.useSnapshotImage = false
+        options.salvageDanglingReferences = true
+        let found = try Store.open(ctx.storePath, schema: ctx.schema, access: .read, options: options)
+        for d in found.danglingReferences { c.err("error: \(d)") }
+        let n = found.danglingReferences.count
+        guard ctx.args.has("repair") else {
+            c.err("verify: \(n) dangling reference\(n == 1 ? "" : "s"); 'tripstore verify --repair' removes \(n == 1 ? "it" : "them") (recorded in history by author 'repair')")
+            return 2
+        }
+        let store = try Store.open(ctx.storePath, schema: ctx.schema, access: .write, options: options)
+        let t = try store.removeDanglingReferences(author: "repair")
+        c.line("repaired: removed \(store.danglingReferences.isEmpty ? n : 0) dangling reference\(n == 1 ? "" : "s")"
+               + (t.map { " as transaction \($0.token) by author 'repair'" } ?? "") + "; \(store.table.count) objects intact")
         return 0
     }
 }

@@ -18,6 +18,16 @@ public final class ModelContext {
     private var identity: [String: PersistentModel] = [:]
     private var inserted: [PersistentModel] = []
     private var deleted: [PersistentModel] = []
+    /// What the context last read or saved of each stored object: its row,
+    /// its values (relationships as rows) and the token they were read at.
+    /// A save writes only what differs from this, and conflicts are judged
+    /// from its token.
+    struct ReadState {
+        var row: RowID
+        var values: [Value]
+        var token: Int64
+    }
+    private var read: [String: ReadState] = [:]
 
     public init(_ container: ModelContainer) {
         self.container = container
@@ -40,10 +50,10 @@ public final class ModelContext {
         deleted.append(model)
     }
 
-    /// True when there are inserts, deletes or changed properties not yet saved.
+    /// True when there are inserts, deletes or changed attributes or relationships not yet saved.
     public var hasChanges: Bool {
         if !inserted.isEmpty || !deleted.isEmpty { return true }
-        return identity.values.contains { (try? differs($0)) ?? false }
+        return identity.values.contains { differs($0) }
     }
 
     // MARK: - Fetch
@@ -130,13 +140,17 @@ public final class ModelContext {
         let m = models.types[o.entity].init()
         m.persistentModelID = o.id
         identity[o.id] = m
-        fill(m, from: o)
+        read[o.id] = ReadState(row: row, values: o.values, token: store.lastToken)
+        fill(m, from: o, keepingChangesSince: nil)
         return m
     }
 
-    /// Sets an instance's properties from the stored object, materialising related objects.
-    func fill(_ m: PersistentModel, from o: StoredObject) {
+    /// Sets an instance's properties from the stored object, materialising
+    /// related objects. With `keepingChangesSince`, a property the program
+    /// changed since that read keeps the program's value.
+    func fill(_ m: PersistentModel, from o: StoredObject, keepingChangesSince before: ReadState?) {
         for (slot, p) in models.properties[o.entity].enumerated() {
+            if let before, isChanged(m, slot: slot, p, since: before) { continue }
             switch p.kind {
             case .attribute(_, _, let set):
                 _ = set(m, o.values[slot])
@@ -147,35 +161,78 @@ public final class ModelContext {
         }
     }
 
+    /// The rows a relationship of an instance holds now; nil when it holds an object not yet saved.
+    private func rows(of related: ModelProperty.Related) -> [RowID]? {
+        var out: [RowID] = []
+        switch related {
+        case .one(let t):
+            guard let t else { return [] }
+            guard let r = read[t.persistentModelID]?.row else { return nil }
+            out.append(r)
+        case .many(let ts):
+            for t in ts {
+                guard let r = read[t.persistentModelID]?.row else { return nil }
+                out.append(r)
+            }
+        }
+        return out
+    }
+
+    /// Whether the program changed a property since the context read it.
+    private func isChanged(_ m: PersistentModel, slot: Int, _ p: ModelProperty, since state: ReadState) -> Bool {
+        switch p.kind {
+        case .attribute(_, let get, _):
+            return get(m) != state.values[slot]
+        case .relationship(_, _, let get, _):
+            guard let now = rows(of: get(m)) else { return true }
+            return now != state.values[slot].rows
+        }
+    }
+
     // MARK: - Save
 
-    /// Writes every insert, change and delete as one transaction; nothing if nothing changed.
+    /// Writes what the program changed since the context read each object
+    /// (inserts, changed attributes and relationships, deletes) as one
+    /// transaction; nothing if nothing changed. Properties the program did not
+    /// change are not written, so another context's saved changes to them stay.
+    ///
+    /// - Throws: `StoreError.conflict` when a property this save changes was
+    ///   changed by another save after this context read it, or an object it
+    ///   changes, deletes or links to was deleted since. Nothing is written and
+    ///   the pending changes stay: call `refresh` to take in what others saved
+    ///   (pending changes are kept), then `save` again. Also `StoreError.denied`
+    ///   for a deny rule, and file-system errors.
     @discardableResult
     public func save(author: String = ProcessInfo.processInfo.environment["USER"] ?? "unknown") throws -> HistoryTransaction? {
         var tx = store.transaction()
-        var rows: [ObjectIdentifier: RowID] = [:]
-        // New objects: the inserted ones and new objects that any known object reaches.
+        var newRows: [ObjectIdentifier: RowID] = [:]
+        func row(of m: PersistentModel) -> RowID? { read[m.persistentModelID]?.row ?? newRows[ObjectIdentifier(m)] }
+        func targets(_ related: ModelProperty.Related) -> [PersistentModel] {
+            switch related {
+            case .one(let t): return t.map { [$0] } ?? []
+            case .many(let ts): return ts
+            }
+        }
+        // New objects: the inserted ones, and new objects that any known one reaches.
+        let deletedIDs = Set(deleted.map { ObjectIdentifier($0) })
         var pending = inserted
-        for m in identity.values where store.table.row(for: m.persistentModelID) != nil {
+        for m in identity.values where read[m.persistentModelID] != nil {
             guard let entity = models.entity(of: m) else { continue }
             for p in models.properties[entity.id] {
                 guard case .relationship(_, _, let get, _) = p.kind else { continue }
-                switch get(m) {
-                case .one(let t): if let t, store.table.row(for: t.persistentModelID) == nil { pending.append(t) }
-                case .many(let ts): pending.append(contentsOf: ts.filter { store.table.row(for: $0.persistentModelID) == nil })
-                }
+                pending.append(contentsOf: targets(get(m)).filter { read[$0.persistentModelID] == nil })
             }
         }
         var newModels: [PersistentModel] = []
         var seen = Set<ObjectIdentifier>()
         while let m = pending.popLast() {
-            guard seen.insert(ObjectIdentifier(m)).inserted else { continue }
-            if let known = store.table.row(for: m.persistentModelID) {
-                rows[ObjectIdentifier(m)] = known
-                continue
-            }
+            guard seen.insert(ObjectIdentifier(m)).inserted, read[m.persistentModelID] == nil else { continue }
             guard let entity = models.entity(of: m) else {
                 throw StoreError.usage("\(type(of: m)) is not in the model schema")
+            }
+            if store.table.row(for: m.persistentModelID) != nil {
+                throw StoreError.conflict([StoreConflict(type: entity.name, id: m.persistentModelID, reason: .inserted,
+                                                         token: nil, stagedOn: store.lastToken)])
             }
             newModels.append(m)
             identity[m.persistentModelID] = m
@@ -183,76 +240,110 @@ public final class ModelContext {
             for (slot, p) in models.properties[entity.id].enumerated() {
                 switch p.kind {
                 case .attribute(_, let get, _): values[slot] = get(m)
-                case .relationship(_, _, let get, _):
-                    switch get(m) {
-                    case .one(let t): if let t { pending.append(t) }
-                    case .many(let ts): pending.append(contentsOf: ts)
-                    }
+                case .relationship(_, _, let get, _): pending.append(contentsOf: targets(get(m)))
                 }
             }
-            rows[ObjectIdentifier(m)] = tx.insert(StoredObject(entity: entity.id, id: m.persistentModelID, values: values))
+            newRows[ObjectIdentifier(m)] = tx.insert(StoredObject(entity: entity.id, id: m.persistentModelID, values: values))
         }
-        for m in identity.values where rows[ObjectIdentifier(m)] == nil {
-            if let r = store.table.row(for: m.persistentModelID) { rows[ObjectIdentifier(m)] = r }
-        }
-        // Changed attributes and relationships (only the sides the program changed).
-        for m in Array(identity.values) {
-            guard let row = rows[ObjectIdentifier(m)], let entity = models.entity(of: m) else { continue }
-            let before = store.table.object(at: row)
+        // Relationships of new objects: linked both ways, in the order the program gave.
+        for m in newModels {
+            guard let entity = models.entity(of: m), let r = newRows[ObjectIdentifier(m)] else { continue }
             for (slot, p) in models.properties[entity.id].enumerated() {
+                guard case .relationship(_, _, let get, _) = p.kind else { continue }
+                for t in targets(get(m)) {
+                    guard let tr = row(of: t) else { continue }
+                    if let state = read[t.persistentModelID] { tx.assumeRead(tr, at: state.token) }
+                    tx.link(r, slot: slot, to: tr)
+                }
+            }
+        }
+        // Known objects: only the properties the program changed since it read them.
+        for (id, state) in read.sorted(by: { $0.value.row < $1.value.row }) {
+            guard let m = identity[id], !deletedIDs.contains(ObjectIdentifier(m)), let entity = models.entity(of: m) else { continue }
+            for (slot, p) in models.properties[entity.id].enumerated() where isChanged(m, slot: slot, p, since: state) {
+                tx.assumeRead(state.row, at: state.token)
                 switch p.kind {
                 case .attribute(_, let get, _):
-                    let v = get(m)
-                    if before == nil || before!.values[slot] != v { tx.setAttribute(row, slot: slot, to: v) }
+                    tx.setAttribute(state.row, slot: slot, to: get(m))
                 case .relationship(_, _, let get, _):
-                    var targets: [RowID] = []
-                    switch get(m) {
-                    case .one(let t): if let t, let r = rows[ObjectIdentifier(t)] { targets = [r] }
-                    case .many(let ts): targets = ts.compactMap { rows[ObjectIdentifier($0)] }
-                    }
-                    let current = before?.values[slot].rows ?? []
-                    if before == nil {
-                        for t in targets { tx.link(row, slot: slot, to: t) }
-                    } else if current != targets {
-                        try tx.setRelationship(row, slot: slot, to: targets)
-                    }
+                    let related = targets(get(m))
+                    for t in related { if let s = read[t.persistentModelID] { tx.assumeRead(s.row, at: s.token) } }
+                    try tx.setRelationship(state.row, slot: slot, to: related.compactMap { row(of: $0) }, deletingDropped: false)
                 }
             }
         }
         for m in deleted {
-            if let row = store.table.row(for: m.persistentModelID) { try tx.delete(row) }
+            guard let state = read[m.persistentModelID] else { continue }
+            tx.assumeRead(state.row, at: state.token)
+            try tx.delete(state.row)
         }
         let t = try store.commit(tx, author: author)
         inserted.removeAll()
-        for m in deleted { identity[m.persistentModelID] = nil }
+        for m in deleted {
+            identity[m.persistentModelID] = nil
+            read[m.persistentModelID] = nil
+        }
         deleted.removeAll()
-        refreshAll()
+        for m in newModels {
+            if let r = newRows[ObjectIdentifier(m)] { read[m.persistentModelID] = ReadState(row: r, values: [], token: 0) }
+        }
+        reloadAll()
         return t
     }
 
-    /// Forgets unsaved inserts and deletes and puts every known object back as stored.
+    /// Forgets unsaved inserts, deletes and changes: every known object reads as stored.
     public func rollback() {
         for m in inserted { identity[m.persistentModelID] = nil }
         inserted.removeAll()
         deleted.removeAll()
-        refreshAll()
+        reloadAll()
     }
 
-    /// Reads every known object back from the store (inverses set by the store show up).
-    private func refreshAll() {
+    /// Takes in what other contexts and saves changed since this context read
+    /// the object: properties the program has not changed here get the stored
+    /// values; pending changes stay, and the next `save` writes them over what
+    /// the others saved (the way to settle a conflict). An object deleted by
+    /// another save is forgotten, with its pending changes.
+    public func refresh(_ model: PersistentModel) {
+        let id = model.persistentModelID
+        guard let state = read[id], identity[id] === model else { return }
+        guard let o = store.table.object(at: state.row), o.id == id else {
+            forget(model)
+            return
+        }
+        fill(model, from: o, keepingChangesSince: state)
+        read[id] = ReadState(row: state.row, values: o.values, token: store.lastToken)
+    }
+
+    /// `refresh` for every object the context knows.
+    public func refreshAll() {
+        for m in Array(identity.values) { refresh(m) }
+    }
+
+    private func forget(_ m: PersistentModel) {
+        identity[m.persistentModelID] = nil
+        read[m.persistentModelID] = nil
+        deleted.removeAll { $0 === m }
+    }
+
+    /// Reads every known object back from the store, dropping pending changes
+    /// (after a save, they are what the store holds, with inverses set).
+    private func reloadAll() {
         for (id, m) in identity {
-            guard let row = store.table.row(for: id), let o = store.table.object(at: row) else {
+            guard let row = read[id]?.row ?? store.table.row(for: id), let o = store.table.object(at: row), o.id == id else {
                 identity[id] = nil
+                read[id] = nil
                 continue
             }
-            fill(m, from: o)
+            read[id] = ReadState(row: row, values: o.values, token: store.lastToken)
+            fill(m, from: o, keepingChangesSince: nil)
         }
     }
 
-    private func differs(_ m: PersistentModel) throws -> Bool {
-        guard let row = store.table.row(for: m.persistentModelID), let o = store.table.object(at: row) else { return true }
-        for (slot, p) in models.properties[o.entity].enumerated() {
-            if case .attribute(_, let get, _) = p.kind, get(m) != o.values[slot] { return true }
+    private func differs(_ m: PersistentModel) -> Bool {
+        guard let state = read[m.persistentModelID], let entity = models.entity(of: m) else { return true }
+        for (slot, p) in models.properties[entity.id].enumerated() where isChanged(m, slot: slot, p, since: state) {
+            return true
         }
         return false
     }

@@ -132,6 +132,10 @@ public struct EnvelopeDecoder {
                                    "expected an array of \(dest.name) envelopes or references, found \(EnvelopeError.describe(m.value))")
                     }
                     for (i, item) in items.enumerated() {
+                        if case .null = item {
+                            throw fail(.danglingReference, location, "\(relPath)[\(i)]", entity: entity.name, property: p.name,
+                                       "null in place of a \(dest.name) reference (a reference to an object that does not exist)")
+                        }
                         targets.append(try relatedObject(item, dest: dest, owner: entity, property: p.name,
                                                          location: location, path: "\(relPath)[\(i)]", into: &out))
                     }

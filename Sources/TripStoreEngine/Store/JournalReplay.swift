@@ -17,6 +17,7 @@ enum JournalReplay {
             do {
                 try decoder.decode(c.withoutKind(), at: .line(number), into: &decoded)
             } catch {
+                if error.kind == .danglingReference { throw StoreError.danglingReferences(file: file, line: number, detail: "\(error)") }
                 throw damaged("\(error)")
             }
             for d in decoded {
@@ -47,7 +48,7 @@ enum JournalReplay {
                     var rows: [RowID] = []
                     for ref in refs {
                         guard case .string(let tid)? = ref["id"], let tr = table.row(for: tid) else {
-                            throw damaged("property '\(m.key)' references a missing object")
+                            throw StoreError.danglingReferences(file: file, line: number, detail: "property '\(m.key)' of '\(id)' references a missing object")
                         }
                         rows.append(tr)
                     }

@@ -3,7 +3,7 @@ extension Store {
     struct LaterChanges {
         /// Per id, per property: the token of its last change.
         var properties: [String: [String: Int64]] = [:]
-        var deleted: [String: Int64] = [:]
+        var deleted: [String: (token: Int64, type: String)] = [:]
         var inserted: [String: Int64] = [:]
     }
 
@@ -20,7 +20,7 @@ extension Store {
             for c in t.changes {
                 switch c.kind {
                 case .insert: out.inserted[c.id] = t.token
-                case .delete: out.deleted[c.id] = t.token
+                case .delete: out.deleted[c.id] = (t.token, c.type)
                 case .update:
                     for v in c.values { out.properties[c.id, default: [:]][v.name] = t.token }
                 }
@@ -43,13 +43,13 @@ extension Store {
             let id = table.recordedID(row) ?? "?"
             guard reported.insert("\(id)\u{0}\(reason)").inserted else { return }
             let entity = tx.originals[row]?.entity ?? table.entity(at: row)
-            out.append(StoreConflict(type: entity.map { schema.entities[$0].name } ?? "object", id: id, reason: reason,
-                                     token: token, stagedOn: tx.token(of: row)))
+            let type = entity.map { schema.entities[$0].name } ?? later?.deleted[id]?.type ?? "object"
+            out.append(StoreConflict(type: type, id: id, reason: reason, token: token, stagedOn: tx.token(of: row)))
         }
         /// False (and reported) when the row was deleted since.
         func alive(_ row: RowID) -> Bool {
             if table.entity(at: row) != nil { return true }
-            add(row, .deleted, table.recordedID(row).flatMap { later?.deleted[$0] })
+            add(row, .deleted, table.recordedID(row).flatMap { later?.deleted[$0]?.token })
             return false
         }
         func checkChanged(_ row: RowID, property: Property) {

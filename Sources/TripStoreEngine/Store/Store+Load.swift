@@ -2,8 +2,13 @@ extension Store {
     /// Loads the newest snapshot and replays its journal.
     func load() throws {
         let listing = try files.list()
+        table.oneWay.reset()
         if let snap = listing.snapshots.last {
-            try loadSnapshot(snap)
+            if options.salvageDanglingReferences {
+                try loadSnapshotSalvaging(snap)
+            } else {
+                try loadSnapshot(snap)
+            }
             snapshotToken = snap
             hasSnapshot = true
         } else if let j = listing.journals.first(where: { $0 != 0 }) {
@@ -98,7 +103,7 @@ extension Store {
                 rows.reserveCapacity(link.targets.count)
                 for t in link.targets {
                     guard let r = table.row(for: t.id) else {
-                        throw StoreError.damaged(file: file, line: nil, detail: "a reference points at missing id '\(t.id)'", repairable: false)
+                        throw StoreError.danglingReferences(file: file, line: nil, detail: "a reference points at missing id '\(t.id)'")
                     }
                     rows.append(r)
                 }
@@ -134,7 +139,8 @@ extension Store {
                 guard t.token == lastToken + 1 else {
                     throw StoreError.damaged(file: path, line: number, detail: "token \(t.token) follows \(lastToken)", repairable: false)
                 }
-                try JournalReplay.apply(value, to: self, file: path, line: number)
+                let replayed = options.salvageDanglingReferences ? salvage(journalLine: value, file: path, line: number) : value
+                try JournalReplay.apply(replayed, to: self, file: path, line: number)
                 loadedHistory.append(t)
                 lastToken = t.token
                 journalTransactions += 1

@@ -40,7 +40,7 @@ extension Store {
         var historyStart: Int?
         var chunks: [SnapshotRecordDecoder.Chunk] = []
         var bases: [Int64] = []
-        var firstError: (line: Int, message: String)?
+        var firstError: (line: Int, message: String, dangling: Bool)?
         var headerError: (any Error)?
         while readTo < trailer.start {
             if filled == work.count {
@@ -90,7 +90,7 @@ extension Store {
                 for c in SnapshotRecordDecoder.decodeInParallel(objectLines, in: bytes, firstLine: max(2, firstObjectLine), schema: schema) {
                     // The arena owns the records from here on, whatever happens next.
                     bases.append(c.base.map { table.arena.adopt(base: $0, count: c.byteCount) } ?? 0)
-                    if firstError == nil, let e = c.error { firstError = e }
+                    if firstError == nil, let e = c.error { firstError = (e.line, e.message, c.errorIsDangling) }
                     chunks.append(c)
                 }
             }
@@ -123,7 +123,8 @@ extension Store {
         guard filled == 0, lines == 1 + objectCount + trailer.history else {
             throw StoreError.damaged(file: path, line: nil, detail: "the trailer counts \(objectCount) objects and \(trailer.history) transactions, the file holds \(max(0, lines - 1)) lines", repairable: false)
         }
-        if let (line, message) = firstError {
+        if let (line, message, dangling) = firstError {
+            if dangling { throw StoreError.danglingReferences(file: path, line: line, detail: message) }
             throw StoreError.damaged(file: path, line: line, detail: message, repairable: false)
         }
         try addObjects(chunks, bases: bases, count: objectCount, file: path)
@@ -157,7 +158,7 @@ extension Store {
     }
 
     /// The last line: `{"end":{"objects":…,"history":…,"crc32c":"…"}}`, and where it starts.
-    private func readTrailer(_ fd: Int32, size: Int, path: String) throws -> (start: Int, objects: Int, history: Int, crc: UInt32) {
+    func readTrailer(_ fd: Int32, size: Int, path: String) throws -> (start: Int, objects: Int, history: Int, crc: UInt32) {
         let tailLength = min(size, 4096)
         var tail = [UInt8](repeating: 0, count: tailLength)
         let got = tail.withUnsafeMutableBytes { FileIO.read(fd, into: $0, at: size - tailLength) }
@@ -207,7 +208,7 @@ extension Store {
             guard let t = m else { continue }
             let c = chunks[k]
             let id = String(decoding: c.targetBytes[c.targetStarts[t]..<(c.targetStarts[t] + Int(c.targetLengths[t]))], as: UTF8.self)
-            throw StoreError.damaged(file: path, line: nil, detail: "a reference points at missing id '\(id)'", repairable: false)
+            throw StoreError.danglingReferences(file: path, line: nil, detail: "a reference points at missing id '\(id)'")
         }
         let plans = LinkPlan.all(schema)
         for (k, c) in chunks.enumerated() {
@@ -291,7 +292,7 @@ extension Store {
             }
         }
         if let id = missing.compactMap({ $0 }).first {
-            throw StoreError.damaged(file: file, line: nil, detail: "a reference points at missing id '\(id)'", repairable: false)
+            throw StoreError.danglingReferences(file: file, line: nil, detail: "a reference points at missing id '\(id)'")
         }
         for (i, (row, links)) in pending.enumerated() {
             for (k, link) in links.enumerated() {

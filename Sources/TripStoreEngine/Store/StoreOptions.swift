@@ -14,6 +14,10 @@ public struct StoreOptions: Sendable {
     /// Open from `snapshot-N.image` when it matches the snapshot (`verify`
     /// turns this off to read and check the JSON itself).
     public var useSnapshotImage = true
+    /// Open a store whose files hold references to missing objects, leaving
+    /// those references out and listing them in `Store.danglingReferences`
+    /// (for `verify` and its repair; reads the JSON, never the image).
+    public var salvageDanglingReferences = false
     /// Seconds a writer waits for another writer's lock before failing.
     public var lockWait: Double = 5
 

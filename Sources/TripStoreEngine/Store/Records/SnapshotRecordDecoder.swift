@@ -36,6 +36,8 @@ struct SnapshotRecordDecoder {
         var targetStarts: [Int] = []
         var targetLengths: [Int32] = []
         var error: (line: Int, message: String)?
+        /// Whether that error is a reference to nothing (which `verify --repair` can remove).
+        var errorIsDangling = false
     }
 
     private enum Kind {
@@ -110,6 +112,7 @@ struct SnapshotRecordDecoder {
                 try fallbackDecoder.decodeWhole(&r, at: .line(firstLine + k), into: &decoded)
             } catch {
                 chunk.error = (firstLine + k, "\(error)")
+                chunk.errorIsDangling = (error as? EnvelopeError)?.kind == .danglingReference
                 break
             }
             guard decoded.count == 1 else {

@@ -1,0 +1,188 @@
+import Foundation
+import Testing
+@testable import TripStoreEngine
+
+/// Referential integrity and optimistic concurrency in the engine, on a
+/// schema whose relationships declare no inverse.
+@Suite struct IntegrityTests {
+    static let shelves = #"""
+    [{"type":"Shelf","id":"s1","data":{"name":"Home","books":[{"type":"Book","id":"b1","data":{"title":"A","pages":1}},{"type":"Book","id":"b2","data":{"title":"B","pages":2}}]}},
+     {"type":"Shelf","id":"s2","data":{"name":"Office","books":[{"type":"Book","id":"b3","data":{"title":"C","pages":3}}],"favourite":{"id":"b1"}}}]
+    """#
+
+    func store(_ folder: String = TestFolders.make("integrity")) throws -> Store {
+        let store = try Store.open(folder, schema: ShelfSchema.schema, access: .write)
+        if store.lastToken == 0 {
+            var tx = store.transaction()
+            try store.stage(try EnvelopeInput.decode(Array(Self.shelves.utf8), schema: store.schema), mode: .insert, into: &tx)
+            try store.commit(tx, author: "test", timestamp: 1_800_000_000)
+        }
+        return store
+    }
+
+    func row(_ store: Store, _ id: String) throws -> RowID { try #require(store.table.row(for: id)) }
+    func slot(_ store: Store, _ type: String, _ name: String) -> Int { store.schema.entity(named: type)!.property(named: name)!.slot }
+    func ids(_ store: Store, _ id: String, _ property: String) -> [String] {
+        guard let o = store.object(id: id) else { return [] }
+        return o.values[slot(store, store.schema.entities[o.entity].name, property)].rows.compactMap { store.table.id(at: $0) }
+    }
+
+    @Test func deletingATargetOfOneWayRelationshipsRemovesEveryReferenceAndTheStoreReopens() throws {
+        let folder = TestFolders.make("one-way")
+        var store = try store(folder)
+        var tx = store.transaction()
+        try tx.delete(try row(store, "b1"))
+        let t = try #require(try store.commit(tx, author: "test"))
+        #expect(ids(store, "s1", "books") == ["b2"])
+        #expect(ids(store, "s2", "favourite") == [])
+        let updates = t.changes.filter { $0.kind == .update }.map { "\($0.id).\($0.values.map(\.name))" }
+        #expect(Set(updates) == ["s1.[\"books\"]", "s2.[\"favourite\"]"])
+        #expect(store.checkInvariants() == [])
+        try store.compact()
+        store.close()
+        store = try Store.open(folder, schema: ShelfSchema.schema, access: .write)
+        #expect(store.table.count == 4)
+        #expect(ids(store, "s1", "books") == ["b2"])
+        #expect(store.checkInvariants() == [])
+    }
+
+    @Test func cascadeWithoutAnInverseDeletesTheOwnedObjectsAndClearsOtherReferencesToThem() throws {
+        let store = try store()
+        var link = store.transaction()
+        link.link(try row(store, "s2"), slot: slot(store, "Shelf", "favourite"), to: try row(store, "b2"))
+        try store.commit(link, author: "test")
+        var tx = store.transaction()
+        try tx.delete(try row(store, "s1"))
+        try store.commit(tx, author: "test")
+        #expect(store.object(id: "b1") == nil && store.object(id: "b2") == nil)
+        #expect(ids(store, "s2", "favourite") == [])
+        #expect(store.checkInvariants() == [])
+    }
+
+    @Test func aStaleTransactionKeepsWhatALaterCommitChangedInAnotherProperty() throws {
+        let store = try store()
+        let b1 = try row(store, "b1")
+        var stale = store.transaction()
+        stale.setAttribute(b1, slot: slot(store, "Book", "title"), to: .string("A2"))
+        var later = store.transaction()
+        later.setAttribute(b1, slot: slot(store, "Book", "pages"), to: .int(9))
+        try store.commit(later, author: "other")
+        let t = try #require(try store.commit(stale, author: "me"))
+        #expect(t.changes.map(\.values) == [[ValueChange(name: "title", old: .string("A"), new: .string("A2"))]])
+        let o = try #require(store.object(id: "b1"))
+        #expect(o.values[slot(store, "Book", "pages")] == .int(9))
+        #expect(o.values[slot(store, "Book", "title")] == .string("A2"))
+    }
+
+    @Test func aStaleUpdateOfAPropertyChangedSinceIsAConflictAndWritesNothing() throws {
+        let store = try store()
+        let b1 = try row(store, "b1")
+        var stale = store.transaction()
+        stale.setAttribute(b1, slot: slot(store, "Book", "title"), to: .string("mine"))
+        var later = store.transaction()
+        later.setAttribute(b1, slot: slot(store, "Book", "title"), to: .string("theirs"))
+        let laterToken = try #require(try store.commit(later, author: "other")).token
+        let journal = FileIO.fileSize(store.files.journal(store.snapshotToken))
+        #expect {
+            try store.commit(stale, author: "me")
+        } throws: { error in
+            guard case StoreError.conflict(let cs) = error else { return false }
+            return cs == [StoreConflict(type: "Book", id: "b1", reason: .changed(property: "title"), token: laterToken, stagedOn: 1)]
+        }
+        #expect(store.lastToken == laterToken)
+        #expect(FileIO.fileSize(store.files.journal(store.snapshotToken)) == journal)
+        #expect(store.object(id: "b1")?.values[slot(store, "Book", "title")] == .string("theirs"))
+    }
+
+    @Test func aStaleDeleteOfAnObjectChangedSinceIsAConflict() throws {
+        let store = try store()
+        var stale = store.transaction()
+        try stale.delete(try row(store, "b3"))
+        var untouched = store.transaction()
+        try untouched.delete(try row(store, "b2"))
+        var later = store.transaction()
+        later.setAttribute(try row(store, "b3"), slot: slot(store, "Book", "pages"), to: .int(30))
+        try store.commit(later, author: "other")
+        #expect(throws: StoreError.self) { try store.commit(stale, author: "me") }
+        #expect(store.object(id: "b3") != nil)
+        // A stale transaction that touches nothing the later commit changed goes through.
+        try store.commit(untouched, author: "me")
+        #expect(store.object(id: "b2") == nil)
+        #expect(ids(store, "s1", "books") == ["b1"])
+        #expect(store.checkInvariants() == [])
+    }
+
+    @Test func aStaleLinkToAnObjectDeletedSinceIsAConflictAndTheStoreStillOpens() throws {
+        let folder = TestFolders.make("stale-link")
+        var store = try store(folder)
+        var stale = store.transaction()
+        let shelf = stale.insert(StoredObject(entity: store.schema.entity(named: "Shelf")!.id, id: "s3",
+                                              values: store.schema.entity(named: "Shelf")!.emptyValues))
+        stale.setAttribute(shelf, slot: slot(store, "Shelf", "name"), to: .string("New"))
+        stale.link(shelf, slot: slot(store, "Shelf", "favourite"), to: try row(store, "b3"))
+        var later = store.transaction()
+        try later.delete(try row(store, "b3"))
+        let deletedBy = try #require(try store.commit(later, author: "other")).token
+        #expect {
+            try store.commit(stale, author: "me")
+        } throws: { error in
+            guard case StoreError.conflict(let cs) = error else { return false }
+            return cs == [StoreConflict(type: "Book", id: "b3", reason: .deleted, token: deletedBy, stagedOn: 1)]
+        }
+        try store.compact()
+        store.close()
+        store = try Store.open(folder, schema: ShelfSchema.schema, access: .read)
+        #expect(store.object(id: "s3") == nil)
+        #expect(store.checkInvariants() == [])
+    }
+
+    @Test func staleInsertsTakeRowsAfterTheLaterCommitsAndAnIdInsertedSinceConflicts() throws {
+        let store = try store()
+        let book = store.schema.entity(named: "Book")!
+        func newBook(_ id: String) -> StoredObject {
+            var values = book.emptyValues
+            values[book.property(named: "title")!.slot] = .string(id)
+            values[book.property(named: "pages")!.slot] = .int(1)
+            return StoredObject(entity: book.id, id: id, values: values)
+        }
+        var stale = store.transaction()
+        let b10 = stale.insert(newBook("b10"))
+        stale.link(try row(store, "s2"), slot: slot(store, "Shelf", "books"), to: b10)
+        var dup = store.transaction()
+        dup.insert(newBook("b11"))
+        var later = store.transaction()
+        let b11 = later.insert(newBook("b11"))
+        later.link(try row(store, "s2"), slot: slot(store, "Shelf", "favourite"), to: b11)
+        try store.commit(later, author: "other")
+        try store.commit(stale, author: "me")
+        #expect(ids(store, "s2", "books") == ["b3", "b10"])
+        #expect(ids(store, "s2", "favourite") == ["b11"])
+        #expect(store.object(id: "b10")?.values[book.property(named: "title")!.slot] == .string("b10"))
+        #expect(store.checkInvariants() == [])
+        #expect {
+            try store.commit(dup, author: "me")
+        } throws: { error in
+            guard case StoreError.conflict(let cs) = error else { return false }
+            return cs.map(\.reason) == [.inserted] && cs.first?.id == "b11"
+        }
+    }
+
+    @Test func aCommitThatWouldLeaveADanglingReferenceIsRefusedBeforeAnythingIsWritten() throws {
+        let store = try store()
+        let token = store.lastToken
+        var tx = store.transaction()
+        tx.modify(try row(store, "s1")) { $0.values[1] = .toMany([9_999]) }
+        #expect(throws: StoreError.self) { try store.commit(tx, author: "me") }
+        #expect(store.lastToken == token)
+        #expect(ids(store, "s1", "books") == ["b1", "b2"])
+    }
+
+    @Test func aSnapshotIsNeverWrittenFromATableWithADanglingReference() throws {
+        let folder = TestFolders.make("no-snapshot")
+        let store = try store(folder)
+        let before = try FileIO.listDirectory(folder).sorted()
+        store.table.setValue(.toMany([try row(store, "b1"), 9_999]), row: try row(store, "s1"), slot: slot(store, "Shelf", "books"))
+        #expect(throws: StoreError.self) { try store.compact() }
+        #expect(try FileIO.listDirectory(folder).sorted() == before)
+    }
+}
