@@ -186,3 +186,64 @@ import Testing
         #expect(try FileIO.listDirectory(folder).sorted() == before)
     }
 }
+
+/// A store damaged by an older tripstore (a deleted object still referenced)
+/// is refused, listed by a salvaging open, and mended by one transaction.
+@Suite struct DanglingReferenceRepairTests {
+    /// A store whose snapshot holds `null` in s1's books (as older versions
+    /// wrote) and whose journal inserts a shelf whose favourite is missing.
+    func damagedStore() throws -> String {
+        let folder = TestFolders.make("dangling")
+        let store = try IntegrityTests().store(folder)
+        try store.compact()
+        let token = store.snapshotToken
+        store.close()
+        let path = folder + "/snapshot-\(token).jsonl"
+        var lines = String(decoding: try FileIO.readFile(path), as: UTF8.self).split(separator: "\n").map(String.init)
+        let s1 = try #require(lines.firstIndex { $0.contains(#""id":"s1""#) })
+        lines[s1] = lines[s1].replacingOccurrences(of: #"{"type":"Book","id":"b2"}"#, with: "null")
+        lines.removeLast()
+        let body = Array((lines.joined(separator: "\n") + "\n").utf8)
+        let crc = CRC32C.checksum(body)
+        try Data(body + SnapshotFormat.trailer(objects: 5, history: 1, crc: crc)).write(to: URL(fileURLWithPath: path))
+        FileIO.unlink(folder + "/snapshot-\(token).image")
+        let line = #"{"token":\#(token + 1),"timestamp":"2026-11-23T10:00:00Z","author":"old","changes":[{"kind":"insert","type":"Shelf","id":"s9","data":{"name":"Ghost","books":[],"favourite":{"type":"Book","id":"gone"}}}]}"#
+        try Data(JournalFormat.seal(Array(line.utf8))).write(to: URL(fileURLWithPath: folder + "/journal-\(token).jsonl"))
+        return folder
+    }
+
+    @Test func openRefusesAStoreWithDanglingReferencesNamingTheRepair() throws {
+        let folder = try damagedStore()
+        #expect {
+            try Store.open(folder, schema: ShelfSchema.schema, access: .read)
+        } throws: { error in
+            guard case StoreError.danglingReferences = error else { return false }
+            return "\(error)".contains("verify --repair") && (error as? StoreError)?.exitCode == 2
+        }
+    }
+
+    @Test func aSalvagingOpenListsEveryDanglingReference() throws {
+        let folder = try damagedStore()
+        var options = StoreOptions()
+        options.salvageDanglingReferences = true
+        let store = try Store.open(folder, schema: ShelfSchema.schema, access: .read, options: options)
+        #expect(store.danglingReferences.map { "\($0.id).\($0.property) \($0.missingID ?? "null")" } == ["s1.books null", "s9.favourite gone"])
+        #expect(store.danglingReferences[0].line == 5)
+    }
+
+    @Test func repairRemovesThemAsOneTransactionByRepairAndTheStoreOpensAgain() throws {
+        let folder = try damagedStore()
+        var options = StoreOptions()
+        options.salvageDanglingReferences = true
+        let store = try Store.open(folder, schema: ShelfSchema.schema, access: .write, options: options)
+        let t = try #require(try store.removeDanglingReferences(author: "repair"))
+        #expect(t.author == "repair")
+        #expect(t.changes.map { "\($0.kind) \($0.id) \($0.values.map(\.name))" } == ["update s1 [\"books\"]", "update s9 [\"favourite\"]"])
+        #expect(t.changes[0].values[0].old == .array([.object([JSONMember("type", .string("Book")), JSONMember("id", .string("b1"))]), .null]))
+        store.close()
+        let reopened = try Store.open(folder, schema: ShelfSchema.schema, access: .read)
+        #expect(reopened.checkInvariants() == [])
+        #expect(reopened.table.count == 6)
+        #expect(reopened.history.last?.author == "repair")
+    }
+}
