@@ -5,6 +5,18 @@ let strict: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
 ]
 
+// The targets follow the data flow; each may import only those below it
+// (`.ci/check-layers` fails the build of CI if one imports uphill):
+//
+//   TripStoreSystem   TripStoreJSON        system calls, checksums / bytes ↔ JSON values
+//          \             /
+//          TripStoreFormat                 schema, envelopes, journal and snapshot lines, history records
+//                 |
+//          TripStoreCore                   records, store, indexes, queries, history
+//                 |
+//          TripStoreEngine                 the SwiftData-style library: ModelContainer, ModelContext, …
+//            /         \
+//   TripStoreModels   TripStoreCLI         the trip domain / the commands
 let package = Package(
     name: "tripstore",
     products: [
@@ -14,12 +26,15 @@ let package = Package(
         .executable(name: "tripstore-bench", targets: ["tripstore-bench"]),
     ],
     targets: [
-        // JSON bytes → envelope → store → indexes → queries; knows no trips.
+        .target(name: "TripStoreSystem", swiftSettings: strict),
+        .target(name: "TripStoreJSON", swiftSettings: strict),
+        .target(name: "TripStoreFormat", dependencies: ["TripStoreJSON", "TripStoreSystem"], swiftSettings: strict),
         // Release builds skip the run-time exclusivity checks: the engine's hot
         // loops read class-held arrays, and the checks cost 5–10% of a load.
-        .target(name: "TripStoreEngine", swiftSettings: strict + [
+        .target(name: "TripStoreCore", dependencies: ["TripStoreFormat", "TripStoreJSON", "TripStoreSystem"], swiftSettings: strict + [
             .unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release)),
         ]),
+        .target(name: "TripStoreEngine", dependencies: ["TripStoreCore", "TripStoreFormat", "TripStoreJSON", "TripStoreSystem"], swiftSettings: strict),
         // The trip domain: model classes and their schema.
         .target(name: "TripStoreModels", dependencies: ["TripStoreEngine"], swiftSettings: strict),
         // Commands, argument scanning, output formats, exit codes.

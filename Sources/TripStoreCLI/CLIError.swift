@@ -19,6 +19,7 @@ public struct CLIError: Error {
         case let e as CLIError: return e
         case let e as StoreError: return CLIError(e.description, exitCode: e.exitCode)
         case let e as EnvelopeError: return CLIError(e.description)
+        case let e as EnvelopeErrors: return CLIError(e.description)
         case let e as IOError: return CLIError(e.description, exitCode: 3)
         case let e as JSONSyntaxError: return CLIError("invalid JSON: \(e)")
         default: return CLIError("internal error: \(error)", exitCode: 3)

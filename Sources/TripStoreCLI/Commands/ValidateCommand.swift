@@ -16,7 +16,8 @@ enum ValidateCommand {
         var objects: [DecodedObject] = []
         do {
             objects = try EnvelopeInput.decode(bytes, schema: ctx.schema, maxErrors: max(limit, 1))
-        } catch StoreError.invalidMany(let es) {
+        } catch let list as EnvelopeErrors {
+            let es = list.errors
             errors = es.map(\.description)
         }
         if errors.isEmpty {

@@ -1,3 +1,6 @@
+import TripStoreCore
+import TripStoreFormat
+import TripStoreJSON
 import Foundation
 
 /// What to fetch: a model type (its subclasses included), a predicate as

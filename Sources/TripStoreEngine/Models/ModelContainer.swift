@@ -1,3 +1,6 @@
+import TripStoreCore
+import TripStoreFormat
+import TripStoreJSON
 /// A store opened for model classes: the folder and the model schema.
 ///
 /// ```swift

@@ -1,3 +1,6 @@
+import TripStoreCore
+import TripStoreFormat
+import TripStoreJSON
 import Foundation
 
 /// Inserts, fetches, deletes and saves model objects, SwiftData-style: one

@@ -1,3 +1,6 @@
+import TripStoreCore
+import TripStoreFormat
+import TripStoreJSON
 /// One declared property of a model class: its stored name, its key path,
 /// what it is in the schema, and how to read and write it on an instance.
 public struct ModelProperty: @unchecked Sendable {

@@ -1,3 +1,6 @@
+import TripStoreCore
+import TripStoreFormat
+import TripStoreJSON
 import Foundation
 
 /// The model classes of an app, listed once, and the `Schema` they make.

@@ -1,3 +1,6 @@
+import TripStoreCore
+import TripStoreFormat
+import TripStoreJSON
 import Foundation
 
 /// A Swift type that can be a model attribute: how it is stored and read back.

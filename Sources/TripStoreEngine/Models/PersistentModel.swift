@@ -1,3 +1,6 @@
+import TripStoreCore
+import TripStoreFormat
+import TripStoreJSON
 /// The base class of model objects, as SwiftData's `@Model` classes are.
 ///
 /// A model class declares the properties it adds once, in `properties`;

@@ -1,3 +1,6 @@
+import TripStoreCore
+import TripStoreFormat
+import TripStoreJSON
 import Foundation
 
 /// Turns a Foundation `Predicate` into the engine's query where it can, so

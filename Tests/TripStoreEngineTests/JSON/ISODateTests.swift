@@ -1,5 +1,9 @@
 import Testing
 @testable import TripStoreEngine
+@testable import TripStoreCore
+@testable import TripStoreFormat
+@testable import TripStoreJSON
+@testable import TripStoreSystem
 
 @Suite struct ISODateTests {
     @Test(arguments: [

@@ -1,6 +1,10 @@
 import Foundation
 import Testing
 @testable import TripStoreEngine
+@testable import TripStoreCore
+@testable import TripStoreFormat
+@testable import TripStoreJSON
+@testable import TripStoreSystem
 
 /// Two contexts and stale raw transactions interleaved over a few hundred
 /// seeded operations, with compactions and reopenings: every commit leaves a

@@ -1,6 +1,10 @@
 import Foundation
 import Testing
 @testable import TripStoreEngine
+@testable import TripStoreCore
+@testable import TripStoreFormat
+@testable import TripStoreJSON
+@testable import TripStoreSystem
 import TripStoreModels
 
 /// Writes through `ModelContext` as a SwiftData developer makes them: two

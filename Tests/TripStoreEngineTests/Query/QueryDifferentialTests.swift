@@ -1,5 +1,9 @@
 import Testing
 @testable import TripStoreEngine
+@testable import TripStoreCore
+@testable import TripStoreFormat
+@testable import TripStoreJSON
+@testable import TripStoreSystem
 import TripStoreModels
 
 /// The indexed engine and a naive scan agree on thousands of random queries.

@@ -1,5 +1,9 @@
 import Testing
 @testable import TripStoreEngine
+@testable import TripStoreCore
+@testable import TripStoreFormat
+@testable import TripStoreJSON
+@testable import TripStoreSystem
 import TripStoreModels
 
 @Suite struct EnvelopeDecoderTests {
@@ -12,7 +16,8 @@ import TripStoreModels
     func error(_ text: String) -> EnvelopeError? {
         do {
             _ = try decode(text)
-        } catch StoreError.invalidMany(let es) {
+        } catch let list as EnvelopeErrors {
+            let es = list.errors
             return es.first
         } catch {}
         return nil

@@ -1,6 +1,10 @@
 import Foundation
 import Testing
 @testable import TripStoreEngine
+@testable import TripStoreCore
+@testable import TripStoreFormat
+@testable import TripStoreJSON
+@testable import TripStoreSystem
 
 /// Referential integrity and optimistic concurrency in the engine, on a
 /// schema whose relationships declare no inverse.

@@ -1,6 +1,10 @@
 import Foundation
 import Testing
 @testable import TripStoreEngine
+@testable import TripStoreCore
+@testable import TripStoreFormat
+@testable import TripStoreJSON
+@testable import TripStoreSystem
 import TripStoreModels
 
 /// The image beside a snapshot must load exactly what the JSON loads, and

@@ -1,6 +1,10 @@
 import Foundation
 import Testing
 @testable import TripStoreEngine
+@testable import TripStoreCore
+@testable import TripStoreFormat
+@testable import TripStoreJSON
+@testable import TripStoreSystem
 import TripStoreModels
 
 @Suite struct StoreTests {
@@ -117,7 +121,7 @@ import TripStoreModels
         #expect(t.changes == [Change(kind: .update, type: "Trip", id: "t1",
                                      values: [ValueChange(name: "name", old: .string("A"), new: .string("B"))])])
         let asBusiness = renamed.replacingOccurrences(of: #""type":"Trip""#, with: #""type":"BusinessTrip""#)
-        #expect(throws: StoreError.self) { try importBytes(Array(asBusiness.utf8), into: folder, mode: .upsert) }
+        #expect(throws: EnvelopeErrors.self) { try importBytes(Array(asBusiness.utf8), into: folder, mode: .upsert) }
     }
 
     @Test func upsertDeletesOwnedChildrenNoLongerListed() throws {

@@ -1,5 +1,9 @@
 import Foundation
 @testable import TripStoreEngine
+@testable import TripStoreCore
+@testable import TripStoreFormat
+@testable import TripStoreJSON
+@testable import TripStoreSystem
 
 /// A naive evaluator of the query language over exported envelopes: a plain
 /// scan with SPEC §4's semantics, written independently of the engine, so the

@@ -1,0 +1,42 @@
+import TripStoreFormat
+import TripStoreJSON
+import TripStoreSystem
+/// Which history to show: `--since`, `--type` (deep), `--kind`, `--deletes`, `--author`.
+public struct HistoryFilter: Sendable {
+    /// Transactions after this token (not the token itself).
+    public var since: Int64?
+    /// Changes of these concrete types (a type and its subclasses).
+    public var types: Set<String>?
+    public var kinds: Set<Change.Kind>?
+    public var author: String?
+
+    public init(since: Int64? = nil, types: Set<String>? = nil, kinds: Set<Change.Kind>? = nil, author: String? = nil) {
+        self.since = since
+        self.types = types
+        self.kinds = kinds
+        self.author = author
+    }
+
+    /// The transactions that pass, each with only the changes that pass;
+    /// a transaction with no change left is left out.
+    public func apply(to history: [HistoryTransaction]) -> [HistoryTransaction] {
+        var out: [HistoryTransaction] = []
+        for t in history {
+            if let since, t.token <= since { continue }
+            if let author, t.author != author { continue }
+            var kept = t
+            kept.changes = t.changes.filter { c in
+                (kinds?.contains(c.kind) ?? true) && (types?.contains(c.type) ?? true)
+            }
+            if !kept.changes.isEmpty { out.append(kept) }
+        }
+        return out
+    }
+}
+
+extension Schema {
+    /// The names of a type and its subclasses, for `HistoryFilter.types`.
+    public func deepTypeNames(_ name: String) -> Set<String>? {
+        entity(named: name).map { Set($0.closure.map { entities[$0].name }) }
+    }
+}

@@ -1,0 +1,149 @@
+import TripStoreFormat
+import TripStoreJSON
+import TripStoreSystem
+/// The in-memory indexes of a store, kept current by every commit: rows per
+/// concrete type (a deep query is a union over the subclass closure), built
+/// on open, and a `ValueIndex` per declared indexed attribute, built the
+/// first time a query uses it (a one-query process builds only what it needs).
+public final class StoreIndexes {
+    public let schema: Schema
+    unowned let table: ObjectTable
+    /// Which value indexes have been built.
+    private var built: [Bool] = []
+    /// Live rows of each concrete entity, ascending.
+    public private(set) var typeRows: [[RowID]]
+    public private(set) var valueIndexes: [ValueIndex] = []
+    /// For each concrete entity, the value indexes that cover it.
+    private var indexesByEntity: [[Int]]
+
+    init(schema: Schema, table: ObjectTable) {
+        self.schema = schema
+        self.table = table
+        typeRows = Array(repeating: [], count: schema.entities.count)
+        indexesByEntity = Array(repeating: [], count: schema.entities.count)
+        for e in schema.entities {
+            for p in e.properties where p.declaringEntity == e.id {
+                guard let a = p.attribute, a.isIndexed else { continue }
+                switch a.type {
+                case .array, .embedded: continue
+                default: break
+                }
+                let k = valueIndexes.count
+                valueIndexes.append(ValueIndex(entity: e.id, property: p))
+                built.append(false)
+                for sub in e.closure { indexesByEntity[sub].append(k) }
+            }
+        }
+    }
+
+    /// "Trip.name", … for `stats`.
+    public var descriptions: [String] {
+        ["type"] + valueIndexes.map { "\(schema.entities[$0.entity].name).\($0.name)" }
+    }
+
+    /// The index over `slot` for objects of `entity`, if that attribute is indexed.
+    public func index(entity: Int, slot: Int) -> ValueIndex? {
+        for k in indexesByEntity[entity] where valueIndexes[k].property.slot == slot {
+            build(k)
+            return valueIndexes[k]
+        }
+        return nil
+    }
+
+    private func build(_ k: Int) {
+        guard !built[k] else { return }
+        built[k] = true
+        let index = valueIndexes[k]
+        let slot = index.property.slot
+        var entries: [(IndexKey?, RowID)] = []
+        for e in schema.entities[index.entity].closure {
+            entries.reserveCapacity(entries.count + typeRows[e].count)
+            for row in typeRows[e] { entries.append((IndexKey(table.value(at: row, slot: slot)), row)) }
+        }
+        index.build(entries)
+    }
+
+    /// Adds a row known to be past every row of its entity (loading a snapshot).
+    func appendType(_ row: RowID, _ entity: Int) {
+        typeRows[entity].append(row)
+    }
+
+    /// The type index from the table (value indexes are built when first used).
+    func rebuild(from table: ObjectTable) {
+        for k in typeRows.indices { typeRows[k].removeAll(keepingCapacity: true) }
+        for (e, n) in table.countByEntity.enumerated() { typeRows[e].reserveCapacity(n) }
+        table.forEachEntity { row, entity in typeRows[entity].append(row) }
+        for k in built.indices { built[k] = false }
+        for index in valueIndexes { index.clear() }
+    }
+
+    func add(_ row: RowID, _ o: StoredObject) {
+        if let last = typeRows[o.entity].last, last > row {
+            let i = insertionPoint(typeRows[o.entity], row)
+            typeRows[o.entity].insert(row, at: i)
+        } else {
+            typeRows[o.entity].append(row)
+        }
+        for k in indexesByEntity[o.entity] where built[k] {
+            valueIndexes[k].add(row, o.values[valueIndexes[k].property.slot])
+        }
+    }
+
+    func remove(_ row: RowID, _ o: StoredObject) {
+        let i = insertionPoint(typeRows[o.entity], row)
+        if i < typeRows[o.entity].count && typeRows[o.entity][i] == row { typeRows[o.entity].remove(at: i) }
+        for k in indexesByEntity[o.entity] where built[k] {
+            valueIndexes[k].remove(row, o.values[valueIndexes[k].property.slot])
+        }
+    }
+
+    /// Moves a changed object's values; its type never changes.
+    func update(_ row: RowID, old: StoredObject, new: StoredObject) {
+        for k in indexesByEntity[new.entity] where built[k] {
+            let slot = valueIndexes[k].property.slot
+            if old.values[slot] != new.values[slot] {
+                valueIndexes[k].remove(row, old.values[slot])
+                valueIndexes[k].add(row, new.values[slot])
+            }
+        }
+    }
+
+    private func insertionPoint(_ rows: [RowID], _ row: RowID) -> Int {
+        var lo = 0, hi = rows.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if rows[mid] < row { lo = mid + 1 } else { hi = mid }
+        }
+        return lo
+    }
+
+    /// Every index agrees with a scan of the table; empty when so.
+    func checkInvariants(_ table: ObjectTable) -> [String] {
+        for k in valueIndexes.indices { build(k) }
+        var problems: [String] = []
+        var expectedTypes = Array(repeating: [RowID](), count: schema.entities.count)
+        var expected = valueIndexes.map { _ in [IndexKey?: Set<RowID>]() }
+        for row in table.liveRows {
+            let o = table.object(at: row)!
+            expectedTypes[o.entity].append(row)
+            for k in indexesByEntity[o.entity] {
+                expected[k][IndexKey(o.values[valueIndexes[k].property.slot]), default: []].insert(row)
+            }
+        }
+        for e in schema.entities where expectedTypes[e.id] != typeRows[e.id] {
+            problems.append("type index of \(e.name) disagrees with the table")
+        }
+        for (k, index) in valueIndexes.enumerated() {
+            var actual: [IndexKey?: Set<RowID>] = [:]
+            for (key, rows) in index.rowsByKey { actual[key] = Set(rows) }
+            if !index.nullRows.isEmpty { actual[nil] = Set(index.nullRows) }
+            if actual != expected[k] {
+                problems.append("index \(schema.entities[index.entity].name).\(index.name) disagrees with the table")
+            }
+            if index.sortedKeys() != index.rowsByKey.keys.sorted() {
+                problems.append("index \(schema.entities[index.entity].name).\(index.name) has stale order")
+            }
+        }
+        return problems
+    }
+}

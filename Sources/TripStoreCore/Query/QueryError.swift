@@ -1,0 +1,24 @@
+import TripStoreFormat
+import TripStoreJSON
+import TripStoreSystem
+/// A query that cannot be read or does not fit the schema, with the column
+/// (1-based, in characters) of the first character that could not be used.
+public struct QueryError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var message: String
+    public var column: Int
+    public var query: String
+
+    public init(_ message: String, column: Int, query: String) {
+        self.message = message
+        self.column = column
+        self.query = query
+    }
+
+    /// "expected a value after '~' at column 32".
+    public var description: String { "\(message) at column \(column)" }
+
+    /// The query and a caret under the column, for people.
+    public var caretDisplay: String {
+        "  " + query + "\n  " + String(repeating: " ", count: max(0, column - 1)) + "^"
+    }
+}

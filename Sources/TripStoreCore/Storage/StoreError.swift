@@ -1,0 +1,71 @@
+import TripStoreFormat
+import TripStoreJSON
+import TripStoreSystem
+/// Why a store operation failed. `exitCode` is what the CLI exits with.
+public enum StoreError: Error, Sendable, CustomStringConvertible {
+    /// The folder holds no store (a read command on an empty folder).
+    case noStore(path: String)
+    /// A file is damaged: which file, which line, and what is wrong.
+    case damaged(file: String, line: Int?, detail: String, repairable: Bool)
+    /// Another writer holds the lock beyond the wait.
+    case locked(path: String, pid: Int32?)
+    /// The store was written by a newer tripstore.
+    case newerFormat(file: String, version: Int)
+    /// The store's schema differs from the program's in ways that are not additions.
+    case schemaMismatch([String])
+    /// The input does not fit the schema.
+    case invalid(EnvelopeError)
+    /// Several input errors (from validation).
+    case invalidMany([EnvelopeError])
+    /// An id that is not in the store.
+    case notFound(id: String)
+    /// A delete refused by a deny rule.
+    case denied(entity: String, id: String, relationship: String, count: Int)
+    /// A bad request (an unknown type name, a bad value for `--set`).
+    case usage(String)
+    case io(IOError)
+    /// Later commits changed what the transaction changes (see `Store.commit`); nothing was written.
+    case conflict([StoreConflict])
+    /// The transaction would break the store's invariants (a reference to a
+    /// missing object, of the wrong type, a one-sided pair); nothing was written.
+    case inconsistent([String])
+    /// Files hold references to objects that do not exist; `verify --repair` removes them.
+    case danglingReferences(file: String, line: Int?, detail: String)
+
+    public var description: String {
+        switch self {
+        case .noStore(let p): return "no store at \(p); import a file to create one"
+        case .damaged(let f, let l, let d, let r):
+            return "the store is damaged: \(f)\(l.map { " line \($0)" } ?? ""): \(d)"
+                + (r ? " (run 'tripstore verify --repair' to cut the torn tail)" : "")
+        case .locked(let p, let pid):
+            return "the store is locked by another writer\(pid.map { " (pid \($0))" } ?? "") (\(p)); try again, or pass --wait SECONDS"
+        case .newerFormat(let f, let v):
+            return "\(f) was written in store format \(v), newer than this tripstore reads (1); upgrade tripstore"
+        case .schemaMismatch(let ds):
+            return "the store's schema differs from this program's: " + ds.joined(separator: "; ")
+        case .invalid(let e): return e.description
+        case .invalidMany(let es): return es.map(\.description).joined(separator: "\n")
+        case .notFound(let id): return "no object with id '\(id)'"
+        case .denied(let e, let id, let rel, let n):
+            return "cannot delete \(e) '\(id)': its relationship '\(rel)' still holds \(n) object\(n == 1 ? "" : "s") and its delete rule is deny"
+        case .usage(let m): return m
+        case .io(let e): return e.description
+        case .conflict(let cs):
+            return "conflict: " + cs.map(\.description).joined(separator: "; ") + "; nothing was written"
+        case .inconsistent(let ps):
+            return "refused: the change would leave the store inconsistent: " + ps.joined(separator: "; ") + "; nothing was written"
+        case .danglingReferences(let f, let l, let d):
+            return "the store is damaged: \(f)\(l.map { " line \($0)" } ?? ""): \(d) (run 'tripstore verify' to list dangling references, 'tripstore verify --repair' to remove them)"
+        }
+    }
+
+    /// 1 for input and usage errors, 2 for a damaged, locked or incompatible store, 3 for I/O failures.
+    public var exitCode: Int32 {
+        switch self {
+        case .noStore, .invalid, .invalidMany, .notFound, .denied, .usage, .conflict, .inconsistent: return 1
+        case .damaged, .danglingReferences, .locked, .newerFormat, .schemaMismatch: return 2
+        case .io: return 3
+        }
+    }
+}

@@ -1,0 +1,46 @@
+import TripStoreFormat
+import TripStoreJSON
+import TripStoreSystem
+/// The names of a store's files and what a folder holds.
+public struct StoreFiles: Sendable {
+    public let folder: String
+
+    public init(folder: String) {
+        self.folder = folder
+    }
+
+    public func snapshot(_ token: Int64) -> String { folder + "/snapshot-\(token).jsonl" }
+    public func journal(_ token: Int64) -> String { folder + "/journal-\(token).jsonl" }
+    /// The snapshot's image: its records as in memory, a cache for fast opening.
+    public func image(_ token: Int64) -> String { folder + "/snapshot-\(token).image" }
+    public var lock: String { folder + "/" + StoreLock.fileName }
+
+    /// Tokens of the complete snapshot files and the journals, and leftover temporary files.
+    public func list() throws -> (snapshots: [Int64], journals: [Int64], temporary: [String]) {
+        guard FileIO.isDirectory(folder) else { return ([], [], []) }
+        var snaps: [Int64] = []
+        var journals: [Int64] = []
+        var temps: [String] = []
+        for name in try FileIO.listDirectory(folder) {
+            if name.hasSuffix(".tmp") {
+                temps.append(folder + "/" + name)
+            } else if let t = StoreFiles.token(name, prefix: "snapshot-") {
+                snaps.append(t)
+            } else if let t = StoreFiles.token(name, prefix: "journal-") {
+                journals.append(t)
+            }
+        }
+        return (snaps.sorted(), journals.sorted(), temps)
+    }
+
+    static func token(_ name: String, prefix: String) -> Int64? {
+        guard name.hasPrefix(prefix), name.hasSuffix(".jsonl") else { return nil }
+        return Int64(name.dropFirst(prefix.count).dropLast(6))
+    }
+
+    /// True when the folder holds a store (a snapshot or a journal).
+    public func exists() -> Bool {
+        guard let l = try? list() else { return false }
+        return !l.snapshots.isEmpty || !l.journals.isEmpty
+    }
+}

@@ -1,0 +1,71 @@
+import TripStoreFormat
+import TripStoreJSON
+import TripStoreSystem
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The single-writer lock: an exclusive `flock` on `tripstore.lock`, holding
+/// the writer's pid so a waiting writer can say who holds it.
+public final class StoreLock {
+    public static let fileName = "tripstore.lock"
+    let fd: Int32
+    let path: String
+
+    /// Takes the lock, waiting up to `wait` seconds.
+    public init(folder: String, wait: Double) throws(StoreError) {
+        path = folder + "/" + StoreLock.fileName
+        do {
+            fd = try FileIO.open(path, O_RDWR | O_CREAT)
+        } catch let e as IOError {
+            throw .io(e)
+        } catch {
+            throw .usage("\(error)")
+        }
+        let deadline = StoreLock.now() + wait
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            if errno == EINTR { continue }
+            if StoreLock.now() >= deadline {
+                let holder = StoreLock.readPID(fd)
+                FileIO.close(fd)
+                throw .locked(path: path, pid: holder)
+            }
+            usleep(20_000)
+        }
+        var text = Array("\(getpid())\n".utf8)
+        _ = ftruncate(fd, 0)
+        _ = text.withUnsafeMutableBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+    }
+
+    deinit {
+        _ = flock(fd, LOCK_UN)
+        FileIO.close(fd)
+    }
+
+    /// True when some process holds the writer's lock (used by readers to stay quiet about a torn tail).
+    public static func isHeld(folder: String) -> Bool {
+        let fd = Glibc.open(folder + "/" + fileName, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { Glibc.close(fd) }
+        if flock(fd, LOCK_SH | LOCK_NB) == 0 {
+            _ = flock(fd, LOCK_UN)
+            return false
+        }
+        return true
+    }
+
+    static func readPID(_ fd: Int32) -> Int32? {
+        var buf = [UInt8](repeating: 0, count: 32)
+        let n = buf.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+        guard n > 0 else { return nil }
+        return Int32(String(decoding: buf[0..<n], as: UTF8.self).trimmed(" \n"))
+    }
+
+    static func now() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+}

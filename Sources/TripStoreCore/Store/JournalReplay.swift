@@ -1,0 +1,75 @@
+import TripStoreFormat
+import TripStoreJSON
+import TripStoreSystem
+/// Applies one journal line to the object table exactly as recorded: the
+/// line holds every side of every relationship change, so replay needs no
+/// delete rules and no inverse bookkeeping.
+enum JournalReplay {
+    static func apply(_ line: JSONValue, to store: Store, file: String, line number: Int) throws {
+        guard case .array(let changes)? = line["changes"] else { return }
+        let table = store.table
+        let schema = store.schema
+        let decoder = EnvelopeDecoder(schema: schema)
+        func damaged(_ detail: String) -> StoreError {
+            .damaged(file: file, line: number, detail: detail, repairable: false)
+        }
+        var pending: [(RowID, [PendingLink])] = []
+        var decoded: [DecodedObject] = []
+        for c in changes where c["kind"] == .string("insert") {
+            decoded.removeAll(keepingCapacity: true)
+            do {
+                try decoder.decode(c.withoutKind(), at: .line(number), into: &decoded)
+            } catch {
+                if error.kind == .danglingReference { throw StoreError.danglingReferences(file: file, line: number, detail: "\(error)") }
+                throw damaged("\(error)")
+            }
+            for d in decoded {
+                guard table.row(for: d.id) == nil else { throw damaged("inserts id '\(d.id)', which exists") }
+                let row = table.append(StoredObject(entity: d.entity, id: d.id, values: d.values))
+                pending.append((row, d.links))
+            }
+        }
+        try store.resolveLinks(pending, file: file)
+        for c in changes where c["kind"] == .string("update") {
+            guard case .string(let id)? = c["id"], let row = table.row(for: id), let o = table.object(at: row),
+                  case .object(let values)? = c["values"] else { throw damaged("updates an unknown object") }
+            let entity = schema.entities[o.entity]
+            for m in values {
+                guard let p = entity.property(named: m.key), let new = m.value["new"] else {
+                    throw damaged("updates unknown property '\(m.key)'")
+                }
+                switch p.kind {
+                case .attribute(let a):
+                    do {
+                        table.setValue(try ValueDecoding.decode(new, as: a.type, optional: true), row: row, slot: p.slot)
+                    } catch {
+                        throw damaged("property '\(m.key)': \(error.message)")
+                    }
+                case .relationship(let r):
+                    var refs: [JSONValue] = []
+                    if case .array(let items) = new { refs = items } else if case .object = new { refs = [new] }
+                    var rows: [RowID] = []
+                    for ref in refs {
+                        guard case .string(let tid)? = ref["id"], let tr = table.row(for: tid) else {
+                            throw StoreError.danglingReferences(file: file, line: number, detail: "property '\(m.key)' of '\(id)' references a missing object")
+                        }
+                        rows.append(tr)
+                    }
+                    table.setValue(r.isToMany ? .toMany(rows) : (rows.first.map { .toOne($0) } ?? .null), row: row, slot: p.slot)
+                }
+            }
+        }
+        for c in changes where c["kind"] == .string("delete") {
+            guard case .string(let id)? = c["id"], let row = table.row(for: id) else { throw damaged("deletes an unknown object") }
+            table.remove(row)
+        }
+    }
+}
+
+extension JSONValue {
+    /// An insert change as an envelope: the same object without `"kind"`.
+    func withoutKind() -> JSONValue {
+        guard case .object(let members) = self else { return self }
+        return .object(members.filter { $0.key != "kind" })
+    }
+}

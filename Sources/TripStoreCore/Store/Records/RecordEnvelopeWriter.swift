@@ -1,0 +1,117 @@
+import TripStoreFormat
+import TripStoreJSON
+import TripStoreSystem
+/// Writes a row's snapshot line straight from its record: no `StoredObject`,
+/// no Swift string per value. The bytes are the same as `EnvelopeFastEncoder`
+/// writes for the decoded object with `storedSidesOnly` (the golden files
+/// and a test hold the two together).
+struct RecordEnvelopeWriter {
+    let encoder: EnvelopeFastEncoder
+    /// Per entity and slot: whether a snapshot writes the slot, and how.
+    private let plans: [[SlotPlan]]
+
+    private enum SlotPlan {
+        case skip
+        case attribute(ValueType)
+        case toOne
+        case toMany
+    }
+
+    init(schema: Schema) {
+        encoder = EnvelopeFastEncoder(schema: schema)
+        plans = schema.entities.map { e in
+            e.properties.map { p in
+                switch p.kind {
+                case .attribute(let a): return .attribute(a.type)
+                case .relationship(let r): return r.isStoredSide ? (r.isToMany ? .toMany : .toOne) : .skip
+                }
+            }
+        }
+    }
+
+    /// Writes the line; returns how many references point at no live object
+    /// (written as `null`: a table in that state must not become a snapshot).
+    @discardableResult
+    func write(row: RowID, table: ObjectTable, to w: inout JSONWriter) -> Int {
+        guard let entity = table.entity(at: row) else { return 0 }
+        var dangling = 0
+        let record = table.record(row)
+        let (id, slots) = RecordReader.id(record)
+        w.bytes.append(contentsOf: encoder.envelopePrefix[entity])
+        w.appendQuoted(utf8: id)
+        w.bytes.append(contentsOf: encoder.dataKey)
+        w.bytes.append(UInt8(ascii: "{"))
+        let keys = encoder.keys[entity]
+        var p = slots
+        var first = true
+        for (slot, plan) in plans[entity].enumerated() {
+            let value = p
+            p = RecordReader.skip(p)
+            if case .skip = plan { continue }
+            if !first { w.bytes.append(UInt8(ascii: ",")) }
+            first = false
+            w.bytes.append(contentsOf: keys[slot])
+            let tag = value.load(as: UInt8.self)
+            switch plan {
+            case .skip: break
+            case .attribute(let type):
+                attribute(value, tag, type, table, &w)
+            case .toOne:
+                if tag == RecordTag.toOne {
+                    if !reference(Int32(littleEndian: (value + 1).loadUnaligned(as: Int32.self)), table, &w) { dangling += 1 }
+                } else {
+                    w.bytes.append(contentsOf: encoder.null)
+                }
+            case .toMany:
+                guard let n = RecordReader.listNumber(value) else {
+                    w.bytes.append(contentsOf: encoder.emptyArray)
+                    continue
+                }
+                w.bytes.append(UInt8(ascii: "["))
+                for (i, target) in table.lists[n].enumerated() {
+                    if i > 0 { w.bytes.append(UInt8(ascii: ",")) }
+                    if !reference(target, table, &w) { dangling += 1 }
+                }
+                w.bytes.append(UInt8(ascii: "]"))
+            }
+        }
+        w.bytes.append(UInt8(ascii: "}"))
+        w.bytes.append(UInt8(ascii: "}"))
+        return dangling
+    }
+
+    @inline(__always) private func attribute(_ value: UnsafeRawPointer, _ tag: UInt8, _ type: ValueType,
+                                             _ table: ObjectTable, _ w: inout JSONWriter) {
+        switch tag {
+        case RecordTag.string:
+            var p = value + 1
+            let n = RecordReader.varint(&p)
+            w.appendQuoted(utf8: UnsafeRawBufferPointer(start: p, count: n))
+        case RecordTag.int:
+            w.appendInteger(Int64(littleEndian: (value + 1).loadUnaligned(as: Int64.self)))
+        case RecordTag.double:
+            w.appendDouble(Double(bitPattern: UInt64(littleEndian: (value + 1).loadUnaligned(as: UInt64.self))))
+        case RecordTag.date:
+            w.bytes.append(UInt8(ascii: "\""))
+            ISODate.append(Double(bitPattern: UInt64(littleEndian: (value + 1).loadUnaligned(as: UInt64.self))), to: &w.bytes)
+            w.bytes.append(UInt8(ascii: "\""))
+        case RecordTag.boolTrue: w.bytes.append(contentsOf: encoder.trueBytes)
+        case RecordTag.boolFalse: w.bytes.append(contentsOf: encoder.falseBytes)
+        case RecordTag.array, RecordTag.embedded:
+            encoder.attribute(RecordReader.value(value, lists: table.lists), type, &w)
+        default:
+            w.bytes.append(contentsOf: encoder.null)
+        }
+    }
+
+    @inline(__always) private func reference(_ row: RowID, _ table: ObjectTable, _ w: inout JSONWriter) -> Bool {
+        guard let entity = table.entity(at: row) else {
+            w.bytes.append(contentsOf: encoder.null)
+            return false
+        }
+        w.bytes.append(contentsOf: encoder.envelopePrefix[entity])
+        w.appendQuoted(utf8: RecordReader.id(table.record(row)).0)
+        w.bytes.append(UInt8(ascii: "}"))
+        return true
+    }
+}

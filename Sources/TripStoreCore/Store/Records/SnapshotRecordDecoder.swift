@@ -1,0 +1,402 @@
+import TripStoreFormat
+import TripStoreJSON
+import TripStoreSystem
+/// Turns snapshot object lines straight into records, with no Swift value
+/// per field: strings are copied byte for byte, numbers and dates parsed in
+/// place, and each reference is noted as the file range of its id, to be
+/// found by binary search once every line is in.
+///
+/// It reads the form the snapshot writer produces (`type`, `id`, `data`;
+/// properties in slot order; references as `{"type","id"}`). A line in any
+/// other form, or with anything it does not accept, is left to the envelope
+/// decoder, which reads it the slow way or says exactly what is wrong.
+struct SnapshotRecordDecoder {
+    typealias GiveUp = FastPathGiveUp
+
+    /// A relationship slot to fill in once ids have rows.
+    struct LinkFixup {
+        /// The line within the chunk.
+        var line: Int32
+        var slot: Int32
+        /// Byte offset of the slot in the chunk's records.
+        var slotOffset: Int
+        /// The first of its targets in `Chunk.targetStarts`, and how many.
+        var firstTarget: Int32
+        var targetCount: Int32
+    }
+
+    /// What one core decoded: records back to back, and what is left to do.
+    struct Chunk: @unchecked Sendable {
+        var base: UnsafeMutableRawPointer?
+        var byteCount = 0
+        /// Per line: the entity, and the record's offset (or `-1 - k` for `fallback[k]`).
+        var entities: [Int16] = []
+        var offsets: [Int] = []
+        var fallback: [DecodedObject] = []
+        var fixups: [LinkFixup] = []
+        /// Each target's id, copied (the file is read in pieces), by start and length.
+        var targetBytes: [UInt8] = []
+        var targetStarts: [Int] = []
+        var targetLengths: [Int32] = []
+        var error: (line: Int, message: String)?
+        /// Whether that error is a reference to nothing (which `verify --repair` can remove).
+        var errorIsDangling = false
+    }
+
+    private enum Kind {
+        case string, int, double, bool, date
+        case enumeration(Int)
+        case other(ValueType)
+        case relationship(toMany: Bool, destination: Int)
+    }
+
+    let schema: Schema
+    private let entityNames: [[UInt8]]
+    private let propertyNames: [[[UInt8]]]
+    private let kinds: [[Kind]]
+    private let optional: [[Bool]]
+    private let enumCases: [[[UInt8]]]
+    private let values: EnvelopeFastDecoder
+
+    init(schema: Schema) {
+        self.schema = schema
+        entityNames = schema.entities.map { Array($0.name.utf8) }
+        propertyNames = schema.entities.map { e in e.properties.map { Array($0.name.utf8) } }
+        var cases: [[[UInt8]]] = []
+        kinds = schema.entities.map { e in
+            e.properties.map { p -> Kind in
+                switch p.kind {
+                case .relationship(let r): return .relationship(toMany: r.isToMany, destination: r.destination)
+                case .attribute(let a):
+                    switch a.type {
+                    case .string: return .string
+                    case .int: return .int
+                    case .double: return .double
+                    case .bool: return .bool
+                    case .date: return .date
+                    case .enumeration(let d):
+                        cases.append(d.cases.map { Array($0.utf8) })
+                        return .enumeration(cases.count - 1)
+                    default: return .other(a.type)
+                    }
+                }
+            }
+        }
+        enumCases = cases
+        optional = schema.entities.map { e in e.properties.map { $0.attribute?.isOptional ?? true } }
+        values = EnvelopeFastDecoder(schema: schema, wantPaths: false)
+    }
+
+    /// Decodes the lines given; `firstLine` is the file line number of the first.
+    func decode(_ lines: ArraySlice<Range<Int>>, in file: UnsafeBufferPointer<UInt8>, firstLine: Int) -> Chunk {
+        var chunk = Chunk()
+        var out = RecordBuffer(capacity: lines.reduce(0) { $0 + $1.count } * 3 / 4 + 4096)
+        chunk.entities.reserveCapacity(lines.count)
+        chunk.offsets.reserveCapacity(lines.count)
+        let fallbackDecoder = RecordDecoder(schema: schema, wantPaths: false)
+        for (k, range) in lines.enumerated() {
+            let start = out.count
+            let fixups = chunk.fixups.count, targets = chunk.targetStarts.count
+            do {
+                let e = try line(range, in: file, lineIndex: Int32(k), to: &out, chunk: &chunk)
+                chunk.entities.append(Int16(e))
+                chunk.offsets.append(start)
+                continue
+            } catch {
+                out.truncate(to: start)
+                chunk.fixups.removeSubrange(fixups...)
+                if targets < chunk.targetStarts.count { chunk.targetBytes.removeSubrange(chunk.targetStarts[targets]...) }
+                chunk.targetStarts.removeSubrange(targets...)
+                chunk.targetLengths.removeSubrange(targets...)
+            }
+            var r = JSONReader(buffer: UnsafeBufferPointer(rebasing: file[range]))
+            var decoded: [DecodedObject] = []
+            do {
+                try fallbackDecoder.decodeWhole(&r, at: .line(firstLine + k), into: &decoded)
+            } catch {
+                chunk.error = (firstLine + k, "\(error)")
+                chunk.errorIsDangling = (error as? EnvelopeError)?.kind == .danglingReference
+                break
+            }
+            guard decoded.count == 1 else {
+                chunk.error = (firstLine + k, "a snapshot line holds one object, not inline related objects")
+                break
+            }
+            chunk.entities.append(Int16(decoded[0].entity))
+            chunk.offsets.append(-1 - chunk.fallback.count)
+            chunk.fallback.append(decoded[0])
+        }
+        let (base, count) = out.release()
+        chunk.base = base
+        chunk.byteCount = count
+        return chunk
+    }
+
+    // MARK: - One line
+
+    private func line(_ range: Range<Int>, in file: UnsafeBufferPointer<UInt8>, lineIndex: Int32,
+                      to out: inout RecordBuffer, chunk: inout Chunk) throws(GiveUp) -> Int {
+        var r = JSONReader(buffer: file, start: range.lowerBound)
+        try r.expectByte(UInt8(ascii: "{"))
+        guard try key(&r, "type") else { throw GiveUp() }
+        let entity = try self.entity(try r.plainString(), r)
+        try r.expectByte(UInt8(ascii: ","))
+        guard try key(&r, "id") else { throw GiveUp() }
+        let id = try r.plainString()
+        guard !id.isEmpty else { throw GiveUp() }
+        out.varint(id.count)
+        out.bytes(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(file)[id]))
+        try r.expectByte(UInt8(ascii: ","))
+        guard try key(&r, "data") else { throw GiveUp() }
+        try r.expectByte(UInt8(ascii: "{"))
+        let names = propertyNames[entity], kinds = self.kinds[entity], optional = self.optional[entity]
+        var slot = 0
+        if r.peekByte() == UInt8(ascii: "}") {
+            r.index += 1
+        } else {
+            repeat {
+                let k = try r.plainString()
+                try r.expectByte(UInt8(ascii: ":"))
+                // Properties come in slot order; the slots skipped hold nothing.
+                while slot < names.count && !r.bytes(k, equal: names[slot]) {
+                    try empty(kinds[slot], optional: optional[slot], to: &out)
+                    slot += 1
+                }
+                guard slot < names.count else { throw GiveUp() }
+                try value(&r, kinds[slot], optional: optional[slot], slot: slot, lineIndex: lineIndex, to: &out, chunk: &chunk)
+                slot += 1
+            } while try r.moreMembers(close: UInt8(ascii: "}"))
+        }
+        while slot < names.count {
+            try empty(kinds[slot], optional: optional[slot], to: &out)
+            slot += 1
+        }
+        try r.expectByte(UInt8(ascii: "}"))
+        // The reader sees the whole file: only white space may follow on this line.
+        while r.index < range.upperBound {
+            let b = r.buffer[r.index]
+            guard b == 0x20 || b == 0x09 || b == 0x0D else { throw GiveUp() }
+            r.index += 1
+        }
+        guard r.index == range.upperBound else { throw GiveUp() }
+        return entity
+    }
+
+    @inline(__always) private func empty(_ kind: Kind, optional: Bool, to out: inout RecordBuffer) throws(GiveUp) {
+        switch kind {
+        case .relationship(let toMany, _):
+            RecordWriter.reference(tag: toMany ? RecordTag.toMany : RecordTag.noReference, 0, to: &out)
+        default:
+            guard optional else { throw GiveUp() }
+            out.byte(RecordTag.null)
+        }
+    }
+
+    @inline(__always) private func value(_ r: inout JSONReader, _ kind: Kind, optional: Bool, slot: Int, lineIndex: Int32,
+                                         to out: inout RecordBuffer, chunk: inout Chunk) throws(GiveUp) {
+        guard let c = r.peekByte() else { throw GiveUp() }
+        if c == UInt8(ascii: "n") {
+            do { try r.expectLiteral("null") } catch { throw GiveUp() }
+            try empty(kind, optional: optional, to: &out)
+            return
+        }
+        switch kind {
+        case .string:
+            out.byte(RecordTag.string)
+            try string(&r, to: &out)
+        case .enumeration(let e):
+            let range = try r.plainString()
+            guard enumCases[e].contains(where: { r.bytes(range, equal: $0) }) else { throw GiveUp() }
+            out.byte(RecordTag.string)
+            out.varint(range.count)
+            out.bytes(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(r.buffer)[range]))
+        case .date:
+            let range = try r.plainString()
+            guard let d = ISODate.parse(bytes: UnsafeBufferPointer(rebasing: r.buffer[range])) else { throw GiveUp() }
+            out.byte(RecordTag.date)
+            out.uint64(d.bitPattern)
+        case .int, .double:
+            guard c == UInt8(ascii: "-") || (c &- UInt8(ascii: "0") < 10) else { throw GiveUp() }
+            let n: JSONValue
+            do { n = try r.parseNumber() } catch { throw GiveUp() }
+            switch (kind, n) {
+            case (.int, .int(let i)):
+                out.byte(RecordTag.int)
+                out.uint64(UInt64(bitPattern: i))
+            case (.double, .int(let i)):
+                out.byte(RecordTag.double)
+                out.uint64(Double(i).bitPattern)
+            case (.double, .double(let d)):
+                out.byte(RecordTag.double)
+                out.uint64(d.bitPattern)
+            default: throw GiveUp()
+            }
+        case .bool:
+            do {
+                if c == UInt8(ascii: "t") { try r.expectLiteral("true"); out.byte(RecordTag.boolTrue); return }
+                if c == UInt8(ascii: "f") { try r.expectLiteral("false"); out.byte(RecordTag.boolFalse); return }
+            } catch {
+                throw GiveUp()
+            }
+            throw GiveUp()
+        case .other(let type):
+            let v: Value
+            do { v = try values.attribute(&r, type, optional: optional) } catch { throw GiveUp() }
+            RecordWriter.attribute(v, to: &out)
+        case .relationship(let toMany, let destination):
+            let slotOffset = out.count
+            RecordWriter.reference(tag: RecordTag.noReference, 0, to: &out)
+            let first = chunk.targetStarts.count
+            if toMany {
+                try r.expectByte(UInt8(ascii: "["))
+                if r.peekByte() == UInt8(ascii: "]") {
+                    r.index += 1
+                } else {
+                    repeat { try reference(&r, destination, chunk: &chunk) } while try r.moreMembers(close: UInt8(ascii: "]"))
+                }
+            } else {
+                try reference(&r, destination, chunk: &chunk)
+            }
+            chunk.fixups.append(LinkFixup(line: lineIndex, slot: Int32(slot), slotOffset: slotOffset,
+                                          firstTarget: Int32(first), targetCount: Int32(chunk.targetStarts.count - first)))
+        }
+    }
+
+    /// `{"type":"…","id":"…"}` (the type may be left out where only one fits).
+    @inline(__always) private func reference(_ r: inout JSONReader, _ destination: Int, chunk: inout Chunk) throws(GiveUp) {
+        try r.expectByte(UInt8(ascii: "{"))
+        let dest = schema.entities[destination]
+        if try key(&r, "type") {
+            let type = try entity(try r.plainString(), r)
+            guard dest.closure.contains(type) else { throw GiveUp() }
+            try r.expectByte(UInt8(ascii: ","))
+            guard try key(&r, "id") else { throw GiveUp() }
+        } else {
+            guard dest.closure.count == 1, try key(&r, "id") else { throw GiveUp() }
+        }
+        let id = try r.plainString()
+        chunk.targetStarts.append(chunk.targetBytes.count)
+        chunk.targetLengths.append(Int32(id.count))
+        chunk.targetBytes.append(contentsOf: UnsafeBufferPointer(rebasing: r.buffer[id]))
+        try r.expectByte(UInt8(ascii: "}"))
+    }
+
+    // MARK: - Bytes
+
+    /// Reads `"name":` when the next key is `name`; false (and nothing read) otherwise.
+    @inline(__always) private func key(_ r: inout JSONReader, _ name: StaticString) throws(GiveUp) -> Bool {
+        guard r.peekByte() == UInt8(ascii: "\"") else { throw GiveUp() }
+        let n = name.utf8CodeUnitCount
+        let p = name.utf8Start
+        let start = r.index + 1
+        guard start + n < r.buffer.count, r.buffer[start + n] == UInt8(ascii: "\"") else { return false }
+        for k in 0..<n where r.buffer[start + k] != p[k] { return false }
+        r.index = start + n + 1
+        try r.expectByte(UInt8(ascii: ":"))
+        return true
+    }
+
+    private func entity(_ range: Range<Int>, _ r: JSONReader) throws(GiveUp) -> Int {
+        for (e, name) in entityNames.enumerated() where r.bytes(range, equal: name) { return e }
+        throw GiveUp()
+    }
+
+    /// A string value: copied as is when it has no escapes (its UTF-8 checked
+    /// on the way), else decoded.
+    @inline(__always) private func string(_ r: inout JSONReader, to out: inout RecordBuffer) throws(GiveUp) {
+        guard r.peekByte() == UInt8(ascii: "\"") else { throw GiveUp() }
+        let start = r.index + 1
+        var i = start
+        let buf = r.buffer
+        while i < buf.count {
+            let b = buf[i]
+            if b == UInt8(ascii: "\"") {
+                out.varint(i - start)
+                out.bytes(UnsafeRawBufferPointer(start: buf.baseAddress! + start, count: i - start))
+                r.index = i + 1
+                return
+            }
+            if b == UInt8(ascii: "\\") || b < 0x20 { break }
+            if b >= 0x80 {
+                r.index = i
+                do { try r.skipUTF8Sequence() } catch { throw GiveUp() }
+                i = r.index
+                continue
+            }
+            i += 1
+        }
+        r.index = start - 1
+        var s: String
+        do { s = try r.parseString() } catch { throw GiveUp() }
+        s.withUTF8 { u in
+            out.varint(u.count)
+            out.bytes(UnsafeRawBufferPointer(u))
+        }
+    }
+}
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+extension SnapshotRecordDecoder {
+    /// Decodes object lines split into one run per core, results in file order.
+    static func decodeInParallel(_ lines: [Range<Int>], in file: UnsafeBufferPointer<UInt8>, firstLine: Int, schema: Schema) -> [Chunk] {
+        let count = lines.count >= 4096 ? max(1, min(8, DecodeChunks.sysconfCores())) : 1
+        let per = (lines.count + count - 1) / max(count, 1)
+        var results = [Chunk](repeating: Chunk(), count: count)
+        let all = lines
+        nonisolated(unsafe) let buf = file
+        results.withUnsafeMutableBufferPointer { out in
+            nonisolated(unsafe) let out = out
+            Parallel.forEach(count) { k in
+                // A private copy of the schema per core, so the cores share no reference counts.
+                let decoder = SnapshotRecordDecoder(schema: schema.privateCopy())
+                let lo = all.startIndex + k * per, hi = min(all.endIndex, lo + per)
+                guard lo < hi else { return }
+                out[k] = decoder.decode(all[lo..<hi], in: buf, firstLine: firstLine + lo)
+            }
+        }
+        return results
+    }
+}
+
+extension SnapshotRecordDecoder {
+    /// The row of every reference target, by binary search over the id-ordered
+    /// rows, one core per chunk; per chunk, the first target not found.
+    static func resolveTargets(_ chunks: [Chunk], table: ObjectTable) -> ([[RowID]], [Int?]) {
+        let n = chunks.count
+        let rows = UnsafeMutablePointer<[RowID]>.allocate(capacity: n)
+        rows.initialize(repeating: [], count: n)
+        let missing = UnsafeMutablePointer<Int?>.allocate(capacity: n)
+        missing.initialize(repeating: nil, count: n)
+        defer {
+            rows.deinitialize(count: n)
+            rows.deallocate()
+            missing.deinitialize(count: n)
+            missing.deallocate()
+        }
+        nonisolated(unsafe) let out = rows
+        nonisolated(unsafe) let missed = missing
+        nonisolated(unsafe) let table = table
+        let hash = table.loadHash()
+        Parallel.forEach(n) { k in
+            let c = chunks[k]
+            var found: [RowID] = []
+            found.reserveCapacity(c.targetStarts.count)
+            c.targetBytes.withUnsafeBytes { bytes in
+                for t in c.targetStarts.indices {
+                    let id = UnsafeRawBufferPointer(rebasing: bytes[c.targetStarts[t]..<(c.targetStarts[t] + Int(c.targetLengths[t]))])
+                    guard let r = hash.row(id, in: table) else {
+                        missed[k] = t
+                        return
+                    }
+                    found.append(r)
+                }
+            }
+            out[k] = found
+        }
+        return ((0..<n).map { rows[$0] }, (0..<n).map { missing[$0] })
+    }
+}

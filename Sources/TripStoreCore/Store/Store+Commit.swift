@@ -1,0 +1,147 @@
+import TripStoreFormat
+import TripStoreJSON
+import TripStoreSystem
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+extension Store {
+    /// Commits a transaction: appends its journal line, flushes it to disk,
+    /// then applies it in memory. Returns nil (and writes nothing) when the
+    /// transaction changes nothing.
+    ///
+    /// A transaction staged before other commits is checked against them: if
+    /// they changed a property it sets, or deleted an object it changes,
+    /// deletes or links to, or inserted an id it inserts, it is refused with
+    /// `StoreError.conflict`; otherwise it is merged onto the current state.
+    /// A transaction whose result would leave a reference to a missing object,
+    /// of the wrong type, or one side of a pair without the other is refused
+    /// with `StoreError.inconsistent`. Either way nothing is written.
+    ///
+    /// When this returns, the transaction survives a crash. A failure before
+    /// that leaves the store as it was.
+    @discardableResult
+    public func commit(_ staged: TransactionBuilder, author: String, timestamp: Double? = nil) throws -> HistoryTransaction? {
+        guard access == .write, lock != nil else { throw StoreError.usage("the store was opened read-only") }
+        guard !needsReopen else { throw StoreError.usage("an earlier commit failed while writing its snapshot; open the store again") }
+        guard staged.table === table else { throw StoreError.usage("the transaction belongs to another open store") }
+        var tx = staged
+        let conflicts = conflicts(in: tx)
+        if !conflicts.isEmpty { throw StoreError.conflict(conflicts) }
+        if tx.baseToken != lastToken || tx.base != table.rowCount {
+            tx = try tx.rebased(onto: lastToken)
+        }
+        try tx.checkDenyRules()
+        let problems = tx.integrityProblems()
+        if !problems.isEmpty { throw StoreError.inconsistent(problems) }
+        Trace.mark("checks")
+        let changes = tx.changes()
+        Trace.mark("changes")
+        if changes.isEmpty { return nil }
+        let t = HistoryTransaction(token: lastToken + 1, timestamp: timestamp ?? Store.now(), author: author, changes: changes)
+        if changes.count >= options.snapshotCommitChanges {
+            return try commitBySnapshot(tx, t)
+        }
+        let line = JournalFormat.line(t, schema: schema, inserted: tx.insertedObjects, lookup: tx)
+        Trace.mark("journal line \(line.count) bytes")
+        try appendToJournal(line)
+        Trace.mark("journal write+fsync")
+        apply(tx)
+        Trace.mark("apply to table and indexes")
+        loadedHistory.append(t)
+        lastToken = t.token
+        journalTransactions += 1
+        if journalSize >= options.snapshotAfterBytes || journalTransactions >= options.snapshotAfterTransactions {
+            do {
+                try compact()
+            } catch {
+                // The transaction is durable in the journal; the snapshot can wait.
+                warnings.append("warning: the automatic snapshot failed (\(error)); the journal keeps every transaction")
+            }
+        }
+        return t
+    }
+
+    /// Applies the transaction in memory and writes it as a new snapshot: the
+    /// rename makes it durable, all or nothing. If writing fails, the files
+    /// still hold the previous state and this `Store` must be opened again.
+    func commitBySnapshot(_ tx: TransactionBuilder, _ t: HistoryTransaction) throws -> HistoryTransaction {
+        apply(tx)
+        loadedHistory.append(t)
+        lastToken = t.token
+        Trace.mark("apply to table and indexes")
+        do {
+            try compact()
+        } catch {
+            needsReopen = true
+            throw error
+        }
+        return t
+    }
+
+    func appendToJournal(_ line: [UInt8]) throws {
+        let path = files.journal(snapshotToken)
+        var isNew = false
+        if journalFD < 0 {
+            isNew = !FileIO.exists(path)
+            journalFD = try FileIO.open(path, O_WRONLY | O_APPEND | O_CREAT)
+        }
+        let fd = journalFD
+        do {
+            if CrashPoint.armed == "journal-mid-write" {
+                try line.withUnsafeBytes { p in
+                    try FileIO.writeAll(fd, UnsafeRawBufferPointer(rebasing: p[0..<(p.count / 2)]), path: path)
+                }
+                _ = Glibc.fsync(fd)
+                CrashPoint.hit("journal-mid-write")
+            }
+            try FileIO.writeAll(fd, line, path: path)
+            CrashPoint.hit("journal-before-fsync")
+            try FileIO.fsync(fd, path: path, dataOnly: true)
+            if isNew { try FileIO.fsyncDirectory(files.folder) }
+        } catch {
+            // Leave no partial line behind for the next commit to follow.
+            _ = ftruncate(fd, off_t(journalSize))
+            throw error
+        }
+        journalSize += line.count
+        CrashPoint.hit("journal-after-fsync")
+    }
+
+    /// Puts a committed transaction's objects into the table and indexes.
+    func apply(_ tx: TransactionBuilder) {
+        table.reserve(tx.newObjects.count)
+        for (i, o) in tx.newObjects.enumerated() {
+            let row = RowID(tx.base + i)
+            if let o, !tx.deleted.contains(row) {
+                table.set(o, at: row)
+                indexes.add(row, o)
+                table.oneWay.update(row: row, old: nil, new: o)
+            } else {
+                table.appendEmpty()
+            }
+        }
+        for row in tx.changedOrder where !tx.deleted.contains(row) {
+            guard let new = tx.changed[row], let old = table.object(at: row) else { continue }
+            indexes.update(row, old: old, new: new)
+            table.oneWay.update(row: row, old: old, new: new)
+            table.set(new, at: row)
+        }
+        for row in tx.deletedOrder where Int(row) < tx.base {
+            if let old = table.object(at: row) {
+                indexes.remove(row, old)
+                table.oneWay.update(row: row, old: old, new: nil)
+            }
+            table.remove(row)
+        }
+    }
+
+    static func now() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        // History keeps milliseconds.
+        return (Double(ts.tv_sec) * 1000 + Double(ts.tv_nsec / 1_000_000)) / 1000
+    }
+}

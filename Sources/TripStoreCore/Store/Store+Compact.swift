@@ -1,0 +1,174 @@
+import TripStoreFormat
+import TripStoreJSON
+import TripStoreSystem
+import Dispatch
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+extension Store {
+    /// Writes a snapshot of the current state and history, starts a new
+    /// journal, and removes the older files. Crash-safe at every step: the
+    /// old snapshot and journal stay until the new ones are on disk.
+    public func compact() throws {
+        guard access == .write, lock != nil else { throw StoreError.usage("the store was opened read-only") }
+        let token = lastToken
+        let path = files.snapshot(token)
+        let temp = path + ".tmp"
+        let fd = try FileIO.open(temp, O_WRONLY | O_CREAT | O_TRUNC)
+        var closed = false
+        defer { if !closed { FileIO.close(fd); FileIO.unlink(temp) } }
+
+        var crc: UInt32 = 0
+        var written = 0
+        var buffer = JSONWriter(capacity: 1 << 20)
+        func flush(force: Bool) throws {
+            guard force || buffer.bytes.count >= 1 << 20 else { return }
+            crc = buffer.bytes.withUnsafeBytes { CRC32C.checksum($0, continuing: crc) }
+            written += buffer.bytes.count
+            try FileIO.writeAll(fd, buffer.bytes, path: temp)
+            buffer.bytes.removeAll(keepingCapacity: true)
+        }
+        buffer.bytes.append(contentsOf: SnapshotFormat.header(schema: schema, token: token, objects: table.count))
+        Trace.mark("snapshot start")
+        let rows = table.rowsSortedByID()
+        Trace.mark("snapshot sort \(rows.count) rows")
+        // Objects are encoded on every core a block at a time, then written in order.
+        let encoder = RecordEnvelopeWriter(schema: schema)
+        var start = 0
+        var crashed = false
+        while start < rows.count {
+            let end = min(rows.count, start + 65_536)
+            let (parts, dangling) = encodeInParallel(rows[start..<end], encoder: encoder)
+            if dangling > 0 {
+                // Never let a table that fails its invariants become the truth on disk.
+                throw StoreError.inconsistent(["\(dangling) reference\(dangling == 1 ? "" : "s") to deleted objects; the snapshot was not written"])
+            }
+            for part in parts {
+                buffer.bytes.append(contentsOf: part)
+                try flush(force: false)
+            }
+            start = end
+            if !crashed && start >= rows.count / 2 && CrashPoint.armed == "snapshot-mid-write" {
+                crashed = true
+                try flush(force: true)
+                CrashPoint.hit("snapshot-mid-write")
+            }
+        }
+        Trace.mark("snapshot sort+objects")
+        let historyStart = written + buffer.bytes.count
+        for t in history {
+            HistoryCoding.appendCompact(t, to: &buffer.bytes)
+            buffer.bytes.append(0x0A)
+            try flush(force: false)
+        }
+        try flush(force: true)
+        let bodyBytes = written
+        buffer.bytes.append(contentsOf: SnapshotFormat.trailer(objects: table.count, history: history.count, crc: crc))
+        try FileIO.writeAll(fd, buffer.bytes, path: temp)
+        try FileIO.fsync(fd, path: temp)
+        FileIO.close(fd)
+        closed = true
+        Trace.mark("snapshot history+fsync")
+        CrashPoint.hit("snapshot-before-rename")
+        do {
+            try FileIO.rename(temp, path)
+        } catch {
+            FileIO.unlink(temp)
+            throw error
+        }
+        try FileIO.fsyncDirectory(files.folder)
+        CrashPoint.hit("snapshot-after-rename")
+        Trace.mark("snapshot rename+fsync folder")
+        writeImage(order: rows, binding: SnapshotImage.Binding(
+            token: token, snapshotBytes: Int64(bodyBytes + buffer.bytes.count), snapshotCRC: crc,
+            fingerprint: SnapshotImage.fingerprint(schema)), historyStart: historyStart, historyCount: history.count)
+
+        // The new journal starts empty; then the old files can go.
+        let journal = files.journal(token)
+        if !FileIO.exists(journal) || token != snapshotToken {
+            let jfd = try FileIO.open(journal, O_WRONLY | O_CREAT | O_TRUNC)
+            try FileIO.fsync(jfd, path: journal)
+            FileIO.close(jfd)
+        }
+        try FileIO.fsyncDirectory(files.folder)
+        let old = try files.list()
+        for s in old.snapshots where s < token {
+            FileIO.unlink(files.image(s))
+            FileIO.unlink(files.snapshot(s))
+        }
+        for j in old.journals where j < token { FileIO.unlink(files.journal(j)) }
+        closeJournal()
+        snapshotToken = token
+        hasSnapshot = true
+        journalSize = 0
+        journalTransactions = 0
+    }
+
+    /// Writes the snapshot's image beside it (see `SnapshotImage`); a failure
+    /// only means the next open reads the JSON.
+    private func writeImage(order: [RowID], binding: SnapshotImage.Binding, historyStart: Int, historyCount: Int) {
+        let path = files.image(binding.token)
+        let temp = path + ".tmp"
+        guard let fd = try? FileIO.open(temp, O_WRONLY | O_CREAT | O_TRUNC) else { return }
+        let header = SnapshotImage.Header(binding: binding, historyStart: Int64(historyStart), historyCount: Int64(historyCount),
+                                          rows: 0, lists: 0, listElements: 0, recordBytes: 0)
+        do {
+            try table.writeImage(order: order, header: header, to: fd, path: temp)
+            FileIO.close(fd)
+            try FileIO.rename(temp, path)
+        } catch {
+            FileIO.close(fd)
+            FileIO.unlink(temp)
+        }
+        Trace.mark("snapshot image")
+    }
+
+    /// Snapshot lines for `rows`, one byte array per core, in order.
+    private func encodeInParallel(_ rows: ArraySlice<RowID>, encoder: RecordEnvelopeWriter) -> ([[UInt8]], dangling: Int) {
+        let parts = rows.count >= 1024 ? 2 : 1
+        let per = (rows.count + parts - 1) / parts
+        var out = Array(repeating: [UInt8](), count: parts)
+        var dangling = Array(repeating: 0, count: parts)
+        nonisolated(unsafe) let table = self.table
+        let all = Array(rows)
+        out.withUnsafeMutableBufferPointer { buffers in
+          dangling.withUnsafeMutableBufferPointer { counts in
+            nonisolated(unsafe) let results = buffers
+            nonisolated(unsafe) let counts = counts
+            Parallel.forEach(parts) { k in
+                let encoder = k == 0 ? encoder : RecordEnvelopeWriter(schema: encoder.encoder.schema.privateCopy())
+                var w = JSONWriter(capacity: per * 400)
+                var missing = 0
+                for row in all[(k * per)..<min(all.count, (k + 1) * per)] {
+                    missing += encoder.write(row: row, table: table, to: &w)
+                    w.bytes.append(0x0A)
+                }
+                results[k] = w.bytes
+                counts[k] = missing
+            }
+          }
+        }
+        return (out, dangling.reduce(0, +))
+    }
+
+    /// Drops history transactions with a token below `token`; the objects stay.
+    /// Written at once as a new snapshot. Returns how many were dropped.
+    @discardableResult
+    public func pruneHistory(before token: Int64) throws -> Int {
+        let keep = history.filter { $0.token >= token }
+        let dropped = history.count - keep.count
+        guard dropped > 0 else { return 0 }
+        let saved = history
+        history = keep
+        do {
+            try compact()
+        } catch {
+            history = saved
+            throw error
+        }
+        return dropped
+    }
+}

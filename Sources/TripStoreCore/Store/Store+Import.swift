@@ -1,0 +1,158 @@
+import TripStoreFormat
+import TripStoreJSON
+import TripStoreSystem
+/// What `import` does with an id that is already in the store.
+public enum ImportMode: String, Sendable, CaseIterable {
+    /// An existing id is an error.
+    case insert
+    /// An existing object is replaced whole (recorded as an update).
+    case upsert
+    /// An existing object is left as it is.
+    case skipExisting = "skip-existing"
+}
+
+extension Store {
+    /// Stages decoded envelopes into `tx`: inserts new objects, handles
+    /// existing ids per `mode`, then resolves every reference and links both
+    /// sides. Throws on the first problem; `tx` is then to be dropped.
+    public func stage(_ input: consuming [DecodedObject], mode: ImportMode, into tx: inout TransactionBuilder) throws {
+        var objects = input
+        tx.reserve(objects.count)
+        let firstNewRow = RowID(tx.base + tx.newObjects.count)
+        var rows = [RowID?](repeating: nil, count: objects.count)
+        var replaced = [Bool](repeating: false, count: objects.count)
+        var existingSeen = Set<RowID>()
+        func duplicate(_ i: Int) -> StoreError {
+            let d = objects[i]
+            let first = objects.firstIndex { $0.id == d.id }.flatMap { objects[$0].location }
+            return .invalid(EnvelopeError(.duplicateID, location: d.location, path: d.path, entity: schema.entities[d.entity].name,
+                                          "id '\(d.id)' appears twice in the input" + (first.map { " (first at \($0))" } ?? "")))
+        }
+        for i in objects.indices {
+            guard let existing = tx.row(for: objects[i].id) else {
+                // The new object takes the values; linking then changes them in place.
+                let values = objects[i].values
+                objects[i].values = []
+                rows[i] = tx.insert(StoredObject(entity: objects[i].entity, id: objects[i].id, values: values))
+                continue
+            }
+            if existing >= firstNewRow || !existingSeen.insert(existing).inserted { throw duplicate(i) }
+            let d = objects[i]
+            switch mode {
+            case .insert:
+                throw StoreError.invalid(EnvelopeError(.existingID, location: d.location, path: d.path,
+                                                       entity: schema.entities[d.entity].name,
+                                                       "id '\(d.id)' is already in the store (use --mode upsert or --mode skip-existing)"))
+            case .skipExisting:
+                continue
+            case .upsert:
+                let current = tx.object(at: existing)!
+                guard current.entity == d.entity else {
+                    throw StoreError.invalid(EnvelopeError(.typeConflict, location: d.location, path: d.path,
+                                                           entity: schema.entities[d.entity].name,
+                                                           "id '\(d.id)' is a \(schema.entities[current.entity].name) in the store; upsert cannot change its type"))
+                }
+                for p in schema.entities[d.entity].properties where p.attribute != nil {
+                    tx.setAttribute(existing, slot: p.slot, to: d.values[p.slot])
+                }
+                rows[i] = existing
+                replaced[i] = true
+            }
+        }
+        // A replaced object loses the relationships its new version omits; this
+        // comes first, so that links given anywhere in the input win.
+        for i in objects.indices where replaced[i] {
+            let given = Set(objects[i].links.map(\.slot))
+            for p in schema.entities[objects[i].entity].properties where p.relationship != nil && !given.contains(p.slot) {
+                try tx.setRelationship(rows[i]!, slot: p.slot, to: [])
+            }
+        }
+        var explicitLists: [(RowID, Int, [RowID])] = []
+        for i in objects.indices {
+            guard let row = rows[i] else { continue }
+            let links = objects[i].links
+            if links.isEmpty { continue }
+            for link in links {
+                var targets: [RowID] = []
+                targets.reserveCapacity(link.targets.count)
+                for ref in link.targets {
+                    targets.append(try resolve(ref, in: objects, at: i, slot: link.slot, tx: tx))
+                }
+                if replaced[i] {
+                    try tx.setRelationship(row, slot: link.slot, to: targets)
+                } else {
+                    for t in targets { tx.link(row, slot: link.slot, to: t) }
+                    if targets.count > 1 { explicitLists.append((row, link.slot, targets)) }
+                }
+            }
+        }
+        // A list given in the input keeps its order, whichever side was linked first.
+        for (row, slot, targets) in explicitLists { tx.reorder(row, slot: slot, first: targets) }
+    }
+
+    private func resolve(_ ref: ObjectReference, in objects: [DecodedObject], at i: Int, slot: Int,
+                         tx: TransactionBuilder) throws -> RowID {
+        let target = tx.row(for: ref.id)
+        if let t = target, let e = tx.entity(at: t), ref.type == nil || ref.type == schema.entities[e].name {
+            let entity = schema.entities[objects[i].entity]
+            if schema.isKind(e, of: entity.properties[slot].relationship!.destination) { return t }
+        }
+        let o = target.flatMap { tx.object(at: $0) }
+        let d = objects[i]
+        let entity = schema.entities[d.entity]
+        let property = entity.properties[slot].name
+        guard let o else {
+            throw StoreError.invalid(EnvelopeError(.danglingReference, location: d.location, path: ref.path,
+                                                   entity: entity.name, property: property,
+                                                   "reference to id '\(ref.id)', which is neither in the input nor in the store"))
+        }
+        let actual = schema.entities[o.entity].name
+        if let type = ref.type, type != actual {
+            throw StoreError.invalid(EnvelopeError(.typeConflict, location: d.location, path: ref.path,
+                                                   entity: entity.name, property: property,
+                                                   "reference says id '\(ref.id)' is a \(type), but it is a \(actual)"))
+        }
+        let dest = entity.properties[slot].relationship!.destination
+        throw StoreError.invalid(EnvelopeError(.typeConflict, location: d.location, path: ref.path,
+                                               entity: entity.name, property: property,
+                                               "id '\(ref.id)' is a \(actual), expected a \(schema.entities[dest].name)"))
+    }
+
+    /// Every duplicate id and unresolvable reference of an input, up to
+    /// `limit`, checked against the input and this store without staging
+    /// anything (for `validate`, which reports all it finds).
+    public func referenceErrors(_ objects: [DecodedObject], limit: Int) -> [EnvelopeError] {
+        var errors: [EnvelopeError] = []
+        var entityByID: [String: Int] = [:]
+        entityByID.reserveCapacity(objects.count)
+        for d in objects {
+            if entityByID.updateValue(d.entity, forKey: d.id) != nil {
+                errors.append(EnvelopeError(.duplicateID, location: d.location, path: d.path, entity: schema.entities[d.entity].name,
+                                            "id '\(d.id)' appears twice in the input"))
+            }
+        }
+        for d in objects {
+            let entity = schema.entities[d.entity]
+            for link in d.links {
+                let p = entity.properties[link.slot]
+                for ref in link.targets {
+                    if errors.count >= limit { return errors }
+                    guard let target = entityByID[ref.id] ?? object(id: ref.id)?.entity else {
+                        errors.append(EnvelopeError(.danglingReference, location: d.location, path: ref.path, entity: entity.name,
+                                                    property: p.name, "reference to id '\(ref.id)', which is neither in the input nor in the store"))
+                        continue
+                    }
+                    let actual = schema.entities[target].name
+                    if let type = ref.type, type != actual {
+                        errors.append(EnvelopeError(.typeConflict, location: d.location, path: ref.path, entity: entity.name, property: p.name,
+                                                    "reference says id '\(ref.id)' is a \(type), but it is a \(actual)"))
+                    } else if let r = p.relationship, !schema.isKind(target, of: r.destination) {
+                        errors.append(EnvelopeError(.typeConflict, location: d.location, path: ref.path, entity: entity.name, property: p.name,
+                                                    "id '\(ref.id)' is a \(actual), expected a \(schema.entities[r.destination].name)"))
+                    }
+                }
+            }
+        }
+        return Array(errors.prefix(limit))
+    }
+}

@@ -1,0 +1,174 @@
+import TripStoreFormat
+import TripStoreJSON
+import TripStoreSystem
+extension Store {
+    /// Loads the newest snapshot and replays its journal.
+    func load() throws {
+        let listing = try files.list()
+        table.oneWay.reset()
+        if let snap = listing.snapshots.last {
+            if options.salvageDanglingReferences {
+                try loadSnapshotSalvaging(snap)
+            } else {
+                try loadSnapshot(snap)
+            }
+            snapshotToken = snap
+            hasSnapshot = true
+        } else if let j = listing.journals.first(where: { $0 != 0 }) {
+            throw StoreError.damaged(file: files.journal(j), line: nil,
+                                     detail: "it follows snapshot-\(j).jsonl, which is missing", repairable: false)
+        }
+        let journal = files.journal(snapshotToken)
+        if FileIO.exists(journal) {
+            try loadJournal(journal)
+        } else if access == .read, let newest = try files.list().snapshots.last, newest > snapshotToken {
+            // A writer compacted while we read: its journal is gone. Read again, from the new snapshot.
+            throw IOError(operation: "open", path: journal, code: ENOENT)
+        }
+        // The snapshot's rows went into the type index as they were added; a
+        // replayed journal may have changed them, so then it is built again.
+        if journalTransactions > 0 { indexes.rebuild(from: table) }
+        Trace.mark("build indexes")
+    }
+
+    /// Reads the snapshot's history lines, left in the file at load.
+    func readPendingHistory() {
+        guard let pending = pendingHistory else { return }
+        pendingHistory = nil
+        defer { FileIO.close(pending.fd) }
+        var read: [HistoryTransaction] = []
+        read.reserveCapacity(snapshotHistoryCount + loadedHistory.count)
+        var bytes = [UInt8](repeating: 0, count: pending.bytes.count)
+        let ok = bytes.withUnsafeMutableBytes { FileIO.read(pending.fd, into: $0, at: pending.bytes.lowerBound) } == bytes.count
+        guard ok else {
+            historyProblems.append("\(pending.file): the history could not be read again")
+            return
+        }
+        bytes.withUnsafeBufferPointer { buf in
+            var k = 0
+            JSONLines.forEachLine(in: buf) { _, range, _ in
+                let line = UnsafeBufferPointer(rebasing: buf[range])
+                defer { k += 1 }
+                if let t = HistoryFastReader.read(line) {
+                    read.append(t)
+                    return
+                }
+                var r = JSONReader(buffer: line)
+                if let value = try? r.parseDocument(), let t = HistoryCoding.read(value) {
+                    read.append(t)
+                } else {
+                    historyProblems.append("\(pending.file) line \(pending.firstLine + k): unreadable history transaction")
+                }
+            }
+        }
+        loadedHistory = read + loadedHistory
+    }
+
+    func checkHeader(_ header: JSONValue, path: String, token: Int64) throws {
+        guard case .int(let format)? = header["format"] else {
+            throw StoreError.damaged(file: path, line: 1, detail: "the header has no format version", repairable: false)
+        }
+        guard format <= SnapshotFormat.version else { throw StoreError.newerFormat(file: path, version: Int(format)) }
+        guard case .int(let t)? = header["token"], t == token else {
+            throw StoreError.damaged(file: path, line: 1, detail: "the header's token does not match the file name", repairable: false)
+        }
+        if let s = header["schema"], case .string(let fp)? = s["fingerprint"], fp != schema.fingerprint {
+            guard let entities = s["entities"], let stored = SchemaCoding.read(entities) else {
+                throw StoreError.damaged(file: path, line: 1, detail: "the header's schema is unreadable", repairable: false)
+            }
+            let problems = SchemaCompatibility.differences(stored: stored, current: schema.descriptions)
+            if !problems.isEmpty { throw StoreError.schemaMismatch(problems) }
+        }
+    }
+
+    /// Sets a relationship slot and, for a snapshot, the derived side of each target.
+    func set(_ rows: [RowID], row: RowID, slot: Int, deriveInverses: Bool) {
+        guard let entity = table.entity(at: row), let rel = schema.entities[entity].properties[slot].relationship else { return }
+        table.setValue(rel.isToMany ? .toMany(rows) : (rows.first.map { .toOne($0) } ?? .null), row: row, slot: slot)
+        guard deriveInverses, let inverse = rel.inverseSlot else { return }
+        for t in rows {
+            guard let target = table.entity(at: t),
+                  let back = schema.entities[target].properties[inverse].relationship, !back.isStoredSide else { continue }
+            if back.isToMany {
+                table.appendReference(row, to: t, slot: inverse)
+            } else {
+                table.setValue(.toOne(row), row: t, slot: inverse)
+            }
+        }
+    }
+
+    /// Sets relationship slots from references by id, as a journal line records
+    /// them (both sides are in the line, so nothing is derived).
+    func resolveLinks(_ pending: [(RowID, [PendingLink])], file: String) throws {
+        for (row, links) in pending {
+            for link in links {
+                var rows: [RowID] = []
+                rows.reserveCapacity(link.targets.count)
+                for t in link.targets {
+                    guard let r = table.row(for: t.id) else {
+                        throw StoreError.danglingReferences(file: file, line: nil, detail: "a reference points at missing id '\(t.id)'")
+                    }
+                    rows.append(r)
+                }
+                set(rows, row: row, slot: link.slot, deriveInverses: false)
+            }
+        }
+    }
+
+    func loadJournal(_ path: String) throws {
+        let bytes = try FileIO.readFile(path)
+        journalSize = bytes.count
+        try bytes.withUnsafeBufferPointer { buf in
+            try JSONLines.forEachLine(in: buf) { number, range, complete in
+                guard complete else {
+                    tornTail = range.lowerBound
+                    journalSize = range.lowerBound
+                    return
+                }
+                let line = UnsafeBufferPointer(rebasing: buf[range])
+                guard JournalFormat.isIntact(line) else {
+                    throw StoreError.damaged(file: path, line: number, detail: "checksum mismatch", repairable: false)
+                }
+                var reader = JSONReader(buffer: line)
+                let value: JSONValue
+                do {
+                    value = try reader.parseDocument()
+                } catch {
+                    throw StoreError.damaged(file: path, line: number, detail: "\(error)", repairable: false)
+                }
+                guard let t = HistoryCoding.read(value) else {
+                    throw StoreError.damaged(file: path, line: number, detail: "unreadable transaction", repairable: false)
+                }
+                guard t.token == lastToken + 1 else {
+                    throw StoreError.damaged(file: path, line: number, detail: "token \(t.token) follows \(lastToken)", repairable: false)
+                }
+                let replayed = options.salvageDanglingReferences ? salvage(journalLine: value, file: path, line: number) : value
+                try JournalReplay.apply(replayed, to: self, file: path, line: number)
+                loadedHistory.append(t)
+                lastToken = t.token
+                journalTransactions += 1
+            }
+        }
+        if tornTail != nil {
+            if access == .write || !StoreLock.isHeld(folder: files.folder) {
+                warnings.append("warning: \(path) ends with an incomplete transaction (a write cut short); it is ignored"
+                                + (access == .write ? " and cut" : "; 'tripstore verify --repair' cuts it"))
+            }
+        }
+    }
+
+    /// Cuts a torn last journal line (writers only).
+    func repairTornTail() throws {
+        guard let cut = tornTail else { return }
+        let path = files.journal(snapshotToken)
+        let fd = try FileIO.open(path, O_WRONLY)
+        defer { FileIO.close(fd) }
+        try FileIO.truncate(fd, to: cut, path: path)
+        try FileIO.fsync(fd, path: path)
+        tornTail = nil
+        journalSize = cut
+    }
+}
+#if canImport(Glibc)
+import Glibc
+#endif

@@ -1,0 +1,326 @@
+import TripStoreFormat
+import TripStoreJSON
+import TripStoreSystem
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+extension Store {
+    /// Loads a snapshot into the empty table. The file is read in pieces, so
+    /// the whole file and all its objects are never in memory at once: each
+    /// piece is checksummed, its object lines decoded into records on every
+    /// core, and the history lines left in the file until they are asked for.
+    /// Nothing decoded is used before the whole checksum has matched.
+    func loadSnapshot(_ token: Int64) throws {
+        let path = files.snapshot(token)
+        Trace.mark("load start")
+        let fd = try FileIO.open(path, O_RDONLY)
+        var keepOpen = false
+        defer { if !keepOpen { FileIO.close(fd) } }
+        let size = try FileIO.size(fd, path: path)
+        let trailer = try readTrailer(fd, size: size, path: path)
+        let objectCount = trailer.objects
+        if options.useSnapshotImage, loadImage(token, binding: SnapshotImage.Binding(
+            token: token, snapshotBytes: Int64(size), snapshotCRC: trailer.crc, fingerprint: SnapshotImage.fingerprint(schema)),
+            objects: objectCount, history: trailer.history, historyEnd: trailer.start) {
+            if trailer.history > 0 {
+                pendingHistory = (fd, Int(imageHistoryStart)..<trailer.start, 2 + objectCount, path)
+                keepOpen = true
+            }
+            snapshotHistoryCount = trailer.history
+            lastToken = token
+            return
+        }
+
+        var work = UnsafeMutableRawBufferPointer.allocate(byteCount: max(4096, options.snapshotReadBytes), alignment: 16)
+        var workFreed = false
+        defer { if !workFreed { work.deallocate() } }
+        var filled = 0, workOffset = 0, readTo = 0
+        var crc: UInt32 = 0
+        var lines = 0
+        var historyStart: Int?
+        var chunks: [SnapshotRecordDecoder.Chunk] = []
+        var bases: [Int64] = []
+        var firstError: (line: Int, message: String, dangling: Bool)?
+        var headerError: (any Error)?
+        while readTo < trailer.start {
+            if filled == work.count {
+                // One line longer than the piece: make room for it.
+                let bigger = UnsafeMutableRawBufferPointer.allocate(byteCount: work.count * 2, alignment: 16)
+                bigger.copyMemory(from: UnsafeRawBufferPointer(work))
+                work.deallocate()
+                work = bigger
+            }
+            let want = min(work.count - filled, trailer.start - readTo)
+            let got = FileIO.read(fd, into: UnsafeMutableRawBufferPointer(rebasing: work[filled..<(filled + want)]), at: readTo)
+            guard got == want else {
+                throw StoreError.damaged(file: path, line: nil, detail: "the snapshot could not be read to its end", repairable: false)
+            }
+            let fresh = UnsafeRawBufferPointer(rebasing: work[filled..<(filled + got)])
+            crc = CRC32C.checksum(fresh, continuing: crc)
+            readTo += got
+            if historyStart != nil {
+                // Past the objects: only count the lines.
+                lines += SnapshotScan.newlines(fresh)
+                continue
+            }
+            filled += got
+            let bytes = UnsafeBufferPointer(start: work.baseAddress!.assumingMemoryBound(to: UInt8.self), count: filled)
+            var start = 0
+            var objectLines: [Range<Int>] = []
+            let firstObjectLine = lines + 1
+            while historyStart == nil, let end = SnapshotScan.nextNewline(bytes, from: start) {
+                lines += 1
+                if lines == 1 {
+                    do {
+                        var header = JSONReader(buffer: UnsafeBufferPointer(rebasing: bytes[start..<end]))
+                        try checkHeader(try header.parseDocument(), path: path, token: token)
+                    } catch {
+                        headerError = error
+                    }
+                } else if lines <= 1 + objectCount {
+                    objectLines.append(start..<end)
+                } else {
+                    historyStart = workOffset + start
+                    lines -= 1
+                    break
+                }
+                start = end + 1
+            }
+            if !objectLines.isEmpty && firstError == nil && headerError == nil {
+                for c in SnapshotRecordDecoder.decodeInParallel(objectLines, in: bytes, firstLine: max(2, firstObjectLine), schema: schema) {
+                    // The arena owns the records from here on, whatever happens next.
+                    bases.append(c.base.map { table.arena.adopt(base: $0, count: c.byteCount) } ?? 0)
+                    if firstError == nil, let e = c.error { firstError = (e.line, e.message, c.errorIsDangling) }
+                    chunks.append(c)
+                }
+            }
+            if historyStart == nil && lines == 1 + objectCount && start < filled {
+                // Every object is in: what follows is history, however long its lines.
+                historyStart = workOffset + start
+            }
+            if historyStart != nil {
+                lines += SnapshotScan.newlines(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(work)[start..<filled]))
+                filled = 0
+            } else {
+                // Keep the unfinished line for the next piece.
+                if start > 0 && start < filled {
+                    (work.baseAddress!).copyMemory(from: work.baseAddress! + start, byteCount: filled - start)
+                }
+                workOffset += start
+                filled -= start
+            }
+        }
+        work.deallocate()
+        workFreed = true
+        Trace.mark("snapshot read, checksum and decode (\(chunks.reduce(0) { $0 + $1.fallback.count }) lines the slow way)")
+        guard crc == trailer.crc else {
+            throw StoreError.damaged(file: path, line: nil, detail: "checksum mismatch (stored \(CRC32C.hex(trailer.crc)), computed \(CRC32C.hex(crc)))", repairable: false)
+        }
+        if let e = headerError {
+            if let syntax = e as? JSONSyntaxError { throw StoreError.damaged(file: path, line: 1, detail: "\(syntax)", repairable: false) }
+            throw e
+        }
+        guard filled == 0, lines == 1 + objectCount + trailer.history else {
+            throw StoreError.damaged(file: path, line: nil, detail: "the trailer counts \(objectCount) objects and \(trailer.history) transactions, the file holds \(max(0, lines - 1)) lines", repairable: false)
+        }
+        if let (line, message, dangling) = firstError {
+            if dangling { throw StoreError.danglingReferences(file: path, line: line, detail: message) }
+            throw StoreError.damaged(file: path, line: line, detail: message, repairable: false)
+        }
+        try addObjects(chunks, bases: bases, count: objectCount, file: path)
+        guard table.count == objectCount else {
+            throw StoreError.damaged(file: path, line: nil, detail: "the trailer counts \(objectCount) objects, the file holds \(table.count)", repairable: false)
+        }
+        if trailer.history > 0, let h = historyStart {
+            pendingHistory = (fd, h..<trailer.start, 2 + objectCount, path)
+            keepOpen = true
+        }
+        snapshotHistoryCount = trailer.history
+        lastToken = token
+    }
+
+    /// Loads the snapshot's image if it matches; false when there is none or it does not.
+    /// Its counts and history range must agree with the snapshot's trailer too.
+    private func loadImage(_ token: Int64, binding: SnapshotImage.Binding, objects: Int, history: Int, historyEnd: Int) -> Bool {
+        guard let fd = try? FileIO.open(files.image(token), O_RDONLY) else { return false }
+        defer { FileIO.close(fd) }
+        guard let header = table.loadImage(fd: fd, binding: binding, accept: { h in
+            h.rows == Int64(objects) && h.historyCount == Int64(history) && h.historyStart >= 0 && h.historyStart <= Int64(historyEnd)
+        }) else {
+            Trace.mark("snapshot image does not match; reading the JSON")
+            return false
+        }
+        imageHistoryStart = Int(header.historyStart)
+        loadedFromImage = true
+        indexes.rebuild(from: table)
+        Trace.mark("snapshot image \(header.rows) rows, \(header.recordBytes) record bytes")
+        return true
+    }
+
+    /// The last line: `{"end":{"objects":…,"history":…,"crc32c":"…"}}`, and where it starts.
+    func readTrailer(_ fd: Int32, size: Int, path: String) throws -> (start: Int, objects: Int, history: Int, crc: UInt32) {
+        let tailLength = min(size, 4096)
+        var tail = [UInt8](repeating: 0, count: tailLength)
+        let got = tail.withUnsafeMutableBytes { FileIO.read(fd, into: $0, at: size - tailLength) }
+        guard got == tailLength, let last = tail.last, last == 0x0A else {
+            throw StoreError.damaged(file: path, line: nil, detail: "the snapshot is cut short (no trailer)", repairable: false)
+        }
+        var start = tailLength - 1
+        while start > 0 && tail[start - 1] != 0x0A { start -= 1 }
+        guard start > 0 || tailLength == size else {
+            throw StoreError.damaged(file: path, line: nil, detail: "the snapshot is cut short or its trailer is unreadable", repairable: false)
+        }
+        guard let trailer = try? JSONReader.parse(Array(tail[start..<(tailLength - 1)])), let end = trailer["end"],
+              case .string(let crcHex)? = end["crc32c"], let crc = UInt32(crcHex, radix: 16),
+              case .int(let objects)? = end["objects"], case .int(let history)? = end["history"], objects >= 0, history >= 0 else {
+            throw StoreError.damaged(file: path, line: nil, detail: "the snapshot is cut short or its trailer is unreadable", repairable: false)
+        }
+        return (size - tailLength + start, Int(objects), Int(history), crc)
+    }
+
+    /// Adds the decoded object lines to the empty table, in file order, and links them.
+    private func addObjects(_ chunks: [SnapshotRecordDecoder.Chunk], bases: [Int64], count: Int, file path: String) throws {
+        table.reserve(count)
+        var firstRows: [Int] = []
+        var pending: [(RowID, [PendingLink])] = []
+        for (k, chunk) in chunks.enumerated() {
+            firstRows.append(table.rowCount)
+            for i in chunk.entities.indices {
+                let entity = Int(chunk.entities[i]), offset = chunk.offsets[i]
+                let row = RowID(table.rowCount)
+                if offset >= 0 {
+                    table.appendRecord(entity: entity, locator: bases[k] | Int64(offset))
+                } else {
+                    let d = chunk.fallback[-1 - offset]
+                    table.append(StoredObject(entity: d.entity, id: d.id, values: d.values))
+                    if !d.links.isEmpty { pending.append((row, d.links)) }
+                }
+                indexes.appendType(row, entity)
+            }
+        }
+        if let bad = table.adoptSnapshotOrder() {
+            throw StoreError.damaged(file: path, line: bad + 2, detail: "objects are not in strictly increasing id order (a duplicate or misplaced id)", repairable: false)
+        }
+        Trace.mark("snapshot add objects")
+        let (targetRows, missing) = SnapshotRecordDecoder.resolveTargets(chunks, table: table)
+        Trace.mark("find reference targets")
+        for (k, m) in missing.enumerated() {
+            guard let t = m else { continue }
+            let c = chunks[k]
+            let id = String(decoding: c.targetBytes[c.targetStarts[t]..<(c.targetStarts[t] + Int(c.targetLengths[t]))], as: UTF8.self)
+            throw StoreError.danglingReferences(file: path, line: nil, detail: "a reference points at missing id '\(id)'")
+        }
+        let plans = LinkPlan.all(schema)
+        for (k, c) in chunks.enumerated() {
+            targetRows[k].withUnsafeBufferPointer { targets in
+                for f in c.fixups {
+                    let row = RowID(firstRows[k] + Int(f.line))
+                    let plan = plans[Int(c.entities[Int(f.line)])][Int(f.slot)]
+                    let first = Int(f.firstTarget)
+                    let slice = targets[first..<(first + Int(f.targetCount))]
+                    table.fill(table.arena.pointer(bases[k] | Int64(f.slotOffset)), toMany: plan.toMany, slice)
+                    guard plan.inverseSlot >= 0 else { continue }
+                    for t in slice {
+                        if plan.inverseToMany {
+                            table.appendReference(row, to: t, slot: plan.inverseSlot)
+                        } else {
+                            table.fill(table.slotPointer(t, plan.inverseSlot), toOne: row)
+                        }
+                    }
+                }
+            }
+        }
+        try resolveSnapshotLinks(pending, file: path)
+        Trace.mark("resolve links (records \(table.recordBytes.total) bytes, \(table.lists.count) lists)")
+    }
+
+    /// How a snapshot's relationship slot is filled: its kind, and the derived
+    /// inverse slot of each target (-1 when the inverse is written itself or absent).
+    struct LinkPlan {
+        var toMany = false
+        var inverseSlot = -1
+        var inverseToMany = false
+
+        static func all(_ schema: Schema) -> [[LinkPlan]] {
+            schema.entities.map { e in
+                e.properties.map { p in
+                    guard let r = p.relationship else { return LinkPlan() }
+                    var plan = LinkPlan(toMany: r.isToMany)
+                    if let inv = r.inverseSlot, let back = schema.entities[r.destination].properties[inv].relationship, !back.isStoredSide {
+                        plan.inverseSlot = inv
+                        plan.inverseToMany = back.isToMany
+                    }
+                    return plan
+                }
+            }
+        }
+    }
+
+    /// Sets the relationships of the snapshot lines that took the slow decoder
+    /// (ids found by binary search over the id-ordered rows, on every core),
+    /// with their derived sides.
+    func resolveSnapshotLinks(_ pending: [(RowID, [PendingLink])], file: String) throws {
+        let cores = pending.count >= 4096 ? 2 : 1
+        let per = (pending.count + cores - 1) / max(cores, 1)
+        var resolved = [[[RowID]]](repeating: [], count: pending.count)
+        var missing = [String?](repeating: nil, count: cores)
+        nonisolated(unsafe) let table = self.table
+        let work = pending
+        resolved.withUnsafeMutableBufferPointer { out in
+            missing.withUnsafeMutableBufferPointer { missed in
+                nonisolated(unsafe) let out = out
+                nonisolated(unsafe) let missed = missed
+                Parallel.forEach(cores) { k in
+                    for i in (k * per)..<min(work.count, (k + 1) * per) {
+                        var links: [[RowID]] = []
+                        links.reserveCapacity(work[i].1.count)
+                        for link in work[i].1 {
+                            var rows: [RowID] = []
+                            rows.reserveCapacity(link.targets.count)
+                            for t in link.targets {
+                                guard let r = table.sortedRow(for: t.id) else {
+                                    missed[k] = t.id
+                                    return
+                                }
+                                rows.append(r)
+                            }
+                            links.append(rows)
+                        }
+                        out[i] = links
+                    }
+                }
+            }
+        }
+        if let id = missing.compactMap({ $0 }).first {
+            throw StoreError.danglingReferences(file: file, line: nil, detail: "a reference points at missing id '\(id)'")
+        }
+        for (i, (row, links)) in pending.enumerated() {
+            for (k, link) in links.enumerated() {
+                set(resolved[i][k], row: row, slot: link.slot, deriveInverses: true)
+            }
+        }
+    }
+
+}
+
+/// Line scanning over the pieces of a snapshot.
+enum SnapshotScan {
+    static func nextNewline(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
+        guard start < bytes.count, let p = memchr(bytes.baseAddress! + start, 0x0A, bytes.count - start) else { return nil }
+        return UnsafeRawPointer(p) - UnsafeRawPointer(bytes.baseAddress!)
+    }
+
+    static func newlines(_ bytes: UnsafeRawBufferPointer) -> Int {
+        guard var p = bytes.baseAddress, bytes.count > 0 else { return 0 }
+        let end = p + bytes.count
+        var n = 0
+        while p < end, let hit = memchr(p, 0x0A, end - p) {
+            n += 1
+            p = UnsafeRawPointer(hit) + 1
+        }
+        return n
+    }
+}

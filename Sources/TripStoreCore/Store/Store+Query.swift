@@ -1,0 +1,38 @@
+import TripStoreFormat
+import TripStoreJSON
+import TripStoreSystem
+extension Store {
+    /// Runs a query: the indexes pick the candidates, the predicate checks them.
+    ///
+    /// ```swift
+    /// let result = try store.run(try Query("is PersonalTrip && reason == \"family\""))
+    /// for row in result.rows { print(store.table.object(at: row)!.id) }
+    /// ```
+    public func run(_ query: Query, countOnly: Bool = false) throws(QueryError) -> QueryResult {
+        let fromName = query.from ?? schema.roots[0].name
+        guard let from = schema.entity(named: fromName) else {
+            throw QueryError("unknown type '\(fromName)' for --from" + NameSuggestion.hint(for: fromName, in: schema.entities.map(\.name)),
+                             column: 1, query: query.text)
+        }
+        let compiler = QueryCompiler(schema: schema, indexes: query.useIndexes ? indexes : nil, query: query.text, scope: from.closure)
+        let predicate = try compiler.compile(query.predicate)
+        var sort: [(PropertyAccess, Bool)] = []
+        for key in query.sort {
+            let names = key.path.split(separator: ".").map(String.init)
+            let path = QueryPath(names: names, columns: Array(repeating: 1, count: names.count))
+            let (access, leaf) = try compiler.resolve(path, from: from.closure)
+            if case .attribute(let t) = leaf {
+                switch t {
+                case .array, .embedded: throw QueryError("cannot sort by '\(key.path)': it is a \(t.displayName)", column: 1, query: key.path)
+                default: break
+                }
+            } else {
+                throw QueryError("cannot sort by '\(key.path)': it is a relationship", column: 1, query: key.path)
+            }
+            sort.append((access, key.descending))
+        }
+        var planner = QueryPlanner(store: self, scope: from.closure, predicate: predicate, schema: schema)
+        planner.useTypeIndex = query.useIndexes
+        return planner.run(sort: sort, limit: query.limit, offset: query.offset, countOnly: countOnly)
+    }
+}

@@ -1,0 +1,219 @@
+import TripStoreFormat
+import TripStoreJSON
+import TripStoreSystem
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A reference in the store's files to an object that does not exist (left
+/// by an older tripstore): where it is, who holds it, what it names.
+public struct DanglingReference: Sendable, Equatable, CustomStringConvertible {
+    public var file: String
+    public var line: Int
+    /// The holder's type and id.
+    public var type: String
+    public var id: String
+    public var property: String
+    /// The id it names; nil where the file holds `null` in place of a reference.
+    public var missingID: String?
+    /// The relationship's whole value as the file holds it (history's old value after a repair).
+    public var recorded: JSONValue
+
+    public var description: String {
+        let what = missingID.map { "holds '\($0)', which does not exist" } ?? "holds null in place of a reference"
+        return "\(file) line \(line): \(type) '\(id)'.\(property) \(what) (a dangling reference)"
+    }
+}
+
+extension Store {
+    /// Loads a snapshot the slow, forgiving way: every line read as JSON after
+    /// the whole checksum matched, references to missing objects left out and
+    /// listed in `danglingReferences`. Any other damage is still damage.
+    func loadSnapshotSalvaging(_ token: Int64) throws {
+        let path = files.snapshot(token)
+        let fd = try FileIO.open(path, O_RDONLY)
+        var keepOpen = false
+        defer { if !keepOpen { FileIO.close(fd) } }
+        let size = try FileIO.size(fd, path: path)
+        let trailer = try readTrailer(fd, size: size, path: path)
+        func damaged(_ line: Int?, _ detail: String) -> StoreError {
+            .damaged(file: path, line: line, detail: detail, repairable: false)
+        }
+        var bytes = [UInt8](repeating: 0, count: trailer.start)
+        guard bytes.withUnsafeMutableBytes({ FileIO.read(fd, into: $0, at: 0) }) == trailer.start else {
+            throw damaged(nil, "the snapshot could not be read to its end")
+        }
+        let crc = bytes.withUnsafeBytes { CRC32C.checksum($0) }
+        guard crc == trailer.crc else {
+            throw damaged(nil, "checksum mismatch (stored \(CRC32C.hex(trailer.crc)), computed \(CRC32C.hex(crc)))")
+        }
+        var lines: [Range<Int>] = []
+        var start = 0
+        for i in bytes.indices where bytes[i] == 0x0A {
+            lines.append(start..<i)
+            start = i + 1
+        }
+        guard start == bytes.count, lines.count == 1 + trailer.objects + trailer.history else {
+            throw damaged(nil, "the trailer counts \(trailer.objects) objects and \(trailer.history) transactions, the file holds \(max(0, lines.count - 1)) lines")
+        }
+        func parse(_ k: Int) throws -> JSONValue {
+            do {
+                return try JSONReader.parse(Array(bytes[lines[k]]))
+            } catch {
+                throw damaged(k + 1, "\(error)")
+            }
+        }
+        try checkHeader(try parse(0), path: path, token: token)
+        var envelopes: [JSONValue] = []
+        envelopes.reserveCapacity(trailer.objects)
+        var ids = Set<String>()
+        for k in 0..<trailer.objects {
+            let v = try parse(k + 1)
+            if case .string(let id)? = v["id"] { ids.insert(id) }
+            envelopes.append(v)
+        }
+        let decoder = EnvelopeDecoder(schema: schema)
+        var pending: [(RowID, [PendingLink])] = []
+        for (k, envelope) in envelopes.enumerated() {
+            let cleaned = withoutDanglingReferences(envelope, file: path, line: k + 2) { ids.contains($0) }
+            var decoded: [DecodedObject] = []
+            do {
+                try decoder.decode(cleaned, at: .line(k + 2), into: &decoded)
+            } catch {
+                throw damaged(k + 2, "\(error)")
+            }
+            guard decoded.count == 1, let d = decoded.first else {
+                throw damaged(k + 2, "a snapshot line holds one object, not inline related objects")
+            }
+            let row = table.append(StoredObject(entity: d.entity, id: d.id, values: d.values))
+            indexes.appendType(row, d.entity)
+            if !d.links.isEmpty { pending.append((row, d.links)) }
+        }
+        if let bad = table.adoptSnapshotOrder() {
+            throw damaged(bad + 2, "objects are not in strictly increasing id order (a duplicate or misplaced id)")
+        }
+        try resolveSnapshotLinks(pending, file: path)
+        if trailer.history > 0 {
+            pendingHistory = (fd, lines[1 + trailer.objects].lowerBound..<trailer.start, 2 + trailer.objects, path)
+            keepOpen = true
+        }
+        snapshotHistoryCount = trailer.history
+        lastToken = token
+    }
+
+    /// A journal line with its references to missing objects left out (and listed).
+    func salvage(journalLine line: JSONValue, file: String, line number: Int) -> JSONValue {
+        guard case .object(var members) = line, let ci = members.firstIndex(where: { $0.key == "changes" }),
+              case .array(var changes) = members[ci].value else { return line }
+        var inserted = Set<String>()
+        for c in changes where c["kind"] == .string("insert") {
+            if case .string(let id)? = c["id"] { inserted.insert(id) }
+        }
+        let known: (String) -> Bool = { [table] id in inserted.contains(id) || table.row(for: id) != nil }
+        for k in changes.indices {
+            if changes[k]["kind"] == .string("insert") {
+                changes[k] = withoutDanglingReferences(changes[k], file: file, line: number, known: known)
+            } else if changes[k]["kind"] == .string("update"), case .string(let type)? = changes[k]["type"],
+                      case .string(let id)? = changes[k]["id"], let entity = schema.entity(named: type),
+                      case .object(var fields) = changes[k], let vi = fields.firstIndex(where: { $0.key == "values" }),
+                      case .object(var values) = fields[vi].value {
+                for j in values.indices {
+                    guard let p = entity.property(named: values[j].key), p.relationship != nil,
+                          case .object(var pair) = values[j].value, let ni = pair.firstIndex(where: { $0.key == "new" }) else { continue }
+                    pair[ni].value = dropMissing(pair[ni].value, file: file, line: number, type: type, id: id, property: p.name, known: known)
+                    values[j].value = .object(pair)
+                }
+                fields[vi].value = .object(values)
+                changes[k] = .object(fields)
+            }
+        }
+        members[ci].value = .array(changes)
+        return .object(members)
+    }
+
+    /// An envelope whose relationship values keep only references to known ids.
+    private func withoutDanglingReferences(_ envelope: JSONValue, file: String, line: Int,
+                                           known: (String) -> Bool) -> JSONValue {
+        guard case .object(var members) = envelope, case .string(let type)? = envelope["type"],
+              case .string(let id)? = envelope["id"], let entity = schema.entity(named: type),
+              let di = members.firstIndex(where: { $0.key == "data" }), case .object(var data) = members[di].value else {
+            return envelope
+        }
+        for j in data.indices {
+            guard let p = entity.property(named: data[j].key), p.relationship != nil else { continue }
+            data[j].value = dropMissing(data[j].value, file: file, line: line, type: type, id: id, property: p.name, known: known)
+        }
+        members[di].value = .object(data)
+        return .object(members)
+    }
+
+    private func dropMissing(_ value: JSONValue, file: String, line: Int, type: String, id: String, property: String,
+                             known: (String) -> Bool) -> JSONValue {
+        func note(_ missing: String?) {
+            danglingReferences.append(DanglingReference(file: file, line: line, type: type, id: id, property: property,
+                                                        missingID: missing, recorded: value))
+        }
+        switch value {
+        case .array(let items):
+            var kept: [JSONValue] = []
+            for item in items {
+                if case .null = item {
+                    note(nil)
+                } else if case .string(let t)? = item["id"], !known(t) {
+                    note(t)
+                } else {
+                    kept.append(item)
+                }
+            }
+            return .array(kept)
+        case .object:
+            if case .string(let t)? = value["id"], !known(t) {
+                note(t)
+                return .null
+            }
+            return value
+        default:
+            return value
+        }
+    }
+
+    /// Removes the dangling references found by a salvaging open as one
+    /// transaction (by `author`), committed by writing a snapshot, so the
+    /// damaged files are replaced. History records each relationship's value
+    /// as the files held it and as it is now. Nil when there was nothing to remove.
+    ///
+    /// - Throws: `StoreError.usage` unless the store was opened for writing
+    ///   with `salvageDanglingReferences`; file-system errors from the snapshot.
+    public func removeDanglingReferences(author: String) throws -> HistoryTransaction? {
+        guard access == .write, lock != nil, options.salvageDanglingReferences else {
+            throw StoreError.usage("open the store for writing with salvageDanglingReferences to remove dangling references")
+        }
+        guard !danglingReferences.isEmpty else { return nil }
+        var changes: [Change] = []
+        var done = Set<String>()
+        for d in danglingReferences where done.insert(d.id + "\u{0}" + d.property).inserted {
+            guard let row = table.row(for: d.id), let o = table.object(at: row),
+                  let p = schema.entities[o.entity].property(named: d.property) else { continue }
+            let now = EnvelopeEncoder.jsonValue(o.values[p.slot], of: p, schema: schema, lookup: table)
+            let change = ValueChange(name: d.property, old: d.recorded, new: now)
+            if let k = changes.firstIndex(where: { $0.id == d.id }) {
+                changes[k].values.append(change)
+            } else {
+                changes.append(Change(kind: .update, type: schema.entities[o.entity].name, id: d.id, values: [change]))
+            }
+        }
+        let t = HistoryTransaction(token: lastToken + 1, timestamp: Store.now(), author: author, changes: changes)
+        loadedHistory.append(t)
+        lastToken = t.token
+        do {
+            try compact()
+        } catch {
+            needsReopen = true
+            throw error
+        }
+        danglingReferences = []
+        return t
+    }
+}

@@ -1,0 +1,47 @@
+import TripStoreFormat
+import TripStoreJSON
+import TripStoreSystem
+extension Store {
+    /// Stages `--set` assignments on objects: each value is read in the
+    /// attribute's type; an attribute that an object's type lacks is an error
+    /// naming the type. Setting an equal value changes nothing.
+    public func stageUpdate(_ rows: [RowID], set assignments: [(name: String, text: String)],
+                            into tx: inout TransactionBuilder) throws {
+        var parsed: [Int: [(Int, Value)]] = [:]  // by entity: (slot, value)
+        for row in rows {
+            guard let o = tx.object(at: row) else { continue }
+            if parsed[o.entity] == nil {
+                let entity = schema.entities[o.entity]
+                var values: [(Int, Value)] = []
+                for (name, text) in assignments {
+                    guard let p = entity.property(named: name) else {
+                        throw StoreError.usage("\(entity.name) '\(o.id)' has no attribute '\(name)'"
+                                               + NameSuggestion.hint(for: name, in: entity.properties.map(\.name)))
+                    }
+                    guard let a = p.attribute else {
+                        throw StoreError.usage("'\(name)' is a relationship; update changes attributes (import --mode upsert changes relationships)")
+                    }
+                    do {
+                        values.append((p.slot, try ValueText.parse(text, as: a)))
+                    } catch {
+                        var e = error
+                        e.entity = entity.name
+                        throw StoreError.invalid(e)
+                    }
+                }
+                parsed[o.entity] = values
+            }
+            for (slot, value) in parsed[o.entity]! where o.values[slot] != value {
+                tx.setAttribute(row, slot: slot, to: value)
+            }
+        }
+    }
+
+    /// Rows for ids; an unknown id is an error and nothing is staged.
+    public func rows(forIDs ids: [String]) throws -> [RowID] {
+        try ids.map { id in
+            guard let r = table.row(for: id) else { throw StoreError.notFound(id: id) }
+            return r
+        }
+    }
+}

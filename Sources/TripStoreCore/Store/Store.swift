@@ -1,0 +1,163 @@
+import TripStoreFormat
+import TripStoreJSON
+import TripStoreSystem
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A store folder opened in memory: every object, its indexes and its history.
+///
+/// ```swift
+/// let store = try Store.open("trips", schema: TripSchema.schema, access: .write)
+/// var tx = store.transaction()
+/// try store.importEnvelopes(json, mode: .insert, into: &tx)
+/// try store.commit(tx, author: "alice")
+/// ```
+///
+/// A `Store` is confined to one thread; values that leave it (envelopes,
+/// changes, query results) are `Sendable`.
+public final class Store {
+    public let schema: Schema
+    public let files: StoreFiles
+    public let access: StoreAccess
+    public let options: StoreOptions
+    /// Every live object.
+    public let table: ObjectTable
+    /// The indexes, kept current by every commit.
+    public let indexes: StoreIndexes
+    /// Retained history, oldest first. A snapshot's history lines are read
+    /// the first time this is used (a query never needs them).
+    public internal(set) var history: [HistoryTransaction] {
+        get {
+            readPendingHistory()
+            return loadedHistory
+        }
+        set {
+            readPendingHistory()
+            loadedHistory = newValue
+        }
+    }
+    var loadedHistory: [HistoryTransaction] = []
+    /// Where the history starts in the snapshot, as its image records it.
+    var imageHistoryStart = 0
+    /// Whether the snapshot was loaded from its image rather than its JSON.
+    public internal(set) var loadedFromImage = false
+    /// How many transactions the history holds, without reading it.
+    public var historyCount: Int {
+        pendingHistory == nil ? loadedHistory.count : snapshotHistoryCount + loadedHistory.count
+    }
+    /// The snapshot's history lines, not yet read: an open descriptor of the
+    /// snapshot (it stays readable if a compaction removes the file), their
+    /// byte range in it, and the first one's line number.
+    var pendingHistory: (fd: Int32, bytes: Range<Int>, firstLine: Int, file: String)?
+    /// How many transactions the snapshot holds (known without reading them).
+    var snapshotHistoryCount = 0
+    /// History lines that could not be read (reported by `verify`).
+    var historyProblems: [String] = []
+    /// The token of the last committed transaction (0 for a new store).
+    public internal(set) var lastToken: Int64 = 0
+    /// The token of the loaded snapshot (0 when there is none); the journal is `journal-<this>.jsonl`.
+    public internal(set) var snapshotToken: Int64 = 0
+    /// References to missing objects that a salvaging open left out (see `StoreOptions.salvageDanglingReferences`).
+    public internal(set) var danglingReferences: [DanglingReference] = []
+    /// Messages worth showing a person (a torn journal tail that was ignored).
+    public internal(set) var warnings: [String] = []
+    var hasSnapshot = false
+    var journalSize = 0
+    var journalTransactions = 0
+    /// Transactions in the journal (committed since the snapshot).
+    public var journalTransactionCount: Int { journalTransactions }
+    /// Where a torn last journal line starts, if there is one.
+    var tornTail: Int?
+    var lock: StoreLock?
+    /// Set when a commit by snapshot failed after changing memory.
+    var needsReopen = false
+    /// The journal, kept open between commits by a writer.
+    var journalFD: Int32 = -1
+
+    init(folder: String, schema: Schema, access: StoreAccess, options: StoreOptions) {
+        self.schema = schema
+        self.files = StoreFiles(folder: folder)
+        self.access = access
+        self.options = options
+        self.table = ObjectTable(schema: schema)
+        self.indexes = StoreIndexes(schema: schema, table: table)
+    }
+
+    /// Opens the store in `folder`: loads the newest snapshot and replays the journal.
+    ///
+    /// For `.read`, a folder without a store is `StoreError.noStore`. For
+    /// `.write`, the writer's lock is taken (waiting up to `options.lockWait`),
+    /// the folder is created if needed, and a torn journal tail is cut.
+    public static func open(_ folder: String, schema: Schema, access: StoreAccess,
+                            options: StoreOptions = StoreOptions()) throws -> Store {
+        if access == .read {
+            guard StoreFiles(folder: folder).exists() else { throw StoreError.noStore(path: folder) }
+            // A writer may compact while we read; a vanished file means: read again.
+            var attempt = 0
+            while true {
+                let store = Store(folder: folder, schema: schema, access: access, options: options)
+                do {
+                    try store.load()
+                    return store
+                } catch let e as IOError where e.code == ENOENT && attempt < 5 {
+                    attempt += 1
+                }
+            }
+        }
+        do {
+            try FileIO.makeDirectory(folder)
+        } catch let e as IOError {
+            throw StoreError.io(e)
+        }
+        let store = Store(folder: folder, schema: schema, access: access, options: options)
+        store.lock = try StoreLock(folder: folder, wait: options.lockWait)
+        try store.load()
+        try store.repairTornTail()
+        for t in try store.files.list().temporary { FileIO.unlink(t) }
+        return store
+    }
+
+    /// A new transaction over the current state.
+    public func transaction() -> TransactionBuilder {
+        TransactionBuilder(table: table, baseToken: lastToken)
+    }
+
+    /// The object with that id.
+    public func object(id: String) -> StoredObject? {
+        table.row(for: id).flatMap { table.object(at: $0) }
+    }
+
+    /// Sizes of the files on disk, for `stats`.
+    public var fileSizes: (snapshot: Int, journal: Int) {
+        (hasSnapshot ? FileIO.fileSize(files.snapshot(snapshotToken)) ?? 0 : 0,
+         FileIO.fileSize(files.journal(snapshotToken)) ?? 0)
+    }
+
+    /// Releases the writer's lock (also released when the store is freed).
+    public func close() {
+        closeJournal()
+        if let p = pendingHistory { FileIO.close(p.fd) }
+        pendingHistory = nil
+        lock = nil
+    }
+
+    func closeJournal() {
+        if journalFD >= 0 { FileIO.close(journalFD) }
+        journalFD = -1
+    }
+
+    deinit {
+        closeJournal()
+        if let p = pendingHistory { FileIO.close(p.fd) }
+    }
+}
+
+extension Store {
+    /// An empty store in memory, with no folder (for validating a file when no store exists).
+    public static func empty(schema: Schema) -> Store {
+        Store(folder: "", schema: schema, access: .read, options: StoreOptions())
+    }
+}

@@ -1,0 +1,36 @@
+import TripStoreFormat
+import TripStoreJSON
+import TripStoreSystem
+/// How a store behaves: when it snapshots, how long a writer waits for the lock.
+public struct StoreOptions: Sendable {
+    /// Write a snapshot automatically once the journal holds this many bytes.
+    public var snapshotAfterBytes: Int = 64 << 20
+    /// … or this many transactions.
+    public var snapshotAfterTransactions: Int = 10_000
+    /// A transaction with at least this many changes is committed by writing
+    /// a snapshot (atomic by rename) instead of a journal line: a big import
+    /// is then written once, not twice.
+    public var snapshotCommitChanges: Int = 20_000
+    /// A snapshot is read in pieces of this size (grown for a longer line), so
+    /// loading never holds the whole file and all its objects at once.
+    public var snapshotReadBytes: Int = 16 << 20
+    /// Open from `snapshot-N.image` when it matches the snapshot (`verify`
+    /// turns this off to read and check the JSON itself).
+    public var useSnapshotImage = true
+    /// Open a store whose files hold references to missing objects, leaving
+    /// those references out and listing them in `Store.danglingReferences`
+    /// (for `verify` and its repair; reads the JSON, never the image).
+    public var salvageDanglingReferences = false
+    /// Seconds a writer waits for another writer's lock before failing.
+    public var lockWait: Double = 5
+
+    public init() {}
+}
+
+/// Whether a store is opened to read or to write.
+public enum StoreAccess: Sendable {
+    /// Never waits for the lock; sees the last committed state.
+    case read
+    /// Takes the writer's lock; creates the store if the folder holds none.
+    case write
+}

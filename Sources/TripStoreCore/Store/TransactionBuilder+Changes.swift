@@ -1,0 +1,34 @@
+import TripStoreFormat
+import TripStoreJSON
+import TripStoreSystem
+extension TransactionBuilder {
+    /// What this transaction does, as history changes: inserts, then updates
+    /// (each changed value old and new), then deletes with tombstones. An
+    /// object inserted and deleted in the same transaction leaves no trace.
+    public func changes() -> [Change] {
+        var out: [Change] = []
+        for (i, o) in newObjects.enumerated() {
+            guard let o, !deleted.contains(RowID(base + i)) else { continue }
+            out.append(Change(kind: .insert, type: schema.entities[o.entity].name, id: o.id))
+        }
+        for row in changedOrder where !deleted.contains(row) {
+            guard let old = table.object(at: row), let new = changed[row] else { continue }
+            let entity = schema.entities[new.entity]
+            var values: [ValueChange] = []
+            for p in entity.properties where old.values[p.slot] != new.values[p.slot] {
+                let a = EnvelopeEncoder.jsonValue(old.values[p.slot], of: p, schema: schema, lookup: table)
+                let b = EnvelopeEncoder.jsonValue(new.values[p.slot], of: p, schema: schema, lookup: self)
+                if a != b { values.append(ValueChange(name: p.name, old: a, new: b)) }
+            }
+            if !values.isEmpty {
+                out.append(Change(kind: .update, type: entity.name, id: new.id, values: values))
+            }
+        }
+        for row in deletedOrder where Int(row) < base {
+            guard let o = table.object(at: row) else { continue }
+            out.append(Change(kind: .delete, type: schema.entities[o.entity].name, id: o.id,
+                              tombstone: Tombstone.values(of: o, schema: schema)))
+        }
+        return out
+    }
+}

@@ -1,0 +1,79 @@
+import TripStoreFormat
+import TripStoreJSON
+import TripStoreSystem
+extension TransactionBuilder {
+    /// What would be wrong with the store if this transaction were applied:
+    /// references to missing objects or of the wrong type, and pairs whose
+    /// two sides disagree. Only what the transaction touches is checked, so
+    /// the cost follows the transaction's size, not the store's.
+    func integrityProblems(limit: Int = 20) -> [String] {
+        var problems: [String] = []
+        var bigLists: [Int64: Set<RowID>] = [:]
+        func holds(_ row: RowID, _ slot: Int, _ target: RowID) -> Bool {
+            switch value(at: row, slot: slot) {
+            case .toOne(let t): return t == target
+            case .toMany(let l) where l.count <= 16: return l.contains(target)
+            case .toMany(let l):
+                let key = Int64(row) << 16 | Int64(slot)
+                if let s = bigLists[key] { return s.contains(target) }
+                let s = Set(l)
+                bigLists[key] = s
+                return s.contains(target)
+            default: return false
+            }
+        }
+        func name(_ row: RowID, _ slot: Int) -> String {
+            guard let e = entity(at: row) ?? table.entity(at: row) else { return "an object" }
+            let entity = schema.entities[e]
+            return "\(entity.name) '\(recordedID(row))'.\(entity.properties[slot].name)"
+        }
+        func checkLive(_ row: RowID) {
+            guard let e = entity(at: row) else { return }
+            for p in schema.entities[e].properties {
+                guard let rel = p.relationship else { continue }
+                let now = value(at: row, slot: p.slot).rows
+                for t in now {
+                    guard let te = entity(at: t) else {
+                        problems.append("\(name(row, p.slot)) would hold '\(recordedID(t))', which does not exist")
+                        continue
+                    }
+                    if !schema.isKind(te, of: rel.destination) {
+                        problems.append("\(name(row, p.slot)) would hold a \(schema.entities[te].name), not a \(schema.entities[rel.destination].name)")
+                    } else if let inv = rel.inverseSlot, !holds(t, inv, row) {
+                        problems.append("\(name(row, p.slot)) would hold '\(recordedID(t))', whose \(schema.entities[te].properties[inv].name) would not hold it back")
+                    }
+                }
+                // A reference this transaction dropped must be gone from the other side too.
+                guard Int(row) < base, let inv = rel.inverseSlot else { continue }
+                for t in table.value(at: row, slot: p.slot).rows where !now.contains(t) && entity(at: t) != nil && holds(t, inv, row) {
+                    problems.append("\(name(t, inv)) would still hold '\(recordedID(row))', which no longer holds it back")
+                }
+            }
+        }
+        for i in newObjects.indices where problems.count < limit { checkLive(RowID(base + i)) }
+        for row in changedOrder where problems.count < limit { checkLive(row) }
+        for row in deletedOrder where Int(row) < base && problems.count < limit {
+            guard let e = table.entity(at: row) else { continue }
+            for p in schema.entities[e].properties {
+                guard let inv = p.relationship?.inverseSlot else { continue }
+                for t in table.value(at: row, slot: p.slot).rows where entity(at: t) != nil && holds(t, inv, row) {
+                    problems.append("\(name(t, inv)) would still hold '\(recordedID(row))', which is deleted")
+                }
+            }
+            for r in table.oneWay.referrers(of: row, in: table) + (addedOneWay[row] ?? [])
+            where entity(at: r.row) != nil && holds(r.row, Int(r.slot), row) {
+                problems.append("\(name(r.row, Int(r.slot))) would still hold '\(recordedID(row))', which is deleted")
+            }
+        }
+        return Array(problems.prefix(limit))
+    }
+
+    /// The id a row has or had (also for deleted rows), for messages.
+    func recordedID(_ row: RowID) -> String {
+        if Int(row) >= base {
+            let i = Int(row) - base
+            return i < newObjects.count ? newObjects[i]?.id ?? "?" : "?"
+        }
+        return table.recordedID(row) ?? "?"
+    }
+}

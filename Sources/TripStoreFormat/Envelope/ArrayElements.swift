@@ -1,0 +1,65 @@
+import TripStoreJSON
+import TripStoreSystem
+/// Finds where each element of a top-level JSON array starts and ends by
+/// following only strings and brackets, so the elements can be decoded apart.
+enum ArrayElements {
+    /// The byte ranges of the elements of the array whose `[` is at `open`;
+    /// nil when the structure is not that of one array (the strict reader then
+    /// says what is wrong).
+    static func split(_ buf: UnsafeBufferPointer<UInt8>, openingAt open: Int) -> [Range<Int>]? {
+        var ranges: [Range<Int>] = []
+        var i = open + 1
+        var start = i
+        var depth = 0
+        let n = buf.count
+        while i < n {
+            let b = buf[i]
+            switch b {
+            case UInt8(ascii: "\""):
+                i += 1
+                while i < n {
+                    let c = buf[i]
+                    if c == UInt8(ascii: "\\") {
+                        i += 2
+                        continue
+                    }
+                    if c == UInt8(ascii: "\"") { break }
+                    i += 1
+                }
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                depth += 1
+            case UInt8(ascii: "}"):
+                depth -= 1
+                if depth < 0 { return nil }
+            case UInt8(ascii: "]"):
+                if depth == 0 {
+                    if !isBlank(buf, start..<i) { ranges.append(start..<i) } else if !ranges.isEmpty { return nil }
+                    // Only white space may follow the array.
+                    guard isBlank(buf, (i + 1)..<n) else { return nil }
+                    return ranges
+                }
+                depth -= 1
+            case UInt8(ascii: ","):
+                if depth == 0 {
+                    guard !isBlank(buf, start..<i) else { return nil }
+                    ranges.append(start..<i)
+                    start = i + 1
+                }
+            default:
+                break
+            }
+            i += 1
+        }
+        return nil
+    }
+
+    static func isBlank(_ buf: UnsafeBufferPointer<UInt8>, _ r: Range<Int>) -> Bool {
+        for k in r {
+            switch buf[k] {
+            case 0x20, 0x0A, 0x0D, 0x09: continue
+            default: return false
+            }
+        }
+        return true
+    }
+}

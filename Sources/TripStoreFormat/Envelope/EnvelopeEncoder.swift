@@ -1,0 +1,90 @@
+import TripStoreJSON
+import TripStoreSystem
+/// Writes objects as envelopes and values as JSON, with relationships as
+/// references `{"type": …, "id": …}`.
+public enum EnvelopeEncoder {
+    /// Writes `{"type":…,"id":…,"data":{…}}`. `fields`, when given, keeps only those properties.
+    public static func write<L: ObjectLookup>(_ o: StoredObject, schema: Schema, lookup: L, to w: inout JSONWriter,
+                                              fields: Set<String>? = nil) {
+        let entity = schema.entities[o.entity]
+        w.beginObject()
+        w.key("type"); w.string(entity.name)
+        w.key("id"); w.string(o.id)
+        w.key("data")
+        writeData(o, entity: entity, schema: schema, lookup: lookup, to: &w, fields: fields)
+        w.endObject()
+    }
+
+    /// Writes the `data` object of an envelope.
+    public static func writeData<L: ObjectLookup>(_ o: StoredObject, entity: Entity, schema: Schema, lookup: L,
+                                                  to w: inout JSONWriter, fields: Set<String>? = nil) {
+        w.beginObject()
+        for p in entity.properties {
+            if let fields, !fields.contains(p.name) { continue }
+            w.key(p.name)
+            writeValue(o.values[p.slot], of: p, schema: schema, lookup: lookup, to: &w)
+        }
+        w.endObject()
+    }
+
+    public static func writeValue<L: ObjectLookup>(_ v: Value, of p: Property, schema: Schema, lookup: L, to w: inout JSONWriter) {
+        switch p.kind {
+        case .attribute(let a): writeAttribute(v, type: a.type, to: &w)
+        case .relationship(let r):
+            switch v {
+            case .toOne(let row): writeReference(row, schema: schema, lookup: lookup, to: &w)
+            case .toMany(let rows):
+                w.beginArray()
+                for row in rows { writeReference(row, schema: schema, lookup: lookup, to: &w) }
+                w.endArray()
+            default:
+                if r.isToMany { w.beginArray(); w.endArray() } else { w.null() }
+            }
+        }
+    }
+
+    public static func writeReference<L: ObjectLookup>(_ row: RowID, schema: Schema, lookup: L, to w: inout JSONWriter) {
+        guard let o = lookup.object(at: row) else {
+            w.null()
+            return
+        }
+        w.beginObject()
+        w.key("type"); w.string(schema.entities[o.entity].name)
+        w.key("id"); w.string(o.id)
+        w.endObject()
+    }
+
+    public static func writeAttribute(_ v: Value, type: ValueType, to w: inout JSONWriter) {
+        switch v {
+        case .null: w.null()
+        case .string(let s): w.string(s)
+        case .int(let i): w.int(i)
+        case .double(let d): w.double(d)
+        case .bool(let b): w.bool(b)
+        case .date(let d): w.date(d)
+        case .array(let items):
+            var inner = type
+            if case .array(let t) = type { inner = t }
+            w.beginArray()
+            for item in items { writeAttribute(item, type: inner, to: &w) }
+            w.endArray()
+        case .embedded(let fields):
+            w.beginObject()
+            if case .embedded(let e) = type {
+                for (k, f) in e.fields.enumerated() where k < fields.count {
+                    w.key(f.name)
+                    writeAttribute(fields[k], type: f.type, to: &w)
+                }
+            }
+            w.endObject()
+        case .toOne, .toMany: w.null()
+        }
+    }
+
+    /// A value as a JSON tree (for history's old and new values).
+    public static func jsonValue<L: ObjectLookup>(_ v: Value, of p: Property, schema: Schema, lookup: L) -> JSONValue {
+        var w = JSONWriter()
+        writeValue(v, of: p, schema: schema, lookup: lookup, to: &w)
+        return (try? JSONReader.parse(w.bytes)) ?? .null
+    }
+}

@@ -1,0 +1,81 @@
+import TripStoreJSON
+import TripStoreSystem
+/// An envelope that does not fit the schema: which record, which property,
+/// and what was expected.
+public struct EnvelopeError: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Kind: Sendable, Equatable {
+        case notAnEnvelope
+        case unknownType
+        case unknownProperty
+        case missingAttribute
+        case wrongType
+        case badDate
+        case badEnumCase
+        case danglingReference
+        case duplicateID
+        case typeConflict
+        case existingID
+        case syntax
+    }
+
+    public var kind: Kind
+    /// The top-level record, when known.
+    public var location: RecordLocation?
+    /// Where inside the record, for nested objects (`data.bucketList[1]`); empty at the top.
+    public var path: String
+    /// The entity whose property is wrong, when there is one.
+    public var entity: String?
+    /// The property, when there is one.
+    public var property: String?
+    /// What was expected and what was found.
+    public var message: String
+
+    public init(_ kind: Kind, location: RecordLocation? = nil, path: String = "", entity: String? = nil,
+                property: String? = nil, _ message: String) {
+        self.kind = kind
+        self.location = location
+        self.path = path
+        self.entity = entity
+        self.property = property
+        self.message = message
+    }
+
+    public var description: String {
+        var parts: [String] = []
+        if let l = location { parts.append(l.description) }
+        if !path.isEmpty { parts.append("at \(path)") }
+        var head = parts.joined(separator: " ")
+        if let p = property {
+            head += (head.isEmpty ? "" : ": ") + "property '\(p)'" + (entity.map { " of \($0)" } ?? "")
+        } else if let e = entity {
+            head += (head.isEmpty ? "" : ": ") + e
+        }
+        return head.isEmpty ? message : head + ": " + message
+    }
+
+    /// A short description of a JSON value for "found …".
+    static func describe(_ v: JSONValue) -> String {
+        switch v {
+        case .string(let s):
+            let short = s.count > 40 ? String(s.prefix(40)) + "…" : s
+            return "\"\(short)\""
+        case .int(let i): return String(i)
+        case .double(let d): return String(d)
+        case .bool(let b): return String(b)
+        case .null: return "null"
+        case .array: return "an array"
+        case .object: return "an object"
+        }
+    }
+}
+
+/// Several envelopes that do not fit the schema (from a validation that goes on after the first).
+public struct EnvelopeErrors: Error, Sendable, Equatable, CustomStringConvertible {
+    public var errors: [EnvelopeError]
+
+    public init(_ errors: [EnvelopeError]) {
+        self.errors = errors
+    }
+
+    public var description: String { errors.map(\.description).joined(separator: "\n") }
+}

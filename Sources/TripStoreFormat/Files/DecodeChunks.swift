@@ -1,0 +1,63 @@
+import TripStoreJSON
+import TripStoreSystem
+import Dispatch
+
+/// Decodes snapshot object lines on every core: the lines are split into one
+/// chunk per core, each decoded on its own, results kept in file order.
+package enum DecodeChunks {
+    struct Chunk: Sendable {
+        var objects: [DecodedObject] = []
+        /// The first damaged line of the chunk, with what is wrong.
+        var error: (Int, String)?
+    }
+
+    /// Decodes each range as one whole value; `location` names a range for messages.
+    static func decode(_ lines: ArraySlice<Range<Int>>, in buffer: UnsafeBufferPointer<UInt8>, schema: Schema,
+                       wantPaths: Bool = false, location: @escaping @Sendable (Int) -> RecordLocation = { .line($0) }) -> [Chunk] {
+        let cores = max(1, min(8, sysconfCores()))
+        let count = lines.count >= 512 ? cores : 1
+        let per = (lines.count + count - 1) / max(count, 1)
+        let results = UnsafeMutablePointer<Chunk>.allocate(capacity: count)
+        results.initialize(repeating: Chunk(), count: count)
+        defer {
+            results.deinitialize(count: count)
+            results.deallocate()
+        }
+        nonisolated(unsafe) let out = results
+        nonisolated(unsafe) let buf = buffer
+        let first = lines.startIndex
+        let all = Array(lines)
+        Parallel.forEach(count) { k in
+            // A private copy of the schema per core: shared entity objects would
+            // make both cores fight over their reference counts.
+            let records = RecordDecoder(schema: schema.privateCopy(), wantPaths: wantPaths)
+            var chunk = Chunk()
+            let lo = k * per, hi = min(all.count, lo + per)
+            chunk.objects.reserveCapacity(max(0, hi - lo))
+            var i = lo
+            while i < hi {
+                var r = JSONReader(buffer: UnsafeBufferPointer(rebasing: buf[all[i]]))
+                do {
+                    try records.decodeWhole(&r, at: location(first + i + 1), into: &chunk.objects)
+                } catch {
+                    chunk.error = (first + i + 1, "\(error)")
+                    break
+                }
+                i += 1
+            }
+            out[k] = chunk
+        }
+        return (0..<count).map { results[$0] }
+    }
+
+    package static func sysconfCores() -> Int {
+        #if canImport(Glibc)
+        return Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))
+        #else
+        return 2
+        #endif
+    }
+}
+#if canImport(Glibc)
+import Glibc
+#endif

@@ -1,0 +1,28 @@
+import TripStoreJSON
+import TripStoreSystem
+/// The snapshot file: a header line, one envelope per object sorted by id,
+/// one line per history transaction, and a trailer whose CRC-32C covers
+/// every byte before it.
+public enum SnapshotFormat {
+    public static let version = 1
+
+    package static func header(schema: Schema, token: Int64, objects: Int) -> [UInt8] {
+        var w = JSONWriter()
+        w.beginObject()
+        w.key("format"); w.int(Int64(version))
+        w.key("schema")
+        w.beginObject()
+        w.key("fingerprint"); w.string(schema.fingerprint)
+        w.key("entities"); SchemaCoding.write(schema.descriptions, to: &w)
+        w.endObject()
+        w.key("token"); w.int(token)
+        w.key("objects"); w.int(Int64(objects))
+        w.endObject()
+        w.bytes.append(0x0A)
+        return w.bytes
+    }
+
+    package static func trailer(objects: Int, history: Int, crc: UInt32) -> [UInt8] {
+        Array(#"{"end":{"objects":\#(objects),"history":\#(history),"crc32c":"\#(CRC32C.hex(crc))"}}"#.utf8) + [0x0A]
+    }
+}

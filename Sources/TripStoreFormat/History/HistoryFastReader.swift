@@ -1,0 +1,51 @@
+import TripStoreJSON
+import TripStoreSystem
+/// Reads a history line straight from bytes when it has the form the store
+/// writes (inserts are most of a big transaction and need no tree); nil means
+/// "read it with the tree reader", which also reports what is wrong.
+package enum HistoryFastReader {
+    package static func read(_ buffer: UnsafeBufferPointer<UInt8>) -> HistoryTransaction? {
+        var r = JSONReader(buffer: buffer)
+        func expect(_ literal: [UInt8]) -> Bool {
+            guard r.index + literal.count <= buffer.count else { return false }
+            for (k, b) in literal.enumerated() where buffer[r.index + k] != b { return false }
+            r.index += literal.count
+            return true
+        }
+        func string() -> String? {
+            guard r.index < buffer.count, buffer[r.index] == UInt8(ascii: "\"") else { return nil }
+            return try? r.parseString()
+        }
+        guard expect(tokenKey), case .int(let token)? = try? r.parseNumber(),
+              expect(timestampKey), let ts = string(), let time = ISODate.parse(ts),
+              expect(authorKey), let author = string(), expect(changesKey) else { return nil }
+        var changes: [Change] = []
+        if expect(closeArray) {
+        } else {
+            while true {
+                if expect(insertKind) {
+                    guard let type = string(), expect(idKey), let id = string(), expect(closeObject) else { return nil }
+                    changes.append(Change(kind: .insert, type: type, id: id))
+                } else {
+                    guard let v = try? r.parseValue(), let c = HistoryCoding.readChange(v) else { return nil }
+                    changes.append(c)
+                }
+                if expect(comma) { continue }
+                guard expect(closeArray) else { return nil }
+                break
+            }
+        }
+        guard expect(closeObject), r.index == buffer.count else { return nil }
+        return HistoryTransaction(token: token, timestamp: time, author: author, changes: changes)
+    }
+}
+
+private let tokenKey = Array(#"{"token":"#.utf8)
+private let timestampKey = Array(#","timestamp":"#.utf8)
+private let authorKey = Array(#","author":"#.utf8)
+private let changesKey = Array(#","changes":["#.utf8)
+private let insertKind = Array(#"{"kind":"insert","type":"#.utf8)
+private let idKey = Array(#","id":"#.utf8)
+private let comma = Array(",".utf8)
+private let closeArray = Array("]".utf8)
+private let closeObject = Array("}".utf8)

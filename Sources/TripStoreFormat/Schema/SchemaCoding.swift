@@ -1,0 +1,138 @@
+import TripStoreJSON
+import TripStoreSystem
+/// The schema as JSON: in the snapshot header (so a store records what wrote
+/// it) and for the fingerprint.
+public enum SchemaCoding {
+    /// Writes the entities in declaration order.
+    public static func write(_ ds: [EntityDescription], to w: inout JSONWriter) {
+        w.beginArray()
+        for d in ds {
+            w.beginObject()
+            w.key("name"); w.string(d.name)
+            if let p = d.parent { w.key("parent"); w.string(p) }
+            w.key("attributes")
+            w.beginArray()
+            for a in d.attributes { writeAttribute(a, to: &w) }
+            w.endArray()
+            w.key("relationships")
+            w.beginArray()
+            for r in d.relationships {
+                w.beginObject()
+                w.key("name"); w.string(r.name)
+                w.key("destination"); w.string(r.destination)
+                w.key("toMany"); w.bool(r.isToMany)
+                if let i = r.inverse { w.key("inverse"); w.string(i) }
+                w.key("deleteRule"); w.string(r.deleteRule.rawValue)
+                w.endObject()
+            }
+            w.endArray()
+            w.endObject()
+        }
+        w.endArray()
+    }
+
+    static func writeAttribute(_ a: AttributeDescription, to w: inout JSONWriter) {
+        w.beginObject()
+        w.key("name"); w.string(a.name)
+        w.key("type"); writeType(a.type, to: &w)
+        if a.isOptional { w.key("optional"); w.bool(true) }
+        if a.preservesOnDeletion { w.key("preserveOnDeletion"); w.bool(true) }
+        if a.isIndexed { w.key("indexed"); w.bool(true) }
+        w.endObject()
+    }
+
+    static func writeType(_ t: ValueType, to w: inout JSONWriter) {
+        switch t {
+        case .string: w.string("string")
+        case .int: w.string("int")
+        case .double: w.string("double")
+        case .bool: w.string("bool")
+        case .date: w.string("date")
+        case .enumeration(let e):
+            w.beginObject()
+            w.key("enum"); w.string(e.name)
+            w.key("cases"); w.beginArray(); for c in e.cases { w.string(c) }; w.endArray()
+            w.endObject()
+        case .array(let inner):
+            w.beginObject(); w.key("array"); writeType(inner, to: &w); w.endObject()
+        case .embedded(let e):
+            w.beginObject()
+            w.key("embedded"); w.string(e.name)
+            w.key("fields"); w.beginArray(); for f in e.fields { writeAttribute(f, to: &w) }; w.endArray()
+            w.endObject()
+        }
+    }
+
+    /// 64-bit FNV-1a of the canonical JSON, entities sorted by name so that the
+    /// order of declaration does not matter.
+    static func fingerprint(of ds: [EntityDescription]) -> String {
+        var w = JSONWriter()
+        write(ds.sorted { $0.name < $1.name }, to: &w)
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for b in w.bytes {
+            h ^= UInt64(b)
+            h = h &* 0x0000_0100_0000_01B3
+        }
+        let s = String(h, radix: 16)
+        return String(repeating: "0", count: 16 - s.count) + s
+    }
+
+    /// Reads entities written by `write`; nil when the JSON is not of that form.
+    public static func read(_ v: JSONValue) -> [EntityDescription]? {
+        guard case .array(let items) = v else { return nil }
+        var out: [EntityDescription] = []
+        for item in items {
+            guard case .string(let name)? = item["name"],
+                  case .array(let attrs)? = item["attributes"],
+                  case .array(let rels)? = item["relationships"] else { return nil }
+            var d = EntityDescription(name)
+            if case .string(let p)? = item["parent"] { d.parent = p }
+            for a in attrs {
+                guard let attr = readAttribute(a) else { return nil }
+                d.attributes.append(attr)
+            }
+            for r in rels {
+                guard case .string(let rn)? = r["name"], case .string(let dest)? = r["destination"],
+                      case .bool(let many)? = r["toMany"], case .string(let rule)? = r["deleteRule"],
+                      let deleteRule = DeleteRule(rawValue: rule) else { return nil }
+                var inverse: String?
+                if case .string(let i)? = r["inverse"] { inverse = i }
+                d.relationships.append(RelationshipDescription(rn, to: dest, toMany: many, inverse: inverse, deleteRule: deleteRule))
+            }
+            out.append(d)
+        }
+        return out
+    }
+
+    static func readAttribute(_ a: JSONValue) -> AttributeDescription? {
+        guard case .string(let name)? = a["name"], let tv = a["type"], let type = readType(tv) else { return nil }
+        var options: AttributeOptions = []
+        if a["preserveOnDeletion"] == .bool(true) { options.insert(.preserveOnDeletion) }
+        if a["indexed"] == .bool(true) { options.insert(.indexed) }
+        return AttributeDescription(name, type, optional: a["optional"] == .bool(true), options: options)
+    }
+
+    static func readType(_ v: JSONValue) -> ValueType? {
+        switch v {
+        case .string("string"): return .string
+        case .string("int"): return .int
+        case .string("double"): return .double
+        case .string("bool"): return .bool
+        case .string("date"): return .date
+        case .object:
+            if case .string(let n)? = v["enum"], case .array(let cs)? = v["cases"] {
+                var cases: [String] = []
+                for c in cs { guard case .string(let s) = c else { return nil }; cases.append(s) }
+                return .enumeration(EnumDescription(n, cases: cases))
+            }
+            if let inner = v["array"] { return readType(inner).map { .array($0) } }
+            if case .string(let n)? = v["embedded"], case .array(let fs)? = v["fields"] {
+                var fields: [AttributeDescription] = []
+                for f in fs { guard let a = readAttribute(f) else { return nil }; fields.append(a) }
+                return .embedded(EmbeddedDescription(n, fields: fields))
+            }
+            return nil
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,134 @@
+import TripStoreJSON
+import TripStoreSystem
+/// The type of an attribute's value.
+public indirect enum ValueType: Sendable, Hashable {
+    case string
+    case int
+    case double
+    case bool
+    /// An instant, written as ISO 8601 in UTC.
+    case date
+    /// A Swift enum stored by its raw value.
+    case enumeration(EnumDescription)
+    /// An array of values, like `[String]`.
+    case array(ValueType)
+    /// A value type stored inside its owner, like a `Codable` struct property.
+    case embedded(EmbeddedDescription)
+
+    /// How the type reads in messages and `tripstore schema` ("String", "[String]", "Reason").
+    public var displayName: String {
+        switch self {
+        case .string: return "String"
+        case .int: return "Int"
+        case .double: return "Double"
+        case .bool: return "Bool"
+        case .date: return "Date"
+        case .enumeration(let e): return e.name
+        case .array(let t): return "[\(t.displayName)]"
+        case .embedded(let e): return e.name
+        }
+    }
+}
+
+/// An enum attribute's type: its name and raw values.
+public struct EnumDescription: Sendable, Hashable {
+    public var name: String
+    public var cases: [String]
+    public init(_ name: String, cases: [String]) {
+        self.name = name
+        self.cases = cases
+    }
+}
+
+/// A value type embedded in a model, with its own fields.
+public struct EmbeddedDescription: Sendable, Hashable {
+    public var name: String
+    public var fields: [AttributeDescription]
+    public init(_ name: String, fields: [AttributeDescription]) {
+        self.name = name
+        self.fields = fields
+    }
+}
+
+/// Options of an attribute, as SwiftData's `@Attribute(...)` and `#Index` give them.
+public struct AttributeOptions: OptionSet, Sendable, Hashable {
+    public let rawValue: Int
+    public init(rawValue: Int) { self.rawValue = rawValue }
+    /// The value is kept in the delete tombstone (SwiftData's `.preserveValueOnDeletion`).
+    public static let preserveOnDeletion = AttributeOptions(rawValue: 1)
+    /// The attribute has an index (SwiftData's `#Index`), used for `==`, `in`, ranges, sorting and `~`.
+    public static let indexed = AttributeOptions(rawValue: 2)
+}
+
+/// A stored attribute of an entity.
+///
+/// ```swift
+/// AttributeDescription("startDate", .date, options: [.preserveOnDeletion, .indexed])
+/// AttributeDescription("notes", .string, optional: true)
+/// ```
+public struct AttributeDescription: Sendable, Hashable {
+    public var name: String
+    public var type: ValueType
+    public var isOptional: Bool
+    public var options: AttributeOptions
+
+    public init(_ name: String, _ type: ValueType, optional: Bool = false, options: AttributeOptions = []) {
+        self.name = name
+        self.type = type
+        self.isOptional = optional
+        self.options = options
+    }
+
+    public var preservesOnDeletion: Bool { options.contains(.preserveOnDeletion) }
+    public var isIndexed: Bool { options.contains(.indexed) }
+}
+
+/// What deleting an object does to the objects its relationship points at.
+public enum DeleteRule: String, Sendable, Hashable, CaseIterable {
+    /// Delete the related objects too.
+    case cascade
+    /// Remove the deleted object from the related objects' inverse.
+    case nullify
+    /// Refuse to delete while the relationship is not empty.
+    case deny
+    /// Leave the related objects as they are.
+    case noAction
+}
+
+/// A relationship from one entity to another (or to itself).
+///
+/// ```swift
+/// RelationshipDescription("bucketList", to: "BucketListItem", toMany: true, inverse: "trip", deleteRule: .cascade)
+/// ```
+public struct RelationshipDescription: Sendable, Hashable {
+    public var name: String
+    public var destination: String
+    public var isToMany: Bool
+    public var inverse: String?
+    public var deleteRule: DeleteRule
+
+    public init(_ name: String, to destination: String, toMany: Bool = false, inverse: String? = nil,
+                deleteRule: DeleteRule = .nullify) {
+        self.name = name
+        self.destination = destination
+        self.isToMany = toMany
+        self.inverse = inverse
+        self.deleteRule = deleteRule
+    }
+}
+
+/// One model class: its name, its superclass (if any), and the properties it declares.
+public struct EntityDescription: Sendable, Hashable {
+    public var name: String
+    public var parent: String?
+    public var attributes: [AttributeDescription]
+    public var relationships: [RelationshipDescription]
+
+    public init(_ name: String, parent: String? = nil, attributes: [AttributeDescription] = [],
+                relationships: [RelationshipDescription] = []) {
+        self.name = name
+        self.parent = parent
+        self.attributes = attributes
+        self.relationships = relationships
+    }
+}

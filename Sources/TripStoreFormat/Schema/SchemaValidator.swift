@@ -1,0 +1,79 @@
+import TripStoreJSON
+import TripStoreSystem
+/// Checks a list of entity descriptions before a `Schema` is built from them.
+enum SchemaValidator {
+    static func validate(_ ds: [EntityDescription]) throws(SchemaError) {
+        var byName: [String: EntityDescription] = [:]
+        for d in ds {
+            guard isValidName(d.name) else { throw .invalidName(d.name) }
+            guard byName[d.name] == nil else { throw .duplicateEntity(d.name) }
+            byName[d.name] = d
+        }
+        for d in ds {
+            if let p = d.parent, byName[p] == nil { throw .unknownParent(entity: d.name, parent: p) }
+            var seen: Set<String> = [d.name]
+            var current = d.parent
+            while let c = current {
+                guard seen.insert(c).inserted else { throw .inheritanceCycle(d.name) }
+                current = byName[c]?.parent
+            }
+        }
+        func chain(_ name: String) -> [EntityDescription] {
+            guard let d = byName[name] else { return [] }
+            return (d.parent.map(chain) ?? []) + [d]
+        }
+        func relationship(_ entity: String, _ name: String) -> (owner: String, RelationshipDescription)? {
+            for e in chain(entity).reversed() {
+                if let r = e.relationships.first(where: { $0.name == name }) { return (e.name, r) }
+            }
+            return nil
+        }
+        for d in ds {
+            var names: Set<String> = []
+            for e in chain(d.name) {
+                for a in e.attributes {
+                    guard isValidName(a.name) else { throw .invalidName(a.name) }
+                    guard names.insert(a.name).inserted else { throw .duplicateProperty(entity: d.name, property: a.name) }
+                    try checkType(a.type, entity: d.name, attribute: a.name)
+                }
+                for r in e.relationships {
+                    guard isValidName(r.name) else { throw .invalidName(r.name) }
+                    guard names.insert(r.name).inserted else { throw .duplicateProperty(entity: d.name, property: r.name) }
+                }
+            }
+            for r in d.relationships {
+                guard byName[r.destination] != nil else {
+                    throw .unknownDestination(entity: d.name, relationship: r.name, destination: r.destination)
+                }
+                guard let inverseName = r.inverse else { continue }
+                guard let (owner, inv) = relationship(r.destination, inverseName) else {
+                    throw .unknownInverse(entity: d.name, relationship: r.name, inverse: inverseName, destination: r.destination)
+                }
+                // The inverse must point back at this entity or one of its ancestors.
+                guard chain(d.name).contains(where: { $0.name == inv.destination }) else {
+                    throw .inverseMismatch(entity: d.name, relationship: r.name,
+                                           detail: "its inverse '\(owner).\(inv.name)' points at '\(inv.destination)', not at '\(d.name)'")
+                }
+                if let back = inv.inverse, back != r.name {
+                    throw .inverseMismatch(entity: d.name, relationship: r.name,
+                                           detail: "its inverse '\(owner).\(inv.name)' names '\(back)' as its own inverse")
+                }
+            }
+        }
+    }
+
+    static func checkType(_ t: ValueType, entity: String, attribute: String) throws(SchemaError) {
+        switch t {
+        case .enumeration(let e): if e.cases.isEmpty { throw .emptyEnumeration(entity: entity, attribute: attribute) }
+        case .array(let inner): try checkType(inner, entity: entity, attribute: attribute)
+        case .embedded(let e):
+            for f in e.fields { try checkType(f.type, entity: entity, attribute: attribute + "." + f.name) }
+        default: break
+        }
+    }
+
+    static func isValidName(_ s: String) -> Bool {
+        guard let first = s.unicodeScalars.first, !("0"..."9").contains(first) else { return false }
+        return s.unicodeScalars.allSatisfy { $0 == "_" || ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) }
+    }
+}

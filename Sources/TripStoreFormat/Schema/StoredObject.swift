@@ -1,0 +1,27 @@
+import TripStoreJSON
+import TripStoreSystem
+/// An object as the store keeps it: its concrete entity, its id, and its
+/// values laid out by the entity's property slots.
+public struct StoredObject: Sendable, Equatable {
+    public var entity: Int
+    public var id: String
+    public var values: [Value]
+
+    public init(entity: Int, id: String, values: [Value]) {
+        self.entity = entity
+        self.id = id
+        self.values = values
+    }
+}
+
+/// Anything that can say which object a row holds: the table, or a
+/// transaction that sees its own uncommitted changes.
+public protocol ObjectLookup {
+    func object(at row: RowID) -> StoredObject?
+    /// The id of the object at a row (without decoding its values where the lookup can).
+    func id(at row: RowID) -> String?
+}
+
+extension ObjectLookup {
+    public func id(at row: RowID) -> String? { object(at: row)?.id }
+}

@@ -1,0 +1,49 @@
+import TripStoreJSON
+import TripStoreSystem
+/// A row in the object table; stable while a store is open, never written to disk.
+public typealias RowID = Int32
+
+/// An attribute or relationship value as the store keeps it in memory.
+public enum Value: Sendable, Hashable {
+    case null
+    case string(String)
+    case int(Int64)
+    case double(Double)
+    case bool(Bool)
+    /// Seconds since 1970-01-01T00:00:00Z.
+    case date(Double)
+    case array([Value])
+    /// An embedded value type's fields, in declaration order.
+    case embedded([Value])
+    case toOne(RowID)
+    case toMany([RowID])
+
+    public var isNull: Bool {
+        if case .null = self { return true }
+        return false
+    }
+
+    /// The related rows of a relationship value (empty for nil).
+    public var rows: [RowID] {
+        switch self {
+        case .toOne(let r): return [r]
+        case .toMany(let rs): return rs
+        default: return []
+        }
+    }
+}
+
+/// Where a record came from, for error messages: "record 500" or "line 500".
+public enum RecordLocation: Sendable, Equatable, CustomStringConvertible {
+    /// 1-based position in a JSON array.
+    case record(Int)
+    /// 1-based line of a JSON Lines file.
+    case line(Int)
+
+    public var description: String {
+        switch self {
+        case .record(let n): return "record \(n)"
+        case .line(let n): return "line \(n)"
+        }
+    }
+}

@@ -1,0 +1,141 @@
+/// ISO 8601 dates without Foundation's formatters (which are slow and
+/// locale-dependent): `2026-03-02`, `2026-03-02T09:30:00Z`,
+/// `2026-03-02T09:30:00.250+02:00`. Values are seconds since 1970 UTC.
+public enum ISODate {
+    /// Parses a date-only (midnight UTC) or date-time with `Z` or an offset.
+    public static func parse(_ text: String) -> Double? {
+        var text = text
+        return text.withUTF8 { parse(bytes: $0) }
+    }
+
+    package static func parse(bytes s: UnsafeBufferPointer<UInt8>) -> Double? {
+        var i = 0
+        func digits(_ n: Int) -> Int? {
+            guard i + n <= s.count else { return nil }
+            var v = 0
+            for k in 0..<n {
+                let d = s[i + k] &- 48
+                guard d < 10 else { return nil }
+                v = v * 10 + Int(d)
+            }
+            i += n
+            return v
+        }
+        func expect(_ c: UInt8) -> Bool {
+            guard i < s.count, s[i] == c else { return false }
+            i += 1
+            return true
+        }
+        guard let year = digits(4), expect(UInt8(ascii: "-")), let month = digits(2),
+              expect(UInt8(ascii: "-")), let day = digits(2) else { return nil }
+        guard month >= 1 && month <= 12 && day >= 1 && day <= daysIn(month: month, year: year) else { return nil }
+        let days = daysFromCivil(year: year, month: month, day: day)
+        if i == s.count { return Double(days) * 86400 }
+        guard expect(UInt8(ascii: "T")) || expect(UInt8(ascii: "t")) || expect(UInt8(ascii: " ")) else { return nil }
+        guard let hour = digits(2), expect(UInt8(ascii: ":")), let minute = digits(2) else { return nil }
+        var second = 0
+        var fraction = 0.0
+        if expect(UInt8(ascii: ":")) {
+            guard let sec = digits(2) else { return nil }
+            second = sec
+            if expect(UInt8(ascii: ".")) {
+                var scale = 0.1
+                var any = false
+                while i < s.count, s[i] &- 48 < 10 {
+                    fraction += Double(s[i] - 48) * scale
+                    scale /= 10
+                    i += 1
+                    any = true
+                }
+                guard any else { return nil }
+            }
+        }
+        guard hour <= 23 && minute <= 59 && second <= 60 else { return nil }
+        var offset = 0
+        if expect(UInt8(ascii: "Z")) || expect(UInt8(ascii: "z")) {
+        } else if i < s.count, s[i] == UInt8(ascii: "+") || s[i] == UInt8(ascii: "-") {
+            let sign = s[i] == UInt8(ascii: "-") ? -1 : 1
+            i += 1
+            guard let oh = digits(2) else { return nil }
+            _ = expect(UInt8(ascii: ":"))
+            guard let om = digits(2), oh <= 23, om <= 59 else { return nil }
+            offset = sign * (oh * 3600 + om * 60)
+        } else {
+            return nil
+        }
+        guard i == s.count else { return nil }
+        let whole = Double(days * 86400 + hour * 3600 + minute * 60 + second - offset)
+        // Keep milliseconds exactly: dates are stored to the millisecond.
+        return whole + (fraction * 1000).rounded() / 1000
+    }
+
+    /// `2026-03-02T09:30:00Z`, or with `.250` when there are milliseconds.
+    public static func format(_ seconds: Double) -> String {
+        var bytes: [UInt8] = []
+        append(seconds, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    package static func append(_ seconds: Double, to out: inout [UInt8]) {
+        let totalMillis = Int64((seconds * 1000).rounded())
+        var days = totalMillis / 86_400_000
+        var rem = totalMillis % 86_400_000
+        if rem < 0 {
+            rem += 86_400_000
+            days -= 1
+        }
+        let (y, m, d) = civilFromDays(Int(days))
+        let ms = Int(rem % 1000)
+        let secs = Int(rem / 1000)
+        func put(_ v: Int, _ width: Int) {
+            var div = 1
+            for _ in 1..<width { div *= 10 }
+            var v = v
+            while div > 0 {
+                out.append(UInt8(48 + (v / div) % 10))
+                v %= div
+                div /= 10
+            }
+        }
+        put(y, 4); out.append(UInt8(ascii: "-")); put(m, 2); out.append(UInt8(ascii: "-")); put(d, 2)
+        out.append(UInt8(ascii: "T"))
+        put(secs / 3600, 2); out.append(UInt8(ascii: ":")); put(secs / 60 % 60, 2)
+        out.append(UInt8(ascii: ":")); put(secs % 60, 2)
+        if ms != 0 {
+            out.append(UInt8(ascii: "."))
+            put(ms, 3)
+        }
+        out.append(UInt8(ascii: "Z"))
+    }
+
+    static func daysIn(month: Int, year: Int) -> Int {
+        switch month {
+        case 2: return (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: return 30
+        default: return 31
+        }
+    }
+
+    // Howard Hinnant's days-from-civil algorithms.
+    public static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let mp = (month + 9) % 12
+        let doy = (153 * mp + 2) / 5 + day - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146097 + doe - 719468
+    }
+
+    static func civilFromDays(_ z0: Int) -> (Int, Int, Int) {
+        let z = z0 + 719468
+        let era = (z >= 0 ? z : z - 146096) / 146097
+        let doe = z - era * 146097
+        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let d = doy - (153 * mp + 2) / 5 + 1
+        let m = mp < 10 ? mp + 3 : mp - 9
+        return (yoe + era * 400 + (m <= 2 ? 1 : 0), m, d)
+    }
+}

@@ -1,0 +1,223 @@
+/// Writes JSON as bytes: compact for files and `jsonl`, or pretty-printed with
+/// two-space indents for people.
+///
+/// ```swift
+/// var w = JSONWriter()
+/// w.beginObject(); w.key("a"); w.int(1); w.endObject()
+/// // w.bytes == Array(#"{"a":1}"#.utf8)
+/// ```
+public struct JSONWriter: Sendable {
+    public var bytes: [UInt8]
+    public let pretty: Bool
+    /// One entry per open container: whether it already has an element.
+    private var hasElement: [Bool] = []
+    private var afterKey = false
+
+    public init(pretty: Bool = false, capacity: Int = 256) {
+        self.pretty = pretty
+        self.bytes = []
+        bytes.reserveCapacity(capacity)
+    }
+
+    /// The written bytes as a string.
+    public var string: String { String(decoding: bytes, as: UTF8.self) }
+
+    // MARK: - Structure
+
+    private mutating func beforeValue() {
+        if afterKey {
+            afterKey = false
+            return
+        }
+        guard let last = hasElement.last else { return }
+        if last { bytes.append(UInt8(ascii: ",")) }
+        hasElement[hasElement.count - 1] = true
+        if pretty { newline() }
+    }
+
+    private mutating func newline() {
+        bytes.append(0x0A)
+        for _ in 0..<hasElement.count { bytes.append(0x20); bytes.append(0x20) }
+    }
+
+    public mutating func beginObject() {
+        beforeValue()
+        bytes.append(UInt8(ascii: "{"))
+        hasElement.append(false)
+    }
+
+    public mutating func endObject() {
+        let had = hasElement.removeLast()
+        if pretty && had { newline() }
+        bytes.append(UInt8(ascii: "}"))
+    }
+
+    public mutating func beginArray() {
+        beforeValue()
+        bytes.append(UInt8(ascii: "["))
+        hasElement.append(false)
+    }
+
+    public mutating func endArray() {
+        let had = hasElement.removeLast()
+        if pretty && had { newline() }
+        bytes.append(UInt8(ascii: "]"))
+    }
+
+    /// Writes a member name; the next value written is its value.
+    public mutating func key(_ name: String) {
+        beforeValue()
+        appendQuoted(name)
+        bytes.append(UInt8(ascii: ":"))
+        if pretty { bytes.append(0x20) }
+        afterKey = true
+    }
+
+    // MARK: - Scalars
+
+    public mutating func null() {
+        beforeValue()
+        bytes.append(contentsOf: [0x6E, 0x75, 0x6C, 0x6C])
+    }
+
+    public mutating func bool(_ v: Bool) {
+        beforeValue()
+        bytes.append(contentsOf: v ? Array("true".utf8) : Array("false".utf8))
+    }
+
+    public mutating func int(_ v: Int64) {
+        beforeValue()
+        appendInteger(v)
+    }
+
+    /// The shortest form that reads back to the same double (`100`, not `100.0`).
+    public mutating func double(_ v: Double) {
+        beforeValue()
+        appendDouble(v)
+    }
+
+    package mutating func appendDouble(_ v: Double) {
+        if v.isFinite && v == v.rounded() && abs(v) < 9.0e15 {
+            appendInteger(Int64(v))
+            return
+        }
+        guard v.isFinite else {
+            bytes.append(contentsOf: [0x6E, 0x75, 0x6C, 0x6C])  // JSON has no NaN or infinity
+            return
+        }
+        bytes.append(contentsOf: v.description.utf8)
+    }
+
+    public mutating func string(_ s: String) {
+        beforeValue()
+        appendQuoted(s)
+    }
+
+    /// An ISO 8601 UTC date string (`2026-03-02T09:30:00Z`, milliseconds kept when present).
+    public mutating func date(_ secondsSince1970: Double) {
+        beforeValue()
+        bytes.append(UInt8(ascii: "\""))
+        ISODate.append(secondsSince1970, to: &bytes)
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// Writes a parsed JSON value.
+    public mutating func value(_ v: JSONValue) {
+        switch v {
+        case .null: null()
+        case .bool(let b): bool(b)
+        case .int(let i): int(i)
+        case .double(let d): double(d)
+        case .string(let s): string(s)
+        case .array(let a):
+            beginArray()
+            for e in a { value(e) }
+            endArray()
+        case .object(let members):
+            beginObject()
+            for m in members {
+                key(m.key)
+                value(m.value)
+            }
+            endObject()
+        }
+    }
+
+    /// Writes what goes before a value (a comma, an indent); the caller then
+    /// appends the value's bytes itself.
+    public mutating func beginRawValue() {
+        beforeValue()
+    }
+
+    /// Appends already-encoded JSON text as one value.
+    public mutating func raw(_ encoded: [UInt8]) {
+        beforeValue()
+        bytes.append(contentsOf: encoded)
+    }
+
+    // MARK: - Encoding
+
+    package mutating func appendInteger(_ v: Int64) {
+        if v == 0 {
+            bytes.append(UInt8(ascii: "0"))
+            return
+        }
+        var magnitude = v.magnitude
+        if v < 0 { bytes.append(UInt8(ascii: "-")) }
+        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
+            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var n = 0
+        withUnsafeMutableBytes(of: &digits) { d in
+            while magnitude > 0 {
+                d[n] = UInt8(magnitude % 10) + 48
+                magnitude /= 10
+                n += 1
+            }
+            while n > 0 {
+                n -= 1
+                bytes.append(d[n])
+            }
+        }
+    }
+
+    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
+
+    package mutating func appendQuoted(_ s: String) {
+        var s = s
+        s.withUTF8 { appendQuoted(utf8: UnsafeRawBufferPointer($0)) }
+    }
+
+    /// A string from its UTF-8 bytes, quoted and escaped.
+    package mutating func appendQuoted(utf8: UnsafeRawBufferPointer) {
+        bytes.append(UInt8(ascii: "\""))
+        var runStart = 0
+        var i = 0
+        while i < utf8.count {
+            let b = utf8[i]
+            if b >= 0x20 && b != 0x22 && b != 0x5C {
+                i += 1
+                continue
+            }
+            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: utf8[runStart..<i]))
+            bytes.append(0x5C)
+            switch b {
+            case 0x22: bytes.append(0x22)
+            case 0x5C: bytes.append(0x5C)
+            case 0x0A: bytes.append(UInt8(ascii: "n"))
+            case 0x0D: bytes.append(UInt8(ascii: "r"))
+            case 0x09: bytes.append(UInt8(ascii: "t"))
+            case 0x08: bytes.append(UInt8(ascii: "b"))
+            case 0x0C: bytes.append(UInt8(ascii: "f"))
+            default:
+                bytes.append(contentsOf: [UInt8(ascii: "u"), 0x30, 0x30])
+                bytes.append(JSONWriter.hexDigits[Int(b >> 4)])
+                bytes.append(JSONWriter.hexDigits[Int(b & 0xF)])
+            }
+            i += 1
+            runStart = i
+        }
+        bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: utf8[runStart..<utf8.count]))
+        bytes.append(UInt8(ascii: "\""))
+    }
+}

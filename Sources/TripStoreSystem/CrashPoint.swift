@@ -1,0 +1,19 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Test hook for crash tests: when `TRIPSTORE_CRASH_AT` names a point, the
+/// process kills itself with SIGKILL there, as a power cut or `kill -9` would.
+package enum CrashPoint {
+    package static let armed: String? = {
+        guard let p = getenv("TRIPSTORE_CRASH_AT") else { return nil }
+        return String(cString: p)
+    }()
+
+    @inline(__always) package static func hit(_ name: String) {
+        guard let armed, armed == name else { return }
+        kill(getpid(), SIGKILL)
+    }
+}

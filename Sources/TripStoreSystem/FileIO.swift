@@ -1,0 +1,190 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A failed system call: which call, on which path, and errno's text.
+public struct IOError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var operation: String
+    public var path: String
+    public var code: Int32
+
+    package init(operation: String, path: String, code: Int32) {
+        self.operation = operation
+        self.path = path
+        self.code = code
+    }
+
+    public var description: String {
+        "\(operation) \(path): \(String(cString: strerror(code)))"
+    }
+}
+
+/// Every system call the store makes goes through here: retried on `EINTR`,
+/// returning typed errors, with one place for tests to inject a failure.
+public enum FileIO {
+    /// Test hook: when set, the named operation ("write", "fsync", "rename") fails with EIO.
+    nonisolated(unsafe) public static var injectedFailure: String?
+
+    static func check(_ op: String, _ path: String) throws {
+        if let f = injectedFailure, f == op { throw IOError(operation: op, path: path, code: EIO) }
+    }
+
+    public static func open(_ path: String, _ flags: Int32, mode: mode_t = 0o644) throws -> Int32 {
+        while true {
+            let fd = Glibc.open(path, flags | O_CLOEXEC, mode)
+            if fd >= 0 { return fd }
+            if errno != EINTR { throw IOError(operation: "open", path: path, code: errno) }
+        }
+    }
+
+    public static func close(_ fd: Int32) {
+        _ = Glibc.close(fd)
+    }
+
+    /// Reads up to `buffer.count` bytes at `offset`; the count read, or -1 on an error.
+    public static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int) -> Int {
+        var done = 0
+        while done < buffer.count {
+            let n = pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset + done))
+            if n < 0 {
+                if errno == EINTR { continue }
+                return -1
+            }
+            if n == 0 { break }
+            done += n
+        }
+        return done
+    }
+
+    /// The size of an open file.
+    public static func size(_ fd: Int32, path: String) throws -> Int {
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { throw IOError(operation: "stat", path: path, code: errno) }
+        return Int(st.st_size)
+    }
+
+    /// Reads a whole file.
+    public static func readFile(_ path: String) throws -> [UInt8] {
+        let fd = try open(path, O_RDONLY)
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { throw IOError(operation: "stat", path: path, code: errno) }
+        var out = [UInt8](repeating: 0, count: Int(st.st_size))
+        var done = 0
+        while done < out.count {
+            let n = out.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + done, $0.count - done) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw IOError(operation: "read", path: path, code: errno)
+            }
+            if n == 0 { break }
+            done += n
+        }
+        if done < out.count { out.removeLast(out.count - done) }
+        // The file may have grown since fstat (a writer appending): read the rest.
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress!, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw IOError(operation: "read", path: path, code: errno)
+            }
+            if n == 0 { break }
+            out.append(contentsOf: chunk[0..<n])
+        }
+        return out
+    }
+
+    /// Writes all of `bytes` at the file's position (or end, with `O_APPEND`).
+    public static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws {
+        try check("write", path)
+        var done = 0
+        while done < bytes.count {
+            let n = Glibc.write(fd, bytes.baseAddress! + done, min(bytes.count - done, 1 << 30))
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw IOError(operation: "write", path: path, code: errno)
+            }
+            done += n
+        }
+    }
+
+    public static func writeAll(_ fd: Int32, _ bytes: [UInt8], path: String) throws {
+        try bytes.withUnsafeBytes { p in try writeAll(fd, p, path: path) }
+    }
+
+    /// Flushes a file to disk; `dataOnly` (fdatasync) skips metadata that is
+    /// not needed to read the data back, such as times (the size is still flushed).
+    public static func fsync(_ fd: Int32, path: String, dataOnly: Bool = false) throws {
+        try check("fsync", path)
+        while (dataOnly ? Glibc.fdatasync(fd) : Glibc.fsync(fd)) != 0 {
+            if errno != EINTR { throw IOError(operation: "fsync", path: path, code: errno) }
+        }
+    }
+
+    /// Flushes a folder, so that a rename or a new file in it survives a crash.
+    public static func fsyncDirectory(_ path: String) throws {
+        let fd = try open(path, O_RDONLY | O_DIRECTORY)
+        defer { close(fd) }
+        try fsync(fd, path: path)
+    }
+
+    public static func rename(_ from: String, _ to: String) throws {
+        try check("rename", to)
+        if Glibc.rename(from, to) != 0 { throw IOError(operation: "rename", path: from, code: errno) }
+    }
+
+    public static func unlink(_ path: String) {
+        _ = Glibc.unlink(path)
+    }
+
+    public static func truncate(_ fd: Int32, to size: Int, path: String) throws {
+        if ftruncate(fd, off_t(size)) != 0 { throw IOError(operation: "truncate", path: path, code: errno) }
+    }
+
+    public static func fileSize(_ path: String) -> Int? {
+        var st = stat()
+        guard stat(path, &st) == 0 else { return nil }
+        return Int(st.st_size)
+    }
+
+    public static func isDirectory(_ path: String) -> Bool {
+        var st = stat()
+        return stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR
+    }
+
+    public static func exists(_ path: String) -> Bool {
+        access(path, F_OK) == 0
+    }
+
+    /// Creates a folder and its parents.
+    public static func makeDirectory(_ path: String) throws {
+        if isDirectory(path) { return }
+        var parts = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        var prefix = path.hasPrefix("/") ? "" : "."
+        if path.hasPrefix("/") { parts.removeFirst() }
+        for p in parts where !p.isEmpty {
+            prefix += "/" + p
+            if isDirectory(prefix) { continue }
+            if mkdir(prefix, 0o755) != 0 && errno != EEXIST {
+                throw IOError(operation: "mkdir", path: prefix, code: errno)
+            }
+        }
+    }
+
+    /// The names in a folder (not `.` or `..`).
+    public static func listDirectory(_ path: String) throws -> [String] {
+        guard let dir = opendir(path) else { throw IOError(operation: "opendir", path: path, code: errno) }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafePointer(to: entry.pointee.d_name) {
+                $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+}
