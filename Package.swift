@@ -26,14 +26,14 @@ let package = Package(
         .executable(name: "tripstore-bench", targets: ["tripstore-bench"]),
     ],
     targets: [
-        .target(name: "TripStoreSystem", swiftSettings: strict),
+        // Crash points and injected failures exist in debug builds (which the
+        // tests run) only; a release build cannot reach them.
+        .target(name: "TripStoreSystem", swiftSettings: strict + [
+            .define("TRIPSTORE_TEST_HOOKS", .when(configuration: .debug)),
+        ]),
         .target(name: "TripStoreJSON", swiftSettings: strict),
         .target(name: "TripStoreFormat", dependencies: ["TripStoreJSON", "TripStoreSystem"], swiftSettings: strict),
-        // Release builds skip the run-time exclusivity checks: the engine's hot
-        // loops read class-held arrays, and the checks cost 5–10% of a load.
-        .target(name: "TripStoreCore", dependencies: ["TripStoreFormat", "TripStoreJSON", "TripStoreSystem"], swiftSettings: strict + [
-            .unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release)),
-        ]),
+        .target(name: "TripStoreCore", dependencies: ["TripStoreFormat", "TripStoreJSON", "TripStoreSystem"], swiftSettings: strict),
         .target(name: "TripStoreEngine", dependencies: ["TripStoreCore", "TripStoreFormat", "TripStoreJSON", "TripStoreSystem"], swiftSettings: strict),
         // The trip domain: model classes and their schema.
         .target(name: "TripStoreModels", dependencies: ["TripStoreEngine"], swiftSettings: strict),

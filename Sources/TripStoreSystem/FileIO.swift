@@ -24,23 +24,28 @@ public struct IOError: Error, Sendable, Equatable, CustomStringConvertible {
 /// Every system call the store makes goes through here: retried on `EINTR`,
 /// returning typed errors, with one place for tests to inject a failure.
 public enum FileIO {
-    /// Test hook: when set, the named operation ("write", "fsync", "rename") fails with EIO.
-    nonisolated(unsafe) public static var injectedFailure: String?
+    #if TRIPSTORE_TEST_HOOKS
+    /// Test hook (debug builds only): the named operation ("write", "fsync",
+    /// "rename") fails with EIO. Set by a test before it runs, never concurrently.
+    nonisolated(unsafe) package static var injectedFailure: String?
 
     static func check(_ op: String, _ path: String) throws {
         if let f = injectedFailure, f == op { throw IOError(operation: op, path: path, code: EIO) }
     }
+    #else
+    @inline(__always) static func check(_ op: String, _ path: String) throws {}
+    #endif
 
     public static func open(_ path: String, _ flags: Int32, mode: mode_t = 0o644) throws -> Int32 {
         while true {
-            let fd = Glibc.open(path, flags | O_CLOEXEC, mode)
+            let fd = systemOpen(path, flags | O_CLOEXEC, mode)
             if fd >= 0 { return fd }
             if errno != EINTR { throw IOError(operation: "open", path: path, code: errno) }
         }
     }
 
     public static func close(_ fd: Int32) {
-        _ = Glibc.close(fd)
+        _ = systemClose(fd)
     }
 
     /// Reads up to `buffer.count` bytes at `offset`; the count read, or -1 on an error.
@@ -74,7 +79,7 @@ public enum FileIO {
         var out = [UInt8](repeating: 0, count: Int(st.st_size))
         var done = 0
         while done < out.count {
-            let n = out.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + done, $0.count - done) }
+            let n = out.withUnsafeMutableBytes { systemRead(fd, $0.baseAddress! + done, $0.count - done) }
             if n < 0 {
                 if errno == EINTR { continue }
                 throw IOError(operation: "read", path: path, code: errno)
@@ -86,7 +91,7 @@ public enum FileIO {
         // The file may have grown since fstat (a writer appending): read the rest.
         var chunk = [UInt8](repeating: 0, count: 65536)
         while true {
-            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress!, $0.count) }
+            let n = chunk.withUnsafeMutableBytes { systemRead(fd, $0.baseAddress!, $0.count) }
             if n < 0 {
                 if errno == EINTR { continue }
                 throw IOError(operation: "read", path: path, code: errno)
@@ -102,7 +107,7 @@ public enum FileIO {
         try check("write", path)
         var done = 0
         while done < bytes.count {
-            let n = Glibc.write(fd, bytes.baseAddress! + done, min(bytes.count - done, 1 << 30))
+            let n = systemWrite(fd, bytes.baseAddress! + done, min(bytes.count - done, 1 << 30))
             if n < 0 {
                 if errno == EINTR { continue }
                 throw IOError(operation: "write", path: path, code: errno)
@@ -119,7 +124,7 @@ public enum FileIO {
     /// not needed to read the data back, such as times (the size is still flushed).
     public static func fsync(_ fd: Int32, path: String, dataOnly: Bool = false) throws {
         try check("fsync", path)
-        while (dataOnly ? Glibc.fdatasync(fd) : Glibc.fsync(fd)) != 0 {
+        while (dataOnly ? systemFdatasync(fd) : systemFsync(fd)) != 0 {
             if errno != EINTR { throw IOError(operation: "fsync", path: path, code: errno) }
         }
     }
@@ -133,11 +138,11 @@ public enum FileIO {
 
     public static func rename(_ from: String, _ to: String) throws {
         try check("rename", to)
-        if Glibc.rename(from, to) != 0 { throw IOError(operation: "rename", path: from, code: errno) }
+        if systemRename(from, to) != 0 { throw IOError(operation: "rename", path: from, code: errno) }
     }
 
     public static func unlink(_ path: String) {
-        _ = Glibc.unlink(path)
+        _ = systemUnlink(path)
     }
 
     public static func truncate(_ fd: Int32, to size: Int, path: String) throws {

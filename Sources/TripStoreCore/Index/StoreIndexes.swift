@@ -9,12 +9,12 @@ public final class StoreIndexes {
     public let schema: Schema
     unowned let table: ObjectTable
     /// Which value indexes have been built.
-    private var built: [Bool] = []
+    @exclusivity(unchecked) private var built: [Bool] = []
     /// Live rows of each concrete entity, ascending.
-    public private(set) var typeRows: [[RowID]]
-    public private(set) var valueIndexes: [ValueIndex] = []
+    @exclusivity(unchecked) public private(set) var typeRows: [[RowID]]
+    @exclusivity(unchecked) public private(set) var valueIndexes: [ValueIndex] = []
     /// For each concrete entity, the value indexes that cover it.
-    private var indexesByEntity: [[Int]]
+    @exclusivity(unchecked) private var indexesByEntity: [[Int]]
 
     init(schema: Schema, table: ObjectTable) {
         self.schema = schema

@@ -8,10 +8,10 @@ public final class ValueIndex {
     /// The entity that declares the attribute; the index covers its subclasses too.
     public let entity: Int
     public let property: Property
-    private(set) var rowsByKey: [IndexKey: [RowID]] = [:]
-    private(set) var nullRows: [RowID] = []
-    private var sortedCache: [IndexKey]?
-    private var orderedCache: Ordered?
+    @exclusivity(unchecked) private(set) var rowsByKey: [IndexKey: [RowID]] = [:]
+    @exclusivity(unchecked) private(set) var nullRows: [RowID] = []
+    @exclusivity(unchecked) private var sortedCache: [IndexKey]?
+    @exclusivity(unchecked) private var orderedCache: Ordered?
 
     /// The values in order with their rows, and running row counts: a range
     /// is a slice, its size a subtraction.

@@ -46,9 +46,8 @@ public final class StoreLock {
 
     /// True when some process holds the writer's lock (used by readers to stay quiet about a torn tail).
     public static func isHeld(folder: String) -> Bool {
-        let fd = Glibc.open(folder + "/" + fileName, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return false }
-        defer { Glibc.close(fd) }
+        guard let fd = try? FileIO.open(folder + "/" + fileName, O_RDONLY) else { return false }
+        defer { FileIO.close(fd) }
         if flock(fd, LOCK_SH | LOCK_NB) == 0 {
             _ = flock(fd, LOCK_UN)
             return false

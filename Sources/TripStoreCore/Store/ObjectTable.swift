@@ -16,27 +16,33 @@ import Darwin
 ///
 /// Rows are assigned as objects are created and never reused while the store
 /// is open, so a row held by an index or a relationship stays meaningful.
+///
+/// The arrays the hot loops read are `@exclusivity(unchecked)` (here, in
+/// `RecordArena`, `StoreIndexes` and `ValueIndex`): a table is changed by one
+/// thread, and parallel workers only read it while nothing changes it
+/// (`Parallel.map` returns before the caller goes on), so no access can
+/// overlap a write; the run-time checks cost about a third of a load from JSON.
 public final class ObjectTable: ObjectLookup {
     public let schema: Schema
     /// The entity of each row, or -1 where no object lives.
-    private(set) var entityOfRow: [Int16] = []
+    @exclusivity(unchecked) private(set) var entityOfRow: [Int16] = []
     /// Where each row's record is in the arena (kept after a delete, so the id stays readable).
-    private(set) var locators: [Int64] = []
+    @exclusivity(unchecked) private(set) var locators: [Int64] = []
     let arena = RecordArena()
     /// The to-many relationship lists; a record's to-many slot holds a number
     /// here. List 0 is the shared empty list, never changed in place.
-    private(set) var lists: [[RowID]] = [[]]
-    private var scratch = RecordBuffer(capacity: 4096)
+    @exclusivity(unchecked) private(set) var lists: [[RowID]] = [[]]
+    @exclusivity(unchecked) private var scratch = RecordBuffer(capacity: 4096)
     /// The first eight bytes of each id-ordered row's id, for binary search.
-    private(set) var idPrefixes: [UInt64] = []
+    @exclusivity(unchecked) private(set) var idPrefixes: [UInt64] = []
     /// Rows below this were loaded from a snapshot, which is sorted by id:
     /// among them, row order is id order.
-    var idOrderedRows = 0
+    @exclusivity(unchecked) var idOrderedRows = 0
     /// Rows from `idOrderedRows` up to `laterIDsCover`, by id; extended when an id is looked up.
-    private var laterIDs: [String: RowID] = [:]
-    private var laterIDsCover = 0
+    @exclusivity(unchecked) private var laterIDs: [String: RowID] = [:]
+    @exclusivity(unchecked) private var laterIDsCover = 0
     /// Live objects per concrete entity.
-    public private(set) var countByEntity: [Int]
+    @exclusivity(unchecked) public private(set) var countByEntity: [Int]
     /// Who refers to each object through relationships without an inverse.
     let oneWay: OneWayReferences
 
@@ -47,7 +53,7 @@ public final class ObjectTable: ObjectLookup {
     }
 
     /// The number of live objects.
-    public private(set) var count = 0
+    @exclusivity(unchecked) public private(set) var count = 0
     /// One past the highest row ever used.
     public var rowCount: Int { entityOfRow.count }
 

@@ -94,7 +94,7 @@ extension Store {
                 try line.withUnsafeBytes { p in
                     try FileIO.writeAll(fd, UnsafeRawBufferPointer(rebasing: p[0..<(p.count / 2)]), path: path)
                 }
-                _ = Glibc.fsync(fd)
+                try? FileIO.fsync(fd, path: path)
                 CrashPoint.hit("journal-mid-write")
             }
             try FileIO.writeAll(fd, line, path: path)

@@ -13,18 +13,18 @@ import Darwin
 /// byte offset in the low 40. Records are never moved; a changed object gets a
 /// new record and the old one stays unused until the store is next loaded.
 final class RecordArena {
-    private var blocks: [UnsafeMutableRawPointer] = []
-    private var tailCapacity = 0
-    private var tailUsed = 0
+    @exclusivity(unchecked) private var blocks: [UnsafeMutableRawPointer] = []
+    @exclusivity(unchecked) private var tailCapacity = 0
+    @exclusivity(unchecked) private var tailUsed = 0
     /// Bytes held by records no row points at any more.
-    private(set) var unusedBytes = 0
+    @exclusivity(unchecked) private(set) var unusedBytes = 0
     /// Bytes in all blocks.
-    private(set) var totalBytes = 0
+    @exclusivity(unchecked) private(set) var totalBytes = 0
 
     static let offsetBits: Int64 = 40
 
     /// Blocks that are a private mapping of a file (an image's records), by block number.
-    private var mappings: [Int: (start: UnsafeMutableRawPointer, length: Int)] = [:]
+    @exclusivity(unchecked) private var mappings: [Int: (start: UnsafeMutableRawPointer, length: Int)] = [:]
 
     deinit {
         for (i, b) in blocks.enumerated() {
