@@ -53,9 +53,17 @@ enum VerifyCommand {
             return 2
         }
         let store = try Store.open(ctx.storePath, schema: ctx.schema, access: .write, options: options)
-        let t = try store.removeDanglingReferences(author: "repair")
-        c.line("repaired: removed \(store.danglingReferences.isEmpty ? n : 0) dangling reference\(n == 1 ? "" : "s")"
-               + (t.map { " as transaction \($0.token) by author 'repair'" } ?? "") + "; \(store.table.count) objects intact")
+        let t: HistoryTransaction?
+        do {
+            t = try store.removeDanglingReferences(author: "repair")
+        } catch let e as StoreError {
+            c.err("error: " + e.description)
+            c.err("verify: --repair changed nothing")
+            return e.exitCode
+        }
+        c.line("repaired: removed \(n) dangling reference\(n == 1 ? "" : "s")"
+               + (t.map { " as transaction \($0.token) by author 'repair'" } ?? " (their holders were deleted later; the files were rewritten)")
+               + "; \(store.table.count) objects intact")
         return 0
     }
 }

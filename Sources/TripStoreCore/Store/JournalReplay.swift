@@ -61,6 +61,7 @@ enum JournalReplay {
         }
         for c in changes where c["kind"] == .string("delete") {
             guard case .string(let id)? = c["id"], let row = table.row(for: id) else { throw damaged("deletes an unknown object") }
+            if let o = table.object(at: row) { store.replayedDeletes.append(ReplayedDelete(row: row, object: o, file: file, line: number)) }
             table.remove(row)
         }
     }

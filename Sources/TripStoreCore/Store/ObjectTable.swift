@@ -93,7 +93,7 @@ public final class ObjectTable: ObjectLookup {
     }
 
     /// The id a row has or had: also for a deleted row, whose record stays.
-    func recordedID(_ row: RowID) -> String? {
+    package func recordedID(_ row: RowID) -> String? {
         guard row >= 0, Int(row) < rowCount, locators[Int(row)] >= 0 else { return nil }
         return withID(row) { String(decoding: $0, as: UTF8.self) }
     }

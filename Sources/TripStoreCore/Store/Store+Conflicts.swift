@@ -80,10 +80,21 @@ extension Store {
             guard alive(row), let e = table.entity(at: row) else { continue }
             for p in schema.entities[e].properties { checkChanged(row, property: p) }
         }
+        // Rows the caller read at a known token (a context's objects): every
+        // property the transaction changes on them, sides of pairs included.
+        for row in tx.changedOrder where !tx.deleted.contains(row) && tx.rowTokens[row] != nil {
+            guard let original = tx.originals[row], let now = tx.changed[row], table.entity(at: row) != nil else { continue }
+            for p in schema.entities[original.entity].properties where original.values[p.slot] != now.values[p.slot] {
+                checkChanged(row, property: p)
+            }
+        }
         for row in tx.linkTargets.sorted() where !tx.deleted.contains(row) { _ = alive(row) }
         for (i, o) in tx.newObjects.enumerated() where !tx.deleted.contains(RowID(tx.base + i)) {
-            guard let o, let row = table.row(for: o.id) else { continue }
-            let entity = table.entity(at: row) ?? o.entity
+            // Inserted since: live now, or inserted (and maybe deleted again) after the staging token.
+            guard let o, tx.baseToken < lastToken else { continue }
+            let live = table.row(for: o.id)
+            guard live != nil || later?.inserted[o.id] != nil else { continue }
+            let entity = live.flatMap { table.entity(at: $0) } ?? o.entity
             if reported.insert("\(o.id)\u{0}inserted").inserted {
                 out.append(StoreConflict(type: schema.entities[entity].name, id: o.id, reason: .inserted,
                                          token: later?.inserted[o.id], stagedOn: tx.baseToken))

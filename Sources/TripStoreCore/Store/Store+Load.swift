@@ -25,6 +25,7 @@ extension Store {
             // A writer compacted while we read: its journal is gone. Read again, from the new snapshot.
             throw IOError(operation: "open", path: journal, code: ENOENT)
         }
+        try checkReplayedDeletes()
         // The snapshot's rows went into the type index as they were added; a
         // replayed journal may have changed them, so then it is built again.
         if journalTransactions > 0 { indexes.rebuild(from: table) }

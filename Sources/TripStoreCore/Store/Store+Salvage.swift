@@ -182,15 +182,26 @@ extension Store {
     /// Removes the dangling references found by a salvaging open as one
     /// transaction (by `author`), committed by writing a snapshot, so the
     /// damaged files are replaced. History records each relationship's value
-    /// as the files held it and as it is now. Nil when there was nothing to remove.
+    /// as the files held it and as it is now. Nil when there was nothing to
+    /// record (nothing found, or every holder was deleted later; the files
+    /// are rewritten all the same).
     ///
     /// - Throws: `StoreError.usage` unless the store was opened for writing
-    ///   with `salvageDanglingReferences`; file-system errors from the snapshot.
+    ///   with `salvageDanglingReferences`; `StoreError.damaged` (changing
+    ///   nothing) when the store has other damage that this cannot mend;
+    ///   file-system errors from the snapshot.
     public func removeDanglingReferences(author: String) throws -> HistoryTransaction? {
         guard access == .write, lock != nil, options.salvageDanglingReferences else {
             throw StoreError.usage("open the store for writing with salvageDanglingReferences to remove dangling references")
         }
         guard !danglingReferences.isEmpty else { return nil }
+        let remaining = checkInvariants()
+        if !remaining.isEmpty {
+            throw StoreError.damaged(file: files.folder, line: nil,
+                                     detail: "besides dangling references: " + remaining.prefix(5).joined(separator: "; ")
+                                         + "; removing the dangling references would not mend it, so nothing was changed",
+                                     repairable: false)
+        }
         var changes: [Change] = []
         var done = Set<String>()
         for d in danglingReferences where done.insert(d.id + "\u{0}" + d.property).inserted {
@@ -204,9 +215,13 @@ extension Store {
                 changes.append(Change(kind: .update, type: schema.entities[o.entity].name, id: d.id, values: [change]))
             }
         }
-        let t = HistoryTransaction(token: lastToken + 1, timestamp: Store.now(), author: author, changes: changes)
-        loadedHistory.append(t)
-        lastToken = t.token
+        var t: HistoryTransaction?
+        if !changes.isEmpty {
+            let repair = HistoryTransaction(token: lastToken + 1, timestamp: Store.now(), author: author, changes: changes)
+            loadedHistory.append(repair)
+            lastToken = repair.token
+            t = repair
+        }
         do {
             try compact()
         } catch {

@@ -60,6 +60,8 @@ public final class Store {
     public internal(set) var lastToken: Int64 = 0
     /// The token of the loaded snapshot (0 when there is none); the journal is `journal-<this>.jsonl`.
     public internal(set) var snapshotToken: Int64 = 0
+    /// Objects the journal deleted at open, to check that nothing still refers to them.
+    var replayedDeletes: [ReplayedDelete] = []
     /// References to missing objects that a salvaging open left out (see `StoreOptions.salvageDanglingReferences`).
     public internal(set) var danglingReferences: [DanglingReference] = []
     /// Messages worth showing a person (a torn journal tail that was ignored).

@@ -30,8 +30,23 @@ extension TransactionBuilder {
         func checkLive(_ row: RowID) {
             guard let e = entity(at: row) else { return }
             for p in schema.entities[e].properties {
-                guard let rel = p.relationship else { continue }
-                let now = value(at: row, slot: p.slot).rows
+                guard let rel = p.relationship else {
+                    // Attributes: every one of a new object, the ones set on an existing one.
+                    guard let a = p.attribute, Int(row) >= base || explicitSlots.contains(Int64(row) << 16 | Int64(p.slot)) else { continue }
+                    if !value(at: row, slot: p.slot).fits(a.type, optional: a.isOptional) {
+                        problems.append("\(name(row, p.slot)) would hold a value that is not \(a.isOptional ? "nil or " : "")\(ValueDecoding.expectation(a.type))")
+                    }
+                    continue
+                }
+                let value = self.value(at: row, slot: p.slot)
+                switch (value, rel.isToMany) {
+                case (.null, false), (.toOne, false), (.toMany, true): break
+                default: problems.append("\(name(row, p.slot)) would hold something other than \(rel.isToMany ? "a list of references" : "a reference or nil")")
+                }
+                let now = value.rows
+                if rel.isToMany && Set(now).count != now.count {
+                    problems.append("\(name(row, p.slot)) would hold the same object twice")
+                }
                 for t in now {
                     guard let te = entity(at: t) else {
                         problems.append("\(name(row, p.slot)) would hold '\(recordedID(t))', which does not exist")
@@ -49,6 +64,9 @@ extension TransactionBuilder {
                     problems.append("\(name(t, inv)) would still hold '\(recordedID(row))', which no longer holds it back")
                 }
             }
+        }
+        for m in missingTargets where entity(at: m.row) != nil && entity(at: m.target) == nil {
+            problems.append("\(name(m.row, m.slot)) would hold '\(recordedID(m.target))', which does not exist")
         }
         for i in newObjects.indices where problems.count < limit { checkLive(RowID(base + i)) }
         for row in changedOrder where problems.count < limit { checkLive(row) }

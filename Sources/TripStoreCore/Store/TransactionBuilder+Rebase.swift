@@ -61,6 +61,7 @@ extension TransactionBuilder {
         fresh.explicitSlots = explicitSlots
         fresh.deleteRequests = deleteRequests
         fresh.linkTargets = linkTargets
+        fresh.missingTargets = missingTargets.map { (map($0.row), $0.slot, map($0.target)) }
         for (target, referrers) in addedOneWay {
             fresh.addedOneWay[map(target)] = referrers.map { Referrer(row: map($0.row), slot: Int($0.slot)) }
         }

@@ -34,6 +34,8 @@ public struct TransactionBuilder: ObjectLookup {
     var linkTargets: Set<RowID> = []
     /// Per row, the token its caller read it at, where older than `baseToken`.
     var rowTokens: [RowID: Int64] = [:]
+    /// Links asked for to objects that do not exist (refused at commit).
+    var missingTargets: [(row: RowID, slot: Int, target: RowID)] = []
     /// References this transaction added to relationships without an inverse, by target.
     var addedOneWay: [RowID: [Referrer]] = [:]
 
@@ -49,7 +51,7 @@ public struct TransactionBuilder: ObjectLookup {
 
     public func object(at row: RowID) -> StoredObject? {
         if deleted.contains(row) { return nil }
-        if Int(row) >= base { return newObjects[Int(row) - base] }
+        if Int(row) >= base { return isOwnRow(row) ? newObjects[Int(row) - base] : nil }
         if let c = changed[row] { return c }
         return table.object(at: row)
     }
@@ -57,7 +59,7 @@ public struct TransactionBuilder: ObjectLookup {
     /// The entity of the live object at a row, without copying the object.
     func entity(at row: RowID) -> Int? {
         if deleted.contains(row) { return nil }
-        if Int(row) >= base { return Int(row) - base < newObjects.count ? newObjects[Int(row) - base]?.entity : nil }
+        if Int(row) >= base { return isOwnRow(row) ? newObjects[Int(row) - base]?.entity : nil }
         if let c = changed[row] { return c.entity }
         return table.entity(at: row)
     }
@@ -65,17 +67,23 @@ public struct TransactionBuilder: ObjectLookup {
     /// One slot of a live row as this transaction sees it.
     func value(at row: RowID, slot: Int) -> Value {
         if deleted.contains(row) { return .null }
-        if Int(row) >= base { return newObjects[Int(row) - base]?.values[slot] ?? .null }
+        if Int(row) >= base { return isOwnRow(row) ? newObjects[Int(row) - base]?.values[slot] ?? .null : .null }
         if let c = changed[row] { return c.values[slot] }
         return table.value(at: row, slot: slot)
     }
 
     /// The live row of an id, seeing this transaction's inserts and deletes.
+    /// Objects inserted by commits after this transaction was staged are not
+    /// seen: their rows are at or above `base`, which belong to this
+    /// transaction's own inserts (inserting such an id is a conflict at commit).
     public func row(for id: String) -> RowID? {
         if let r = newRowByID[id] { return deleted.contains(r) ? nil : r }
-        if let r = table.row(for: id), !deleted.contains(r) { return r }
+        if let r = table.row(for: id), Int(r) < base, !deleted.contains(r) { return r }
         return nil
     }
+
+    /// Whether a row at or above `base` is one this transaction inserted.
+    @inline(__always) func isOwnRow(_ row: RowID) -> Bool { Int(row) - base < newObjects.count }
 
     public mutating func reserve(_ n: Int) {
         newObjects.reserveCapacity(n)
@@ -113,8 +121,9 @@ public struct TransactionBuilder: ObjectLookup {
     }
 
     mutating func modify(_ row: RowID, _ body: (inout StoredObject) -> Void) {
+        guard row >= 0 else { return }
         if Int(row) >= base {
-            guard newObjects[Int(row) - base] != nil else { return }
+            guard isOwnRow(row), newObjects[Int(row) - base] != nil else { return }
             body(&newObjects[Int(row) - base]!)
             return
         }
@@ -191,7 +200,11 @@ public struct TransactionBuilder: ObjectLookup {
     public mutating func link(_ row: RowID, slot: Int, to target: RowID) {
         markExplicit(row, slot)
         if Int(target) < base { linkTargets.insert(target) }
-        guard let rel = relationship(row, slot), entity(at: target) != nil else { return }
+        guard let rel = relationship(row, slot) else { return }
+        guard entity(at: target) != nil else {
+            missingTargets.append((row, slot, target))
+            return
+        }
         let displaced = addReference(row, slot, target, toMany: rel.isToMany)
         guard let inverse = rel.inverseSlot, let invRel = relationship(target, inverse) else { return }
         if let d = displaced { removeReference(d, inverse, row) }
@@ -216,6 +229,8 @@ public struct TransactionBuilder: ObjectLookup {
     public mutating func setRelationship(_ row: RowID, slot: Int, to targets: [RowID],
                                          deletingDropped: Bool = true) throws(StoreError) {
         markExplicit(row, slot)
+        var seen = Set<RowID>()
+        let targets = targets.filter { seen.insert($0).inserted }  // a to-many holds an object once
         for t in targets where Int(t) < base { linkTargets.insert(t) }
         guard entity(at: row) != nil, let rel = relationship(row, slot) else { return }
         let current = value(at: row, slot: slot).rows

@@ -31,6 +31,9 @@ public final class ModelContext {
         var token: Int64
     }
     private var read: [String: ReadState] = [:]
+    /// Instances whose objects another save deleted (found by `refresh`): a
+    /// save that still reaches one is a conflict, never an insert.
+    private var vanished: [ObjectIdentifier: StoreConflict] = [:]
 
     public init(_ container: ModelContainer) {
         self.container = container
@@ -230,6 +233,7 @@ public final class ModelContext {
         var seen = Set<ObjectIdentifier>()
         while let m = pending.popLast() {
             guard seen.insert(ObjectIdentifier(m)).inserted, read[m.persistentModelID] == nil else { continue }
+            if let gone = vanished[ObjectIdentifier(m)] { throw StoreError.conflict([gone]) }
             guard let entity = models.entity(of: m) else {
                 throw StoreError.usage("\(type(of: m)) is not in the model schema")
             }
@@ -260,6 +264,10 @@ public final class ModelContext {
                 }
             }
         }
+        // Every object the context read, at the token it read it: the store
+        // refuses to change any of them (even as the other side of a pair)
+        // where another save changed the same property since.
+        for state in read.values { tx.assumeRead(state.row, at: state.token) }
         // Known objects: only the properties the program changed since it read them.
         for (id, state) in read.sorted(by: { $0.value.row < $1.value.row }) {
             guard let m = identity[id], !deletedIDs.contains(ObjectIdentifier(m)), let entity = models.entity(of: m) else { continue }
@@ -314,6 +322,18 @@ public final class ModelContext {
             forget(model)
             return
         }
+        // Related objects deleted elsewhere leave the relationships, pending or not.
+        if let entity = models.entity(of: model) {
+            for p in models.properties[entity.id] {
+                guard case .relationship(_, _, let get, _) = p.kind else { continue }
+                let related: [PersistentModel]
+                switch get(model) {
+                case .one(let t): related = t.map { [$0] } ?? []
+                case .many(let ts): related = ts
+                }
+                for t in related where isDeletedInStore(t) { forget(t) }
+            }
+        }
         fill(model, from: o, keepingChangesSince: state)
         read[id] = ReadState(row: state.row, values: o.values, token: store.lastToken)
     }
@@ -323,10 +343,33 @@ public final class ModelContext {
         for m in Array(identity.values) { refresh(m) }
     }
 
+    private func isDeletedInStore(_ m: PersistentModel) -> Bool {
+        guard let state = read[m.persistentModelID], identity[m.persistentModelID] === m else { return false }
+        return store.table.recordedID(state.row) != m.persistentModelID || store.table.entity(at: state.row) == nil
+    }
+
+    /// Drops an object another save deleted: from the identity map, from
+    /// every relationship of the objects this context knows, and from pending deletes.
     private func forget(_ m: PersistentModel) {
-        identity[m.persistentModelID] = nil
-        read[m.persistentModelID] = nil
+        let id = m.persistentModelID
+        if let state = read[id] {
+            vanished[ObjectIdentifier(m)] = StoreConflict(type: models.entity(of: m)?.name ?? "\(type(of: m))", id: id,
+                                                          reason: .deleted, token: nil, stagedOn: state.token)
+        }
+        identity[id] = nil
+        read[id] = nil
         deleted.removeAll { $0 === m }
+        for other in identity.values {
+            guard let entity = models.entity(of: other) else { continue }
+            for p in models.properties[entity.id] {
+                guard case .relationship(_, _, let get, let set) = p.kind else { continue }
+                switch get(other) {
+                case .one(let t) where t === m: set(other, .one(nil))
+                case .many(let ts) where ts.contains(where: { $0 === m }): set(other, .many(ts.filter { $0 !== m }))
+                default: break
+                }
+            }
+        }
     }
 
     /// Reads every known object back from the store, dropping pending changes

@@ -8,7 +8,7 @@ package enum ValueDecoding {
         package var message: String
     }
 
-    static func expectation(_ t: ValueType) -> String {
+    package static func expectation(_ t: ValueType) -> String {
         switch t {
         case .string: return "a string"
         case .int: return "an integer"

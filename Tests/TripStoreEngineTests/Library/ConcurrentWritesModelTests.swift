@@ -27,6 +27,16 @@ import Testing
         func anyChangeSince(_ id: String, _ token: Int64) -> Bool {
             (deletedAt[id] ?? 0) > token || changedAt.contains { $0.key.hasPrefix(id + ".") && $0.value > token }
         }
+        /// Deleting a book also changes the shelves that hold it (books, favourite):
+        /// a conflict when another save changed those since.
+        func bookDeleteConflicts(_ b: String, _ t: Int64) -> Bool {
+            anyChangeSince(b, t)
+                || books.contains { $0.value.contains(b) && changedSince($0.key, "books", t) }
+                || favourite.contains { $0.value == b && changedSince($0.key, "favourite", t) }
+        }
+        func shelfDeleteConflicts(_ s: String, _ t: Int64) -> Bool {
+            anyChangeSince(s, t) || (books[s] ?? []).contains { bookDeleteConflicts($0, t) }
+        }
 
         mutating func deleteBook(_ b: String, at t: Int64) {
             guard pages.removeValue(forKey: b) != nil else { return }
@@ -157,12 +167,12 @@ import Testing
                     let id = shelf.persistentModelID
                     w.context.delete(shelf)
                     w.deleting.insert(id)
-                    w.edits.append(Edit(conflicts: { m, t in m.anyChangeSince(id, t) }, apply: { m, t in m.deleteShelf(id, at: t) }))
+                    w.edits.append(Edit(conflicts: { m, t in m.shelfDeleteConflicts(id, t) }, apply: { m, t in m.deleteShelf(id, at: t) }))
                 } else if let book = try w.known(Book.self).randomElement(using: &rng.random) {
                     let id = book.persistentModelID
                     w.context.delete(book)
                     w.deleting.insert(id)
-                    w.edits.append(Edit(conflicts: { m, t in m.anyChangeSince(id, t) }, apply: { m, t in m.deleteBook(id, at: t) }))
+                    w.edits.append(Edit(conflicts: { m, t in m.bookDeleteConflicts(id, t) }, apply: { m, t in m.deleteBook(id, at: t) }))
                 }
             case 6, 7, 8:  // save
                 let expectConflict = w.edits.contains { $0.conflicts(model, w.readToken) }

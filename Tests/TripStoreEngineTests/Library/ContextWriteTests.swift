@@ -170,3 +170,61 @@ import TripStoreModels
         #expect(container.store.checkInvariants() == [])
     }
 }
+
+/// Context habits a hostile review tried, each kept fixed.
+@Suite struct ContextReviewTests {
+    @Test func theRetryPatternNeverBringsBackAnObjectAnotherContextDeleted() throws {
+        let container = try ModelContainer(folder: TestFolders.make("retry"), models: ShelfSchema.models)
+        let a = ModelContext(container), b = ModelContext(container)
+        let shelf = Shelf(name: "Home")
+        shelf.books = [Book(title: "b1"), Book(title: "b2")]
+        a.insert(shelf)
+        try a.save(author: "a")
+        shelf.books.append(Book(title: "b3"))
+        let doomed = try #require(try b.fetch(FetchDescriptor<Book>(query: "title == \"b2\"")).first)
+        b.delete(doomed)
+        try b.save(author: "b")
+        #expect(throws: StoreError.self) { try a.save(author: "a") }
+        a.refreshAll()
+        #expect(shelf.books.map(\.title) == ["b1", "b3"])
+        try a.save(author: "a")
+        let titles = try ModelContext(container).fetch(FetchDescriptor<Book>()).map(\.title).sorted()
+        #expect(titles == ["b1", "b3"])
+        #expect(container.store.checkInvariants() == [])
+    }
+
+    @Test func twoContextsMovingTheSameChildConflict() throws {
+        let container = try ModelContainer(folder: TestFolders.make("move-two"), models: TripSchema.models)
+        let setup = ModelContext(container)
+        let day = ContextWriteTests.day("2026-01-01")
+        let trips = (1...3).map { Trip(name: "t\($0)", destination: "d", startDate: day, endDate: day) }
+        trips[0].bucketList = [BucketListItem(title: "item")]
+        for t in trips { setup.insert(t) }
+        try setup.save(author: "setup")
+        let a = ModelContext(container), b = ModelContext(container)
+        func trip(_ c: ModelContext, _ name: String) throws -> Trip {
+            try #require(try c.fetch(FetchDescriptor<Trip>()).first { $0.name == name })
+        }
+        let itemA = try #require(try trip(a, "t1").bucketList.first)
+        let itemB = try #require(try trip(b, "t1").bucketList.first)
+        try trip(a, "t2").bucketList.append(itemA)
+        try trip(b, "t3").bucketList.append(itemB)
+        try a.save(author: "a")
+        #expect(throws: StoreError.self) { try b.save(author: "b") }
+        #expect(try trip(ModelContext(container), "t2").bucketList.map(\.title) == ["item"])
+    }
+
+    @Test func aCascadeDeleteOverAChildChangedSinceIsAConflict() throws {
+        let container = try ModelContainer(folder: TestFolders.make("cascade-conflict"), models: ShelfSchema.models)
+        let a = ModelContext(container), b = ModelContext(container)
+        let shelf = Shelf(name: "Home")
+        shelf.books = [Book(title: "b1")]
+        a.insert(shelf)
+        try a.save(author: "a")
+        try #require(try b.fetch(FetchDescriptor<Book>()).first).pages = 999
+        try b.save(author: "b")
+        a.delete(shelf)
+        #expect(throws: StoreError.self) { try a.save(author: "a") }
+        #expect(try ModelContext(container).fetch(FetchDescriptor<Book>()).map(\.pages) == [999])
+    }
+}

@@ -251,3 +251,97 @@ import Testing
         #expect(reopened.history.last?.author == "repair")
     }
 }
+
+/// What a hostile review of the first version found, each kept fixed.
+@Suite struct IntegrityReviewTests {
+    func shelves(_ folder: String = TestFolders.make("review")) throws -> Store { try IntegrityTests().store(folder) }
+    func row(_ store: Store, _ id: String) throws -> RowID { try #require(store.table.row(for: id)) }
+    func slot(_ store: Store, _ type: String, _ name: String) -> Int { store.schema.entity(named: type)!.property(named: name)!.slot }
+    func book(_ store: Store, _ id: String) -> StoredObject {
+        let e = store.schema.entity(named: "Book")!
+        var values = e.emptyValues
+        values[e.property(named: "title")!.slot] = .string(id)
+        values[e.property(named: "pages")!.slot] = .int(1)
+        return StoredObject(entity: e.id, id: id, values: values)
+    }
+
+    @Test func aStaleTransactionDoesNotSeeObjectsInsertedAfterItWasStaged() throws {
+        let store = try shelves()
+        var stale = store.transaction()
+        stale.insert(book(store, "mine"))
+        var later = store.transaction()
+        later.insert(book(store, "theirs"))
+        try store.commit(later, author: "other")
+        #expect(stale.row(for: "theirs") == nil)
+        #expect(stale.object(at: try row(store, "theirs"))?.id != "theirs")  // that row is its own insert here
+        stale.insert(book(store, "theirs"))
+        #expect(throws: StoreError.self) { try store.commit(stale, author: "me") }
+        #expect(store.object(id: "mine") == nil)
+    }
+
+    @Test func anIdInsertedAndDeletedSinceIsAConflictForAStaleInsert() throws {
+        let store = try shelves()
+        var stale = store.transaction()
+        stale.insert(book(store, "dupe"))
+        var later = store.transaction()
+        later.insert(book(store, "dupe"))
+        try store.commit(later, author: "other")
+        var gone = store.transaction()
+        try gone.delete(try row(store, "dupe"))
+        try store.commit(gone, author: "other")
+        #expect(throws: StoreError.self) { try store.commit(stale, author: "me") }
+    }
+
+    @Test func aLinkToAMissingObjectOrAValueOfTheWrongTypeIsRefused() throws {
+        let store = try shelves()
+        let token = store.lastToken
+        var gone = store.transaction()
+        try gone.delete(try row(store, "b3"))
+        try store.commit(gone, author: "test")
+        var link = store.transaction()
+        link.link(try row(store, "s1"), slot: slot(store, "Shelf", "favourite"), to: RowID(store.table.rowCount + 5))
+        #expect(throws: StoreError.self) { try store.commit(link, author: "test") }
+        var wrong = store.transaction()
+        wrong.setAttribute(try row(store, "b1"), slot: slot(store, "Book", "title"), to: .int(3))
+        #expect(throws: StoreError.self) { try store.commit(wrong, author: "test") }
+        #expect(store.lastToken == token + 1)
+    }
+
+    @Test func aToManyHoldsAnObjectOnce() throws {
+        let store = try shelves()
+        var tx = store.transaction()
+        let b1 = try row(store, "b1")
+        try tx.setRelationship(try row(store, "s2"), slot: slot(store, "Shelf", "books"), to: [b1, b1])
+        try store.commit(tx, author: "test")
+        #expect(store.object(id: "s2")?.values[slot(store, "Shelf", "books")] == .toMany([b1]))
+        #expect(store.checkInvariants() == [])
+    }
+
+    /// Older versions wrote a delete without taking the object out of the
+    /// relationships that held it; the journal line alone says so.
+    @Test func aJournalDeleteThatLeftReferencesBehindIsRefusedListedAndRepaired() throws {
+        let folder = TestFolders.make("left-behind")
+        let store = try shelves(folder)
+        try store.compact()
+        let token = store.lastToken
+        store.close()
+        let line = #"{"token":\#(token + 1),"timestamp":"2026-11-23T10:00:00Z","author":"old","changes":[{"kind":"delete","type":"Book","id":"b2","tombstone":{}}]}"#
+        try Data(JournalFormat.seal(Array(line.utf8))).write(to: URL(fileURLWithPath: folder + "/journal-\(token).jsonl"))
+        #expect {
+            try Store.open(folder, schema: ShelfSchema.schema, access: .read)
+        } throws: { error in
+            guard case StoreError.danglingReferences(_, let line, _) = error else { return false }
+            return line == 1
+        }
+        var options = StoreOptions()
+        options.salvageDanglingReferences = true
+        let writer = try Store.open(folder, schema: ShelfSchema.schema, access: .write, options: options)
+        #expect(writer.danglingReferences.map { "\($0.id).\($0.property) \($0.missingID ?? "null")" } == ["s1.books b2"])
+        let t = try #require(try writer.removeDanglingReferences(author: "repair"))
+        #expect(t.changes.map(\.id) == ["s1"])
+        writer.close()
+        let reopened = try Store.open(folder, schema: ShelfSchema.schema, access: .read)
+        #expect(reopened.checkInvariants() == [])
+        #expect(reopened.object(id: "b2") == nil)
+    }
+}
