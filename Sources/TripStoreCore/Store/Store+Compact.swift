@@ -31,6 +31,10 @@ extension Store {
             try FileIO.writeAll(fd, buffer.bytes, path: temp)
             buffer.bytes.removeAll(keepingCapacity: true)
         }
+        // Never let a table that fails its invariants become the truth on disk.
+        let problems = table.referenceProblems()
+        if !problems.isEmpty { throw StoreError.inconsistent(problems + ["the snapshot was not written"]) }
+        Trace.mark("snapshot invariants")
         buffer.bytes.append(contentsOf: SnapshotFormat.header(schema: schema, token: token, objects: table.count))
         Trace.mark("snapshot start")
         let rows = table.rowsSortedByID()
@@ -41,12 +45,7 @@ extension Store {
         var crashed = false
         while start < rows.count {
             let end = min(rows.count, start + 65_536)
-            let (parts, dangling) = encodeInParallel(rows[start..<end], encoder: encoder)
-            if dangling > 0 {
-                // Never let a table that fails its invariants become the truth on disk.
-                throw StoreError.inconsistent(["\(dangling) reference\(dangling == 1 ? "" : "s") to deleted objects; the snapshot was not written"])
-            }
-            for part in parts {
+            for part in encodeInParallel(rows[start..<end], encoder: encoder) {
                 buffer.bytes.append(contentsOf: part)
                 try flush(force: false)
             }
@@ -127,31 +126,25 @@ extension Store {
     }
 
     /// Snapshot lines for `rows`, one byte array per core, in order.
-    private func encodeInParallel(_ rows: ArraySlice<RowID>, encoder: RecordEnvelopeWriter) -> ([[UInt8]], dangling: Int) {
+    private func encodeInParallel(_ rows: ArraySlice<RowID>, encoder: RecordEnvelopeWriter) -> [[UInt8]] {
         let parts = rows.count >= 1024 ? 2 : 1
         let per = (rows.count + parts - 1) / parts
         var out = Array(repeating: [UInt8](), count: parts)
-        var dangling = Array(repeating: 0, count: parts)
         nonisolated(unsafe) let table = self.table
         let all = Array(rows)
         out.withUnsafeMutableBufferPointer { buffers in
-          dangling.withUnsafeMutableBufferPointer { counts in
             nonisolated(unsafe) let results = buffers
-            nonisolated(unsafe) let counts = counts
             Parallel.forEach(parts) { k in
                 let encoder = k == 0 ? encoder : RecordEnvelopeWriter(schema: encoder.encoder.schema.privateCopy())
                 var w = JSONWriter(capacity: per * 400)
-                var missing = 0
                 for row in all[(k * per)..<min(all.count, (k + 1) * per)] {
-                    missing += encoder.write(row: row, table: table, to: &w)
+                    encoder.write(row: row, table: table, to: &w)
                     w.bytes.append(0x0A)
                 }
                 results[k] = w.bytes
-                counts[k] = missing
             }
-          }
         }
-        return (out, dangling.reduce(0, +))
+        return out
     }
 
     /// Drops history transactions with a token below `token`; the objects stay.

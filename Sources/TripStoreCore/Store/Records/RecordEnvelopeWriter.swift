@@ -29,12 +29,8 @@ struct RecordEnvelopeWriter {
         }
     }
 
-    /// Writes the line; returns how many references point at no live object
-    /// (written as `null`: a table in that state must not become a snapshot).
-    @discardableResult
-    func write(row: RowID, table: ObjectTable, to w: inout JSONWriter) -> Int {
-        guard let entity = table.entity(at: row) else { return 0 }
-        var dangling = 0
+    func write(row: RowID, table: ObjectTable, to w: inout JSONWriter) {
+        guard let entity = table.entity(at: row) else { return }
         let record = table.record(row)
         let (id, slots) = RecordReader.id(record)
         w.bytes.append(contentsOf: encoder.envelopePrefix[entity])
@@ -58,7 +54,7 @@ struct RecordEnvelopeWriter {
                 attribute(value, tag, type, table, &w)
             case .toOne:
                 if tag == RecordTag.toOne {
-                    if !reference(Int32(littleEndian: (value + 1).loadUnaligned(as: Int32.self)), table, &w) { dangling += 1 }
+                    reference(Int32(littleEndian: (value + 1).loadUnaligned(as: Int32.self)), table, &w)
                 } else {
                     w.bytes.append(contentsOf: encoder.null)
                 }
@@ -70,14 +66,13 @@ struct RecordEnvelopeWriter {
                 w.bytes.append(UInt8(ascii: "["))
                 for (i, target) in table.lists[n].enumerated() {
                     if i > 0 { w.bytes.append(UInt8(ascii: ",")) }
-                    if !reference(target, table, &w) { dangling += 1 }
+                    reference(target, table, &w)
                 }
                 w.bytes.append(UInt8(ascii: "]"))
             }
         }
         w.bytes.append(UInt8(ascii: "}"))
         w.bytes.append(UInt8(ascii: "}"))
-        return dangling
     }
 
     @inline(__always) private func attribute(_ value: UnsafeRawPointer, _ tag: UInt8, _ type: ValueType,
@@ -104,14 +99,13 @@ struct RecordEnvelopeWriter {
         }
     }
 
-    @inline(__always) private func reference(_ row: RowID, _ table: ObjectTable, _ w: inout JSONWriter) -> Bool {
+    @inline(__always) private func reference(_ row: RowID, _ table: ObjectTable, _ w: inout JSONWriter) {
         guard let entity = table.entity(at: row) else {
             w.bytes.append(contentsOf: encoder.null)
-            return false
+            return
         }
         w.bytes.append(contentsOf: encoder.envelopePrefix[entity])
         w.appendQuoted(utf8: RecordReader.id(table.record(row)).0)
         w.bytes.append(UInt8(ascii: "}"))
-        return true
     }
 }
