@@ -17,12 +17,34 @@ public struct CLIError: Error {
     static func from(_ error: any Error) -> CLIError {
         switch error {
         case let e as CLIError: return e
-        case let e as StoreError: return CLIError(e.description, exitCode: e.exitCode)
+        case let e as StoreError: return CLIError(e.description + advice(e), exitCode: exitCode(e))
         case let e as EnvelopeError: return CLIError(e.description)
         case let e as EnvelopeErrors: return CLIError(e.description)
         case let e as IOError: return CLIError(e.description, exitCode: 3)
         case let e as JSONSyntaxError: return CLIError("invalid JSON: \(e)")
         default: return CLIError("internal error: \(error)", exitCode: 3)
+        }
+    }
+
+    /// 1 for input, usage and conflict errors (nothing changed), 2 for a
+    /// damaged, locked or incompatible store, 3 for I/O failures.
+    static func exitCode(_ e: StoreError) -> Int32 {
+        switch e {
+        case .noStore, .invalid, .invalidMany, .notFound, .denied, .usage, .conflict, .inconsistent: return 1
+        case .damaged, .danglingReferences, .locked, .newerFormat, .schemaMismatch: return 2
+        case .io: return 3
+        }
+    }
+
+    /// What a person can do about it, in the command line's words.
+    static func advice(_ e: StoreError) -> String {
+        switch e {
+        case .damaged(_, _, _, true): return "; run 'tripstore verify --repair' to cut the torn tail"
+        case .danglingReferences: return "; run 'tripstore verify' to list dangling references, 'tripstore verify --repair' to remove them"
+        case .locked: return "; try again, or pass --wait SECONDS"
+        case .newerFormat: return "; upgrade tripstore"
+        case .invalid(let envelope) where envelope.kind == .existingID: return " (use --mode upsert or --mode skip-existing)"
+        default: return ""
         }
     }
 }

@@ -39,7 +39,9 @@ struct CommandContext {
     /// Opens the store, printing its warnings (a torn journal tail) on stderr.
     func openStore(_ access: StoreAccess) throws -> Store {
         let store = try Store.open(storePath, schema: schema, access: access, options: options())
-        for w in store.warnings { console.err(w) }
+        for w in store.warnings {
+            console.err(w + (store.hasTornTail && access == .read ? " ('tripstore verify --repair' cuts it)" : ""))
+        }
         console.keepUntilExit(store)
         return store
     }

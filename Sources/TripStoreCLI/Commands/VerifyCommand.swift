@@ -19,9 +19,9 @@ enum VerifyCommand {
         } catch StoreError.danglingReferences {
             return try repairDangling(ctx)
         } catch let e as StoreError {
-            c.err("error: " + e.description)
+            c.err("error: " + e.description + CLIError.advice(e))
             if case .damaged = e { c.err("verify: the damage is not a torn tail; --repair cannot fix it and changed nothing") }
-            return e.exitCode
+            return CLIError.exitCode(e)
         }
         let problems = store.checkInvariants()
         for p in problems { c.err("error: \(p)") }
@@ -59,7 +59,7 @@ enum VerifyCommand {
         } catch let e as StoreError {
             c.err("error: " + e.description)
             c.err("verify: --repair changed nothing")
-            return e.exitCode
+            return CLIError.exitCode(e)
         }
         c.line("repaired: removed \(n) dangling reference\(n == 1 ? "" : "s")"
                + (t.map { " as transaction \($0.token) by author 'repair'" } ?? " (their holders were deleted later; the files were rewritten)")

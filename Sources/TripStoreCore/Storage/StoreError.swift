@@ -1,7 +1,8 @@
 import TripStoreFormat
 import TripStoreJSON
 import TripStoreSystem
-/// Why a store operation failed. `exitCode` is what the CLI exits with.
+/// Why a store operation failed: what, where and why, in the store's own terms.
+/// (The command line turns each case into an exit code and advice, in one place.)
 public enum StoreError: Error, Sendable, CustomStringConvertible {
     /// The folder holds no store (a read command on an empty folder).
     case noStore(path: String)
@@ -37,11 +38,11 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
         case .noStore(let p): return "no store at \(p); import a file to create one"
         case .damaged(let f, let l, let d, let r):
             return "the store is damaged: \(f)\(l.map { " line \($0)" } ?? ""): \(d)"
-                + (r ? " (run 'tripstore verify --repair' to cut the torn tail)" : "")
+                + (r ? " (a write cut short, which a repair can cut)" : "")
         case .locked(let p, let pid):
-            return "the store is locked by another writer\(pid.map { " (pid \($0))" } ?? "") (\(p)); try again, or pass --wait SECONDS"
+            return "the store is locked by another writer\(pid.map { " (pid \($0))" } ?? "") (\(p))"
         case .newerFormat(let f, let v):
-            return "\(f) was written in store format \(v), newer than this tripstore reads (1); upgrade tripstore"
+            return "\(f) was written in store format \(v), newer than this version reads (\(SnapshotFormat.version))"
         case .schemaMismatch(let ds):
             return "the store's schema differs from this program's: " + ds.joined(separator: "; ")
         case .invalid(let e): return e.description
@@ -56,16 +57,7 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
         case .inconsistent(let ps):
             return "refused: the change would leave the store inconsistent: " + ps.joined(separator: "; ") + "; nothing was written"
         case .danglingReferences(let f, let l, let d):
-            return "the store is damaged: \(f)\(l.map { " line \($0)" } ?? ""): \(d) (run 'tripstore verify' to list dangling references, 'tripstore verify --repair' to remove them)"
-        }
-    }
-
-    /// 1 for input and usage errors, 2 for a damaged, locked or incompatible store, 3 for I/O failures.
-    public var exitCode: Int32 {
-        switch self {
-        case .noStore, .invalid, .invalidMany, .notFound, .denied, .usage, .conflict, .inconsistent: return 1
-        case .damaged, .danglingReferences, .locked, .newerFormat, .schemaMismatch: return 2
-        case .io: return 3
+            return "the store is damaged: \(f)\(l.map { " line \($0)" } ?? ""): \(d) (a dangling reference, which a repair can remove)"
         }
     }
 }

@@ -42,7 +42,7 @@ extension Store {
             case .insert:
                 throw StoreError.invalid(EnvelopeError(.existingID, location: d.location, path: d.path,
                                                        entity: schema.entities[d.entity].name,
-                                                       "id '\(d.id)' is already in the store (use --mode upsert or --mode skip-existing)"))
+                                                       "id '\(d.id)' is already in the store"))
             case .skipExisting:
                 continue
             case .upsert:

@@ -153,7 +153,7 @@ extension Store {
         if tornTail != nil {
             if access == .write || !StoreLock.isHeld(folder: files.folder) {
                 warnings.append("warning: \(path) ends with an incomplete transaction (a write cut short); it is ignored"
-                                + (access == .write ? " and cut" : "; 'tripstore verify --repair' cuts it"))
+                                + (access == .write ? " and cut" : "; the next writer or a repair cuts it"))
             }
         }
     }

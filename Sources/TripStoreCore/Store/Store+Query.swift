@@ -11,7 +11,7 @@ extension Store {
     public func run(_ query: Query, countOnly: Bool = false) throws(QueryError) -> QueryResult {
         let fromName = query.from ?? schema.roots[0].name
         guard let from = schema.entity(named: fromName) else {
-            throw QueryError("unknown type '\(fromName)' for --from" + NameSuggestion.hint(for: fromName, in: schema.entities.map(\.name)),
+            throw QueryError("unknown type '\(fromName)' to query" + NameSuggestion.hint(for: fromName, in: schema.entities.map(\.name)),
                              column: 1, query: query.text)
         }
         let compiler = QueryCompiler(schema: schema, indexes: query.useIndexes ? indexes : nil, query: query.text, scope: from.closure)

@@ -19,7 +19,7 @@ extension Store {
                                                + NameSuggestion.hint(for: name, in: entity.properties.map(\.name)))
                     }
                     guard let a = p.attribute else {
-                        throw StoreError.usage("'\(name)' is a relationship; update changes attributes (import --mode upsert changes relationships)")
+                        throw StoreError.usage("'\(name)' is a relationship; update changes attributes (a relationship changes by replacing its owner)")
                     }
                     do {
                         values.append((p.slot, try ValueText.parse(text, as: a)))

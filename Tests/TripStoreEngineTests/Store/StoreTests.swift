@@ -183,7 +183,7 @@ import TripStoreModels
                 _ = try Store.open(folder, schema: schema, access: access)
                 Issue.record("opened a damaged store")
             } catch let e as StoreError {
-                #expect(e.exitCode == 2)
+                #expect(e.isDamage)
                 #expect(e.description.contains("journal-0.jsonl line 2"))
             }
         }

@@ -1,0 +1,47 @@
+import Foundation
+import Testing
+import TripStoreCLI
+@testable import TripStoreSystem
+
+/// `verify` and `verify --repair` on a store an older version left with a
+/// dangling reference, as a person would run them.
+@Suite struct CLIVerifyTests {
+    /// A sample store compacted, whose snapshot then holds `null` in place of
+    /// the first bucket-list reference (with a correct checksum), image removed.
+    func damagedStore() throws -> String {
+        let s = NSTemporaryDirectory() + "verify-\(UUID().uuidString)"
+        #expect(CLIRunner.run(["import", CLIRunner.projectRoot + "/SampleData/trips.json"], store: s).code == 0)
+        #expect(CLIRunner.run(["compact"], store: s).code == 0)
+        let name = try #require(try FileManager.default.contentsOfDirectory(atPath: s).first { $0.hasSuffix(".jsonl") && $0.hasPrefix("snapshot-") })
+        let path = s + "/" + name
+        var lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").map(String.init)
+        let trailer = lines.removeLast()
+        let i = try #require(lines.firstIndex { $0.contains(#""bucketList":[{"type":"BucketListItem","id":""#) })
+        let range = try #require(lines[i].range(of: #"\{"type":"BucketListItem","id":"[^"]*"\}"#, options: .regularExpression))
+        lines[i].replaceSubrange(range, with: "null")
+        let body = Array((lines.joined(separator: "\n") + "\n").utf8)
+        let counts = try #require(trailer.range(of: #""crc32c":"[0-9a-f]+""#, options: .regularExpression))
+        let fixed = trailer.replacingCharacters(in: counts, with: #""crc32c":"\#(CRC32C.hex(CRC32C.checksum(body)))""#)
+        try Data(body + Array((fixed + "\n").utf8)).write(to: URL(fileURLWithPath: path))
+        try? FileManager.default.removeItem(atPath: path.replacingOccurrences(of: ".jsonl", with: ".image"))
+        return s
+    }
+
+    @Test func aDanglingReferenceIsDamageThatVerifyNamesAndRepairRemoves() throws {
+        let s = try damagedStore()
+        let query = CLIRunner.run(["query", "--count"], store: s)
+        #expect(query.code == 2)
+        #expect(query.err.contains("run 'tripstore verify' to list dangling references, 'tripstore verify --repair' to remove them"))
+        let verify = CLIRunner.run(["verify"], store: s)
+        #expect(verify.code == 2)
+        #expect(verify.err.contains(".bucketList holds null in place of a reference (a dangling reference)"))
+        #expect(verify.err.hasSuffix("verify: 1 dangling reference; 'tripstore verify --repair' removes it (recorded in history by author 'repair')\n"))
+        let repair = CLIRunner.run(["verify", "--repair"], store: s)
+        #expect(repair.code == 0)
+        #expect(repair.out == "repaired: removed 1 dangling reference as transaction 2 by author 'repair'; 493 objects intact\n")
+        #expect(CLIRunner.run(["verify"], store: s).code == 0)
+        let history = CLIRunner.run(["history", "--author", "repair", "--format", "jsonl"], store: s)
+        #expect(history.out.contains(#""bucketList":{"old":[null,"#))
+        #expect(CLIRunner.run(["query", "--count"], store: s).out == "61\n")
+    }
+}
