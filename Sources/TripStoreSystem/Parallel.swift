@@ -1,24 +1,72 @@
 import Foundation
 
-/// Runs `body(0..<count)` on that many threads (the caller's is one of them)
-/// and returns when all are done: plain threads, started at once, rather than
-/// a pool that may hand the work out late.
+/// The one place where work fans out over the cores: `map` runs one closure
+/// per part on its own thread (the caller's is one of them) and returns the
+/// results in order when all are done. Plain threads, started at once, rather
+/// than a pool that may hand the work out late. Workers share nothing
+/// writable: each returns a value, and what they read is `Sendable` (a value,
+/// `SharedBytes`, or a read-only view such as `ObjectTable.ReadView`).
 package enum Parallel {
-    package static func forEach(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
-        guard count > 1 else {
-            if count == 1 { body(0) }
-            return
-        }
+    /// `0..<count` cut into `parts` contiguous ranges in order, as even as can
+    /// be (the last ones may be shorter or empty).
+    package static func ranges(_ count: Int, parts: Int) -> [Range<Int>] {
+        let parts = max(1, parts)
+        let per = (count + parts - 1) / parts
+        return (0..<parts).map { k in min(count, k * per)..<min(count, (k + 1) * per) }
+    }
+
+    /// `body(0)`, …, `body(parts - 1)`, each on its own thread.
+    package static func map<T: Sendable>(_ parts: Int, _ body: @escaping @Sendable (Int) -> T) -> [T] {
+        guard parts > 1 else { return parts == 1 ? [body(0)] : [] }
+        let results = Slots<T>(parts)
         let done = DispatchSemaphore(value: 0)
-        for k in 1..<count {
+        for k in 1..<parts {
             let t = Thread {
-                body(k)
+                results.put(k, body(k))
                 done.signal()
             }
             t.stackSize = 8 << 20
             t.start()
         }
-        body(0)
-        for _ in 1..<count { done.wait() }
+        results.put(0, body(0))
+        for _ in 1..<parts { done.wait() }
+        return results.take()
+    }
+
+    /// One slot per worker. Safe to share: each slot is written by its own
+    /// worker only, and read only after every worker has signalled, which
+    /// orders the writes before the reads.
+    private final class Slots<T>: @unchecked Sendable {
+        private let slots: UnsafeMutablePointer<T?>
+        private let count: Int
+
+        init(_ count: Int) {
+            self.count = count
+            slots = .allocate(capacity: count)
+            slots.initialize(repeating: nil, count: count)
+        }
+
+        func put(_ k: Int, _ value: T) { slots[k] = value }
+
+        func take() -> [T] { (0..<count).compactMap { slots[$0] } }
+
+        deinit {
+            slots.deinitialize(count: count)
+            slots.deallocate()
+        }
+    }
+}
+
+/// Bytes that parallel workers read while nobody writes or frees them (the
+/// owner keeps them alive and unchanged until `Parallel.map` returns).
+package struct SharedBytes: @unchecked Sendable {
+    package let buffer: UnsafeBufferPointer<UInt8>
+
+    package init(_ buffer: UnsafeBufferPointer<UInt8>) {
+        self.buffer = buffer
+    }
+
+    package init(_ raw: UnsafeRawBufferPointer) {
+        self.buffer = raw.bindMemory(to: UInt8.self)
     }
 }

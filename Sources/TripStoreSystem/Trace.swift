@@ -1,27 +1,36 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import Foundation
 
 /// Phase timings on stderr when `TRIPSTORE_TRACE` is set, for profiling the
 /// load and import paths (the benchmark reads them too).
-public enum Trace {
+package enum Trace {
     static let enabled: Bool = getenv("TRIPSTORE_TRACE") != nil
-    nonisolated(unsafe) static var last = now()
+    private static let previous = Previous()
 
-    public static func now() -> Double {
+    /// The time of the last mark, behind a lock (marks may come from any thread).
+    private final class Previous: @unchecked Sendable {
+        private let lock = NSLock()
+        private var time = Trace.now()
+
+        func swap(_ t: Double) -> Double {
+            lock.lock()
+            defer { lock.unlock() }
+            let old = time
+            time = t
+            return old
+        }
+    }
+
+    package static func now() -> Double {
         var ts = timespec()
         clock_gettime(CLOCK_MONOTONIC, &ts)
         return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
     }
 
     /// Prints the time since the previous mark.
-    public static func mark(_ phase: @autoclosure () -> String) {
+    package static func mark(_ phase: @autoclosure () -> String) {
         guard enabled else { return }
         let t = now()
-        let line = "trace: \(phase()) \(String(format3(t - last)))s\(memory())\n"
-        last = t
+        let line = "trace: \(phase()) \(String(format3(t - previous.swap(t))))s\(memory())\n"
         var bytes = Array(line.utf8)
         _ = bytes.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }
     }

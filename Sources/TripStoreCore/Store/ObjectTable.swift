@@ -174,7 +174,7 @@ public final class ObjectTable: ObjectLookup {
         @inline(__always) static func tag(_ h: Int) -> UInt64 { UInt64(truncatingIfNeeded: h) & 0xFFFF_FFFF_0000_0000 }
 
         /// The row whose id is `key` (every row is live while loading).
-        @inline(__always) func row(_ key: UnsafeRawBufferPointer, in table: ObjectTable) -> RowID? {
+        @inline(__always) func row(_ key: UnsafeRawBufferPointer, in table: ReadView) -> RowID? {
             let h = LoadHash.hash(ObjectTable.prefix(key))
             let tag = LoadHash.tag(h)
             var i = h & mask

@@ -128,23 +128,20 @@ extension Store {
     /// Snapshot lines for `rows`, one byte array per core, in order.
     private func encodeInParallel(_ rows: ArraySlice<RowID>, encoder: RecordEnvelopeWriter) -> [[UInt8]] {
         let parts = rows.count >= 1024 ? 2 : 1
-        let per = (rows.count + parts - 1) / parts
-        var out = Array(repeating: [UInt8](), count: parts)
-        nonisolated(unsafe) let table = self.table
+        let view = table.readView
         let all = Array(rows)
-        out.withUnsafeMutableBufferPointer { buffers in
-            nonisolated(unsafe) let results = buffers
-            Parallel.forEach(parts) { k in
-                let encoder = k == 0 ? encoder : RecordEnvelopeWriter(schema: encoder.encoder.schema.privateCopy())
-                var w = JSONWriter(capacity: per * 400)
-                for row in all[(k * per)..<min(all.count, (k + 1) * per)] {
-                    encoder.write(row: row, table: table, to: &w)
-                    w.bytes.append(0x0A)
-                }
-                results[k] = w.bytes
+        let schema = encoder.encoder.schema
+        return Parallel.map(parts) { k in
+            // A private copy of the schema per core, so the cores share no reference counts.
+            let encoder = RecordEnvelopeWriter(schema: k == 0 ? schema : schema.privateCopy())
+            let range = Parallel.ranges(all.count, parts: parts)[k]
+            var w = JSONWriter(capacity: range.count * 400)
+            for row in all[range] {
+                encoder.write(row: row, table: view, to: &w)
+                w.bytes.append(0x0A)
             }
+            return w.bytes
         }
-        return out
     }
 
     /// Drops history transactions with a token below `token`; the objects stay.

@@ -263,37 +263,30 @@ extension Store {
     /// (ids found by binary search over the id-ordered rows, on every core),
     /// with their derived sides.
     func resolveSnapshotLinks(_ pending: [(RowID, [PendingLink])], file: String) throws {
-        let cores = pending.count >= 4096 ? 2 : 1
-        let per = (pending.count + cores - 1) / max(cores, 1)
-        var resolved = [[[RowID]]](repeating: [], count: pending.count)
-        var missing = [String?](repeating: nil, count: cores)
-        nonisolated(unsafe) let table = self.table
+        let parts = pending.count >= 4096 ? 2 : 1
+        let view = table.readView
         let work = pending
-        resolved.withUnsafeMutableBufferPointer { out in
-            missing.withUnsafeMutableBufferPointer { missed in
-                nonisolated(unsafe) let out = out
-                nonisolated(unsafe) let missed = missed
-                Parallel.forEach(cores) { k in
-                    for i in (k * per)..<min(work.count, (k + 1) * per) {
-                        var links: [[RowID]] = []
-                        links.reserveCapacity(work[i].1.count)
-                        for link in work[i].1 {
-                            var rows: [RowID] = []
-                            rows.reserveCapacity(link.targets.count)
-                            for t in link.targets {
-                                guard let r = table.sortedRow(for: t.id) else {
-                                    missed[k] = t.id
-                                    return
-                                }
-                                rows.append(r)
-                            }
-                            links.append(rows)
-                        }
-                        out[i] = links
+        // Per part: each pending object's resolved targets, or the first id not found.
+        let results = Parallel.map(parts) { k -> (resolved: [[[RowID]]], missing: String?) in
+            var resolved: [[[RowID]]] = []
+            for i in Parallel.ranges(work.count, parts: parts)[k] {
+                var links: [[RowID]] = []
+                links.reserveCapacity(work[i].1.count)
+                for link in work[i].1 {
+                    var rows: [RowID] = []
+                    rows.reserveCapacity(link.targets.count)
+                    for t in link.targets {
+                        guard let r = view.sortedRow(for: t.id) else { return (resolved, t.id) }
+                        rows.append(r)
                     }
+                    links.append(rows)
                 }
+                resolved.append(links)
             }
+            return (resolved, nil)
         }
+        let missing = results.map(\.missing)
+        let resolved = results.flatMap(\.resolved)
         if let id = missing.compactMap({ $0 }).first {
             throw StoreError.danglingReferences(file: file, line: nil, detail: "a reference points at missing id '\(id)'")
         }

@@ -15,39 +15,28 @@ package enum DecodeChunks {
     static func decode(_ lines: ArraySlice<Range<Int>>, in buffer: UnsafeBufferPointer<UInt8>, schema: Schema,
                        wantPaths: Bool = false, location: @escaping @Sendable (Int) -> RecordLocation = { .line($0) }) -> [Chunk] {
         let cores = max(1, min(8, sysconfCores()))
-        let count = lines.count >= 512 ? cores : 1
-        let per = (lines.count + count - 1) / max(count, 1)
-        let results = UnsafeMutablePointer<Chunk>.allocate(capacity: count)
-        results.initialize(repeating: Chunk(), count: count)
-        defer {
-            results.deinitialize(count: count)
-            results.deallocate()
-        }
-        nonisolated(unsafe) let out = results
-        nonisolated(unsafe) let buf = buffer
+        let parts = lines.count >= 512 ? cores : 1
+        let shared = SharedBytes(buffer)
         let first = lines.startIndex
         let all = Array(lines)
-        Parallel.forEach(count) { k in
+        return Parallel.map(parts) { k in
             // A private copy of the schema per core: shared entity objects would
             // make both cores fight over their reference counts.
             let records = RecordDecoder(schema: schema.privateCopy(), wantPaths: wantPaths)
             var chunk = Chunk()
-            let lo = k * per, hi = min(all.count, lo + per)
-            chunk.objects.reserveCapacity(max(0, hi - lo))
-            var i = lo
-            while i < hi {
-                var r = JSONReader(buffer: UnsafeBufferPointer(rebasing: buf[all[i]]))
+            let range = Parallel.ranges(all.count, parts: parts)[k]
+            chunk.objects.reserveCapacity(range.count)
+            for i in range {
+                var r = JSONReader(buffer: UnsafeBufferPointer(rebasing: shared.buffer[all[i]]))
                 do {
                     try records.decodeWhole(&r, at: location(first + i + 1), into: &chunk.objects)
                 } catch {
                     chunk.error = (first + i + 1, "\(error)")
                     break
                 }
-                i += 1
             }
-            out[k] = chunk
+            return chunk
         }
-        return (0..<count).map { results[$0] }
     }
 
     package static func sysconfCores() -> Int {

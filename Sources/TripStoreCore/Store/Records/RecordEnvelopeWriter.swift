@@ -29,7 +29,7 @@ struct RecordEnvelopeWriter {
         }
     }
 
-    func write(row: RowID, table: ObjectTable, to w: inout JSONWriter) {
+    func write(row: RowID, table: ObjectTable.ReadView, to w: inout JSONWriter) {
         guard let entity = table.entity(at: row) else { return }
         let record = table.record(row)
         let (id, slots) = RecordReader.id(record)
@@ -76,7 +76,7 @@ struct RecordEnvelopeWriter {
     }
 
     @inline(__always) private func attribute(_ value: UnsafeRawPointer, _ tag: UInt8, _ type: ValueType,
-                                             _ table: ObjectTable, _ w: inout JSONWriter) {
+                                             _ table: ObjectTable.ReadView, _ w: inout JSONWriter) {
         switch tag {
         case RecordTag.string:
             var p = value + 1
@@ -99,7 +99,7 @@ struct RecordEnvelopeWriter {
         }
     }
 
-    @inline(__always) private func reference(_ row: RowID, _ table: ObjectTable, _ w: inout JSONWriter) {
+    @inline(__always) private func reference(_ row: RowID, _ table: ObjectTable.ReadView, _ w: inout JSONWriter) {
         guard let entity = table.entity(at: row) else {
             w.bytes.append(contentsOf: encoder.null)
             return

@@ -203,25 +203,17 @@ extension ObjectTable {
         // The checksum on one core while the other checks every record's bounds,
         // the references and the id order; nothing is used unless both pass.
         let smallSections = crc
-        nonisolated(unsafe) let records = UnsafeRawPointer(block)
-        let storedCRC = UInt32(littleEndian: (records + recordBytes).loadUnaligned(as: UInt32.self))
-        var checksumOK = false, boundsOK = false
-        withUnsafeMutablePointer(to: &checksumOK) { checksumResult in
-            withUnsafeMutablePointer(to: &boundsOK) { boundsResult in
-                nonisolated(unsafe) let checksumResult = checksumResult, boundsResult = boundsResult
-                nonisolated(unsafe) let table = self
-                Parallel.forEach(2) { k in
-                    if k == 0 {
-                        let crc = CRC32C.checksum(UnsafeRawBufferPointer(start: records, count: recordBytes), continuing: smallSections)
-                        checksumResult.pointee = crc == storedCRC
-                    } else {
-                        boundsResult.pointee = table.imageRecordsAreSound(records, count: recordBytes, entities: entities,
-                                                                          offsets: offsets, prefixes: prefixes, lists: lengths.count)
-                    }
-                }
-            }
+        let records = SharedBytes(UnsafeRawBufferPointer(start: block, count: recordBytes + 4))
+        let storedCRC = UInt32(littleEndian: (UnsafeRawPointer(block) + recordBytes).loadUnaligned(as: UInt32.self))
+        let schema = self.schema
+        let listCount = lengths.count
+        let sound = Parallel.map(2) { k in
+            let bytes = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(records.buffer)[0..<recordBytes])
+            if k == 0 { return CRC32C.checksum(bytes, continuing: smallSections) == storedCRC }
+            return ObjectTable.imageRecordsAreSound(bytes, schema: schema, entities: entities, offsets: offsets,
+                                                    prefixes: prefixes, lists: listCount)
         }
-        guard checksumOK, boundsOK else { return nil }
+        guard sound.allSatisfy({ $0 }) else { return nil }
         var lists: [[RowID]] = []
         lists.reserveCapacity(lengths.count)
         var e = 0
@@ -241,8 +233,10 @@ extension ObjectTable {
 
     /// Every record of an image within its bytes, pointing only at rows and
     /// lists that exist, with ids in strictly increasing order.
-    private func imageRecordsAreSound(_ block: UnsafeRawPointer, count recordBytes: Int, entities: [Int16], offsets: [Int64],
-                                      prefixes: [UInt64], lists: Int) -> Bool {
+    private static func imageRecordsAreSound(_ records: UnsafeRawBufferPointer, schema: Schema, entities: [Int16], offsets: [Int64],
+                                             prefixes: [UInt64], lists: Int) -> Bool {
+        guard let block = records.baseAddress else { return entities.isEmpty }
+        let recordBytes = records.count
         let rows = entities.count
         let bounds = RecordBounds(rows: rows, lists: lists, bytes: recordBytes)
         var previousID: UnsafeRawBufferPointer?

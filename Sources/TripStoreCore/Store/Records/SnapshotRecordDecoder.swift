@@ -343,60 +343,39 @@ import Darwin
 extension SnapshotRecordDecoder {
     /// Decodes object lines split into one run per core, results in file order.
     static func decodeInParallel(_ lines: [Range<Int>], in file: UnsafeBufferPointer<UInt8>, firstLine: Int, schema: Schema) -> [Chunk] {
-        let count = lines.count >= 4096 ? max(1, min(8, DecodeChunks.sysconfCores())) : 1
-        let per = (lines.count + count - 1) / max(count, 1)
-        var results = [Chunk](repeating: Chunk(), count: count)
-        let all = lines
-        nonisolated(unsafe) let buf = file
-        results.withUnsafeMutableBufferPointer { out in
-            nonisolated(unsafe) let out = out
-            Parallel.forEach(count) { k in
-                // A private copy of the schema per core, so the cores share no reference counts.
-                let decoder = SnapshotRecordDecoder(schema: schema.privateCopy())
-                let lo = all.startIndex + k * per, hi = min(all.endIndex, lo + per)
-                guard lo < hi else { return }
-                out[k] = decoder.decode(all[lo..<hi], in: buf, firstLine: firstLine + lo)
-            }
+        let parts = lines.count >= 4096 ? max(1, min(8, DecodeChunks.sysconfCores())) : 1
+        let shared = SharedBytes(file)
+        return Parallel.map(parts) { k in
+            // A private copy of the schema per core, so the cores share no reference counts.
+            let decoder = SnapshotRecordDecoder(schema: schema.privateCopy())
+            let range = Parallel.ranges(lines.count, parts: parts)[k]
+            guard !range.isEmpty else { return Chunk() }
+            return decoder.decode(lines[range], in: shared.buffer, firstLine: firstLine + range.lowerBound)
         }
-        return results
     }
 }
 
 extension SnapshotRecordDecoder {
-    /// The row of every reference target, by binary search over the id-ordered
-    /// rows, one core per chunk; per chunk, the first target not found.
+    /// The row of every reference target, through the load hash, one core per
+    /// chunk; per chunk, the first target not found.
     static func resolveTargets(_ chunks: [Chunk], table: ObjectTable) -> ([[RowID]], [Int?]) {
-        let n = chunks.count
-        let rows = UnsafeMutablePointer<[RowID]>.allocate(capacity: n)
-        rows.initialize(repeating: [], count: n)
-        let missing = UnsafeMutablePointer<Int?>.allocate(capacity: n)
-        missing.initialize(repeating: nil, count: n)
-        defer {
-            rows.deinitialize(count: n)
-            rows.deallocate()
-            missing.deinitialize(count: n)
-            missing.deallocate()
-        }
-        nonisolated(unsafe) let out = rows
-        nonisolated(unsafe) let missed = missing
-        nonisolated(unsafe) let table = table
+        let view = table.readView
         let hash = table.loadHash()
-        Parallel.forEach(n) { k in
+        let results = Parallel.map(chunks.count) { k -> ([RowID], Int?) in
             let c = chunks[k]
             var found: [RowID] = []
             found.reserveCapacity(c.targetStarts.count)
-            c.targetBytes.withUnsafeBytes { bytes in
+            let missing = c.targetBytes.withUnsafeBytes { bytes -> Int? in
                 for t in c.targetStarts.indices {
                     let id = UnsafeRawBufferPointer(rebasing: bytes[c.targetStarts[t]..<(c.targetStarts[t] + Int(c.targetLengths[t]))])
-                    guard let r = hash.row(id, in: table) else {
-                        missed[k] = t
-                        return
-                    }
+                    guard let r = hash.row(id, in: view) else { return t }
                     found.append(r)
                 }
+                return nil
             }
-            out[k] = found
+            return (found, missing)
         }
-        return ((0..<n).map { rows[$0] }, (0..<n).map { missing[$0] })
+        return (results.map(\.0), results.map(\.1))
     }
 }
+
