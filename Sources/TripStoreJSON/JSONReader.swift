@@ -13,22 +13,22 @@ import Darwin
 /// ```swift
 /// let value = try JSONReader.parse(Array(#"{"a": [1, 2.5, "x"]}"#.utf8))
 /// ```
-public struct JSONReader {
+package struct JSONReader {
     /// Deeper documents are rejected rather than risking the stack.
-    public static let maximumDepth = 512
+    package static let maximumDepth = 512
 
     package let buffer: UnsafeBufferPointer<UInt8>
     package var index: Int
     var depth = 0
 
     /// A reader positioned at `start` within `buffer` (which must outlive it).
-    public init(buffer: UnsafeBufferPointer<UInt8>, start: Int = 0) {
+    package init(buffer: UnsafeBufferPointer<UInt8>, start: Int = 0) {
         self.buffer = buffer
         self.index = start
     }
 
     /// Parses `bytes` as exactly one JSON value (surrounding white space allowed).
-    public static func parse(_ bytes: [UInt8]) throws(JSONSyntaxError) -> JSONValue {
+    package static func parse(_ bytes: [UInt8]) throws(JSONSyntaxError) -> JSONValue {
         try bytes.withUnsafeBufferPointer { (buf) throws(JSONSyntaxError) -> JSONValue in
             var reader = JSONReader(buffer: buf)
             return try reader.parseDocument()
@@ -36,12 +36,12 @@ public struct JSONReader {
     }
 
     /// Parses `text` as exactly one JSON value.
-    public static func parse(_ text: String) throws(JSONSyntaxError) -> JSONValue {
+    package static func parse(_ text: String) throws(JSONSyntaxError) -> JSONValue {
         try parse(Array(text.utf8))
     }
 
     /// Reads one value and requires only white space after it.
-    public mutating func parseDocument() throws(JSONSyntaxError) -> JSONValue {
+    package mutating func parseDocument() throws(JSONSyntaxError) -> JSONValue {
         let value = try parseValue()
         skipWhitespace()
         if index < buffer.count {
@@ -51,7 +51,7 @@ public struct JSONReader {
     }
 
     /// Reads the next value, skipping white space before it.
-    public mutating func parseValue() throws(JSONSyntaxError) -> JSONValue {
+    package mutating func parseValue() throws(JSONSyntaxError) -> JSONValue {
         skipWhitespace()
         guard index < buffer.count else { throw error("expected a JSON value but the input ended") }
         switch buffer[index] {
@@ -69,7 +69,7 @@ public struct JSONReader {
     /// Calls `body` with each element of the array that starts at the reader's
     /// position, without keeping the elements (for streaming large imports).
     /// `body` receives the element's 0-based position and its start offset.
-    public mutating func forEachArrayElement(
+    package mutating func forEachArrayElement(
         _ body: (Int, Int, JSONValue) throws -> Void
     ) throws -> Void {
         skipWhitespace()

@@ -6,21 +6,21 @@
 /// w.beginObject(); w.key("a"); w.int(1); w.endObject()
 /// // w.bytes == Array(#"{"a":1}"#.utf8)
 /// ```
-public struct JSONWriter: Sendable {
-    public var bytes: [UInt8]
-    public let pretty: Bool
+package struct JSONWriter: Sendable {
+    package var bytes: [UInt8]
+    package let pretty: Bool
     /// One entry per open container: whether it already has an element.
     private var hasElement: [Bool] = []
     private var afterKey = false
 
-    public init(pretty: Bool = false, capacity: Int = 256) {
+    package init(pretty: Bool = false, capacity: Int = 256) {
         self.pretty = pretty
         self.bytes = []
         bytes.reserveCapacity(capacity)
     }
 
     /// The written bytes as a string.
-    public var string: String { String(decoding: bytes, as: UTF8.self) }
+    package var string: String { String(decoding: bytes, as: UTF8.self) }
 
     // MARK: - Structure
 
@@ -40,32 +40,32 @@ public struct JSONWriter: Sendable {
         for _ in 0..<hasElement.count { bytes.append(0x20); bytes.append(0x20) }
     }
 
-    public mutating func beginObject() {
+    package mutating func beginObject() {
         beforeValue()
         bytes.append(UInt8(ascii: "{"))
         hasElement.append(false)
     }
 
-    public mutating func endObject() {
+    package mutating func endObject() {
         let had = hasElement.removeLast()
         if pretty && had { newline() }
         bytes.append(UInt8(ascii: "}"))
     }
 
-    public mutating func beginArray() {
+    package mutating func beginArray() {
         beforeValue()
         bytes.append(UInt8(ascii: "["))
         hasElement.append(false)
     }
 
-    public mutating func endArray() {
+    package mutating func endArray() {
         let had = hasElement.removeLast()
         if pretty && had { newline() }
         bytes.append(UInt8(ascii: "]"))
     }
 
     /// Writes a member name; the next value written is its value.
-    public mutating func key(_ name: String) {
+    package mutating func key(_ name: String) {
         beforeValue()
         appendQuoted(name)
         bytes.append(UInt8(ascii: ":"))
@@ -75,23 +75,23 @@ public struct JSONWriter: Sendable {
 
     // MARK: - Scalars
 
-    public mutating func null() {
+    package mutating func null() {
         beforeValue()
         bytes.append(contentsOf: [0x6E, 0x75, 0x6C, 0x6C])
     }
 
-    public mutating func bool(_ v: Bool) {
+    package mutating func bool(_ v: Bool) {
         beforeValue()
         bytes.append(contentsOf: v ? Array("true".utf8) : Array("false".utf8))
     }
 
-    public mutating func int(_ v: Int64) {
+    package mutating func int(_ v: Int64) {
         beforeValue()
         appendInteger(v)
     }
 
     /// The shortest form that reads back to the same double (`100`, not `100.0`).
-    public mutating func double(_ v: Double) {
+    package mutating func double(_ v: Double) {
         beforeValue()
         appendDouble(v)
     }
@@ -108,13 +108,13 @@ public struct JSONWriter: Sendable {
         bytes.append(contentsOf: v.description.utf8)
     }
 
-    public mutating func string(_ s: String) {
+    package mutating func string(_ s: String) {
         beforeValue()
         appendQuoted(s)
     }
 
     /// An ISO 8601 UTC date string (`2026-03-02T09:30:00Z`, milliseconds kept when present).
-    public mutating func date(_ secondsSince1970: Double) {
+    package mutating func date(_ secondsSince1970: Double) {
         beforeValue()
         bytes.append(UInt8(ascii: "\""))
         ISODate.append(secondsSince1970, to: &bytes)
@@ -122,7 +122,7 @@ public struct JSONWriter: Sendable {
     }
 
     /// Writes a parsed JSON value.
-    public mutating func value(_ v: JSONValue) {
+    package mutating func value(_ v: JSONValue) {
         switch v {
         case .null: null()
         case .bool(let b): bool(b)
@@ -145,12 +145,12 @@ public struct JSONWriter: Sendable {
 
     /// Writes what goes before a value (a comma, an indent); the caller then
     /// appends the value's bytes itself.
-    public mutating func beginRawValue() {
+    package mutating func beginRawValue() {
         beforeValue()
     }
 
     /// Appends already-encoded JSON text as one value.
-    public mutating func raw(_ encoded: [UInt8]) {
+    package mutating func raw(_ encoded: [UInt8]) {
         beforeValue()
         bytes.append(contentsOf: encoded)
     }

@@ -1,5 +1,5 @@
 /// CRC-32C (Castagnoli), slice-by-8, as used for journal lines and snapshots.
-public enum CRC32C {
+package enum CRC32C {
     static let tables: [[UInt32]] = {
         var t = Array(repeating: Array(repeating: UInt32(0), count: 256), count: 8)
         for i in 0..<256 {
@@ -14,7 +14,7 @@ public enum CRC32C {
     }()
 
     /// The checksum of `bytes`, continuing from `crc` (0 to start).
-    public static func checksum(_ bytes: UnsafeRawBufferPointer, continuing crc: UInt32 = 0) -> UInt32 {
+    package static func checksum(_ bytes: UnsafeRawBufferPointer, continuing crc: UInt32 = 0) -> UInt32 {
         var c = ~crc
         let n = bytes.count
         var i = 0
@@ -44,12 +44,12 @@ public enum CRC32C {
         return ~c
     }
 
-    public static func checksum(_ bytes: [UInt8]) -> UInt32 {
+    package static func checksum(_ bytes: [UInt8]) -> UInt32 {
         bytes.withUnsafeBytes { checksum($0) }
     }
 
     /// Eight lower-case hex digits.
-    public static func hex(_ v: UInt32) -> String {
+    package static func hex(_ v: UInt32) -> String {
         let s = String(v, radix: 16)
         return String(repeating: "0", count: 8 - s.count) + s
     }

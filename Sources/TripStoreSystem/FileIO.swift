@@ -23,7 +23,7 @@ public struct IOError: Error, Sendable, Equatable, CustomStringConvertible {
 
 /// Every system call the store makes goes through here: retried on `EINTR`,
 /// returning typed errors, with one place for tests to inject a failure.
-public enum FileIO {
+package enum FileIO {
     #if TRIPSTORE_TEST_HOOKS
     /// Test hook (debug builds only): the named operation ("write", "fsync",
     /// "rename") fails with EIO. Set by a test before it runs, never concurrently.
@@ -36,7 +36,7 @@ public enum FileIO {
     @inline(__always) static func check(_ op: String, _ path: String) throws {}
     #endif
 
-    public static func open(_ path: String, _ flags: Int32, mode: mode_t = 0o644) throws -> Int32 {
+    package static func open(_ path: String, _ flags: Int32, mode: mode_t = 0o644) throws -> Int32 {
         while true {
             let fd = systemOpen(path, flags | O_CLOEXEC, mode)
             if fd >= 0 { return fd }
@@ -44,12 +44,12 @@ public enum FileIO {
         }
     }
 
-    public static func close(_ fd: Int32) {
+    package static func close(_ fd: Int32) {
         _ = systemClose(fd)
     }
 
     /// Reads up to `buffer.count` bytes at `offset`; the count read, or -1 on an error.
-    public static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int) -> Int {
+    package static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int) -> Int {
         var done = 0
         while done < buffer.count {
             let n = pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset + done))
@@ -64,14 +64,14 @@ public enum FileIO {
     }
 
     /// The size of an open file.
-    public static func size(_ fd: Int32, path: String) throws -> Int {
+    package static func size(_ fd: Int32, path: String) throws -> Int {
         var st = stat()
         guard fstat(fd, &st) == 0 else { throw IOError(operation: "stat", path: path, code: errno) }
         return Int(st.st_size)
     }
 
     /// Reads a whole file.
-    public static func readFile(_ path: String) throws -> [UInt8] {
+    package static func readFile(_ path: String) throws -> [UInt8] {
         let fd = try open(path, O_RDONLY)
         defer { close(fd) }
         var st = stat()
@@ -103,7 +103,7 @@ public enum FileIO {
     }
 
     /// Writes all of `bytes` at the file's position (or end, with `O_APPEND`).
-    public static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws {
+    package static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws {
         try check("write", path)
         var done = 0
         while done < bytes.count {
@@ -116,13 +116,13 @@ public enum FileIO {
         }
     }
 
-    public static func writeAll(_ fd: Int32, _ bytes: [UInt8], path: String) throws {
+    package static func writeAll(_ fd: Int32, _ bytes: [UInt8], path: String) throws {
         try bytes.withUnsafeBytes { p in try writeAll(fd, p, path: path) }
     }
 
     /// Flushes a file to disk; `dataOnly` (fdatasync) skips metadata that is
     /// not needed to read the data back, such as times (the size is still flushed).
-    public static func fsync(_ fd: Int32, path: String, dataOnly: Bool = false) throws {
+    package static func fsync(_ fd: Int32, path: String, dataOnly: Bool = false) throws {
         try check("fsync", path)
         while (dataOnly ? systemFdatasync(fd) : systemFsync(fd)) != 0 {
             if errno != EINTR { throw IOError(operation: "fsync", path: path, code: errno) }
@@ -130,42 +130,42 @@ public enum FileIO {
     }
 
     /// Flushes a folder, so that a rename or a new file in it survives a crash.
-    public static func fsyncDirectory(_ path: String) throws {
+    package static func fsyncDirectory(_ path: String) throws {
         let fd = try open(path, O_RDONLY | O_DIRECTORY)
         defer { close(fd) }
         try fsync(fd, path: path)
     }
 
-    public static func rename(_ from: String, _ to: String) throws {
+    package static func rename(_ from: String, _ to: String) throws {
         try check("rename", to)
         if systemRename(from, to) != 0 { throw IOError(operation: "rename", path: from, code: errno) }
     }
 
-    public static func unlink(_ path: String) {
+    package static func unlink(_ path: String) {
         _ = systemUnlink(path)
     }
 
-    public static func truncate(_ fd: Int32, to size: Int, path: String) throws {
+    package static func truncate(_ fd: Int32, to size: Int, path: String) throws {
         if ftruncate(fd, off_t(size)) != 0 { throw IOError(operation: "truncate", path: path, code: errno) }
     }
 
-    public static func fileSize(_ path: String) -> Int? {
+    package static func fileSize(_ path: String) -> Int? {
         var st = stat()
         guard stat(path, &st) == 0 else { return nil }
         return Int(st.st_size)
     }
 
-    public static func isDirectory(_ path: String) -> Bool {
+    package static func isDirectory(_ path: String) -> Bool {
         var st = stat()
         return stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR
     }
 
-    public static func exists(_ path: String) -> Bool {
+    package static func exists(_ path: String) -> Bool {
         access(path, F_OK) == 0
     }
 
     /// Creates a folder and its parents.
-    public static func makeDirectory(_ path: String) throws {
+    package static func makeDirectory(_ path: String) throws {
         if isDirectory(path) { return }
         var parts = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         var prefix = path.hasPrefix("/") ? "" : "."
@@ -180,7 +180,7 @@ public enum FileIO {
     }
 
     /// The names in a folder (not `.` or `..`).
-    public static func listDirectory(_ path: String) throws -> [String] {
+    package static func listDirectory(_ path: String) throws -> [String] {
         guard let dir = opendir(path) else { throw IOError(operation: "opendir", path: path, code: errno) }
         defer { closedir(dir) }
         var names: [String] = []

@@ -48,6 +48,12 @@ enum VerifyCommand {
         let found = try Store.open(ctx.storePath, schema: ctx.schema, access: .read, options: options)
         for d in found.danglingReferences { c.err("error: \(d)") }
         let n = found.danglingReferences.count
+        let other = found.checkInvariants()
+        if !other.isEmpty {
+            for p in other { c.err("error: \(p)") }
+            c.err("verify: besides \(n) dangling reference\(n == 1 ? "" : "s"), the store has damage that --repair cannot fix; nothing was changed")
+            return 2
+        }
         guard ctx.args.has("repair") else {
             c.err("verify: \(n) dangling reference\(n == 1 ? "" : "s"); 'tripstore verify --repair' removes \(n == 1 ? "it" : "them") (recorded in history by author 'repair')")
             return 2

@@ -3,12 +3,12 @@ import TripStoreJSON
 import TripStoreSystem
 /// A value as an index orders it: numbers and dates as doubles, strings by
 /// Swift's `<` (Unicode scalars after NFC normalisation), false before true.
-public enum IndexKey: Hashable, Comparable, Sendable {
+package enum IndexKey: Hashable, Comparable, Sendable {
     case bool(Bool)
     case number(Double)
     case string(String)
 
-    public init?(_ v: Value) {
+    package init?(_ v: Value) {
         switch v {
         case .bool(let b): self = .bool(b)
         case .int(let i): self = .number(Double(i))
@@ -19,7 +19,7 @@ public enum IndexKey: Hashable, Comparable, Sendable {
         }
     }
 
-    public static func < (a: IndexKey, b: IndexKey) -> Bool {
+    package static func < (a: IndexKey, b: IndexKey) -> Bool {
         switch (a, b) {
         case (.bool(let x), .bool(let y)): return !x && y
         case (.number(let x), .number(let y)): return x < y

@@ -5,14 +5,14 @@ import TripStoreSystem
 /// concrete type (a deep query is a union over the subclass closure), built
 /// on open, and a `ValueIndex` per declared indexed attribute, built the
 /// first time a query uses it (a one-query process builds only what it needs).
-public final class StoreIndexes {
-    public let schema: Schema
+package final class StoreIndexes {
+    package let schema: Schema
     unowned let table: ObjectTable
     /// Which value indexes have been built.
     @exclusivity(unchecked) private var built: [Bool] = []
     /// Live rows of each concrete entity, ascending.
-    @exclusivity(unchecked) public private(set) var typeRows: [[RowID]]
-    @exclusivity(unchecked) public private(set) var valueIndexes: [ValueIndex] = []
+    @exclusivity(unchecked) package private(set) var typeRows: [[RowID]]
+    @exclusivity(unchecked) package private(set) var valueIndexes: [ValueIndex] = []
     /// For each concrete entity, the value indexes that cover it.
     @exclusivity(unchecked) private var indexesByEntity: [[Int]]
 
@@ -37,12 +37,12 @@ public final class StoreIndexes {
     }
 
     /// "Trip.name", … for `stats`.
-    public var descriptions: [String] {
+    package var descriptions: [String] {
         ["type"] + valueIndexes.map { "\(schema.entities[$0.entity].name).\($0.name)" }
     }
 
     /// The index over `slot` for objects of `entity`, if that attribute is indexed.
-    public func index(entity: Int, slot: Int) -> ValueIndex? {
+    package func index(entity: Int, slot: Int) -> ValueIndex? {
         for k in indexesByEntity[entity] where valueIndexes[k].property.slot == slot {
             build(k)
             return valueIndexes[k]

@@ -6,8 +6,8 @@ import Foundation
 /// Case- and diacritic-insensitive folding for `~` and `^=`, the same in
 /// every locale: canonical decomposition, combining marks dropped, then full
 /// case folding (`ß` → `ss`; `ø` and `æ` stay themselves).
-public enum TextFolding {
-    public static func fold(_ s: String) -> String {
+package enum TextFolding {
+    package static func fold(_ s: String) -> String {
         var ascii = true
         for b in s.utf8 where b >= 0x80 {
             ascii = false
@@ -36,7 +36,7 @@ public enum TextFolding {
     }
 
     /// Byte-level substring test on folded strings.
-    public static func contains(_ haystack: String, _ needle: String) -> Bool {
+    package static func contains(_ haystack: String, _ needle: String) -> Bool {
         if needle.isEmpty { return true }
         var h = haystack
         var n = needle
@@ -59,7 +59,7 @@ public enum TextFolding {
         }
     }
 
-    public static func hasPrefix(_ haystack: String, _ needle: String) -> Bool {
+    package static func hasPrefix(_ haystack: String, _ needle: String) -> Bool {
         haystack.utf8.starts(with: needle.utf8)
     }
 }

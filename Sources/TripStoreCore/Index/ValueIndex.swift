@@ -4,10 +4,10 @@ import TripStoreSystem
 /// An index over one declared attribute: rows by value, for `==` and `in`;
 /// the values in order, for ranges and sorting; and each string value
 /// folded once, for `~` and `^=` (a contains-test over distinct values).
-public final class ValueIndex {
+package final class ValueIndex {
     /// The entity that declares the attribute; the index covers its subclasses too.
-    public let entity: Int
-    public let property: Property
+    package let entity: Int
+    package let property: Property
     @exclusivity(unchecked) private(set) var rowsByKey: [IndexKey: [RowID]] = [:]
     @exclusivity(unchecked) private(set) var nullRows: [RowID] = []
     @exclusivity(unchecked) private var sortedCache: [IndexKey]?
@@ -28,15 +28,15 @@ public final class ValueIndex {
         }
     }
     private var foldedCache: [String: String] = [:]
-    public private(set) var rowCount = 0
+    package private(set) var rowCount = 0
 
     init(entity: Int, property: Property) {
         self.entity = entity
         self.property = property
     }
 
-    public var name: String { property.name }
-    public var distinctKeys: Int { rowsByKey.count }
+    package var name: String { property.name }
+    package var distinctKeys: Int { rowsByKey.count }
 
     /// Empties the index (before it is built again).
     func clear() {
@@ -109,13 +109,13 @@ public final class ValueIndex {
     }
 
     /// Rows whose value equals `key`.
-    public func rows(_ key: IndexKey) -> [RowID] { rowsByKey[key] ?? [] }
+    package func rows(_ key: IndexKey) -> [RowID] { rowsByKey[key] ?? [] }
 
     /// Rows whose value is nil.
-    public var rowsWithoutValue: [RowID] { nullRows }
+    package var rowsWithoutValue: [RowID] { nullRows }
 
     /// Every distinct value, in order.
-    public func sortedKeys() -> [IndexKey] {
+    package func sortedKeys() -> [IndexKey] {
         if let s = sortedCache { return s }
         let s = rowsByKey.keys.sorted()
         sortedCache = s

@@ -28,7 +28,7 @@ public struct SortKey: Sendable, Equatable {
 /// ```
 public struct Query: Sendable {
     public var from: String?
-    public var predicate: QueryExpression
+    package var predicate: QueryExpression
     /// The predicate as written, for messages and explain.
     public var text: String
     public var sort: [SortKey]
@@ -47,7 +47,7 @@ public struct Query: Sendable {
     }
 
     /// A query from an already-built expression (for translated Foundation predicates).
-    public init(expression: QueryExpression, text: String, from: String? = nil, sort: [SortKey] = [], limit: Int? = nil, offset: Int = 0) {
+    package init(expression: QueryExpression, text: String, from: String? = nil, sort: [SortKey] = [], limit: Int? = nil, offset: Int = 0) {
         self.predicate = expression
         self.text = text
         self.from = from

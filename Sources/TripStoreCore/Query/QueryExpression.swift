@@ -2,7 +2,7 @@ import TripStoreFormat
 import TripStoreJSON
 import TripStoreSystem
 /// A parsed query, before its names are checked against a schema.
-public indirect enum QueryExpression: Sendable, Equatable {
+package indirect enum QueryExpression: Sendable, Equatable {
     /// `is T` (deep) or `is exactly T` (shallow).
     case isType(name: String, exact: Bool, column: Int)
     /// `path op literal`.
@@ -20,26 +20,26 @@ public indirect enum QueryExpression: Sendable, Equatable {
 }
 
 /// A dotted property path (`livingAccommodation.name`), with each part's column.
-public struct QueryPath: Sendable, Equatable, CustomStringConvertible {
-    public var names: [String]
-    public var columns: [Int]
+package struct QueryPath: Sendable, Equatable, CustomStringConvertible {
+    package var names: [String]
+    package var columns: [Int]
 
     package init(names: [String], columns: [Int]) {
         self.names = names
         self.columns = columns
     }
 
-    public var description: String { names.joined(separator: ".") }
+    package var description: String { names.joined(separator: ".") }
 }
 
-public enum ComparisonOperator: String, Sendable, Equatable {
+package enum ComparisonOperator: String, Sendable, Equatable {
     case equal = "==", notEqual = "!=", less = "<", lessOrEqual = "<=", greater = ">", greaterOrEqual = ">="
     case contains = "~", beginsWith = "^="
 }
 
 /// A literal as written; it gets its type from the property it is compared with.
-public struct QueryLiteral: Sendable, Equatable {
-    public enum Kind: Sendable, Equatable {
+package struct QueryLiteral: Sendable, Equatable {
+    package enum Kind: Sendable, Equatable {
         case string(String)
         case number(Double, isInteger: Bool)
         case bool(Bool)
@@ -47,9 +47,9 @@ public struct QueryLiteral: Sendable, Equatable {
         case null
     }
 
-    public var kind: Kind
-    public var column: Int
-    public var text: String
+    package var kind: Kind
+    package var column: Int
+    package var text: String
 
     package init(kind: Kind, column: Int, text: String) {
         self.kind = kind

@@ -6,13 +6,13 @@ import TripStoreSystem
 /// ```swift
 /// try QueryParser.parse(#"is BusinessTrip && destination ~ "Rome""#)
 /// ```
-public struct QueryParser {
+package struct QueryParser {
     let query: String
     let tokens: [QueryToken]
     var p = 0
 
     /// Parses a predicate; an empty one matches everything.
-    public static func parse(_ query: String) throws(QueryError) -> QueryExpression {
+    package static func parse(_ query: String) throws(QueryError) -> QueryExpression {
         var parser = QueryParser(query: query, tokens: try QueryLexer.tokenize(query))
         if parser.tokens[0].kind == .end { return .constant(true) }
         let e = try parser.orExpression()

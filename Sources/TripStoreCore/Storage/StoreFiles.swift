@@ -2,21 +2,21 @@ import TripStoreFormat
 import TripStoreJSON
 import TripStoreSystem
 /// The names of a store's files and what a folder holds.
-public struct StoreFiles: Sendable {
-    public let folder: String
+package struct StoreFiles: Sendable {
+    package let folder: String
 
-    public init(folder: String) {
+    package init(folder: String) {
         self.folder = folder
     }
 
-    public func snapshot(_ token: Int64) -> String { folder + "/snapshot-\(token).jsonl" }
-    public func journal(_ token: Int64) -> String { folder + "/journal-\(token).jsonl" }
+    package func snapshot(_ token: Int64) -> String { folder + "/snapshot-\(token).jsonl" }
+    package func journal(_ token: Int64) -> String { folder + "/journal-\(token).jsonl" }
     /// The snapshot's image: its records as in memory, a cache for fast opening.
-    public func image(_ token: Int64) -> String { folder + "/snapshot-\(token).image" }
-    public var lock: String { folder + "/" + StoreLock.fileName }
+    package func image(_ token: Int64) -> String { folder + "/snapshot-\(token).image" }
+    package var lock: String { folder + "/" + StoreLock.fileName }
 
     /// Tokens of the complete snapshot files and the journals, and leftover temporary files.
-    public func list() throws -> (snapshots: [Int64], journals: [Int64], temporary: [String]) {
+    package func list() throws -> (snapshots: [Int64], journals: [Int64], temporary: [String]) {
         guard FileIO.isDirectory(folder) else { return ([], [], []) }
         var snaps: [Int64] = []
         var journals: [Int64] = []
@@ -39,7 +39,7 @@ public struct StoreFiles: Sendable {
     }
 
     /// True when the folder holds a store (a snapshot or a journal).
-    public func exists() -> Bool {
+    package func exists() -> Bool {
         guard let l = try? list() else { return false }
         return !l.snapshots.isEmpty || !l.journals.isEmpty
     }

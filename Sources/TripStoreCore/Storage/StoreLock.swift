@@ -9,13 +9,13 @@ import Darwin
 
 /// The single-writer lock: an exclusive `flock` on `tripstore.lock`, holding
 /// the writer's pid so a waiting writer can say who holds it.
-public final class StoreLock {
-    public static let fileName = "tripstore.lock"
+package final class StoreLock {
+    package static let fileName = "tripstore.lock"
     let fd: Int32
     let path: String
 
     /// Takes the lock, waiting up to `wait` seconds.
-    public init(folder: String, wait: Double) throws(StoreError) {
+    package init(folder: String, wait: Double) throws(StoreError) {
         path = folder + "/" + StoreLock.fileName
         do {
             fd = try FileIO.open(path, O_RDWR | O_CREAT)
@@ -45,7 +45,7 @@ public final class StoreLock {
     }
 
     /// True when some process holds the writer's lock (used by readers to stay quiet about a torn tail).
-    public static func isHeld(folder: String) -> Bool {
+    package static func isHeld(folder: String) -> Bool {
         guard let fd = try? FileIO.open(folder + "/" + fileName, O_RDONLY) else { return false }
         defer { FileIO.close(fd) }
         if flock(fd, LOCK_SH | LOCK_NB) == 0 {

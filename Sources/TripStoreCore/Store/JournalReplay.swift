@@ -13,6 +13,9 @@ enum JournalReplay {
         func damaged(_ detail: String) -> StoreError {
             .damaged(file: file, line: number, detail: detail, repairable: false)
         }
+        // Rows whose references this line sets, and the rows they held before:
+        // after the line, every one of them must be sound again.
+        var touched = Set<RowID>()
         var pending: [(RowID, [PendingLink])] = []
         var decoded: [DecodedObject] = []
         for c in changes where c["kind"] == .string("insert") {
@@ -27,6 +30,8 @@ enum JournalReplay {
                 guard table.row(for: d.id) == nil else { throw damaged("inserts id '\(d.id)', which exists") }
                 let row = table.append(StoredObject(entity: d.entity, id: d.id, values: d.values))
                 pending.append((row, d.links))
+                touched.insert(row)
+                for link in d.links { for t in link.targets { if let r = table.row(for: t.id) { touched.insert(r) } } }
             }
         }
         try store.resolveLinks(pending, file: file)
@@ -55,6 +60,9 @@ enum JournalReplay {
                         }
                         rows.append(tr)
                     }
+                    touched.insert(row)
+                    touched.formUnion(table.value(at: row, slot: p.slot).rows)
+                    touched.formUnion(rows)
                     table.setValue(r.isToMany ? .toMany(rows) : (rows.first.map { .toOne($0) } ?? .null), row: row, slot: p.slot)
                 }
             }
@@ -63,6 +71,9 @@ enum JournalReplay {
             guard case .string(let id)? = c["id"], let row = table.row(for: id) else { throw damaged("deletes an unknown object") }
             if let o = table.object(at: row) { store.replayedDeletes.append(ReplayedDelete(row: row, object: o, file: file, line: number)) }
             table.remove(row)
+        }
+        if let problem = table.referenceProblems(of: touched.sorted(), limit: 1).first {
+            throw damaged(problem)
         }
     }
 }

@@ -6,6 +6,14 @@ extension ObjectTable {
     /// without the other. Reads one slot at a time, so a snapshot can afford
     /// to run it before it is written. At most `limit` are described.
     func referenceProblems(limit: Int = 20) -> [String] {
+        var rows: [RowID] = []
+        rows.reserveCapacity(count)
+        forEachEntity { row, _ in rows.append(row) }
+        return referenceProblems(of: rows, limit: limit)
+    }
+
+    /// The same, for the references held by these rows (deleted rows are skipped).
+    func referenceProblems<S: Sequence<RowID>>(of rows: S, limit: Int = 20) -> [String] {
         var problems: [String] = []
         var relationshipSlots: [[(slot: Int, rel: Relationship)]] = schema.entities.map { e in
             e.properties.compactMap { p in p.relationship.map { (p.slot, $0) } }
@@ -22,8 +30,9 @@ extension ObjectTable {
             let e = schema.entities[entity(at: row) ?? 0]
             return "\(e.name) '\(id(at: row) ?? "?")'.\(e.properties[slot].name)"
         }
-        forEachEntity { row, entity in
-            guard problems.count < limit else { return }
+        for row in rows {
+            guard problems.count < limit else { break }
+            guard let entity = entity(at: row) else { continue }
             for (slot, rel) in relationshipSlots[entity] {
                 for t in value(at: row, slot: slot).rows {
                     guard let te = self.entity(at: t) else {

@@ -22,8 +22,8 @@ import Darwin
 /// thread, and parallel workers only read it while nothing changes it
 /// (`Parallel.map` returns before the caller goes on), so no access can
 /// overlap a write; the run-time checks cost about a third of a load from JSON.
-public final class ObjectTable: ObjectLookup {
-    public let schema: Schema
+package final class ObjectTable: ObjectLookup {
+    package let schema: Schema
     /// The entity of each row, or -1 where no object lives.
     @exclusivity(unchecked) private(set) var entityOfRow: [Int16] = []
     /// Where each row's record is in the arena (kept after a delete, so the id stays readable).
@@ -42,28 +42,28 @@ public final class ObjectTable: ObjectLookup {
     @exclusivity(unchecked) private var laterIDs: [String: RowID] = [:]
     @exclusivity(unchecked) private var laterIDsCover = 0
     /// Live objects per concrete entity.
-    @exclusivity(unchecked) public private(set) var countByEntity: [Int]
+    @exclusivity(unchecked) package private(set) var countByEntity: [Int]
     /// Who refers to each object through relationships without an inverse.
     let oneWay: OneWayReferences
 
-    public init(schema: Schema) {
+    package init(schema: Schema) {
         self.schema = schema
         self.oneWay = OneWayReferences(schema: schema)
         self.countByEntity = Array(repeating: 0, count: schema.entities.count)
     }
 
     /// The number of live objects.
-    @exclusivity(unchecked) public private(set) var count = 0
+    @exclusivity(unchecked) package private(set) var count = 0
     /// One past the highest row ever used.
-    public var rowCount: Int { entityOfRow.count }
+    package var rowCount: Int { entityOfRow.count }
 
     /// Bytes of object records in memory, and how many of them are no longer used.
-    public var recordBytes: (total: Int, unused: Int) { (arena.totalBytes, arena.unusedBytes) }
+    package var recordBytes: (total: Int, unused: Int) { (arena.totalBytes, arena.unusedBytes) }
 
     // MARK: Reading
 
     /// The entity of the object at a row, if one lives there.
-    @inline(__always) public func entity(at row: RowID) -> Int? {
+    @inline(__always) package func entity(at row: RowID) -> Int? {
         let i = Int(row)
         guard i >= 0, i < entityOfRow.count, entityOfRow[i] >= 0 else { return nil }
         return Int(entityOfRow[i])
@@ -73,7 +73,7 @@ public final class ObjectTable: ObjectLookup {
         UnsafeRawPointer(arena.pointer(locators[Int(row)]))
     }
 
-    public func object(at row: RowID) -> StoredObject? {
+    package func object(at row: RowID) -> StoredObject? {
         guard let e = entity(at: row) else { return nil }
         let r = record(row)
         let (id, _) = RecordReader.id(r)
@@ -81,13 +81,13 @@ public final class ObjectTable: ObjectLookup {
                             values: RecordReader.values(r, count: schema.entities[e].properties.count, lists: lists))
     }
 
-    public func id(at row: RowID) -> String? {
+    package func id(at row: RowID) -> String? {
         guard entity(at: row) != nil else { return nil }
         return String(decoding: RecordReader.id(record(row)).0, as: UTF8.self)
     }
 
     /// One slot of a live row (`.null` for a row with no object).
-    @inline(__always) public func value(at row: RowID, slot: Int) -> Value {
+    @inline(__always) package func value(at row: RowID, slot: Int) -> Value {
         guard entity(at: row) != nil else { return .null }
         return RecordReader.value(RecordReader.slot(record(row), slot), lists: lists)
     }
@@ -105,7 +105,7 @@ public final class ObjectTable: ObjectLookup {
 
     // MARK: Finding by id
 
-    public func row(for id: String) -> RowID? {
+    package func row(for id: String) -> RowID? {
         if let r = sortedRow(for: id) { return r }
         extendLaterIDs()
         return laterIDs[id]
@@ -226,7 +226,7 @@ public final class ObjectTable: ObjectLookup {
 
     // MARK: Changing
 
-    public func reserve(_ n: Int) {
+    package func reserve(_ n: Int) {
         entityOfRow.reserveCapacity(rowCount + n)
         locators.reserveCapacity(rowCount + n)
     }
@@ -385,7 +385,7 @@ public final class ObjectTable: ObjectLookup {
     // MARK: Walking
 
     /// Live rows ordered by id, byte by byte (the snapshot's order).
-    public func rowsSortedByID() -> [RowID] {
+    package func rowsSortedByID() -> [RowID] {
         let later = (idOrderedRows..<rowCount).filter { entityOfRow[$0] >= 0 }
         if later.isEmpty { return liveRows }
         // Sort by the ids' first eight bytes (big-endian, so integer order is
@@ -408,7 +408,7 @@ public final class ObjectTable: ObjectLookup {
     }
 
     /// Live rows in row order.
-    public var liveRows: [RowID] {
+    package var liveRows: [RowID] {
         var out: [RowID] = []
         out.reserveCapacity(count)
         for i in entityOfRow.indices where entityOfRow[i] >= 0 { out.append(RowID(i)) }

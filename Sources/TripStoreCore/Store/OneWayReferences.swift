@@ -2,11 +2,11 @@ import TripStoreFormat
 import TripStoreJSON
 import TripStoreSystem
 /// A reference held in a relationship slot: which row holds it, in which slot.
-public struct Referrer: Hashable, Sendable {
-    public var row: RowID
-    public var slot: Int32
+package struct Referrer: Hashable, Sendable {
+    package var row: RowID
+    package var slot: Int32
 
-    public init(row: RowID, slot: Int) {
+    package init(row: RowID, slot: Int) {
         self.row = row
         self.slot = Int32(slot)
     }

@@ -33,7 +33,10 @@ extension Store {
         }
         // Never let a table that fails its invariants become the truth on disk.
         let problems = table.referenceProblems()
-        if !problems.isEmpty { throw StoreError.inconsistent(problems + ["the snapshot was not written"]) }
+        if !problems.isEmpty {
+            throw StoreError.damaged(file: files.folder, line: nil, detail: problems.joined(separator: "; ") + "; the snapshot was not written",
+                                     repairable: false)
+        }
         Trace.mark("snapshot invariants")
         buffer.bytes.append(contentsOf: SnapshotFormat.header(schema: schema, token: token, objects: table.count))
         Trace.mark("snapshot start")

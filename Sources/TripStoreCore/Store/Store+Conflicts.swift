@@ -80,11 +80,13 @@ extension Store {
             guard alive(row), let e = table.entity(at: row) else { continue }
             for p in schema.entities[e].properties { checkChanged(row, property: p) }
         }
-        // Rows the caller read at a known token (a context's objects): every
-        // property the transaction changes on them, sides of pairs included.
+        // Rows the caller read at a known token (a context's objects): a to-one
+        // it changes to keep a pair in step conflicts like one it set (moving
+        // a child another save moved since); a to-many side merges instead.
         for row in tx.changedOrder where !tx.deleted.contains(row) && tx.rowTokens[row] != nil {
             guard let original = tx.originals[row], let now = tx.changed[row], table.entity(at: row) != nil else { continue }
-            for p in schema.entities[original.entity].properties where original.values[p.slot] != now.values[p.slot] {
+            for p in schema.entities[original.entity].properties
+            where original.values[p.slot] != now.values[p.slot] && p.relationship?.isToMany != true {
                 checkChanged(row, property: p)
             }
         }

@@ -5,7 +5,7 @@ extension Store {
     /// Stages `--set` assignments on objects: each value is read in the
     /// attribute's type; an attribute that an object's type lacks is an error
     /// naming the type. Setting an equal value changes nothing.
-    public func stageUpdate(_ rows: [RowID], set assignments: [(name: String, text: String)],
+    package func stageUpdate(_ rows: [RowID], set assignments: [(name: String, text: String)],
                             into tx: inout TransactionBuilder) throws {
         var parsed: [Int: [(Int, Value)]] = [:]  // by entity: (slot, value)
         for row in rows {
@@ -38,7 +38,7 @@ extension Store {
     }
 
     /// Rows for ids; an unknown id is an error and nothing is staged.
-    public func rows(forIDs ids: [String]) throws -> [RowID] {
+    package func rows(forIDs ids: [String]) throws -> [RowID] {
         try ids.map { id in
             guard let r = table.row(for: id) else { throw StoreError.notFound(id: id) }
             return r

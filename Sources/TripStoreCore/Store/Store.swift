@@ -20,13 +20,13 @@ import Darwin
 /// changes, query results) are `Sendable`.
 public final class Store {
     public let schema: Schema
-    public let files: StoreFiles
+    package let files: StoreFiles
     public let access: StoreAccess
     public let options: StoreOptions
     /// Every live object.
-    public let table: ObjectTable
+    package let table: ObjectTable
     /// The indexes, kept current by every commit.
-    public let indexes: StoreIndexes
+    package let indexes: StoreIndexes
     /// Retained history, oldest first. A snapshot's history lines are read
     /// the first time this is used (a query never needs them).
     public internal(set) var history: [HistoryTransaction] {
@@ -130,6 +130,12 @@ public final class Store {
     /// The object with that id.
     public func object(id: String) -> StoredObject? {
         table.row(for: id).flatMap { table.object(at: $0) }
+    }
+
+    /// The object at a row of a query result or a relationship value (rows
+    /// name objects while the store is open; they are never written to disk).
+    public func object(at row: RowID) -> StoredObject? {
+        table.object(at: row)
     }
 
     /// Sizes of the files on disk, for `stats`.

@@ -49,7 +49,7 @@ public struct TransactionBuilder: ObjectLookup {
     /// True when nothing was inserted, changed or deleted.
     public var isEmpty: Bool { newObjects.isEmpty && changed.isEmpty && deleted.isEmpty }
 
-    public func object(at row: RowID) -> StoredObject? {
+    package func object(at row: RowID) -> StoredObject? {
         if deleted.contains(row) { return nil }
         if Int(row) >= base { return isOwnRow(row) ? newObjects[Int(row) - base] : nil }
         if let c = changed[row] { return c }
@@ -76,7 +76,7 @@ public struct TransactionBuilder: ObjectLookup {
     /// Objects inserted by commits after this transaction was staged are not
     /// seen: their rows are at or above `base`, which belong to this
     /// transaction's own inserts (inserting such an id is a conflict at commit).
-    public func row(for id: String) -> RowID? {
+    package func row(for id: String) -> RowID? {
         if let r = newRowByID[id] { return deleted.contains(r) ? nil : r }
         if let r = table.row(for: id), Int(r) < base, !deleted.contains(r) { return r }
         return nil
@@ -85,7 +85,7 @@ public struct TransactionBuilder: ObjectLookup {
     /// Whether a row at or above `base` is one this transaction inserted.
     @inline(__always) func isOwnRow(_ row: RowID) -> Bool { Int(row) - base < newObjects.count }
 
-    public mutating func reserve(_ n: Int) {
+    package mutating func reserve(_ n: Int) {
         newObjects.reserveCapacity(n)
         newRowByID.reserveCapacity(n)
     }
@@ -93,7 +93,7 @@ public struct TransactionBuilder: ObjectLookup {
     /// Says that the caller read `row` at `token` (older than the transaction):
     /// a commit then refuses to change it if another commit changed it since.
     /// A model context uses this for the objects it fetched before the save.
-    public mutating func assumeRead(_ row: RowID, at token: Int64) {
+    package mutating func assumeRead(_ row: RowID, at token: Int64) {
         if token < baseToken { rowTokens[row] = min(token, rowTokens[row] ?? token) }
     }
 
@@ -103,7 +103,7 @@ public struct TransactionBuilder: ObjectLookup {
     /// Adds a new object; the caller has checked that its id is unused.
     /// References in its relationship slots are linked, inverses included.
     @discardableResult
-    public mutating func insert(_ object: StoredObject) -> RowID {
+    package mutating func insert(_ object: StoredObject) -> RowID {
         let row = RowID(base + newObjects.count)
         var o = object
         var given: [(Int, [RowID])] = []
@@ -141,7 +141,7 @@ public struct TransactionBuilder: ObjectLookup {
     }
 
     /// Sets an attribute's value.
-    public mutating func setAttribute(_ row: RowID, slot: Int, to value: Value) {
+    package mutating func setAttribute(_ row: RowID, slot: Int, to value: Value) {
         markExplicit(row, slot)
         modify(row) { $0.values[slot] = value }
     }
@@ -197,7 +197,7 @@ public struct TransactionBuilder: ObjectLookup {
     }
 
     /// Relates `row`'s relationship `slot` to `target`, and the inverse back.
-    public mutating func link(_ row: RowID, slot: Int, to target: RowID) {
+    package mutating func link(_ row: RowID, slot: Int, to target: RowID) {
         markExplicit(row, slot)
         if Int(target) < base { linkTargets.insert(target) }
         guard let rel = relationship(row, slot) else { return }
@@ -214,7 +214,7 @@ public struct TransactionBuilder: ObjectLookup {
     }
 
     /// Removes `target` from `row`'s relationship `slot`, and `row` from the inverse.
-    public mutating func unlink(_ row: RowID, slot: Int, from target: RowID) {
+    package mutating func unlink(_ row: RowID, slot: Int, from target: RowID) {
         markExplicit(row, slot)
         guard let rel = relationship(row, slot) else { return }
         removeReference(row, slot, target)
@@ -226,7 +226,7 @@ public struct TransactionBuilder: ObjectLookup {
     /// new version of an owner no longer lists an owned child) those under a
     /// cascade rule are deleted instead. A model context passes false: in
     /// SwiftData, removing a child from an array never deletes it.
-    public mutating func setRelationship(_ row: RowID, slot: Int, to targets: [RowID],
+    package mutating func setRelationship(_ row: RowID, slot: Int, to targets: [RowID],
                                          deletingDropped: Bool = true) throws(StoreError) {
         markExplicit(row, slot)
         var seen = Set<RowID>()
@@ -264,7 +264,7 @@ public struct TransactionBuilder: ObjectLookup {
     /// Deletes an object, following the delete rules of its relationships, and
     /// removes every reference to it, whether or not the relationship that
     /// holds the reference declares an inverse.
-    public mutating func delete(_ row: RowID) throws(StoreError) {
+    package mutating func delete(_ row: RowID) throws(StoreError) {
         if Int(row) < base && !deleteRequests.contains(row) { deleteRequests.append(row) }
         try deleteFollowingRules(row)
     }
@@ -303,10 +303,10 @@ public struct TransactionBuilder: ObjectLookup {
     }
 
     /// Rows deleted so far, children of a cascade before their owner.
-    public var deletedRows: [RowID] { deletedOrder }
+    package var deletedRows: [RowID] { deletedOrder }
 
     /// Refuses the transaction if a deny rule still has live objects (commit checks this first).
-    public func checkDenyRules() throws(StoreError) {
+    package func checkDenyRules() throws(StoreError) {
         for check in denyChecks {
             let before = Int(check.row) >= base ? nil : table.object(at: check.row)
             let targets = (before ?? StoredObject(entity: check.entity, id: check.id, values: [])).values

@@ -7,18 +7,18 @@ import Darwin
 #endif
 
 /// A reference to an object by id, not yet resolved to a row.
-public struct ObjectReference: Sendable, Equatable {
+package struct ObjectReference: Sendable, Equatable {
     /// The type tag, when the reference or inline envelope gave one.
-    public var type: String?
-    public var id: String
+    package var type: String?
+    package var id: String
     /// Where the reference stands in its record, for messages.
-    public var path: String
+    package var path: String
 }
 
 /// Relationship targets of one slot, not yet resolved.
-public struct PendingLink: Sendable {
-    public var slot: Int
-    public var targets: [ObjectReference]
+package struct PendingLink: Sendable {
+    package var slot: Int
+    package var targets: [ObjectReference]
 }
 
 /// One object read from an envelope: attributes decoded, relationships pending.
@@ -27,7 +27,7 @@ public struct DecodedObject: Sendable {
     public var id: String
     /// Attribute slots hold values; relationship slots hold `.null` until linked.
     public var values: [Value]
-    public var links: [PendingLink]
+    package var links: [PendingLink]
     public var location: RecordLocation?
     /// Empty for a top-level envelope, else where it was inline (`data.bucketList[0]`).
     public var path: String
@@ -38,15 +38,15 @@ public struct DecodedObject: Sendable {
 /// Inline related envelopes become objects of their own, placed after their
 /// owner; references stay pending until the whole input is read, so they may
 /// point forward.
-public struct EnvelopeDecoder {
-    public let schema: Schema
+package struct EnvelopeDecoder {
+    package let schema: Schema
 
-    public init(schema: Schema) {
+    package init(schema: Schema) {
         self.schema = schema
     }
 
     /// Decodes one top-level envelope and everything inline in it, appending to `out`.
-    public func decode(_ v: JSONValue, at location: RecordLocation?, into out: inout [DecodedObject]) throws(EnvelopeError) {
+    package func decode(_ v: JSONValue, at location: RecordLocation?, into out: inout [DecodedObject]) throws(EnvelopeError) {
         _ = try decodeEnvelope(v, allowed: nil, location: location, path: "", into: &out)
     }
 
@@ -195,7 +195,7 @@ public struct EnvelopeDecoder {
     }
 
     /// A random UUID string, upper-case like Foundation's.
-    public static func newID() -> String {
+    package static func newID() -> String {
         var rng = SystemRandomNumberGenerator()
         let a = rng.next() as UInt64
         let b = rng.next() as UInt64

@@ -2,9 +2,9 @@ import TripStoreJSON
 import TripStoreSystem
 /// Writes objects as envelopes and values as JSON, with relationships as
 /// references `{"type": …, "id": …}`.
-public enum EnvelopeEncoder {
+package enum EnvelopeEncoder {
     /// Writes `{"type":…,"id":…,"data":{…}}`. `fields`, when given, keeps only those properties.
-    public static func write<L: ObjectLookup>(_ o: StoredObject, schema: Schema, lookup: L, to w: inout JSONWriter,
+    package static func write<L: ObjectLookup>(_ o: StoredObject, schema: Schema, lookup: L, to w: inout JSONWriter,
                                               fields: Set<String>? = nil) {
         let entity = schema.entities[o.entity]
         w.beginObject()
@@ -16,7 +16,7 @@ public enum EnvelopeEncoder {
     }
 
     /// Writes the `data` object of an envelope.
-    public static func writeData<L: ObjectLookup>(_ o: StoredObject, entity: Entity, schema: Schema, lookup: L,
+    package static func writeData<L: ObjectLookup>(_ o: StoredObject, entity: Entity, schema: Schema, lookup: L,
                                                   to w: inout JSONWriter, fields: Set<String>? = nil) {
         w.beginObject()
         for p in entity.properties {
@@ -27,7 +27,7 @@ public enum EnvelopeEncoder {
         w.endObject()
     }
 
-    public static func writeValue<L: ObjectLookup>(_ v: Value, of p: Property, schema: Schema, lookup: L, to w: inout JSONWriter) {
+    package static func writeValue<L: ObjectLookup>(_ v: Value, of p: Property, schema: Schema, lookup: L, to w: inout JSONWriter) {
         switch p.kind {
         case .attribute(let a): writeAttribute(v, type: a.type, to: &w)
         case .relationship(let r):
@@ -43,7 +43,7 @@ public enum EnvelopeEncoder {
         }
     }
 
-    public static func writeReference<L: ObjectLookup>(_ row: RowID, schema: Schema, lookup: L, to w: inout JSONWriter) {
+    package static func writeReference<L: ObjectLookup>(_ row: RowID, schema: Schema, lookup: L, to w: inout JSONWriter) {
         guard let o = lookup.object(at: row) else {
             w.null()
             return
@@ -54,7 +54,7 @@ public enum EnvelopeEncoder {
         w.endObject()
     }
 
-    public static func writeAttribute(_ v: Value, type: ValueType, to w: inout JSONWriter) {
+    package static func writeAttribute(_ v: Value, type: ValueType, to w: inout JSONWriter) {
         switch v {
         case .null: w.null()
         case .string(let s): w.string(s)
@@ -82,7 +82,7 @@ public enum EnvelopeEncoder {
     }
 
     /// A value as a JSON tree (for history's old and new values).
-    public static func jsonValue<L: ObjectLookup>(_ v: Value, of p: Property, schema: Schema, lookup: L) -> JSONValue {
+    package static func jsonValue<L: ObjectLookup>(_ v: Value, of p: Property, schema: Schema, lookup: L) -> JSONValue {
         var w = JSONWriter()
         writeValue(v, of: p, schema: schema, lookup: lookup, to: &w)
         return (try? JSONReader.parse(w.bytes)) ?? .null

@@ -140,7 +140,7 @@ package struct RecordDecoder {
 
 extension JSONReader {
     /// Parses a whole buffer as one value.
-    public static func parse(buffer: UnsafeBufferPointer<UInt8>) throws(JSONSyntaxError) -> JSONValue {
+    package static func parse(buffer: UnsafeBufferPointer<UInt8>) throws(JSONSyntaxError) -> JSONValue {
         var r = JSONReader(buffer: buffer)
         return try r.parseDocument()
     }

@@ -3,8 +3,8 @@ import TripStoreSystem
 /// Reads a value typed on a command line (`update --set key=value`) in an
 /// attribute's type: quotes optional for strings, `null` for nil, dates as in
 /// queries, arrays and embedded values as JSON.
-public enum ValueText {
-    public static func parse(_ text: String, as a: AttributeDescription) throws(EnvelopeError) -> Value {
+package enum ValueText {
+    package static func parse(_ text: String, as a: AttributeDescription) throws(EnvelopeError) -> Value {
         let t = text.trimmed(" ")
         if t == "null" || t == "nil" {
             guard a.isOptional else {

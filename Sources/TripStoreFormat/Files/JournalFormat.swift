@@ -3,12 +3,12 @@ import TripStoreSystem
 /// One journal line per committed transaction:
 /// `{"token":…,"timestamp":…,"author":…,"changes":[…],"crc32c":"…"}` where
 /// the checksum covers every byte of the line before `,"crc32c"`.
-public enum JournalFormat {
+package enum JournalFormat {
     static let checksumSuffixLength = 21  // ,"crc32c":"xxxxxxxx"}
     static let checksumKey = Array(#","crc32c":""#.utf8)
 
     /// The complete line, newline included.
-    public static func line(_ t: HistoryTransaction, schema: Schema,
+    package static func line(_ t: HistoryTransaction, schema: Schema,
                             inserted: [StoredObject], lookup: some ObjectLookup) -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(256 + inserted.count * 256)
@@ -38,7 +38,7 @@ public enum JournalFormat {
     }
 
     /// True when a line (without its newline) carries a correct checksum.
-    public static func isIntact(_ line: UnsafeBufferPointer<UInt8>) -> Bool {
+    package static func isIntact(_ line: UnsafeBufferPointer<UInt8>) -> Bool {
         let n = line.count
         guard n > checksumSuffixLength + 2 else { return false }
         let s = n - checksumSuffixLength

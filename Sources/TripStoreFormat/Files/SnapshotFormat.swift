@@ -3,8 +3,8 @@ import TripStoreSystem
 /// The snapshot file: a header line, one envelope per object sorted by id,
 /// one line per history transaction, and a trailer whose CRC-32C covers
 /// every byte before it.
-public enum SnapshotFormat {
-    public static let version = 1
+package enum SnapshotFormat {
+    package static let version = 1
 
     package static func header(schema: Schema, token: Int64, objects: Int) -> [UInt8] {
         var w = JSONWriter()

@@ -2,9 +2,9 @@ import TripStoreJSON
 import TripStoreSystem
 /// History transactions as JSON: the `history --format jsonl` line, which is
 /// also a snapshot's history line and (with insert data added) a journal line.
-public enum HistoryCoding {
+package enum HistoryCoding {
     /// Writes a transaction. `insertData(i, &w)` may write a `"data"` member for insert change `i`.
-    public static func write(_ t: HistoryTransaction, to w: inout JSONWriter,
+    package static func write(_ t: HistoryTransaction, to w: inout JSONWriter,
                              insertData: ((Int, inout JSONWriter) -> Void)? = nil) {
         w.beginObject()
         w.key("token"); w.int(t.token)
@@ -47,7 +47,7 @@ public enum HistoryCoding {
     }
 
     /// Reads a transaction; nil when the JSON is not of that form.
-    public static func read(_ v: JSONValue) -> HistoryTransaction? {
+    package static func read(_ v: JSONValue) -> HistoryTransaction? {
         guard case .int(let token)? = v["token"], case .string(let ts)? = v["timestamp"],
               let time = ISODate.parse(ts), case .string(let author)? = v["author"],
               case .array(let items)? = v["changes"] else { return nil }

@@ -1,10 +1,10 @@
 import TripStoreJSON
 import TripStoreSystem
 /// What a delete leaves behind for auditors.
-public enum Tombstone {
+package enum Tombstone {
     /// The values of the object's attributes marked preserve-on-deletion
     /// (inherited ones included), in slot order; nothing else.
-    public static func values(of o: StoredObject, schema: Schema) -> [JSONMember] {
+    package static func values(of o: StoredObject, schema: Schema) -> [JSONMember] {
         var out: [JSONMember] = []
         for p in schema.entities[o.entity].properties {
             guard let a = p.attribute, a.preservesOnDeletion else { continue }

@@ -2,9 +2,9 @@ import TripStoreJSON
 import TripStoreSystem
 /// The schema as JSON: in the snapshot header (so a store records what wrote
 /// it) and for the fingerprint.
-public enum SchemaCoding {
+package enum SchemaCoding {
     /// Writes the entities in declaration order.
-    public static func write(_ ds: [EntityDescription], to w: inout JSONWriter) {
+    package static func write(_ ds: [EntityDescription], to w: inout JSONWriter) {
         w.beginArray()
         for d in ds {
             w.beginObject()
@@ -78,7 +78,7 @@ public enum SchemaCoding {
     }
 
     /// Reads entities written by `write`; nil when the JSON is not of that form.
-    public static func read(_ v: JSONValue) -> [EntityDescription]? {
+    package static func read(_ v: JSONValue) -> [EntityDescription]? {
         guard case .array(let items) = v else { return nil }
         var out: [EntityDescription] = []
         for item in items {

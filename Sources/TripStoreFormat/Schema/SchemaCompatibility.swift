@@ -4,9 +4,9 @@ import TripStoreSystem
 ///
 /// Additions are fine (a new entity, a new optional attribute, a new index, a
 /// new relationship); anything else is a difference the store refuses.
-public enum SchemaCompatibility {
+package enum SchemaCompatibility {
     /// The differences that prevent opening, empty when `stored` can be read by `current`.
-    public static func differences(stored: [EntityDescription], current: [EntityDescription]) -> [String] {
+    package static func differences(stored: [EntityDescription], current: [EntityDescription]) -> [String] {
         var problems: [String] = []
         let now = Dictionary(current.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
         for old in stored {

@@ -16,12 +16,12 @@ public struct StoredObject: Sendable, Equatable {
 
 /// Anything that can say which object a row holds: the table, or a
 /// transaction that sees its own uncommitted changes.
-public protocol ObjectLookup {
+package protocol ObjectLookup {
     func object(at row: RowID) -> StoredObject?
     /// The id of the object at a row (without decoding its values where the lookup can).
     func id(at row: RowID) -> String?
 }
 
 extension ObjectLookup {
-    public func id(at row: RowID) -> String? { object(at: row)?.id }
+    package func id(at row: RowID) -> String? { object(at: row)?.id }
 }

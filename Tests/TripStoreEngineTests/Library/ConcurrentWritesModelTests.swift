@@ -27,12 +27,11 @@ import Testing
         func anyChangeSince(_ id: String, _ token: Int64) -> Bool {
             (deletedAt[id] ?? 0) > token || changedAt.contains { $0.key.hasPrefix(id + ".") && $0.value > token }
         }
-        /// Deleting a book also changes the shelves that hold it (books, favourite):
-        /// a conflict when another save changed those since.
+        /// Deleting a book also clears the favourites that name it (a to-one:
+        /// a conflict when another save changed it since); the shelves' book
+        /// lists merge.
         func bookDeleteConflicts(_ b: String, _ t: Int64) -> Bool {
-            anyChangeSince(b, t)
-                || books.contains { $0.value.contains(b) && changedSince($0.key, "books", t) }
-                || favourite.contains { $0.value == b && changedSince($0.key, "favourite", t) }
+            anyChangeSince(b, t) || favourite.contains { $0.value == b && changedSince($0.key, "favourite", t) }
         }
         func shelfDeleteConflicts(_ s: String, _ t: Int64) -> Bool {
             anyChangeSince(s, t) || (books[s] ?? []).contains { bookDeleteConflicts($0, t) }

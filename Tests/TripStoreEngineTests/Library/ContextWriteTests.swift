@@ -227,4 +227,23 @@ import TripStoreModels
         #expect(throws: StoreError.self) { try a.save(author: "a") }
         #expect(try ModelContext(container).fetch(FetchDescriptor<Book>()).map(\.pages) == [999])
     }
+
+    @Test func twoContextsAddingChildrenByTheirToOneSideBothSucceed() throws {
+        let container = try ModelContainer(folder: TestFolders.make("in-step"), models: TripSchema.models)
+        let setup = ModelContext(container)
+        let day = ContextWriteTests.day("2026-01-01")
+        setup.insert(Trip(name: "t", destination: "d", startDate: day, endDate: day))
+        try setup.save(author: "setup")
+        let a = ModelContext(container), b = ModelContext(container)
+        for (context, title) in [(a, "from a"), (b, "from b")] {
+            let trip = try #require(try context.fetch(FetchDescriptor<Trip>()).first)
+            let item = BucketListItem(title: title)
+            item.trip = trip
+            context.insert(item)
+        }
+        try a.save(author: "a")
+        try b.save(author: "b")
+        let trip = try #require(try ModelContext(container).fetch(FetchDescriptor<Trip>()).first)
+        #expect(trip.bucketList.map(\.title).sorted() == ["from a", "from b"])
+    }
 }

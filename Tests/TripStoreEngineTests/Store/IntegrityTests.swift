@@ -344,4 +344,25 @@ import Testing
         #expect(reopened.checkInvariants() == [])
         #expect(reopened.object(id: "b2") == nil)
     }
+
+    @Test func aJournalLineThatLeavesOneSideOfAPairIsDamageAtOpen() throws {
+        let folder = TestFolders.make("one-sided")
+        let store = try Store.open(folder, schema: FilmSchema.schema, access: .write)
+        var tx = store.transaction()
+        let film = try tx.insert("ShortFilm", id: "f1", values: ["title": .string("Short"), "screens": .int(1)])
+        let credit = try tx.insert("Credit", id: "c1", values: ["person": .string("Ada"), "role": .string("director")])
+        try tx.link(film, "credits", to: credit)
+        try store.commit(tx, author: "test")
+        try store.compact()
+        let token = store.lastToken
+        store.close()
+        let line = #"{"token":\#(token + 1),"timestamp":"2026-11-23T10:00:00Z","author":"old","changes":[{"kind":"update","type":"ShortFilm","id":"f1","values":{"credits":{"old":[{"type":"Credit","id":"c1"}],"new":[]}}}]}"#
+        try Data(JournalFormat.seal(Array(line.utf8))).write(to: URL(fileURLWithPath: folder + "/journal-\(token).jsonl"))
+        #expect {
+            try Store.open(folder, schema: FilmSchema.schema, access: .read)
+        } throws: { error in
+            guard case StoreError.damaged(_, let line, let detail, _) = error else { return false }
+            return line == 1 && detail.contains("Credit 'c1'.production")
+        }
+    }
 }

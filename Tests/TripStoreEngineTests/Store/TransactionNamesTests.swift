@@ -1,0 +1,30 @@
+import Testing
+@testable import TripStoreEngine
+
+/// The public transaction API: objects by id, properties by name.
+@Suite struct TransactionNamesTests {
+    @Test func insertSetLinkAndDeleteByIdAndName() throws {
+        let store = try Store.open(TestFolders.make("names"), schema: FilmSchema.schema, access: .write)
+        var tx = store.transaction()
+        try tx.insert("Studio", id: "st", values: ["name": .string("Ealing")])
+        let film = try tx.insert("FeatureFilm", values: ["title": .string("Heat"), "screens": .int(10),
+                                                          "runtimeMinutes": .int(170), "genre": .string("drama")])
+        try tx.link(film, "studio", to: "st")
+        try tx.set("budget", of: film, to: .double(6.5e7))
+        try store.commit(tx, author: "test")
+        let studio = try #require(store.object(id: "st"))
+        let slot = FilmSchema.schema.entity(named: "Studio")!.property(named: "productions")!.slot
+        #expect(studio.values[slot].rows.compactMap { store.object(at: $0)?.id } == [film])
+        var bad = store.transaction()
+        #expect(throws: StoreError.self) { try bad.set("budgett", of: film, to: .double(1)) }
+        #expect(throws: StoreError.self) { try bad.set("studio", of: film, to: .null) }
+        #expect(throws: StoreError.self) { try bad.link(film, "studio", to: "nobody") }
+        #expect(throws: StoreError.self) { try bad.insert("Studio", id: "st") }
+        #expect(throws: StoreError.self) { try bad.insert("Nope") }
+        var gone = store.transaction()
+        try gone.delete(id: film)
+        try store.commit(gone, author: "test")
+        #expect(store.object(id: film) == nil)
+        #expect(store.object(id: "st")?.values[slot] == .toMany([]))
+    }
+}
