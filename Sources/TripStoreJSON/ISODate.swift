@@ -117,6 +117,7 @@ public enum ISODate {
     }
 
     // Howard Hinnant's days-from-civil algorithms.
+    /// Days from 1970-01-01 to a date of the proleptic Gregorian calendar.
     public static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
         let y = month <= 2 ? year - 1 : year
         let era = (y >= 0 ? y : y - 399) / 400

@@ -9,6 +9,7 @@ public struct JSONSyntaxError: Error, Sendable, Equatable, CustomStringConvertib
     /// 1-based column (in bytes) of the error.
     public var column: Int
 
+    /// The message with its line and column.
     public var description: String { "\(message) at line \(line), column \(column)" }
 
     init(_ message: String, offset: Int, in buffer: UnsafeBufferPointer<UInt8>) {

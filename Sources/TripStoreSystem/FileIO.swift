@@ -6,8 +6,11 @@ import Darwin
 
 /// A failed system call: which call, on which path, and errno's text.
 public struct IOError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The system call or step that failed ("open", "write", "fsync").
     public var operation: String
+    /// The file or folder it was about.
     public var path: String
+    /// The `errno` value.
     public var code: Int32
 
     package init(operation: String, path: String, code: Int32) {
@@ -16,6 +19,7 @@ public struct IOError: Error, Sendable, Equatable, CustomStringConvertible {
         self.code = code
     }
 
+    /// "operation path: reason", as `strerror` words the code.
     public var description: String {
         "\(operation) \(path): \(String(cString: strerror(code)))"
     }

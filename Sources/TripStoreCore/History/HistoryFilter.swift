@@ -7,9 +7,12 @@ public struct HistoryFilter: Sendable {
     public var since: Int64?
     /// Changes of these concrete types (a type and its subclasses).
     public var types: Set<String>?
+    /// Only changes of these kinds (nil: all).
     public var kinds: Set<Change.Kind>?
+    /// Only transactions by this author (nil: all).
     public var author: String?
 
+    /// A filter; nil means no restriction.
     public init(since: Int64? = nil, types: Set<String>? = nil, kinds: Set<Change.Kind>? = nil, author: String? = nil) {
         self.since = since
         self.types = types

@@ -3,9 +3,12 @@ import TripStoreJSON
 import TripStoreSystem
 /// A sort key: a property name, ascending unless `descending`.
 public struct SortKey: Sendable, Equatable {
+    /// A property path (`startDate`, `livingAccommodation.name`).
     public var path: String
+    /// Largest first.
     public var descending: Bool
 
+    /// A sort key.
     public init(_ path: String, descending: Bool = false) {
         self.path = path
         self.descending = descending
@@ -27,16 +30,23 @@ public struct SortKey: Sendable, Equatable {
 /// let result = try store.run(q)
 /// ```
 public struct Query: Sendable {
+    /// The type queried, subclasses included (nil: the schema's first root).
     public var from: String?
     package var predicate: QueryExpression
     /// The predicate as written, for messages and explain.
     public var text: String
+    /// Sort keys; ties are broken by id.
     public var sort: [SortKey]
+    /// At most this many results.
     public var limit: Int?
+    /// Results skipped before the first returned.
     public var offset: Int
     /// False makes the planner scan and sort without indexes (the benchmark's baseline).
     public var useIndexes = true
 
+    /// A query from its text.
+    ///
+    /// - Throws: `QueryError` (with the column) for text that is not the query language.
     public init(_ predicate: String = "", from: String? = nil, sort: [SortKey] = [], limit: Int? = nil, offset: Int = 0) throws(QueryError) {
         self.predicate = try QueryParser.parse(predicate)
         self.text = predicate
@@ -59,26 +69,35 @@ public struct Query: Sendable {
 
 /// What a query found: rows in order, how many matched in all (when known), and the plan.
 public struct QueryResult: Sendable {
+    /// The matching objects' rows, in result order (`Store.object(at:)` reads one).
     public var rows: [RowID]
     /// Matches before offset and limit; nil when a sorted walk stopped early.
     public var total: Int?
+    /// How the query was answered.
     public var plan: QueryPlan
 }
 
 /// How a query was answered; `--explain` prints it and tests assert on it.
 public struct QueryPlan: Sendable, CustomStringConvertible {
+    /// One step: an index probe, an intersection, a scan, a sort.
     public struct Step: Sendable, Equatable {
+        /// What the step does ("type index", "hash index", "scan").
         public var operation: String
+        /// On what (the index, the term).
         public var detail: String
+        /// Rows expected before running.
         public var estimated: Int?
+        /// Rows it produced.
         public var actual: Int?
     }
 
+    /// The steps, in order.
     public var steps: [Step] = []
 
     /// The operations in order, e.g. ["text index", "filter", "sort"].
     public var operations: [String] { steps.map(\.operation) }
 
+    /// The plan as `--explain` prints it.
     public var description: String {
         let width = steps.map(\.operation.count).max() ?? 0
         return steps.map { s in

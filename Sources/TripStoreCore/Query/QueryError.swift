@@ -4,10 +4,14 @@ import TripStoreSystem
 /// A query that cannot be read or does not fit the schema, with the column
 /// (1-based, in characters) of the first character that could not be used.
 public struct QueryError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What could not be read.
     public var message: String
+    /// The 1-based column where it stands.
     public var column: Int
+    /// The query text.
     public var query: String
 
+    /// An error at a column of a query.
     public init(_ message: String, column: Int, query: String) {
         self.message = message
         self.column = column

@@ -33,6 +33,7 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     /// Files hold references to objects that do not exist; `verify --repair` removes them.
     case danglingReferences(file: String, line: Int?, detail: String)
 
+    /// One sentence: what was wrong and where.
     public var description: String {
         switch self {
         case .noStore(let p): return "no store at \(p); import a file to create one"

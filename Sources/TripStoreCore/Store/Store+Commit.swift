@@ -22,6 +22,10 @@ extension Store {
     ///
     /// When this returns, the transaction survives a crash. A failure before
     /// that leaves the store as it was.
+    /// - Throws: `StoreError.conflict`, `StoreError.inconsistent`,
+    ///   `StoreError.denied` (a deny rule), `StoreError.usage` (a read-only store,
+    ///   another store's transaction), `IOError` when the journal cannot be
+    ///   written and flushed. Nothing is written in any of these cases.
     @discardableResult
     public func commit(_ staged: TransactionBuilder, author: String, timestamp: Double? = nil) throws -> HistoryTransaction? {
         guard access == .write, lock != nil else { throw StoreError.usage("the store was opened read-only") }

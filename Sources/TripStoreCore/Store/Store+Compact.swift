@@ -12,6 +12,9 @@ extension Store {
     /// Writes a snapshot of the current state and history, starts a new
     /// journal, and removes the older files. Crash-safe at every step: the
     /// old snapshot and journal stay until the new ones are on disk.
+    /// - Throws: `StoreError.usage` on a read-only store, `StoreError.damaged` when
+    ///   the table fails its invariants (nothing is written), `IOError` when a
+    ///   file cannot be written (the previous snapshot and journal stay).
     public func compact() throws {
         guard access == .write, lock != nil else { throw StoreError.usage("the store was opened read-only") }
         let token = lastToken
@@ -149,6 +152,7 @@ extension Store {
 
     /// Drops history transactions with a token below `token`; the objects stay.
     /// Written at once as a new snapshot. Returns how many were dropped.
+    /// - Throws: as `compact()`; the history is then left as it was.
     @discardableResult
     public func pruneHistory(before token: Int64) throws -> Int {
         let keep = history.filter { $0.token >= token }

@@ -15,6 +15,10 @@ extension Store {
     /// Stages decoded envelopes into `tx`: inserts new objects, handles
     /// existing ids per `mode`, then resolves every reference and links both
     /// sides. Throws on the first problem; `tx` is then to be dropped.
+    /// - Throws: `StoreError.invalid` for an id already in the store (insert
+    ///   mode) or given twice, a reference to an id that is neither in the input
+    ///   nor in the store, or one of the wrong type; `StoreError.denied` never
+    ///   (deny rules are checked at commit).
     public func stage(_ input: consuming [DecodedObject], mode: ImportMode, into tx: inout TransactionBuilder) throws {
         var objects = input
         tx.reserve(objects.count)

@@ -8,6 +8,9 @@ extension Store {
     /// let result = try store.run(try Query("is PersonalTrip && reason == \"family\""))
     /// for row in result.rows { print(store.table.object(at: row)!.id) }
     /// ```
+    /// - Throws: `QueryError` (with the column) for an unknown type or
+    ///   property, a comparison the property's type cannot make, or an enum value
+    ///   that is no case.
     public func run(_ query: Query, countOnly: Bool = false) throws(QueryError) -> QueryResult {
         let fromName = query.from ?? schema.roots[0].name
         guard let from = schema.entity(named: fromName) else {

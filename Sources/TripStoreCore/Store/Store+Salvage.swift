@@ -10,17 +10,22 @@ import Darwin
 /// A reference in the store's files to an object that does not exist (left
 /// by an older tripstore): where it is, who holds it, what it names.
 public struct DanglingReference: Sendable, Equatable, CustomStringConvertible {
+    /// The file that holds it.
     public var file: String
+    /// Its line in that file.
     public var line: Int
     /// The holder's type and id.
     public var type: String
+    /// The holder's id.
     public var id: String
+    /// The relationship that holds it.
     public var property: String
     /// The id it names; nil where the file holds `null` in place of a reference.
     public var missingID: String?
     /// The relationship's whole value as the file holds it (history's old value after a repair).
     public var recorded: JSONValue
 
+    /// "FILE line N: Type 'id'.property holds 'x', which does not exist (a dangling reference)".
     public var description: String {
         let what = missingID.map { "holds '\($0)', which does not exist" } ?? "holds null in place of a reference"
         return "\(file) line \(line): \(type) '\(id)'.\(property) \(what) (a dangling reference)"

@@ -19,9 +19,12 @@ import Darwin
 /// A `Store` is confined to one thread; values that leave it (envelopes,
 /// changes, query results) are `Sendable`.
 public final class Store {
+    /// The schema the store was opened with.
     public let schema: Schema
     package let files: StoreFiles
+    /// Read-only, or writing (holding the lock).
     public let access: StoreAccess
+    /// Snapshot thresholds, lock wait, and what the open may use.
     public let options: StoreOptions
     /// Every live object.
     package let table: ObjectTable
@@ -93,6 +96,11 @@ public final class Store {
     /// For `.read`, a folder without a store is `StoreError.noStore`. For
     /// `.write`, the writer's lock is taken (waiting up to `options.lockWait`),
     /// the folder is created if needed, and a torn journal tail is cut.
+    ///
+    /// - Throws: `StoreError.noStore` (reading a folder without a store),
+    ///   `StoreError.damaged` / `.danglingReferences` (a file fails its checks),
+    ///   `StoreError.newerFormat`, `StoreError.schemaMismatch`,
+    ///   `StoreError.locked` (another writer beyond the wait), `IOError`.
     public static func open(_ folder: String, schema: Schema, access: StoreAccess,
                             options: StoreOptions = StoreOptions()) throws -> Store {
         if access == .read {

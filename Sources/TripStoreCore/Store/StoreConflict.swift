@@ -8,6 +8,7 @@ import TripStoreSystem
 /// starts the transaction again on the current state (a context: `refresh`,
 /// then `save` again).
 public struct StoreConflict: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What the later commit did.
     public enum Reason: Sendable, Equatable {
         /// The property was changed by a later commit.
         case changed(property: String)
@@ -21,13 +22,16 @@ public struct StoreConflict: Error, Sendable, Equatable, CustomStringConvertible
 
     /// The object's type and id.
     public var type: String
+    /// The object's id.
     public var id: String
+    /// What changed.
     public var reason: Reason
     /// The token of the commit that made the change, when history still has it.
     public var token: Int64?
     /// The token the transaction (or the context's read of the object) was staged on.
     public var stagedOn: Int64
 
+    /// A conflict from its parts.
     public init(type: String, id: String, reason: Reason, token: Int64?, stagedOn: Int64) {
         self.type = type
         self.id = id
@@ -36,6 +40,7 @@ public struct StoreConflict: Error, Sendable, Equatable, CustomStringConvertible
         self.stagedOn = stagedOn
     }
 
+    /// One sentence naming the object, the property and the token.
     public var description: String {
         let by = token.map { " by transaction \($0)" } ?? ""
         switch reason {

@@ -24,6 +24,7 @@ public struct StoreOptions: Sendable {
     /// Seconds a writer waits for another writer's lock before failing.
     public var lockWait: Double = 5
 
+    /// The defaults above.
     public init() {}
 }
 

@@ -11,6 +11,7 @@ import TripStoreSystem
 /// is checked for conflicts (see `Store.commit`) and then merged onto the
 /// current state, so it never undoes what they did.
 public struct TransactionBuilder: ObjectLookup {
+    /// The store's schema.
     public let schema: Schema
     let table: ObjectTable
     /// The first row this transaction's new objects get.

@@ -12,21 +12,27 @@ import Foundation
 /// let sameRome = FetchDescriptor<Trip>(query: #"is BusinessTrip && destination ~ "Rome""#)
 /// ```
 public struct FetchDescriptor<T: PersistentModel> {
+    /// The Foundation predicate objects must match (nil: all).
     public var predicate: Predicate<T>?
     /// A predicate in the query language, used when `predicate` is nil.
     public var query: String?
+    /// Sort order, on declared properties.
     public var sortBy: [SortDescriptor<T>]
+    /// At most this many objects.
     public var fetchLimit: Int?
+    /// Objects skipped before the first returned.
     public var fetchOffset: Int?
     /// Attributes to load. Every object is loaded whole (the store holds it
     /// in memory), so this is accepted as the hint SwiftData makes it.
     public var propertiesToFetch: [PartialKeyPath<T>] = []
 
+    /// Objects of `T` (and its subclasses) matching `predicate`.
     public init(predicate: Predicate<T>? = nil, sortBy: [SortDescriptor<T>] = []) {
         self.predicate = predicate
         self.sortBy = sortBy
     }
 
+    /// Objects of `T` matching a query-language predicate (`is ElectricCar && rangeKilometres > 300`).
     public init(query: String, sortBy: [SortDescriptor<T>] = []) {
         self.query = query
         self.sortBy = sortBy
@@ -38,11 +44,13 @@ public struct FetchDescriptor<T: PersistentModel> {
 public struct FetchPlan: CustomStringConvertible {
     /// The query-language text of the translated predicate.
     public var query: String
+    /// The engine's plan.
     public var plan: QueryPlan
     /// True when the translation was not exact, so each candidate was also
     /// evaluated with the Foundation predicate.
     public var evaluatedCandidates: Bool
 
+    /// The query and its plan, as `--explain` prints them.
     public var description: String {
         "query: \(query.isEmpty ? "(all)" : query)\n\(plan)"
             + (evaluatedCandidates ? "\nthen each candidate is tested with the Foundation predicate" : "")

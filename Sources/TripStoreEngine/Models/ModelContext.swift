@@ -14,6 +14,7 @@ import Foundation
 /// let trips = try context.fetch(FetchDescriptor<Trip>(sortBy: [SortDescriptor(\.startDate)]))
 /// ```
 public final class ModelContext {
+    /// The container whose store it reads and writes.
     public let container: ModelContainer
     var store: Store { container.store }
     var models: ModelSchema { container.models }
@@ -35,6 +36,7 @@ public final class ModelContext {
     /// save that still reaches one is a conflict, never an insert.
     private var vanished: [ObjectIdentifier: StoreConflict] = [:]
 
+    /// A context with nothing pending; it belongs to the isolation domain that uses it.
     public init(_ container: ModelContainer) {
         self.container = container
     }
@@ -65,6 +67,9 @@ public final class ModelContext {
     // MARK: - Fetch
 
     /// Objects of `T` and its subclasses, each as its concrete class.
+    /// - Throws: `QueryError` for a query string that is not the query
+    ///   language; errors the Foundation predicate throws while it is evaluated;
+    ///   `StoreError.usage` for a sort key that is not a declared property.
     public func fetch<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> [T] {
         let (rows, plan) = try run(descriptor, countOnly: false)
         var out: [T] = []
@@ -80,6 +85,7 @@ public final class ModelContext {
     }
 
     /// How many objects match (the limit and offset apply).
+    /// - Throws: as `fetch`.
     public func fetchCount<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> Int {
         if descriptor.predicate != nil || descriptor.fetchLimit != nil || descriptor.fetchOffset != nil {
             let (rows, plan) = try run(descriptor, countOnly: false)
@@ -91,6 +97,7 @@ public final class ModelContext {
     }
 
     /// The plan a fetch would use.
+    /// - Throws: as `fetch`.
     public func explain<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> FetchPlan {
         try run(descriptor, countOnly: false).1
     }

@@ -16,7 +16,9 @@ public struct ModelProperty: @unchecked Sendable {
                           get: (PersistentModel) -> Related, set: (PersistentModel, Related) -> Void)
     }
 
+    /// The stored name.
     public let name: String
+    /// The key path it was declared with.
     public let keyPath: AnyKeyPath
     let kind: Kind
 

@@ -9,12 +9,18 @@ import Foundation
 /// let schema = try ModelSchema([Trip.self, BusinessTrip.self, PersonalTrip.self, BucketListItem.self])
 /// ```
 public final class ModelSchema: @unchecked Sendable {
+    /// The engine schema made from the classes.
     public let schema: Schema
     let types: [PersistentModel.Type]
     /// Every property of each entity, in slot order (inherited first).
     let properties: [[ModelProperty]]
     private let names: [AnyKeyPath: String]
 
+    /// The schema of model classes: the roots and their subclasses, once each.
+    ///
+    /// - Throws: `SchemaError` for a class that declares a property twice,
+    ///   an undeclared stored property, a key path that does not match its name,
+    ///   or a subclass whose superclass is not listed.
     public init(_ types: [PersistentModel.Type]) throws {
         var descriptions: [EntityDescription] = []
         let names = types.map { $0.entityName }

@@ -12,29 +12,38 @@ public protocol ModelValue {
 }
 
 extension ModelValue {
+    /// Whether nil is a value of this type.
     public static var isOptional: Bool { false }
 }
 
 extension String: ModelValue {
+    /// The stored type.
     public static var valueType: ValueType { .string }
+    /// The value from its stored form; nil when the form does not fit.
     public init?(storedValue: Value) {
         guard case .string(let s) = storedValue else { return nil }
         self = s
     }
+    /// The value in its stored form.
     public var storedValue: Value { .string(self) }
 }
 
 extension Int: ModelValue {
+    /// The stored type.
     public static var valueType: ValueType { .int }
+    /// The value from its stored form; nil when the form does not fit.
     public init?(storedValue: Value) {
         guard case .int(let i) = storedValue else { return nil }
         self = Int(i)
     }
+    /// The value in its stored form.
     public var storedValue: Value { .int(Int64(self)) }
 }
 
 extension Double: ModelValue {
+    /// The stored type.
     public static var valueType: ValueType { .double }
+    /// The value from its stored form; nil when the form does not fit.
     public init?(storedValue: Value) {
         switch storedValue {
         case .double(let d): self = d
@@ -42,30 +51,40 @@ extension Double: ModelValue {
         default: return nil
         }
     }
+    /// The value in its stored form.
     public var storedValue: Value { .double(self) }
 }
 
 extension Bool: ModelValue {
+    /// The stored type.
     public static var valueType: ValueType { .bool }
+    /// The value from its stored form; nil when the form does not fit.
     public init?(storedValue: Value) {
         guard case .bool(let b) = storedValue else { return nil }
         self = b
     }
+    /// The value in its stored form.
     public var storedValue: Value { .bool(self) }
 }
 
 extension Date: ModelValue {
+    /// The stored type.
     public static var valueType: ValueType { .date }
+    /// The value from its stored form; nil when the form does not fit.
     public init?(storedValue: Value) {
         guard case .date(let d) = storedValue else { return nil }
         self = Date(timeIntervalSince1970: d)
     }
+    /// The value in its stored form.
     public var storedValue: Value { .date((timeIntervalSince1970 * 1000).rounded() / 1000) }
 }
 
 extension Optional: ModelValue where Wrapped: ModelValue {
+    /// The stored type.
     public static var valueType: ValueType { Wrapped.valueType }
+    /// Whether nil is a value of this type.
     public static var isOptional: Bool { true }
+    /// The value from its stored form; nil when the form does not fit.
     public init?(storedValue: Value) {
         if case .null = storedValue {
             self = .none
@@ -74,11 +93,14 @@ extension Optional: ModelValue where Wrapped: ModelValue {
         guard let w = Wrapped(storedValue: storedValue) else { return nil }
         self = .some(w)
     }
+    /// The value in its stored form.
     public var storedValue: Value { map(\.storedValue) ?? .null }
 }
 
 extension Array: ModelValue where Element: ModelValue {
+    /// The stored type.
     public static var valueType: ValueType { .array(Element.valueType) }
+    /// The value from its stored form; nil when the form does not fit.
     public init?(storedValue: Value) {
         guard case .array(let items) = storedValue else { return nil }
         var out: [Element] = []
@@ -88,6 +110,7 @@ extension Array: ModelValue where Element: ModelValue {
         }
         self = out
     }
+    /// The value in its stored form.
     public var storedValue: Value { .array(map(\.storedValue)) }
 }
 
@@ -99,13 +122,16 @@ extension Array: ModelValue where Element: ModelValue {
 public protocol ModelEnum: ModelValue, RawRepresentable, CaseIterable where RawValue == String {}
 
 extension ModelEnum {
+    /// The stored type.
     public static var valueType: ValueType {
         .enumeration(EnumDescription(String(describing: self), cases: allCases.map(\.rawValue)))
     }
+    /// The value from its stored form; nil when the form does not fit.
     public init?(storedValue: Value) {
         guard case .string(let s) = storedValue, let v = Self(rawValue: s) else { return nil }
         self = v
     }
+    /// The value in its stored form.
     public var storedValue: Value { .string(rawValue) }
 }
 
@@ -117,10 +143,13 @@ public protocol ModelEmbedded: ModelValue {
 }
 
 extension ModelEmbedded {
+    /// The stored type.
     public static var valueType: ValueType { .embedded(embeddedDescription) }
+    /// The value from its stored form; nil when the form does not fit.
     public init?(storedValue: Value) {
         guard case .embedded(let f) = storedValue else { return nil }
         self.init(fields: f)
     }
+    /// The value in its stored form.
     public var storedValue: Value { .embedded(fields) }
 }

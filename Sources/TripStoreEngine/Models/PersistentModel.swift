@@ -25,6 +25,7 @@ open class PersistentModel {
     /// The persistent identifier: the envelope's `id`.
     public internal(set) var persistentModelID: String
 
+    /// A new object with a new UUID as its id.
     public required init() {
         persistentModelID = EnvelopeDecoder.newID()
     }

@@ -23,11 +23,14 @@ package struct PendingLink: Sendable {
 
 /// One object read from an envelope: attributes decoded, relationships pending.
 public struct DecodedObject: Sendable {
+    /// The concrete entity's index.
     public var entity: Int
+    /// The id (given, or a new UUID).
     public var id: String
     /// Attribute slots hold values; relationship slots hold `.null` until linked.
     public var values: [Value]
     package var links: [PendingLink]
+    /// Where the record was, for messages.
     public var location: RecordLocation?
     /// Empty for a top-level envelope, else where it was inline (`data.bucketList[0]`).
     public var path: String

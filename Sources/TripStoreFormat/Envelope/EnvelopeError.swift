@@ -3,6 +3,7 @@ import TripStoreSystem
 /// An envelope that does not fit the schema: which record, which property,
 /// and what was expected.
 public struct EnvelopeError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The kind of mismatch, for programs that react to it.
     public enum Kind: Sendable, Equatable {
         case notAnEnvelope
         case unknownType
@@ -18,6 +19,7 @@ public struct EnvelopeError: Error, Sendable, Equatable, CustomStringConvertible
         case syntax
     }
 
+    /// What kind of mismatch.
     public var kind: Kind
     /// The top-level record, when known.
     public var location: RecordLocation?
@@ -30,6 +32,7 @@ public struct EnvelopeError: Error, Sendable, Equatable, CustomStringConvertible
     /// What was expected and what was found.
     public var message: String
 
+    /// An error naming the record, the path inside it, the entity and the property.
     public init(_ kind: Kind, location: RecordLocation? = nil, path: String = "", entity: String? = nil,
                 property: String? = nil, _ message: String) {
         self.kind = kind
@@ -40,6 +43,7 @@ public struct EnvelopeError: Error, Sendable, Equatable, CustomStringConvertible
         self.message = message
     }
 
+    /// "record 3 at data.bucketList[0]: property 'title' of BucketListItem: …".
     public var description: String {
         var parts: [String] = []
         if let l = location { parts.append(l.description) }
@@ -71,11 +75,14 @@ public struct EnvelopeError: Error, Sendable, Equatable, CustomStringConvertible
 
 /// Several envelopes that do not fit the schema (from a validation that goes on after the first).
 public struct EnvelopeErrors: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Every error found, in input order.
     public var errors: [EnvelopeError]
 
+    /// A list of errors.
     public init(_ errors: [EnvelopeError]) {
         self.errors = errors
     }
 
+    /// One error a line.
     public var description: String { errors.map(\.description).joined(separator: "\n") }
 }

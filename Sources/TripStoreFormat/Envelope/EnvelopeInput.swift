@@ -5,6 +5,9 @@ import TripStoreSystem
 public enum EnvelopeInput {
     /// Decodes every envelope of `bytes`. With `maxErrors > 1`, goes on after
     /// an error and throws `EnvelopeErrors` with up to that many.
+    ///
+    /// - Throws: `EnvelopeErrors` (each with record, path, property and
+    ///   expectation); `JSONSyntaxError` for bytes that are not JSON.
     public static func decode(_ bytes: [UInt8], schema: Schema, maxErrors: Int = 1,
                               progress: ((Int, Int) -> Void)? = nil) throws -> [DecodedObject] {
         var out: [DecodedObject] = []

@@ -3,10 +3,14 @@ import TripStoreSystem
 /// One changed attribute or relationship of an update, with both values.
 /// Relationship values are references `{"type", "id"}` or arrays of them.
 public struct ValueChange: Sendable, Equatable {
+    /// The attribute or relationship.
     public var name: String
+    /// Its value before the transaction (JSON, as exported).
     public var old: JSONValue
+    /// Its value after the transaction.
     public var new: JSONValue
 
+    /// A change of `name` from `old` to `new`.
     public init(name: String, old: JSONValue, new: JSONValue) {
         self.name = name
         self.old = old
@@ -16,19 +20,23 @@ public struct ValueChange: Sendable, Equatable {
 
 /// One change of a transaction: an insert, an update or a delete.
 public struct Change: Sendable, Equatable {
+    /// What happened to the object.
     public enum Kind: String, Sendable, CaseIterable {
         case insert, update, delete
     }
 
+    /// Insert, update or delete.
     public var kind: Kind
     /// The concrete type of the object.
     public var type: String
+    /// The object's id.
     public var id: String
     /// For an update: each changed attribute or relationship.
     public var values: [ValueChange]
     /// For a delete: the values of the attributes marked preserve-on-deletion.
     public var tombstone: [JSONMember]
 
+    /// A change of one object.
     public init(kind: Kind, type: String, id: String, values: [ValueChange] = [], tombstone: [JSONMember] = []) {
         self.kind = kind
         self.type = type
@@ -49,9 +57,12 @@ public struct HistoryTransaction: Sendable, Equatable {
     public var token: Int64
     /// Commit time, seconds since 1970 UTC.
     public var timestamp: Double
+    /// Who committed it (`--author`, `$USER`, or a context's save author).
     public var author: String
+    /// Inserts, then updates, then deletes.
     public var changes: [Change]
 
+    /// A transaction as history keeps it.
     public init(token: Int64, timestamp: Double, author: String, changes: [Change]) {
         self.token = token
         self.timestamp = timestamp

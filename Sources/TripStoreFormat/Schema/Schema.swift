@@ -19,6 +19,10 @@ public struct Schema: Sendable {
     public let fingerprint: String
     private let indexByName: [String: Int]
 
+    /// A schema from its model descriptions (roots and subclasses, any order).
+    ///
+    /// - Throws: `SchemaError` for an unknown parent or destination, a duplicate
+    ///   or clashing name, or an inverse that does not mirror its relationship.
     public init(_ descriptions: [EntityDescription]) throws(SchemaError) {
         try SchemaValidator.validate(descriptions)
         var indexByName: [String: Int] = [:]
@@ -55,8 +59,11 @@ public struct Schema: Sendable {
 
 /// A resolved entity (a class, so that handing one around costs one retain).
 public final class Entity: Sendable {
+    /// Its index in `Schema.entities`.
     public let id: Int
+    /// The model's name: its type tag.
     public let name: String
+    /// The parent entity's index, if any.
     public let parent: Int?
     /// The direct subclasses.
     public let children: [Int]
@@ -92,15 +99,19 @@ public final class Entity: Sendable {
 
 /// An attribute or relationship of a resolved entity.
 public final class Property: Sendable {
+    /// An attribute or a relationship.
     public enum Kind: Sendable {
         case attribute(AttributeDescription)
         case relationship(Relationship)
     }
 
+    /// The property's name.
     public let name: String
+    /// Its position in `StoredObject.values` (inherited properties first).
     public let slot: Int
     /// The entity that declares it (an ancestor for an inherited property).
     public let declaringEntity: Int
+    /// What it is.
     public let kind: Kind
 
     init(name: String, slot: Int, declaringEntity: Int, kind: Kind) {
@@ -110,11 +121,13 @@ public final class Property: Sendable {
         self.kind = kind
     }
 
+    /// The attribute, when it is one.
     public var attribute: AttributeDescription? {
         if case .attribute(let a) = kind { return a }
         return nil
     }
 
+    /// The relationship, when it is one.
     public var relationship: Relationship? {
         if case .relationship(let r) = kind { return r }
         return nil
@@ -123,7 +136,9 @@ public final class Property: Sendable {
 
 /// A resolved relationship: its destination entity and inverse slot.
 public struct Relationship: Sendable {
+    /// As declared.
     public let description: RelationshipDescription
+    /// The destination entity's index.
     public let destination: Int
     /// The slot of the inverse relationship in the destination entity.
     public let inverseSlot: Int?
@@ -131,7 +146,9 @@ public struct Relationship: Sendable {
     /// to-many side (which keeps the order) is written; the other is derived
     /// when the snapshot is loaded. Of a one-to-one pair, one side.
     public let isStoredSide: Bool
+    /// An array of objects.
     public var isToMany: Bool { description.isToMany }
+    /// What deleting the owner does.
     public var deleteRule: DeleteRule { description.deleteRule }
 }
 

@@ -32,8 +32,11 @@ public indirect enum ValueType: Sendable, Hashable {
 
 /// An enum attribute's type: its name and raw values.
 public struct EnumDescription: Sendable, Hashable {
+    /// The enum's Swift name.
     public var name: String
+    /// Its raw values, in declaration order.
     public var cases: [String]
+    /// An enum stored by raw value.
     public init(_ name: String, cases: [String]) {
         self.name = name
         self.cases = cases
@@ -42,8 +45,11 @@ public struct EnumDescription: Sendable, Hashable {
 
 /// A value type embedded in a model, with its own fields.
 public struct EmbeddedDescription: Sendable, Hashable {
+    /// The value type's Swift name.
     public var name: String
+    /// Its stored fields, in declaration order.
     public var fields: [AttributeDescription]
+    /// A value type stored inside its owner.
     public init(_ name: String, fields: [AttributeDescription]) {
         self.name = name
         self.fields = fields
@@ -52,7 +58,9 @@ public struct EmbeddedDescription: Sendable, Hashable {
 
 /// Options of an attribute, as SwiftData's `@Attribute(...)` and `#Index` give them.
 public struct AttributeOptions: OptionSet, Sendable, Hashable {
+    /// The option bits.
     public let rawValue: Int
+    /// Options from their bits.
     public init(rawValue: Int) { self.rawValue = rawValue }
     /// The value is kept in the delete tombstone (SwiftData's `.preserveValueOnDeletion`).
     public static let preserveOnDeletion = AttributeOptions(rawValue: 1)
@@ -67,11 +75,16 @@ public struct AttributeOptions: OptionSet, Sendable, Hashable {
 /// AttributeDescription("notes", .string, optional: true)
 /// ```
 public struct AttributeDescription: Sendable, Hashable {
+    /// The attribute's name in envelopes and queries.
     public var name: String
+    /// What it holds.
     public var type: ValueType
+    /// Whether it may be nil.
     public var isOptional: Bool
+    /// Preserved on deletion, indexed.
     public var options: AttributeOptions
 
+    /// An attribute of a model.
     public init(_ name: String, _ type: ValueType, optional: Bool = false, options: AttributeOptions = []) {
         self.name = name
         self.type = type
@@ -79,7 +92,9 @@ public struct AttributeDescription: Sendable, Hashable {
         self.options = options
     }
 
+    /// Whether a delete's tombstone keeps its value.
     public var preservesOnDeletion: Bool { options.contains(.preserveOnDeletion) }
+    /// Whether queries on it use an index.
     public var isIndexed: Bool { options.contains(.indexed) }
 }
 
@@ -101,12 +116,18 @@ public enum DeleteRule: String, Sendable, Hashable, CaseIterable {
 /// RelationshipDescription("bucketList", to: "BucketListItem", toMany: true, inverse: "trip", deleteRule: .cascade)
 /// ```
 public struct RelationshipDescription: Sendable, Hashable {
+    /// The relationship's name in envelopes and queries.
     public var name: String
+    /// The related model's name.
     public var destination: String
+    /// An array of objects rather than one optional object.
     public var isToMany: Bool
+    /// The relationship on the destination that mirrors this one, if declared.
     public var inverse: String?
+    /// What deleting the owner does to the related objects.
     public var deleteRule: DeleteRule
 
+    /// A relationship of a model.
     public init(_ name: String, to destination: String, toMany: Bool = false, inverse: String? = nil,
                 deleteRule: DeleteRule = .nullify) {
         self.name = name
@@ -119,11 +140,16 @@ public struct RelationshipDescription: Sendable, Hashable {
 
 /// One model class: its name, its superclass (if any), and the properties it declares.
 public struct EntityDescription: Sendable, Hashable {
+    /// The model's name: its type tag in envelopes.
     public var name: String
+    /// The model it inherits from, if any.
     public var parent: String?
+    /// The attributes it declares (not the inherited ones).
     public var attributes: [AttributeDescription]
+    /// The relationships it declares (not the inherited ones).
     public var relationships: [RelationshipDescription]
 
+    /// A model of the hierarchy.
     public init(_ name: String, parent: String? = nil, attributes: [AttributeDescription] = [],
                 relationships: [RelationshipDescription] = []) {
         self.name = name

@@ -12,6 +12,7 @@ public enum SchemaError: Error, Sendable, Equatable, CustomStringConvertible {
     case emptyEnumeration(entity: String, attribute: String)
     case invalidName(String)
 
+    /// What is wrong with the schema, naming the model and property.
     public var description: String {
         switch self {
         case .duplicateEntity(let e): return "entity '\(e)' is declared twice"

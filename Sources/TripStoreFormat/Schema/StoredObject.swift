@@ -3,10 +3,14 @@ import TripStoreSystem
 /// An object as the store keeps it: its concrete entity, its id, and its
 /// values laid out by the entity's property slots.
 public struct StoredObject: Sendable, Equatable {
+    /// The concrete entity: an index into `Schema.entities`.
     public var entity: Int
+    /// The persistent identifier.
     public var id: String
+    /// One value per property slot of the entity (relationships as rows).
     public var values: [Value]
 
+    /// An object from its parts.
     public init(entity: Int, id: String, values: [Value]) {
         self.entity = entity
         self.id = id

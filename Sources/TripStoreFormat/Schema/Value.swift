@@ -18,6 +18,7 @@ public enum Value: Sendable, Hashable {
     case toOne(RowID)
     case toMany([RowID])
 
+    /// True for `.null` (nil).
     public var isNull: Bool {
         if case .null = self { return true }
         return false
@@ -40,6 +41,7 @@ public enum RecordLocation: Sendable, Equatable, CustomStringConvertible {
     /// 1-based line of a JSON Lines file.
     case line(Int)
 
+    /// "record 500" or "line 500".
     public var description: String {
         switch self {
         case .record(let n): return "record \(n)"
