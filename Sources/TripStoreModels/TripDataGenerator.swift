@@ -87,7 +87,7 @@ public struct TripDataGenerator {
     }
 
     /// One top-level trip envelope with its related objects inline, as compact JSON.
-    public mutating func trip(into w: inout JSONWriter) {
+    package mutating func trip(into w: inout JSONWriter) {
         let u = unit()
         let type = u < 0.1 ? "Trip" : u < 0.6 ? "BusinessTrip" : "PersonalTrip"
         let duration = type == "Trip" ? int(1, 14) : type == "BusinessTrip" ? int(1, 7) : int(2, 21)
