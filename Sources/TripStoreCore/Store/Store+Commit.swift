@@ -77,7 +77,7 @@ extension Store {
         lastToken = t.token
         Trace.mark("apply to table and indexes")
         do {
-            try compact()
+            try compact(tableIsChecked: true)
         } catch {
             needsReopen = true
             throw error

@@ -27,40 +27,54 @@ extension TransactionBuilder {
             let entity = schema.entities[e]
             return "\(entity.name) '\(recordedID(row))'.\(entity.properties[slot].name)"
         }
-        func checkLive(_ row: RowID) {
-            guard let e = entity(at: row) else { return }
-            for p in schema.entities[e].properties {
-                guard let rel = p.relationship else {
+        // Per entity, what to check in each slot; and which entity may stand for which.
+        let plans: [[(slot: Int, attribute: AttributeDescription?, relationship: Relationship?)]] = schema.entities.map { e in
+            e.properties.map { ($0.slot, $0.attribute, $0.relationship) }
+        }
+        let kinds: [[Bool]] = schema.entities.map { e in schema.entities.map { schema.isKind(e.id, of: $0.id) } }
+        func hasDuplicates(_ l: [RowID]) -> Bool {
+            if l.count <= 16 {
+                for i in l.indices.dropFirst() where l[..<i].contains(l[i]) { return true }
+                return false
+            }
+            return Set(l).count != l.count
+        }
+        func checkLive(_ row: RowID, _ o: StoredObject) {
+            for (slot, attribute, rel) in plans[o.entity] {
+                let value = o.values[slot]
+                guard let rel else {
                     // Attributes: every one of a new object, the ones set on an existing one.
-                    guard let a = p.attribute, Int(row) >= base || explicitSlots.contains(Int64(row) << 16 | Int64(p.slot)) else { continue }
-                    if !value(at: row, slot: p.slot).fits(a.type, optional: a.isOptional) {
-                        problems.append("\(name(row, p.slot)) would hold a value that is not \(a.isOptional ? "nil or " : "")\(ValueDecoding.expectation(a.type))")
+                    guard let a = attribute, Int(row) >= base || explicitSlots.contains(Int64(row) << 16 | Int64(slot)) else { continue }
+                    if !value.fits(a.type, optional: a.isOptional) {
+                        problems.append("\(name(row, slot)) would hold a value that is not \(a.isOptional ? "nil or " : "")\(ValueDecoding.expectation(a.type))")
                     }
                     continue
                 }
-                let value = self.value(at: row, slot: p.slot)
+                let now: [RowID]
                 switch (value, rel.isToMany) {
-                case (.null, false), (.toOne, false), (.toMany, true): break
-                default: problems.append("\(name(row, p.slot)) would hold something other than \(rel.isToMany ? "a list of references" : "a reference or nil")")
-                }
-                let now = value.rows
-                if rel.isToMany && Set(now).count != now.count {
-                    problems.append("\(name(row, p.slot)) would hold the same object twice")
+                case (.null, false): now = []
+                case (.toOne(let t), false): now = [t]
+                case (.toMany(let l), true):
+                    now = l
+                    if hasDuplicates(l) { problems.append("\(name(row, slot)) would hold the same object twice") }
+                default:
+                    problems.append("\(name(row, slot)) would hold something other than \(rel.isToMany ? "a list of references" : "a reference or nil")")
+                    continue
                 }
                 for t in now {
                     guard let te = entity(at: t) else {
-                        problems.append("\(name(row, p.slot)) would hold '\(recordedID(t))', which does not exist")
+                        problems.append("\(name(row, slot)) would hold '\(recordedID(t))', which does not exist")
                         continue
                     }
-                    if !schema.isKind(te, of: rel.destination) {
-                        problems.append("\(name(row, p.slot)) would hold a \(schema.entities[te].name), not a \(schema.entities[rel.destination].name)")
+                    if !kinds[te][rel.destination] {
+                        problems.append("\(name(row, slot)) would hold a \(schema.entities[te].name), not a \(schema.entities[rel.destination].name)")
                     } else if let inv = rel.inverseSlot, !holds(t, inv, row) {
-                        problems.append("\(name(row, p.slot)) would hold '\(recordedID(t))', whose \(schema.entities[te].properties[inv].name) would not hold it back")
+                        problems.append("\(name(row, slot)) would hold '\(recordedID(t))', whose \(schema.entities[te].properties[inv].name) would not hold it back")
                     }
                 }
                 // A reference this transaction dropped must be gone from the other side too.
                 guard Int(row) < base, let inv = rel.inverseSlot else { continue }
-                for t in table.value(at: row, slot: p.slot).rows where !now.contains(t) && entity(at: t) != nil && holds(t, inv, row) {
+                for t in table.value(at: row, slot: slot).rows where !now.contains(t) && entity(at: t) != nil && holds(t, inv, row) {
                     problems.append("\(name(t, inv)) would still hold '\(recordedID(row))', which no longer holds it back")
                 }
             }
@@ -68,8 +82,13 @@ extension TransactionBuilder {
         for m in missingTargets where entity(at: m.row) != nil && entity(at: m.target) == nil {
             problems.append("\(name(m.row, m.slot)) would hold '\(recordedID(m.target))', which does not exist")
         }
-        for i in newObjects.indices where problems.count < limit { checkLive(RowID(base + i)) }
-        for row in changedOrder where problems.count < limit { checkLive(row) }
+        for (i, o) in newObjects.enumerated() where problems.count < limit {
+            let row = RowID(base + i)
+            if let o, !deleted.contains(row) { checkLive(row, o) }
+        }
+        for row in changedOrder where problems.count < limit && !deleted.contains(row) {
+            if let o = changed[row] { checkLive(row, o) }
+        }
         for row in deletedOrder where Int(row) < base && problems.count < limit {
             guard let e = table.entity(at: row) else { continue }
             for p in schema.entities[e].properties {
