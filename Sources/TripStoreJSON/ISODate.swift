@@ -2,15 +2,14 @@
 /// locale-dependent): `2026-03-02`, `2026-03-02T09:30:00Z`,
 /// `2026-03-02T09:30:00.250+02:00`. Values are seconds since 1970 UTC.
 public enum ISODate {
-    /// Parses a date-only (midnight UTC) or date-time with `Z` or an offset.
-    public static func parse(_ text: String) -> Double? {
-        var text = text
-        return text.withUTF8 { parse(bytes: $0) }
-    }
-
-    package static func parse(bytes s: UnsafeBufferPointer<UInt8>) -> Double? {
+    /// A position in the text with the two steps the parser repeats. A value
+    /// type, so its steps need no run-time exclusivity checks (a nested
+    /// function capturing a local `var` would box it and check every access).
+    struct Cursor {
+        let s: UnsafeBufferPointer<UInt8>
         var i = 0
-        func digits(_ n: Int) -> Int? {
+
+        @inline(__always) mutating func digits(_ n: Int) -> Int? {
             guard i + n <= s.count else { return nil }
             var v = 0
             for k in 0..<n {
@@ -21,30 +20,41 @@ public enum ISODate {
             i += n
             return v
         }
-        func expect(_ c: UInt8) -> Bool {
+
+        @inline(__always) mutating func expect(_ c: UInt8) -> Bool {
             guard i < s.count, s[i] == c else { return false }
             i += 1
             return true
         }
-        guard let year = digits(4), expect(UInt8(ascii: "-")), let month = digits(2),
-              expect(UInt8(ascii: "-")), let day = digits(2) else { return nil }
+    }
+
+    /// Parses a date-only (midnight UTC) or date-time with `Z` or an offset.
+    public static func parse(_ text: String) -> Double? {
+        var text = text
+        return text.withUTF8 { parse(bytes: $0) }
+    }
+
+    package static func parse(bytes s: UnsafeBufferPointer<UInt8>) -> Double? {
+        var c = Cursor(s: s)
+        guard let year = c.digits(4), c.expect(UInt8(ascii: "-")), let month = c.digits(2),
+              c.expect(UInt8(ascii: "-")), let day = c.digits(2) else { return nil }
         guard month >= 1 && month <= 12 && day >= 1 && day <= daysIn(month: month, year: year) else { return nil }
         let days = daysFromCivil(year: year, month: month, day: day)
-        if i == s.count { return Double(days) * 86400 }
-        guard expect(UInt8(ascii: "T")) || expect(UInt8(ascii: "t")) || expect(UInt8(ascii: " ")) else { return nil }
-        guard let hour = digits(2), expect(UInt8(ascii: ":")), let minute = digits(2) else { return nil }
+        if c.i == s.count { return Double(days) * 86400 }
+        guard c.expect(UInt8(ascii: "T")) || c.expect(UInt8(ascii: "t")) || c.expect(UInt8(ascii: " ")) else { return nil }
+        guard let hour = c.digits(2), c.expect(UInt8(ascii: ":")), let minute = c.digits(2) else { return nil }
         var second = 0
         var fraction = 0.0
-        if expect(UInt8(ascii: ":")) {
-            guard let sec = digits(2) else { return nil }
+        if c.expect(UInt8(ascii: ":")) {
+            guard let sec = c.digits(2) else { return nil }
             second = sec
-            if expect(UInt8(ascii: ".")) {
+            if c.expect(UInt8(ascii: ".")) {
                 var scale = 0.1
                 var any = false
-                while i < s.count, s[i] &- 48 < 10 {
-                    fraction += Double(s[i] - 48) * scale
+                while c.i < s.count, s[c.i] &- 48 < 10 {
+                    fraction += Double(s[c.i] - 48) * scale
                     scale /= 10
-                    i += 1
+                    c.i += 1
                     any = true
                 }
                 guard any else { return nil }
@@ -52,18 +62,18 @@ public enum ISODate {
         }
         guard hour <= 23 && minute <= 59 && second <= 60 else { return nil }
         var offset = 0
-        if expect(UInt8(ascii: "Z")) || expect(UInt8(ascii: "z")) {
-        } else if i < s.count, s[i] == UInt8(ascii: "+") || s[i] == UInt8(ascii: "-") {
-            let sign = s[i] == UInt8(ascii: "-") ? -1 : 1
-            i += 1
-            guard let oh = digits(2) else { return nil }
-            _ = expect(UInt8(ascii: ":"))
-            guard let om = digits(2), oh <= 23, om <= 59 else { return nil }
+        if c.expect(UInt8(ascii: "Z")) || c.expect(UInt8(ascii: "z")) {
+        } else if c.i < s.count, s[c.i] == UInt8(ascii: "+") || s[c.i] == UInt8(ascii: "-") {
+            let sign = s[c.i] == UInt8(ascii: "-") ? -1 : 1
+            c.i += 1
+            guard let oh = c.digits(2) else { return nil }
+            _ = c.expect(UInt8(ascii: ":"))
+            guard let om = c.digits(2), oh <= 23, om <= 59 else { return nil }
             offset = sign * (oh * 3600 + om * 60)
         } else {
             return nil
         }
-        guard i == s.count else { return nil }
+        guard c.i == s.count else { return nil }
         let whole = Double(days * 86400 + hour * 3600 + minute * 60 + second - offset)
         // Keep milliseconds exactly: dates are stored to the millisecond.
         return whole + (fraction * 1000).rounded() / 1000

@@ -7,25 +7,27 @@ import Darwin
 /// Thrown by the byte-level decoders (envelopes on import, snapshot lines on
 /// load) at anything they do not handle; the caller then decodes that record
 /// the slow way, which either reads it or names exactly what is wrong.
+@usableFromInline
 package struct FastPathGiveUp: Error {
-    package init() {}
+    @inlinable package init() {}
 }
 
-/// The scanning steps the byte-level decoders share.
+/// The scanning steps the byte-level decoders share, inlinable so that the
+/// decoders in other targets (envelopes, snapshot records) inline them.
 extension JSONReader {
     /// The next byte after white space, not consumed.
-    @inline(__always) package mutating func peekByte() -> UInt8? {
+    @inlinable @inline(__always) package mutating func peekByte() -> UInt8? {
         skipWhitespace()
         return index < buffer.count ? buffer[index] : nil
     }
 
-    @inline(__always) package mutating func expectByte(_ c: UInt8) throws(FastPathGiveUp) {
+    @inlinable @inline(__always) package mutating func expectByte(_ c: UInt8) throws(FastPathGiveUp) {
         guard peekByte() == c else { throw FastPathGiveUp() }
         index += 1
     }
 
     /// `,` then more, or the closing bracket: true when there is another member.
-    @inline(__always) package mutating func moreMembers(close: UInt8) throws(FastPathGiveUp) -> Bool {
+    @inlinable @inline(__always) package mutating func moreMembers(close: UInt8) throws(FastPathGiveUp) -> Bool {
         guard let c = peekByte() else { throw FastPathGiveUp() }
         index += 1
         if c == UInt8(ascii: ",") { return true }
@@ -35,7 +37,7 @@ extension JSONReader {
 
     /// A string of printable ASCII without escapes (keys, ids, type names,
     /// dates, enum cases), as the byte range of its contents.
-    @inline(__always) package mutating func plainString() throws(FastPathGiveUp) -> Range<Int> {
+    @inlinable @inline(__always) package mutating func plainString() throws(FastPathGiveUp) -> Range<Int> {
         guard peekByte() == UInt8(ascii: "\"") else { throw FastPathGiveUp() }
         let start = index + 1
         var i = start
@@ -51,7 +53,7 @@ extension JSONReader {
     }
 
     /// Whether the bytes in `range` are `name`.
-    @inline(__always) package func bytes(_ range: Range<Int>, equal name: [UInt8]) -> Bool {
+    @inlinable @inline(__always) package func bytes(_ range: Range<Int>, equal name: [UInt8]) -> Bool {
         guard range.count == name.count else { return false }
         guard range.count > 0 else { return true }
         return name.withUnsafeBufferPointer { n in

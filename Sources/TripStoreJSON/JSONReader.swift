@@ -13,12 +13,13 @@ import Darwin
 /// ```swift
 /// let value = try JSONReader.parse(Array(#"{"a": [1, 2.5, "x"]}"#.utf8))
 /// ```
+@usableFromInline
 package struct JSONReader {
     /// Deeper documents are rejected rather than risking the stack.
     package static let maximumDepth = 512
 
-    package let buffer: UnsafeBufferPointer<UInt8>
-    package var index: Int
+    @usableFromInline package let buffer: UnsafeBufferPointer<UInt8>
+    @usableFromInline package var index: Int
     var depth = 0
 
     /// A reader positioned at `start` within `buffer` (which must outlive it).
@@ -105,7 +106,7 @@ package struct JSONReader {
 
     // MARK: - Structure
 
-    package mutating func skipWhitespace() {
+    @inlinable package mutating func skipWhitespace() {
         while index < buffer.count {
             switch buffer[index] {
             case 0x20, 0x0A, 0x0D, 0x09: index += 1
