@@ -45,10 +45,13 @@ package final class ObjectTable: ObjectLookup {
     @exclusivity(unchecked) package private(set) var countByEntity: [Int]
     /// Who refers to each object through relationships without an inverse.
     let oneWay: OneWayReferences
+    /// Per entity, the slots that hold relationships.
+    let relationshipSlots: [[Int]]
 
     package init(schema: Schema) {
         self.schema = schema
         self.oneWay = OneWayReferences(schema: schema)
+        self.relationshipSlots = schema.entities.map { e in e.properties.compactMap { $0.relationship == nil ? nil : $0.slot } }
         self.countByEntity = Array(repeating: 0, count: schema.entities.count)
     }
 

@@ -27,10 +27,9 @@ extension TransactionBuilder {
             let entity = schema.entities[e]
             return "\(entity.name) '\(recordedID(row))'.\(entity.properties[slot].name)"
         }
-        // Per entity, what to check in each slot; and which entity may stand for which.
-        let plans: [[(slot: Int, attribute: AttributeDescription?, relationship: Relationship?)]] = schema.entities.map { e in
-            e.properties.map { ($0.slot, $0.attribute, $0.relationship) }
-        }
+        // Per entity, what to check in each slot (plain values, so walking them
+        // copies no strings); and which entity may stand for which.
+        let plans: [[SlotCheck]] = schema.entities.map { e in e.properties.map(SlotCheck.init) }
         let kinds: [[Bool]] = schema.entities.map { e in schema.entities.map { schema.isKind(e.id, of: $0.id) } }
         func hasDuplicates(_ l: [RowID]) -> Bool {
             if l.count <= 16 {
@@ -40,18 +39,21 @@ extension TransactionBuilder {
             return Set(l).count != l.count
         }
         func checkLive(_ row: RowID, _ o: StoredObject) {
-            for (slot, attribute, rel) in plans[o.entity] {
-                let value = o.values[slot]
-                guard let rel else {
+            let isNew = Int(row) >= base
+            for check in plans[o.entity] {
+                let slot = check.slot
+                guard check.isRelationship else {
                     // Attributes: every one of a new object, the ones set on an existing one.
-                    guard let a = attribute, Int(row) >= base || explicitSlots.contains(Int64(row) << 16 | Int64(slot)) else { continue }
-                    if !value.fits(a.type, optional: a.isOptional) {
+                    guard isNew || explicitSlots.contains(Int64(row) << 16 | Int64(slot)) else { continue }
+                    if !check.fits(o.values[slot]), let a = schema.entities[o.entity].properties[slot].attribute,
+                       !o.values[slot].fits(a.type, optional: a.isOptional) {
                         problems.append("\(name(row, slot)) would hold a value that is not \(a.isOptional ? "nil or " : "")\(ValueDecoding.expectation(a.type))")
                     }
                     continue
                 }
+                let rel = (isToMany: check.isToMany, destination: check.destination, inverseSlot: check.inverse)
                 let now: [RowID]
-                switch (value, rel.isToMany) {
+                switch (o.values[slot], rel.isToMany) {
                 case (.null, false): now = []
                 case (.toOne(let t), false): now = [t]
                 case (.toMany(let l), true):
@@ -112,5 +114,46 @@ extension TransactionBuilder {
             return i < newObjects.count ? newObjects[i]?.id ?? "?" : "?"
         }
         return table.recordedID(row) ?? "?"
+    }
+}
+
+/// What the integrity check looks at in one slot, as plain values.
+private struct SlotCheck {
+    var slot: Int
+    var isRelationship = false
+    var isToMany = false
+    var destination = 0
+    var inverse: Int?
+    /// For a scalar attribute: its type (0 string, 1 int, 2 double, 3 bool, 4 date) and optionality; -1 otherwise.
+    var scalar = -1
+    var optional = false
+
+    init(_ p: Property) {
+        slot = p.slot
+        if let r = p.relationship {
+            isRelationship = true
+            isToMany = r.isToMany
+            destination = r.destination
+            inverse = r.inverseSlot
+        } else if let a = p.attribute {
+            optional = a.isOptional
+            switch a.type {
+            case .string: scalar = 0
+            case .int: scalar = 1
+            case .double: scalar = 2
+            case .bool: scalar = 3
+            case .date: scalar = 4
+            default: scalar = -1
+            }
+        }
+    }
+
+    /// True when a scalar attribute's value surely fits; false means "look closer".
+    @inline(__always) func fits(_ v: Value) -> Bool {
+        switch (scalar, v) {
+        case (_, .null): return optional
+        case (0, .string), (1, .int), (2, .double), (2, .int), (3, .bool), (4, .date): return true
+        default: return false
+        }
     }
 }

@@ -108,12 +108,16 @@ public struct TransactionBuilder: ObjectLookup {
         let row = RowID(base + newObjects.count)
         var o = object
         var given: [(Int, [RowID])] = []
-        for p in schema.entities[o.entity].properties where p.relationship != nil {
-            let rows = o.values[p.slot].rows
-            if !rows.isEmpty {
-                given.append((p.slot, rows))
-                o.values[p.slot] = schema.entities[o.entity].emptyValues[p.slot]
+        for slot in table.relationshipSlots[o.entity] {
+            switch o.values[slot] {
+            case .toOne(let t):
+                given.append((slot, [t]))
+            case .toMany(let l) where !l.isEmpty:
+                given.append((slot, l))
+            default:
+                continue
             }
+            o.values[slot] = schema.entities[o.entity].emptyValues[slot]
         }
         newObjects.append(o)
         newRowByID[o.id] = row
