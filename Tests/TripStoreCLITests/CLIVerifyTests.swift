@@ -45,3 +45,26 @@ import TripStoreCLI
         #expect(CLIRunner.run(["query", "--count"], store: s).out == "61\n")
     }
 }
+
+/// A number past Double's range is an input error everywhere, never a stored null.
+@Suite struct CLINumberRangeTests {
+    @Test func aNumberTooLargeForADoubleIsAnInputErrorInImportValidateAndUpdate() throws {
+        let s = NSTemporaryDirectory() + "range-\(UUID().uuidString)"
+        let path = NSTemporaryDirectory() + "range-\(UUID().uuidString).json"
+        try """
+        [{"type":"BusinessTrip","id":"b1","data":{"name":"n","destination":"d","startDate":"2026-01-01","endDate":"2026-01-02","purpose":"p","expenseCode":"E","perDiemRate":1e400,"mileageRate":0.5}}]
+        """.write(toFile: path, atomically: true, encoding: .utf8)
+        for command in [["validate", path], ["import", path]] {
+            let r = CLIRunner.run(command, store: s)
+            #expect(r.code == 1)
+            #expect(r.err.contains("record 1: property 'perDiemRate' of BusinessTrip: expected a number within the range of a Double"))
+        }
+        #expect(CLIRunner.run(["import", CLIRunner.projectRoot + "/SampleData/trips.json"], store: s).code == 0)
+        let id = CLIRunner.run(["query", "is BusinessTrip", "--format", "ids", "--limit", "1"], store: s).out.trimmingCharacters(in: .whitespacesAndNewlines)
+        let update = CLIRunner.run(["update", id, "--set", "perDiemRate=1e400"], store: s)
+        #expect(update.code == 1)
+        #expect(update.err.contains("expected a number within the range of a Double"))
+        #expect(CLIRunner.run(["compact"], store: s).code == 0)
+        #expect(CLIRunner.run(["verify"], store: s).code == 0)
+    }
+}

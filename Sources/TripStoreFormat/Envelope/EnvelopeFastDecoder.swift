@@ -211,7 +211,7 @@ package struct EnvelopeFastDecoder {
             switch (type, n) {
             case (.int, .int(let i)): return .int(i)
             case (.double, .int(let i)): return .double(Double(i))
-            case (.double, .double(let d)): return .double(d)
+            case (.double, .double(let d)) where d.isFinite: return .double(d)
             default: throw GiveUp()
             }
         case .bool:

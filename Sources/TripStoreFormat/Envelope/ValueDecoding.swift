@@ -34,7 +34,13 @@ package enum ValueDecoding {
             if case .double(let d) = v, d == d.rounded(), abs(d) < 9.2e18 { return .int(Int64(d)) }
         case .double:
             if case .int(let i) = v { return .double(Double(i)) }
-            if case .double(let d) = v { return .double(d) }
+            if case .double(let d) = v {
+                // A number past Double's range would be stored as nothing at all.
+                guard d.isFinite else {
+                    throw Mismatch(kind: .wrongType, message: "expected a number within the range of a Double (about ±1.8e308), found a number too large")
+                }
+                return .double(d)
+            }
         case .bool:
             if case .bool(let b) = v { return .bool(b) }
         case .date:

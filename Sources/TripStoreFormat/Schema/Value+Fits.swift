@@ -6,7 +6,9 @@ extension Value {
     package func fits(_ type: ValueType, optional: Bool) -> Bool {
         switch (self, type) {
         case (.null, _): return optional
-        case (.string, .string), (.int, .int), (.double, .double), (.bool, .bool), (.date, .date): return true
+        case (.double(let d), .double): return d.isFinite
+        case (.date(let d), .date): return d.isFinite
+        case (.string, .string), (.int, .int), (.bool, .bool): return true
         case (.int, .double): return true
         case (.string(let s), .enumeration(let e)): return e.cases.contains(s)
         case (.array(let items), .array(let element)): return items.allSatisfy { $0.fits(element, optional: false) }

@@ -28,3 +28,13 @@ import Testing
         #expect(store.object(id: "st")?.values[slot] == .toMany([]))
     }
 }
+
+@Suite struct NumberRangeTests {
+    @Test func anInfiniteDoubleIsRefusedBeforeAnythingIsWritten() throws {
+        let store = try Store.open(TestFolders.make("infinite"), schema: FilmSchema.schema, access: .write)
+        var tx = store.transaction()
+        try tx.insert("ShortFilm", id: "f", values: ["title": .string("t"), "screens": .int(1), "budget": .double(.infinity)])
+        #expect(throws: StoreError.self) { try store.commit(tx, author: "test") }
+        #expect(store.lastToken == 0)
+    }
+}
