@@ -53,7 +53,9 @@ struct QueryCompiler {
                 throw error("count(…) needs a to-many relationship or an array; '\(path)' is \(leaf.description)", path.columns[0])
             }
             guard case .number(let n, _) = literal.kind else { throw error("count(…) compares with a number", literal.column) }
-            return .count(access, op, Int(n))
+            guard n.isFinite else { throw error("a number outside the range of a Double", literal.column) }
+            // A count is an Int: past its range, every comparison answers as with its bound.
+            return .count(access, op, n >= 9.2e18 ? .max : n <= -9.2e18 ? .min : Int(n))
         case .quantified(let all, let inner):
             guard case .comparison(let path, let op, let literal) = inner else {
                 throw error("any/all take a comparison", 1)

@@ -10,6 +10,18 @@ package struct QueryParser {
     let query: String
     let tokens: [QueryToken]
     var p = 0
+    /// Open `(`, `!` and `not`: the parser recurses once for each, so a
+    /// hostile query could otherwise run it out of stack.
+    var depth = 0
+    /// SPEC §4: 256 levels are accepted; the 257th opener is the error.
+    static let maximumDepth = 256
+
+    mutating func open(_ t: QueryToken) throws(QueryError) {
+        depth += 1
+        if depth > Self.maximumDepth {
+            throw error("nesting deeper than \(Self.maximumDepth) levels of '(', '!' or 'not'", t)
+        }
+    }
 
     /// Parses a predicate; an empty one matches everything.
     package static func parse(_ query: String) throws(QueryError) -> QueryExpression {
@@ -57,7 +69,12 @@ package struct QueryParser {
     }
 
     mutating func unary() throws(QueryError) -> QueryExpression {
-        if take(op: "!") || take(keyword: "not") { return .not(try unary()) }
+        let t = current
+        if take(op: "!") || take(keyword: "not") {
+            try open(t)
+            defer { depth -= 1 }
+            return .not(try unary())
+        }
         return try primary()
     }
 
@@ -66,6 +83,8 @@ package struct QueryParser {
         switch t.kind {
         case .op("("):
             p += 1
+            try open(t)
+            defer { depth -= 1 }
             let e = try orExpression()
             guard take(op: ")") else { throw error("expected ')' to close the '(' at column \(t.column), found \(Self.describe(current))") }
             return e

@@ -109,6 +109,9 @@ struct QueryPlanner {
                 return nil
             }
         }
+        // `in ["a", "a"]` (or values equal once normalised) names one key once.
+        var seenKeys = Set<IndexKey>()
+        keys = keys.filter { seenKeys.insert($0).inserted }
         let estimate = keys.reduce(includeNull ? idx.rowsWithoutValue.count : 0) { $0 + idx.rows($1).count }
         let label = "\(schema.entities[idx.entity].name).\(idx.name) " + tests.map { "\($0.op.rawValue) \($0.text)" }.joined(separator: ", ")
             + " (\(keys.count + (includeNull ? 1 : 0)) of \(idx.distinctKeys) values)"

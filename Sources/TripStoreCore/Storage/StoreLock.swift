@@ -18,11 +18,19 @@ package final class StoreLock {
     package init(folder: String, wait: Double) throws(StoreError) {
         path = folder + "/" + StoreLock.fileName
         do {
-            fd = try FileIO.open(path, O_RDWR | O_CREAT)
+            // Never follow a link: truncating the lock would truncate its target.
+            fd = try FileIO.open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK)
+        } catch let e as IOError where e.code == ELOOP {
+            throw .damaged(file: path, line: nil, detail: "the lock file is a symbolic link; it is not followed", repairable: false)
         } catch let e as IOError {
             throw .io(e)
         } catch {
             throw .usage("\(error)")
+        }
+        var st = stat()
+        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else {
+            FileIO.close(fd)
+            throw .damaged(file: path, line: nil, detail: "the lock file is not a regular file", repairable: false)
         }
         let deadline = StoreLock.now() + wait
         while flock(fd, LOCK_EX | LOCK_NB) != 0 {

@@ -1,0 +1,46 @@
+import Foundation
+import Testing
+@testable import TripStoreEngine
+
+/// Hostile queries: repeated list values, deep nesting, counts past Int's range.
+@Suite struct QueryLimitsTests {
+    @Test func aValueRepeatedInAListMatchesEachObjectOnce() throws {
+        let store = try QueryLanguageTests.filmStore()
+        for q in [#"genre in ["comedy", "comedy"]"#, #"genre in ["comedy", "comedy"] && screens > 0"#,
+                  #"title in ["Amélie", "Ame\u0301lie"]"#, #"screens in [300, 300.0]"#] {
+            #expect(try QueryLanguageTests().ids(store, q).count == 1, "\(q)")
+        }
+    }
+
+    @Test(arguments: ["(", "!", "not "])
+    func nestingIsLimitedTo256LevelsWithTheColumnOfThe257thOpener(_ opener: String) throws {
+        let ok = String(repeating: opener, count: 256) + "screens > 1" + (opener == "(" ? String(repeating: ")", count: 256) : "")
+        _ = try QueryParser.parse(ok)
+        let deep = String(repeating: opener, count: 20_000) + "screens > 1"
+        #expect {
+            try QueryParser.parse(deep)
+        } throws: { error in
+            guard let e = error as? QueryError else { return false }
+            return e.column == 256 * opener.count + 1 && e.message.contains("nesting deeper than 256")
+        }
+    }
+
+    @Test func aCountComparedWithAHugeNumberAnswersWithoutTrapping() throws {
+        let store = try QueryLanguageTests.filmStore()
+        #expect(try QueryLanguageTests().ids(store, "count(credits) >= 9223372036854775807").isEmpty)
+        #expect(try QueryLanguageTests().ids(store, "count(credits) < 100000000000000000000000").count == 6)
+        #expect(throws: QueryError.self) { try QueryLanguageTests().ids(store, "count(credits) < 1e300") }
+        #expect(try QueryLanguageTests().ids(store, "count(credits) > -9223372036854775808").count == 6)
+    }
+}
+
+@Suite struct LockFileTests {
+    @Test func aLockThatIsASymbolicLinkIsNotFollowed() throws {
+        let folder = TestFolders.make("lock-link")
+        let target = folder + "-target"
+        try "keep me".write(toFile: target, atomically: true, encoding: .utf8)
+        try FileManager.default.createSymbolicLink(atPath: folder + "/tripstore.lock", withDestinationPath: target)
+        #expect(throws: StoreError.self) { try Store.open(folder, schema: FilmSchema.schema, access: .write) }
+        #expect(try String(contentsOfFile: target, encoding: .utf8) == "keep me")
+    }
+}
