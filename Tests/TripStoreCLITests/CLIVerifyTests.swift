@@ -68,3 +68,37 @@ import TripStoreCLI
         #expect(CLIRunner.run(["verify"], store: s).code == 0)
     }
 }
+
+/// Stored strings cannot drive the terminal through table or csv output.
+@Suite struct CLIControlCharacterTests {
+    @Test func tableAndCsvWriteControlCharactersAsEscapes() throws {
+        let s = NSTemporaryDirectory() + "controls-\(UUID().uuidString)"
+        let path = NSTemporaryDirectory() + "controls-\(UUID().uuidString).json"
+        try #"[{"type":"Trip","id":"t1","data":{"name":"a\u001b[31mred\u0007\nb\tc\u007f\u0085","destination":"d","startDate":"2026-01-01","endDate":"2026-01-02"}}]"#
+            .write(toFile: path, atomically: true, encoding: .utf8)
+        #expect(CLIRunner.run(["import", path], store: s).code == 0)
+        let escaped = #"a\u001b[31mred\u0007\u000ab\u0009c\u007f\u0085"#
+        let table = CLIRunner.run(["query", "--format", "table", "--fields", "name"], store: s)
+        #expect(table.out.contains(String(escaped.prefix(39))))
+        #expect(!table.out.contains("\u{1b}") && !table.out.contains("\u{7}"))
+        let csv = CLIRunner.run(["query", "--format", "csv", "--fields", "name"], store: s)
+        #expect(csv.out == "id,name\nt1,\(escaped)\n")
+        let jsonl = CLIRunner.run(["query", "--format", "jsonl"], store: s)
+        #expect(jsonl.out.contains(#""name":"a\u001b[31mred\u0007\nb\tc"#))
+    }
+}
+
+@Suite struct CLIDuplicateReferenceTests {
+    @Test func aToManyListingAnObjectTwiceIsAnInputError() throws {
+        let s = NSTemporaryDirectory() + "twice-\(UUID().uuidString)"
+        let path = NSTemporaryDirectory() + "twice-\(UUID().uuidString).jsonl"
+        try """
+        {"type":"BucketListItem","id":"i1","data":{"title":"x","isCompleted":false}}
+        {"type":"Trip","id":"t1","data":{"name":"n","destination":"d","startDate":"2026-01-01","endDate":"2026-01-02","bucketList":[{"id":"i1"},{"id":"i1"}]}}
+        """.write(toFile: path, atomically: true, encoding: .utf8)
+        let r = CLIRunner.run(["import", path], store: s)
+        #expect(r.code == 1)
+        #expect(r.err.contains("line 2 at data.bucketList[1]: property 'bucketList' of Trip: lists id 'i1' twice"))
+        #expect(!FileManager.default.fileExists(atPath: s + "/journal-0.jsonl") || CLIRunner.run(["query", "--count"], store: s).out == "0\n")
+    }
+}

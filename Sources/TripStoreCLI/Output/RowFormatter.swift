@@ -29,11 +29,13 @@ struct RowFormatter {
         return out
     }
 
+    /// A table or csv cell: control characters written as `\u00XX`, so a stored
+    /// string can neither drive the terminal (ESC, BEL) nor break a row.
     func cell(_ o: StoredObject, _ column: String) -> String {
         if column == "type" { return schema.entities[o.entity].name }
-        if column == "id" { return o.id }
+        if column == "id" { return o.id.escapingControls() }
         guard let p = schema.entities[o.entity].property(named: column) else { return "" }
-        return text(o.values[p.slot], p)
+        return text(o.values[p.slot], p).escapingControls()
     }
 
     func text(_ v: Value, _ p: Property) -> String {
@@ -125,5 +127,22 @@ extension String {
         var out = ""
         for c in self { out += c == "\"" ? "\"\"" : String(c) }
         return out
+    }
+}
+
+extension String {
+    /// C0 controls (tab and newline included), DEL and C1 controls as `\u00XX`.
+    func escapingControls() -> String {
+        guard unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }) else { return self }
+        var out = String.UnicodeScalarView()
+        for u in unicodeScalars {
+            if u.value < 0x20 || (0x7F...0x9F).contains(u.value) {
+                let hex = String(u.value, radix: 16, uppercase: false)
+                out.append(contentsOf: ("\\u" + String(repeating: "0", count: 4 - hex.count) + hex).unicodeScalars)
+            } else {
+                out.append(u)
+            }
+        }
+        return String(out)
     }
 }

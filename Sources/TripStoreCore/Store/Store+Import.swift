@@ -80,7 +80,15 @@ extension Store {
                 var targets: [RowID] = []
                 targets.reserveCapacity(link.targets.count)
                 for ref in link.targets {
-                    targets.append(try resolve(ref, in: objects, at: i, slot: link.slot, tx: tx))
+                    let t = try resolve(ref, in: objects, at: i, slot: link.slot, tx: tx)
+                    if targets.contains(t) {
+                        // A to-many holds an object once: listing it twice is an input error.
+                        let entity = schema.entities[objects[i].entity]
+                        throw StoreError.invalid(EnvelopeError(.duplicateID, location: objects[i].location, path: ref.path,
+                                                               entity: entity.name, property: entity.properties[link.slot].name,
+                                                               "lists id '\(ref.id)' twice; a relationship holds an object once"))
+                    }
+                    targets.append(t)
                 }
                 if replaced[i] {
                     try tx.setRelationship(row, slot: link.slot, to: targets)

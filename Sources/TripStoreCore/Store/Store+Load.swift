@@ -73,12 +73,19 @@ extension Store {
         guard case .int(let t)? = header["token"], t == token else {
             throw StoreError.damaged(file: path, line: 1, detail: "the header's token does not match the file name", repairable: false)
         }
-        if let s = header["schema"], case .string(let fp)? = s["fingerprint"], fp != schema.fingerprint {
+        if let s = header["schema"], case .string(let fp)? = s["fingerprint"] {
             guard let entities = s["entities"], let stored = SchemaCoding.read(entities) else {
                 throw StoreError.damaged(file: path, line: 1, detail: "the header's schema is unreadable", repairable: false)
             }
-            let problems = SchemaCompatibility.differences(stored: stored, current: schema.descriptions)
-            if !problems.isEmpty { throw StoreError.schemaMismatch(problems) }
+            // The fingerprint must be the one of the schema the header describes.
+            guard let described = try? Schema(stored), described.fingerprint == fp else {
+                throw StoreError.damaged(file: path, line: 1, detail: "the header's schema fingerprint \(fp) is not the fingerprint of the schema it describes",
+                                         repairable: false)
+            }
+            if fp != schema.fingerprint {
+                let problems = SchemaCompatibility.differences(stored: stored, current: schema.descriptions)
+                if !problems.isEmpty { throw StoreError.schemaMismatch(problems) }
+            }
         }
     }
 
