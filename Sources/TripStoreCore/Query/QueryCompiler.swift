@@ -201,7 +201,9 @@ struct QueryCompiler {
                 guard case .string(let s) = lit.kind else {
                     throw error("'\(path)' is a \(type.displayName); compare it with text in quotes, found \(lit.text)", column)
                 }
-                if case .enumeration(let e) = type, !isText, !e.cases.contains(s) {
+                // Ordering compares raw values as strings and takes any string (SPEC §4).
+                let isOrdering = op == .less || op == .lessOrEqual || op == .greater || op == .greaterOrEqual
+                if case .enumeration(let e) = type, !isText, !isOrdering, !e.cases.contains(s) {
                     throw error("'\(s)' is not a \(e.name); expected one of " + e.cases.map { "\"\($0)\"" }.joined(separator: ", "), column)
                 }
                 return ValueTest(op: op, literal: .string(s, folded: isText ? TextFolding.fold(s) : s), text: lit.text)

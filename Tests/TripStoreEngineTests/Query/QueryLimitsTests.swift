@@ -44,3 +44,14 @@ import Testing
         #expect(try String(contentsOfFile: target, encoding: .utf8) == "keep me")
     }
 }
+
+@Suite struct EnumOrderingTests {
+    @Test func enumsOrderByRawValueWithAnyString() throws {
+        let store = try QueryLanguageTests.filmStore()
+        let t = QueryLanguageTests()
+        #expect(try t.ids(store, #"genre >= "c""#, from: "FeatureFilm") == ["f2"])
+        #expect(try t.ids(store, #"genre < "b""#, from: "FeatureFilm") == ["f1"])
+        #expect(try t.ids(store, #"genre > "zzz""#, from: "FeatureFilm").isEmpty)
+        #expect(throws: QueryError.self) { try t.ids(store, #"genre == "musical""#, from: "FeatureFilm") }
+    }
+}
