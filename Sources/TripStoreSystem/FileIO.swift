@@ -21,8 +21,12 @@ public struct IOError: Error, Sendable, Equatable, CustomStringConvertible {
 
     /// "operation path: reason", as `strerror` words the code.
     public var description: String {
-        "\(operation) \(path): \(String(cString: strerror(code)))"
+        "\(operation) \(path): " + (code == IOError.notRegularFile ? "not a regular file" : String(cString: strerror(code)))
     }
+
+    /// The code for a path that is a folder, a FIFO, a device or a socket
+    /// where a regular file is needed (no errno says that).
+    package static let notRegularFile: Int32 = -1
 }
 
 /// Every system call the store makes goes through here: retried on `EINTR`,
@@ -74,9 +78,26 @@ package enum FileIO {
         return Int(st.st_size)
     }
 
-    /// Reads a whole file.
+    /// Opens a regular file for reading: never waits on a FIFO, and refuses
+    /// anything that is not a regular file (a device would read for ever).
+    package static func openRegular(_ path: String) throws -> Int32 {
+        let fd = try open(path, O_RDONLY | O_NONBLOCK)
+        var st = stat()
+        guard fstat(fd, &st) == 0 else {
+            let e = IOError(operation: "stat", path: path, code: errno)
+            close(fd)
+            throw e
+        }
+        guard (st.st_mode & S_IFMT) == S_IFREG else {
+            close(fd)
+            throw IOError(operation: "open", path: path, code: IOError.notRegularFile)
+        }
+        return fd
+    }
+
+    /// Reads a whole regular file.
     package static func readFile(_ path: String) throws -> [UInt8] {
-        let fd = try open(path, O_RDONLY)
+        let fd = try openRegular(path)
         defer { close(fd) }
         var st = stat()
         guard fstat(fd, &st) == 0 else { throw IOError(operation: "stat", path: path, code: errno) }

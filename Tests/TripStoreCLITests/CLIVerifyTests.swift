@@ -102,3 +102,29 @@ import TripStoreCLI
         #expect(!FileManager.default.fileExists(atPath: s + "/journal-0.jsonl") || CLIRunner.run(["query", "--count"], store: s).out == "0\n")
     }
 }
+
+/// Files that are not regular files never hang or exhaust a reader.
+@Suite struct CLISpecialFileTests {
+    @Test func anImportSourceThatIsNotARegularFileIsRefused() {
+        let s = NSTemporaryDirectory() + "special-\(UUID().uuidString)"
+        let r = CLIRunner.run(["import", "/dev/zero"], store: s)
+        #expect(r.code == 1)
+        #expect(r.err.contains("not a regular file"))
+    }
+
+    @Test func aFIFOInPlaceOfTheImageIsIgnoredAndInPlaceOfTheJournalIsDamage() throws {
+        let s = NSTemporaryDirectory() + "fifo-\(UUID().uuidString)"
+        #expect(CLIRunner.run(["import", CLIRunner.projectRoot + "/SampleData/trips.json"], store: s).code == 0)
+        #expect(CLIRunner.run(["compact"], store: s).code == 0)
+        let image = try #require(try FileManager.default.contentsOfDirectory(atPath: s).first { $0.hasSuffix(".image") })
+        try FileManager.default.removeItem(atPath: s + "/" + image)
+        #expect(mkfifo(s + "/" + image, 0o644) == 0)
+        #expect(CLIRunner.run(["query", "--count"], store: s).out == "61\n")
+        let journal = try #require(try FileManager.default.contentsOfDirectory(atPath: s).first { $0.hasPrefix("journal-") })
+        try FileManager.default.removeItem(atPath: s + "/" + journal)
+        #expect(mkfifo(s + "/" + journal, 0o644) == 0)
+        let r = CLIRunner.run(["query", "--count"], store: s)
+        #expect(r.code == 2)
+        #expect(r.err.contains("not a regular file"))
+    }
+}

@@ -4,6 +4,15 @@ import TripStoreSystem
 extension Store {
     /// Loads the newest snapshot and replays its journal.
     func load() throws {
+        do {
+            try loadFiles()
+        } catch let e as IOError where e.code == IOError.notRegularFile {
+            // A FIFO, a device or a folder where a store file belongs.
+            throw StoreError.damaged(file: e.path, line: nil, detail: "not a regular file", repairable: false)
+        }
+    }
+
+    private func loadFiles() throws {
         let listing = try files.list()
         table.oneWay.reset()
         if let snap = listing.snapshots.last {

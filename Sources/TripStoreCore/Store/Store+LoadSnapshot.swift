@@ -16,7 +16,7 @@ extension Store {
     func loadSnapshot(_ token: Int64) throws {
         let path = files.snapshot(token)
         Trace.mark("load start")
-        let fd = try FileIO.open(path, O_RDONLY)
+        let fd = try FileIO.openRegular(path)
         var keepOpen = false
         defer { if !keepOpen { FileIO.close(fd) } }
         let size = try FileIO.size(fd, path: path)
@@ -145,7 +145,7 @@ extension Store {
     /// Loads the snapshot's image if it matches; false when there is none or it does not.
     /// Its counts and history range must agree with the snapshot's trailer too.
     private func loadImage(_ token: Int64, binding: SnapshotImage.Binding, objects: Int, history: Int, historyEnd: Int) -> Bool {
-        guard let fd = try? FileIO.open(files.image(token), O_RDONLY) else { return false }
+        guard let fd = try? FileIO.openRegular(files.image(token)) else { return false }
         defer { FileIO.close(fd) }
         guard let header = table.loadImage(fd: fd, binding: binding, accept: { h in
             h.rows == Int64(objects) && h.historyCount == Int64(history) && h.historyStart >= 0 && h.historyStart <= Int64(historyEnd)

@@ -38,7 +38,7 @@ extension Store {
     /// listed in `danglingReferences`. Any other damage is still damage.
     func loadSnapshotSalvaging(_ token: Int64) throws {
         let path = files.snapshot(token)
-        let fd = try FileIO.open(path, O_RDONLY)
+        let fd = try FileIO.openRegular(path)
         var keepOpen = false
         defer { if !keepOpen { FileIO.close(fd) } }
         let size = try FileIO.size(fd, path: path)
