@@ -81,6 +81,22 @@ import TripStoreModels
         #expect(fromImage.history == fromJSON.history)
     }
 
+    @Test func anImageHeaderCountPastTheFileIsIgnoredBeforeAnythingIsAllocated() throws {
+        let folder = try makeStore()
+        let path = try imagePath(folder)
+        let good = try Data(contentsOf: URL(fileURLWithPath: path))
+        // The counts follow magic, token, size, crc, fingerprint, history start and count, rows.
+        for field in [2, 3, 4] {  // rows, lists, list elements
+            var forged = good
+            let at = 8 + 8 + 8 + 4 + 16 + 8 * field
+            for k in 0..<8 { forged[at + k] = k == 7 ? 0x00 : 0xFF }  // about 2^56
+            try forged.write(to: URL(fileURLWithPath: path))
+            let store = try open(folder, image: true)
+            #expect(!store.loadedFromImage)
+            #expect(store.table.count == (try open(folder, image: false)).table.count)
+        }
+    }
+
     @Test func damagedTruncatedOrStaleImagesAreIgnored() throws {
         let folder = try makeStore()
         let path = try imagePath(folder)

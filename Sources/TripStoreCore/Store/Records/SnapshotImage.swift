@@ -175,6 +175,15 @@ extension ObjectTable {
               h.rows >= 0, h.rows < Int64(Int32.max), h.lists >= 1, h.lists <= Int64(Int32.max),
               h.listElements >= 0, h.recordBytes >= 0, h.recordBytes < (1 << RecordArena.offsetBits) else { return nil }
         let rows = Int(h.rows)
+        // Every count must fit the file before anything is allocated for it.
+        var expected = SnapshotImage.Header.byteCount + 4
+        for (count, width) in [(h.rows, 18), (h.lists, 4), (h.listElements, 4), (h.recordBytes, 1)] {
+            let (bytes, o1) = Int(count).multipliedReportingOverflow(by: width)
+            let (sum, o2) = expected.addingReportingOverflow(bytes)
+            guard !o1, !o2 else { return nil }
+            expected = sum
+        }
+        guard (try? FileIO.size(fd, path: "")) == expected else { return nil }
         func array<T>(_: T.Type, _ n: Int) -> [T]? {
             var ok = false
             let a = [T](unsafeUninitializedCapacity: n) { buf, count in
