@@ -218,3 +218,36 @@ package enum FileIO {
         return names
     }
 }
+
+/// What the file system says about one file: enough to notice that it was
+/// replaced, edited, copied over or touched since it was last looked at.
+package struct FileIdentity: Equatable, Sendable {
+    package var device: UInt64
+    package var inode: UInt64
+    package var size: Int64
+    /// Last modification and last status change, in nanoseconds since 1970.
+    package var modified: Int64
+    package var changed: Int64
+
+    package init(device: UInt64, inode: UInt64, size: Int64, modified: Int64, changed: Int64) {
+        self.device = device
+        self.inode = inode
+        self.size = size
+        self.modified = modified
+        self.changed = changed
+    }
+
+    /// The identity of an open file.
+    package static func of(_ fd: Int32) -> FileIdentity? {
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { return nil }
+        #if canImport(Darwin)
+        let m = st.st_mtimespec, c = st.st_ctimespec
+        #else
+        let m = st.st_mtim, c = st.st_ctim
+        #endif
+        return FileIdentity(device: UInt64(st.st_dev), inode: UInt64(st.st_ino), size: Int64(st.st_size),
+                            modified: Int64(m.tv_sec) * 1_000_000_000 + Int64(m.tv_nsec),
+                            changed: Int64(c.tv_sec) * 1_000_000_000 + Int64(c.tv_nsec))
+    }
+}

@@ -42,6 +42,17 @@ extension Store {
             try FileIO.writeAll(fd, buffer.bytes, path: temp)
             buffer.bytes.removeAll(keepingCapacity: true)
         }
+        // Never build on a snapshot that fails its checksum: opened from its
+        // image, this process has not read the JSON, so check it now; and
+        // never drop a history line that could not be read.
+        if hasSnapshot && !snapshotChecksumChecked {
+            try verifySnapshotChecksum(snapshotToken)
+            snapshotChecksumChecked = true
+        }
+        _ = history.count
+        if let problem = historyProblems.first {
+            throw StoreError.damaged(file: files.snapshot(snapshotToken), line: nil, detail: problem + "; the snapshot was not rewritten", repairable: false)
+        }
         // Never let a table that fails its invariants become the truth on disk.
         let problems = tableIsChecked ? [] : table.referenceProblems()
         if !problems.isEmpty {
@@ -95,9 +106,14 @@ extension Store {
         try FileIO.fsyncDirectory(files.folder)
         CrashPoint.hit("snapshot-after-rename")
         Trace.mark("snapshot rename+fsync folder")
-        writeImage(order: rows, binding: SnapshotImage.Binding(
-            token: token, snapshotBytes: Int64(bodyBytes + buffer.bytes.count), snapshotCRC: crc,
-            fingerprint: SnapshotImage.fingerprint(schema)), historyStart: historyStart, historyCount: history.count)
+        // The image is bound to the snapshot file as the file system sees it now, after the rename.
+        if let fd = try? FileIO.openRegular(path) {
+            let file = FileIdentity.of(fd)
+            FileIO.close(fd)
+            if let file { writeImage(order: rows, binding: SnapshotImage.Binding(
+                token: token, snapshotBytes: Int64(bodyBytes + buffer.bytes.count), snapshotCRC: crc,
+                fingerprint: SnapshotImage.fingerprint(schema), file: file), historyStart: historyStart, historyCount: history.count) }
+        }
 
         // The new journal starts empty; then the old files can go.
         let journal = files.journal(token)
@@ -175,5 +191,28 @@ extension Store {
             throw error
         }
         return dropped
+    }
+
+    /// Reads a snapshot through and compares its checksum with its trailer.
+    func verifySnapshotChecksum(_ token: Int64) throws {
+        let path = files.snapshot(token)
+        let fd = try FileIO.openRegular(path)
+        defer { FileIO.close(fd) }
+        let trailer = try readTrailer(fd, size: try FileIO.size(fd, path: path), path: path)
+        var buffer = [UInt8](repeating: 0, count: 8 << 20)
+        var crc: UInt32 = 0, at = 0
+        while at < trailer.start {
+            let want = min(buffer.count, trailer.start - at)
+            let got = buffer.withUnsafeMutableBytes { FileIO.read(fd, into: UnsafeMutableRawBufferPointer(rebasing: $0[0..<want]), at: at) }
+            guard got == want else {
+                throw StoreError.damaged(file: path, line: nil, detail: "the snapshot could not be read to its end", repairable: false)
+            }
+            crc = buffer.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[0..<got]), continuing: crc) }
+            at += got
+        }
+        guard crc == trailer.crc else {
+            throw StoreError.damaged(file: path, line: nil, detail: "checksum mismatch (stored \(CRC32C.hex(trailer.crc)), computed \(CRC32C.hex(crc))); the snapshot was not rewritten",
+                                     repairable: false)
+        }
     }
 }

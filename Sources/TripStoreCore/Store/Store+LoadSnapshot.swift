@@ -22,8 +22,8 @@ extension Store {
         let size = try FileIO.size(fd, path: path)
         let trailer = try readTrailer(fd, size: size, path: path)
         let objectCount = trailer.objects
-        if options.useSnapshotImage, loadImage(token, binding: SnapshotImage.Binding(
-            token: token, snapshotBytes: Int64(size), snapshotCRC: trailer.crc, fingerprint: SnapshotImage.fingerprint(schema)),
+        if options.useSnapshotImage, let file = FileIdentity.of(fd), loadImage(token, binding: SnapshotImage.Binding(
+            token: token, snapshotBytes: Int64(size), snapshotCRC: trailer.crc, fingerprint: SnapshotImage.fingerprint(schema), file: file),
             objects: objectCount, history: trailer.history, historyEnd: trailer.start) {
             if trailer.history > 0 {
                 pendingHistory = (fd, Int(imageHistoryStart)..<trailer.start, 2 + objectCount, path)
@@ -155,6 +155,7 @@ extension Store {
         }
         imageHistoryStart = Int(header.historyStart)
         loadedFromImage = true
+        snapshotChecksumChecked = false
         indexes.rebuild(from: table)
         Trace.mark("snapshot image \(header.rows) rows, \(header.recordBytes) record bytes")
         return true

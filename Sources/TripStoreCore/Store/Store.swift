@@ -46,6 +46,9 @@ public final class Store {
     var loadedHistory: [HistoryTransaction] = []
     /// Where the history starts in the snapshot, as its image records it.
     var imageHistoryStart = 0
+    /// Whether this process has checked the current snapshot file's checksum
+    /// (false after an open from the image, until a compaction needs it).
+    var snapshotChecksumChecked = true
     /// Whether the snapshot was loaded from its image rather than its JSON.
     public internal(set) var loadedFromImage = false
     /// How many transactions the history holds, without reading it.

@@ -97,6 +97,45 @@ import TripStoreModels
         }
     }
 
+    /// Damage to the snapshot that keeps its size and trailer (bit rot, or an
+    /// edit that restores the times) is caught before a writer builds on it;
+    /// any change through the file system makes the image ignored at once.
+    @Test func theImageIsBoundToTheSnapshotFileAndAWriterChecksTheJSONBeforeRewritingIt() throws {
+        let folder = try makeStore()
+        let store = try open(folder, image: false)
+        let path = store.files.snapshot(store.snapshotToken)
+        var bytes = try FileIO.readFile(path)
+        let middle = bytes.count / 2
+        bytes[middle] = bytes[middle] == 0x61 ? 0x62 : 0x61
+        var times = stat()
+        _ = stat(path, &times)
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        // An edit through the file system: the image no longer matches; the JSON is damaged.
+        #expect(throws: StoreError.self) { try open(folder, image: true) }
+        // Put the old modification time back: the status-change time still differs.
+        var restore = [timespec](repeating: timespec(), count: 2)
+        restore[0] = times.st_atim
+        restore[1] = times.st_mtim
+        _ = utimensat(AT_FDCWD, path, restore, 0)
+        #expect(throws: StoreError.self) { try open(folder, image: true) }
+    }
+
+    @Test func aWriterOpenedFromTheImageChecksTheSnapshotBeforeCompacting() throws {
+        let folder = try makeStore()
+        let writer = try Store.open(folder, schema: schema, access: .write)
+        #expect(writer.loadedFromImage)
+        // Damage that the file system cannot see (a changed byte written in place, times kept).
+        let path = writer.files.snapshot(writer.snapshotToken)
+        var times = stat()
+        _ = stat(path, &times)
+        let fd = try FileIO.open(path, O_WRONLY)
+        var byte: UInt8 = 0x7E
+        _ = pwrite(fd, &byte, 1, off_t(times.st_size / 2))
+        FileIO.close(fd)
+        #expect(throws: StoreError.self) { try writer.compact() }
+        #expect(FileManager.default.fileExists(atPath: path))
+    }
+
     @Test func damagedTruncatedOrStaleImagesAreIgnored() throws {
         let folder = try makeStore()
         let path = try imagePath(folder)

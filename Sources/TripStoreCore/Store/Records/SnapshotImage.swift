@@ -9,9 +9,12 @@ import Darwin
 
 /// `snapshot-N.image`: the records of `snapshot-N.jsonl` as they sit in
 /// memory, so that opening a store is reading one file instead of parsing
-/// JSON. It is a cache, never the truth: it names the snapshot it was made
-/// from (token, size, checksum) and the schema, carries a checksum of its
-/// own, and is ignored (the JSON is loaded) when anything does not match.
+/// JSON. It is a cache, never the truth: it names the snapshot file it was
+/// made from (token, size and trailer checksum, and the file's device, inode,
+/// modification and status-change times as the file system reports them after
+/// the rename, so any later change to that file through the file system makes
+/// the image ignored) and the schema, carries a checksum of its own, and is
+/// ignored (the JSON is loaded) when anything does not match.
 /// It is written after the snapshot is durable, without fsync: a torn image
 /// fails its checksum and costs only speed.
 ///
@@ -20,7 +23,7 @@ import Darwin
 /// lengths (Int32), list elements (Int32), the records, and a CRC-32C of all
 /// bytes before it.
 struct SnapshotImage {
-    static let magic = Array("TSIMAGE1".utf8)
+    static let magic = Array("TSIMAGE2".utf8)
 
     /// What ties an image to its snapshot.
     struct Binding: Equatable {
@@ -28,6 +31,8 @@ struct SnapshotImage {
         var snapshotBytes: Int64
         var snapshotCRC: UInt32
         var fingerprint: [UInt8]
+        /// The snapshot file itself, as `fstat` saw it.
+        var file: FileIdentity
     }
 
     struct Header {
@@ -39,13 +44,14 @@ struct SnapshotImage {
         var listElements: Int64
         var recordBytes: Int64
 
-        static let byteCount = 8 + 8 + 8 + 4 + 16 + 8 * 6
+        static let byteCount = 8 + 8 + 8 + 4 + 16 + 8 * 4 + 8 * 6
 
         func encoded() -> [UInt8] {
             var out = SnapshotImage.magic
             func put<T: FixedWidthInteger>(_ v: T) { withUnsafeBytes(of: v.littleEndian) { out.append(contentsOf: $0) } }
             put(binding.token); put(binding.snapshotBytes); put(binding.snapshotCRC)
             out.append(contentsOf: binding.fingerprint.prefix(16) + Array(repeating: 0, count: max(0, 16 - binding.fingerprint.count)))
+            put(binding.file.device); put(binding.file.inode); put(binding.file.modified); put(binding.file.changed)
             put(historyStart); put(historyCount); put(rows); put(lists); put(listElements); put(recordBytes)
             return out
         }
@@ -62,7 +68,9 @@ struct SnapshotImage {
             let token = get(Int64.self), size = get(Int64.self), crc = get(UInt32.self)
             let fp = Array(b[at..<(at + 16)])
             at += 16
-            return Header(binding: Binding(token: token, snapshotBytes: size, snapshotCRC: crc, fingerprint: fp),
+            let file = FileIdentity(device: get(UInt64.self), inode: get(UInt64.self), size: size,
+                                    modified: get(Int64.self), changed: get(Int64.self))
+            return Header(binding: Binding(token: token, snapshotBytes: size, snapshotCRC: crc, fingerprint: fp, file: file),
                           historyStart: get(Int64.self), historyCount: get(Int64.self), rows: get(Int64.self),
                           lists: get(Int64.self), listElements: get(Int64.self), recordBytes: get(Int64.self))
         }
