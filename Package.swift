@@ -26,8 +26,8 @@ let package = Package(
         .executable(name: "tripstore-bench", targets: ["tripstore-bench"]),
     ],
     targets: [
-        // Crash points and injected failures exist in debug builds (which the
-        // tests run) only; a release build cannot reach them.
+        // Crash points exist in debug builds (which the tests run) only; a
+        // release build cannot reach them.
         .target(name: "TripStoreSystem", swiftSettings: strict + [
             .define("TRIPSTORE_TEST_HOOKS", .when(configuration: .debug)),
         ]),

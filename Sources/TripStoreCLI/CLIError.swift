@@ -36,9 +36,13 @@ public struct CLIError: Error {
         }
     }
 
+    /// Said after the warning about a torn journal tail that a reader ignored.
+    static let tornTailAdvice = " ('tripstore verify --repair' cuts it)"
+
     /// What a person can do about it, in the command line's words.
     static func advice(_ e: StoreError) -> String {
         switch e {
+        case .noStore: return "; import a file to create one"
         case .damaged(_, _, _, true): return "; run 'tripstore verify --repair' to cut the torn tail"
         case .danglingReferences: return "; run 'tripstore verify' to list dangling references, 'tripstore verify --repair' to remove them"
         case .locked: return "; try again, or pass --wait SECONDS"

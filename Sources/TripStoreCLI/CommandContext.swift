@@ -40,7 +40,7 @@ struct CommandContext {
     func openStore(_ access: StoreAccess) throws -> Store {
         let store = try Store.open(storePath, schema: schema, access: access, options: options())
         for w in store.warnings {
-            console.err(w + (store.hasTornTail && access == .read ? " ('tripstore verify --repair' cuts it)" : ""))
+            console.err(w + (store.hasTornTail && access == .read ? CLIError.tornTailAdvice : ""))
         }
         console.keepUntilExit(store)
         return store

@@ -8,6 +8,8 @@ import Darwin
 /// process kills itself with SIGKILL there, as a power cut or `kill -9` would.
 /// Only debug builds (which the crash tests run) have it: in a release build
 /// `armed` is nil and `hit` does nothing, whatever the environment says.
+/// There is no injected-failure hook: a global switch would leak into tests
+/// running in parallel.
 package enum CrashPoint {
     #if TRIPSTORE_TEST_HOOKS
     package static let armed: String? = {

@@ -30,19 +30,8 @@ public struct IOError: Error, Sendable, Equatable, CustomStringConvertible {
 }
 
 /// Every system call the store makes goes through here: retried on `EINTR`,
-/// returning typed errors, with one place for tests to inject a failure.
+/// returning typed errors.
 package enum FileIO {
-    #if TRIPSTORE_TEST_HOOKS
-    /// Test hook (debug builds only): the named operation ("write", "fsync",
-    /// "rename") fails with EIO. Set by a test before it runs, never concurrently.
-    nonisolated(unsafe) package static var injectedFailure: String?
-
-    static func check(_ op: String, _ path: String) throws {
-        if let f = injectedFailure, f == op { throw IOError(operation: op, path: path, code: EIO) }
-    }
-    #else
-    @inline(__always) static func check(_ op: String, _ path: String) throws {}
-    #endif
 
     package static func open(_ path: String, _ flags: Int32, mode: mode_t = 0o644) throws -> Int32 {
         while true {
@@ -129,7 +118,6 @@ package enum FileIO {
 
     /// Writes all of `bytes` at the file's position (or end, with `O_APPEND`).
     package static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws {
-        try check("write", path)
         var done = 0
         while done < bytes.count {
             let n = systemWrite(fd, bytes.baseAddress! + done, min(bytes.count - done, 1 << 30))
@@ -148,7 +136,6 @@ package enum FileIO {
     /// Flushes a file to disk; `dataOnly` (fdatasync) skips metadata that is
     /// not needed to read the data back, such as times (the size is still flushed).
     package static func fsync(_ fd: Int32, path: String, dataOnly: Bool = false) throws {
-        try check("fsync", path)
         while (dataOnly ? systemFdatasync(fd) : systemFsync(fd)) != 0 {
             if errno != EINTR { throw IOError(operation: "fsync", path: path, code: errno) }
         }
@@ -162,7 +149,6 @@ package enum FileIO {
     }
 
     package static func rename(_ from: String, _ to: String) throws {
-        try check("rename", to)
         if systemRename(from, to) != 0 { throw IOError(operation: "rename", path: from, code: errno) }
     }
 

@@ -42,4 +42,6 @@ enum ExportCommand {
 }
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif

@@ -22,21 +22,23 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     case notFound(id: String)
     /// A delete refused by a deny rule.
     case denied(entity: String, id: String, relationship: String, count: Int)
-    /// A bad request (an unknown type name, a bad value for `--set`).
+    /// A request the store cannot carry out as asked (an unknown type or
+    /// property name, a value that does not read as its attribute's type).
     case usage(String)
+    /// A system call failed (permission denied, disk full, a failed write).
     case io(IOError)
     /// Later commits changed what the transaction changes (see `Store.commit`); nothing was written.
     case conflict([StoreConflict])
     /// The transaction would break the store's invariants (a reference to a
     /// missing object, of the wrong type, a one-sided pair); nothing was written.
     case inconsistent([String])
-    /// Files hold references to objects that do not exist; `verify --repair` removes them.
+    /// Files hold references to objects that do not exist; `Store.removeDanglingReferences` removes them.
     case danglingReferences(file: String, line: Int?, detail: String)
 
     /// One sentence: what was wrong and where.
     public var description: String {
         switch self {
-        case .noStore(let p): return "no store at \(p); import a file to create one"
+        case .noStore(let p): return "no store at \(p)"
         case .damaged(let f, let l, let d, let r):
             return "the store is damaged: \(f)\(l.map { " line \($0)" } ?? ""): \(d)"
                 + (r ? " (a write cut short, which a repair can cut)" : "")

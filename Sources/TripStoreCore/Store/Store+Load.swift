@@ -188,4 +188,6 @@ extension Store {
 }
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif

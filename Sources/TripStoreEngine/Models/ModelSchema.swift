@@ -8,6 +8,8 @@ import Foundation
 /// ```swift
 /// let schema = try ModelSchema([Trip.self, BusinessTrip.self, PersonalTrip.self, BucketListItem.self])
 /// ```
+// Sendable: every stored property is a `let` set in `init` and never changed
+// (immutable after construction), so sharing it across threads is safe.
 public final class ModelSchema: @unchecked Sendable {
     /// The engine schema made from the classes.
     public let schema: Schema

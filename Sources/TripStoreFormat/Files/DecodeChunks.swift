@@ -1,6 +1,11 @@
 import TripStoreJSON
 import TripStoreSystem
 import Dispatch
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Decodes snapshot object lines on every core: the lines are split into one
 /// chunk per core, each decoded on its own, results kept in file order.
@@ -40,13 +45,6 @@ package enum DecodeChunks {
     }
 
     package static func sysconfCores() -> Int {
-        #if canImport(Glibc)
-        return Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))
-        #else
-        return 2
-        #endif
+        max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
     }
 }
-#if canImport(Glibc)
-import Glibc
-#endif

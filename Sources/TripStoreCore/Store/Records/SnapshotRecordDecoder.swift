@@ -26,6 +26,9 @@ struct SnapshotRecordDecoder {
     }
 
     /// What one core decoded: records back to back, and what is left to do.
+    // Sendable although it holds a raw pointer: a chunk's records are written
+    // by the one worker that made it, then handed whole to the loader, which
+    // alone owns them from then on (the arena adopts the block).
     struct Chunk: @unchecked Sendable {
         var base: UnsafeMutableRawPointer?
         var byteCount = 0
