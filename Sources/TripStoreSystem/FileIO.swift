@@ -205,6 +205,53 @@ package enum FileIO {
     }
 }
 
+extension FileIO {
+    /// Whether an open file is a regular file (not a link target we refuse, a FIFO or a device).
+    package static func isRegularFile(_ fd: Int32) -> Bool {
+        var st = stat()
+        return fstat(fd, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG
+    }
+
+    /// Takes an advisory lock on the whole file without waiting; true when taken.
+    package static func tryLock(_ fd: Int32, exclusive: Bool) -> Bool {
+        while true {
+            if flock(fd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) == 0 { return true }
+            if errno != EINTR { return false }
+        }
+    }
+
+    package static func unlock(_ fd: Int32) {
+        _ = flock(fd, LOCK_UN)
+    }
+
+    /// Writes `bytes` at `offset` (the file position is not used).
+    package static func write(_ fd: Int32, _ bytes: [UInt8], at offset: Int) -> Bool {
+        bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, off_t(offset)) } == bytes.count
+    }
+
+    /// Cuts a file to `size` bytes; false on failure.
+    @discardableResult
+    package static func truncate(_ fd: Int32, to size: Int) -> Bool {
+        ftruncate(fd, off_t(size)) == 0
+    }
+
+    /// A private, writable mapping of `length` bytes of the file from `offset`
+    /// (a multiple of `pageSize`); changes never reach the file.
+    package static func mapPrivate(_ fd: Int32, length: Int, offset: Int) -> UnsafeMutableRawPointer? {
+        guard let p = mmap(nil, length, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, off_t(offset)), p != MAP_FAILED else { return nil }
+        return p
+    }
+
+    package static func unmap(_ p: UnsafeMutableRawPointer, length: Int) {
+        _ = munmap(p, length)
+    }
+
+    package static var pageSize: Int { Int(sysconf(Int32(_SC_PAGESIZE))) }
+
+    /// Cores online.
+    package static var cores: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
+}
+
 /// What the file system says about one file: enough to notice that it was
 /// replaced, edited, copied over or touched since it was last looked at.
 package struct FileIdentity: Equatable, Sendable {

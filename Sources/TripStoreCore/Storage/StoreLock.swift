@@ -27,14 +27,12 @@ package final class StoreLock {
         } catch {
             throw .usage("\(error)")
         }
-        var st = stat()
-        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else {
+        guard FileIO.isRegularFile(fd) else {
             FileIO.close(fd)
             throw .damaged(file: path, line: nil, detail: "the lock file is not a regular file", repairable: false)
         }
         let deadline = StoreLock.now() + wait
-        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
-            if errno == EINTR { continue }
+        while !FileIO.tryLock(fd, exclusive: true) {
             if StoreLock.now() >= deadline {
                 let holder = StoreLock.readPID(fd)
                 FileIO.close(fd)
@@ -42,13 +40,12 @@ package final class StoreLock {
             }
             usleep(20_000)
         }
-        var text = Array("\(getpid())\n".utf8)
-        _ = ftruncate(fd, 0)
-        _ = text.withUnsafeMutableBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+        FileIO.truncate(fd, to: 0)
+        _ = FileIO.write(fd, Array("\(getpid())\n".utf8), at: 0)
     }
 
     deinit {
-        _ = flock(fd, LOCK_UN)
+        FileIO.unlock(fd)
         FileIO.close(fd)
     }
 
@@ -56,8 +53,8 @@ package final class StoreLock {
     package static func isHeld(folder: String) -> Bool {
         guard let fd = try? FileIO.open(folder + "/" + fileName, O_RDONLY) else { return false }
         defer { FileIO.close(fd) }
-        if flock(fd, LOCK_SH | LOCK_NB) == 0 {
-            _ = flock(fd, LOCK_UN)
+        if FileIO.tryLock(fd, exclusive: false) {
+            FileIO.unlock(fd)
             return false
         }
         return true

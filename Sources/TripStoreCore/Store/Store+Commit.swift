@@ -107,7 +107,7 @@ extension Store {
             if isNew { try FileIO.fsyncDirectory(files.folder) }
         } catch {
             // Leave no partial line behind for the next commit to follow.
-            _ = ftruncate(fd, off_t(journalSize))
+            FileIO.truncate(fd, to: journalSize)
             throw error
         }
         journalSize += line.count

@@ -45,6 +45,6 @@ package enum DecodeChunks {
     }
 
     package static func sysconfCores() -> Int {
-        max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+        FileIO.cores
     }
 }

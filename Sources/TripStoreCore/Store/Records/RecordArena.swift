@@ -29,7 +29,7 @@ final class RecordArena {
     deinit {
         for (i, b) in blocks.enumerated() {
             if let m = mappings[i] {
-                munmap(m.start, m.length)
+                FileIO.unmap(m.start, length: m.length)
             } else {
                 b.deallocate()
             }

@@ -209,13 +209,12 @@ extension ObjectTable {
         // The file must hold all of it (a mapped page past its end is a crash,
         // not an error); it is never truncated in place, only replaced.
         guard (try? FileIO.size(fd, path: "")) == at + recordBytes + 4 else { return nil }
-        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let page = FileIO.pageSize
         let mapFrom = at / page * page, skip = at - mapFrom
         let mapLength = skip + recordBytes + 4
-        guard let mapped = mmap(nil, mapLength, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, off_t(mapFrom)),
-              mapped != MAP_FAILED else { return nil }
+        guard let mapped = FileIO.mapPrivate(fd, length: mapLength, offset: mapFrom) else { return nil }
         var keep = false
-        defer { if !keep { munmap(mapped, mapLength) } }
+        defer { if !keep { FileIO.unmap(mapped, length: mapLength) } }
         let block = mapped + skip
         // The checksum on one core while the other checks every record's bounds,
         // the references and the id order; nothing is used unless both pass.
