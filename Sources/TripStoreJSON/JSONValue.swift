@@ -3,14 +3,19 @@
 /// Objects keep their members in file order (a store file stays diffable and
 /// an error can name the first offending member).
 public enum JSONValue: Sendable, Equatable {
+    /// `null`.
     case null
+    /// `true` or `false`.
     case bool(Bool)
     /// An integer literal without fraction or exponent that fits in 64 bits.
     case int(Int64)
     /// Any other number.
     case double(Double)
+    /// A string.
     case string(String)
+    /// An array.
     case array([JSONValue])
+    /// An object, its members in order.
     case object([JSONMember])
 
     /// The value of the first member named `key`, if this is an object that has one.

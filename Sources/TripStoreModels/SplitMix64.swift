@@ -11,6 +11,7 @@ public struct SplitMix64: RandomNumberGenerator, Sendable {
         state = z ^ (z >> 33)
     }
 
+    /// The next pseudo-random 64 bits.
     public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state

@@ -12,6 +12,7 @@ public struct TripDataGenerator {
     var random: SplitMix64
     var counter: UInt64 = 0
 
+    /// A generator whose data depends only on `seed`.
     public init(seed: UInt64) {
         random = SplitMix64(seed: seed)
     }

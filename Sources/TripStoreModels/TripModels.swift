@@ -5,15 +5,23 @@ import TripStoreEngine
 
 /// A trip: the base class of `BusinessTrip` and `PersonalTrip`.
 public class Trip: PersistentModel {
+    /// The name (preserved on deletion for trips).
     public var name = ""
+    /// Where the trip goes.
     public var destination = ""
+    /// When it starts (preserved on deletion).
     public var startDate = Date(timeIntervalSince1970: 0)
+    /// When it ends (preserved on deletion).
     public var endDate = Date(timeIntervalSince1970: 0)
+    /// Things to do on the trip; deleted with it (cascade).
     public var bucketList: [BucketListItem] = []
+    /// Where the travellers stay; deleted with the trip (cascade).
     public var livingAccommodation: LivingAccommodation?
 
+    /// An empty object, as the store materialises one before filling it.
     public required init() { super.init() }
 
+    /// A new object with these values (not yet inserted in a context).
     public init(name: String, destination: String, startDate: Date, endDate: Date) {
         self.name = name
         self.destination = destination
@@ -36,37 +44,54 @@ public class Trip: PersistentModel {
 
 /// A meeting schedule kept inside its business trip.
 public struct MeetingItinerary: ModelEmbedded, Equatable, Sendable {
+    /// The meeting's agenda items.
     public var agenda: [String]
+    /// Where it is, if known.
     public var location: String?
 
+    /// A new object with these values (not yet inserted in a context).
     public init(agenda: [String], location: String? = nil) {
         self.agenda = agenda
         self.location = location
     }
 
+    /// Its stored fields: agenda and location.
     public static var embeddedDescription: EmbeddedDescription { TripSchema.meetingItinerary }
 
+    /// The itinerary from its stored fields.
     public init?(fields: [Value]) {
         guard fields.count == 2, let agenda = [String](storedValue: fields[0]),
               let location = String?(storedValue: fields[1]) else { return nil }
         self.init(agenda: agenda, location: location)
     }
 
+    /// Its stored fields, in order.
     public var fields: [Value] { [agenda.storedValue, location.storedValue] }
 }
 
+/// A business trip: purpose, expenses and what happened on it.
 public final class BusinessTrip: Trip {
+    /// Why the trip is made.
     public var purpose = ""
+    /// The code expenses are booked on.
     public var expenseCode = ""
+    /// The daily allowance.
     public var perDiemRate = 0.0
+    /// The allowance per mile.
     public var mileageRate = 0.0
+    /// The meeting itinerary, stored inside the trip.
     public var itinerary: MeetingItinerary?
+    /// Daily mileage records (cascade).
     public var milesDriven: [DailyMileageRecord] = []
+    /// Meals expensed on the trip (cascade).
     public var businessMeals: [BusinessMeal] = []
+    /// Conference sessions attended (cascade).
     public var sessionsAttended: [ConferenceSession] = []
 
+    /// An empty object, as the store materialises one before filling it.
     public required init() { super.init() }
 
+    /// A new object with these values (not yet inserted in a context).
     public init(name: String, destination: String, startDate: Date, endDate: Date,
                 purpose: String, expenseCode: String, perDiemRate: Double, mileageRate: Double = 0) {
         self.purpose = purpose
@@ -90,20 +115,30 @@ public final class BusinessTrip: Trip {
     }
 }
 
+/// A personal trip: why, and who came along.
 public final class PersonalTrip: Trip {
+    /// Why a personal trip is made.
     public enum Reason: String, CaseIterable, Codable, ModelEnum, Sendable {
         case family, reunion, vacation, wellness, unknown
     }
 
+    /// Why the trip is made.
     public var reason = Reason.unknown
+    /// Free notes.
     public var notes: String?
+    /// Frequent-flyer codes used.
     public var frequentFlyerCodes: [String] = []
+    /// Passes for venues.
     public var venuePasses: [String] = []
+    /// Attractions to visit (cascade).
     public var attractionsToVisit: [Attraction] = []
+    /// Family members on the trip (nullify).
     public var familyMembers: [FamilyMember] = []
 
+    /// An empty object, as the store materialises one before filling it.
     public required init() { super.init() }
 
+    /// A new object with these values (not yet inserted in a context).
     public init(name: String, destination: String, startDate: Date, endDate: Date, reason: Reason, notes: String? = nil) {
         self.reason = reason
         self.notes = notes
@@ -122,15 +157,23 @@ public final class PersonalTrip: Trip {
     }
 }
 
+/// Where travellers stay on a trip.
 public final class LivingAccommodation: PersistentModel {
+    /// The name (preserved on deletion for trips).
     public var name = ""
+    /// The postal address.
     public var address = ""
+    /// Check-in time, if known.
     public var checkIn: Date?
+    /// Check-out time, if known.
     public var checkOut: Date?
+    /// The trip it belongs to (the inverse side).
     public var trip: Trip?
 
+    /// An empty object, as the store materialises one before filling it.
     public required init() { super.init() }
 
+    /// A new object with these values (not yet inserted in a context).
     public init(name: String, address: String, checkIn: Date? = nil, checkOut: Date? = nil) {
         self.name = name
         self.address = address
@@ -150,14 +193,21 @@ public final class LivingAccommodation: PersistentModel {
     }
 }
 
+/// Something to do on a trip.
 public final class BucketListItem: PersistentModel {
+    /// The title.
     public var title = ""
+    /// More about it.
     public var details: String?
+    /// Whether it is done.
     public var isCompleted = false
+    /// The trip it belongs to (the inverse side).
     public var trip: Trip?
 
+    /// An empty object, as the store materialises one before filling it.
     public required init() { super.init() }
 
+    /// A new object with these values (not yet inserted in a context).
     public init(title: String, details: String? = nil, isCompleted: Bool = false) {
         self.title = title
         self.details = details
@@ -175,15 +225,23 @@ public final class BucketListItem: PersistentModel {
     }
 }
 
+/// A meal on a business trip.
 public final class BusinessMeal: PersistentModel {
+    /// Where the meal was.
     public var restaurant = ""
+    /// When.
     public var date = Date(timeIntervalSince1970: 0)
+    /// What it cost.
     public var cost = 0.0
+    /// Who attended.
     public var attendees: [String] = []
+    /// The trip it belongs to (the inverse side).
     public var trip: BusinessTrip?
 
+    /// An empty object, as the store materialises one before filling it.
     public required init() { super.init() }
 
+    /// A new object with these values (not yet inserted in a context).
     public init(restaurant: String, date: Date, cost: Double, attendees: [String] = []) {
         self.restaurant = restaurant
         self.date = date
@@ -203,11 +261,16 @@ public final class BusinessMeal: PersistentModel {
     }
 }
 
+/// The miles driven on one day of a business trip.
 public final class DailyMileageRecord: PersistentModel {
+    /// When.
     public var date = Date(timeIntervalSince1970: 0)
+    /// Miles driven that day.
     public var miles = 0.0
+    /// The trip it belongs to (the inverse side).
     public var trip: BusinessTrip?
 
+    /// An empty object, as the store materialises one before filling it.
     public required init() { super.init() }
 
     override public class var properties: [ModelProperty] {
@@ -219,12 +282,18 @@ public final class DailyMileageRecord: PersistentModel {
     }
 }
 
+/// A conference session attended on a business trip.
 public final class ConferenceSession: PersistentModel {
+    /// The title.
     public var title = ""
+    /// Who spoke, if known.
     public var speaker: String?
+    /// When.
     public var date = Date(timeIntervalSince1970: 0)
+    /// The trip it belongs to (the inverse side).
     public var trip: BusinessTrip?
 
+    /// An empty object, as the store materialises one before filling it.
     public required init() { super.init() }
 
     override public class var properties: [ModelProperty] {
@@ -237,11 +306,16 @@ public final class ConferenceSession: PersistentModel {
     }
 }
 
+/// A sight to see on a personal trip.
 public final class Attraction: PersistentModel {
+    /// The name (preserved on deletion for trips).
     public var name = ""
+    /// Where it is, if known.
     public var location: String?
+    /// The trip it belongs to (the inverse side).
     public var trip: PersonalTrip?
 
+    /// An empty object, as the store materialises one before filling it.
     public required init() { super.init() }
 
     override public class var properties: [ModelProperty] {
@@ -253,13 +327,19 @@ public final class Attraction: PersistentModel {
     }
 }
 
+/// A relative who comes along on personal trips.
 public final class FamilyMember: PersistentModel {
+    /// The name (preserved on deletion for trips).
     public var name = ""
+    /// How they are related to the traveller.
     public var relationship: String?
+    /// The personal trips they are on (deny: a member still on a trip cannot be deleted).
     public var trips: [PersonalTrip] = []
 
+    /// An empty object, as the store materialises one before filling it.
     public required init() { super.init() }
 
+    /// A new object with these values (not yet inserted in a context).
     public init(name: String, relationship: String? = nil) {
         self.name = name
         self.relationship = relationship

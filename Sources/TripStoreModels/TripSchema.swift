@@ -3,6 +3,7 @@ import TripStoreEngine
 /// The trip domain of SPEC §1: `Trip` with its subclasses `BusinessTrip` and
 /// `PersonalTrip`, and their related models, declared once as model classes.
 public enum TripSchema {
+    /// `BusinessTrip.itinerary`'s stored fields.
     public static let meetingItinerary = EmbeddedDescription("MeetingItinerary", fields: [
         AttributeDescription("agenda", .array(.string)),
         AttributeDescription("location", .string, optional: true),

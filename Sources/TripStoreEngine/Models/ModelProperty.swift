@@ -1,11 +1,11 @@
 import TripStoreCore
 import TripStoreFormat
 import TripStoreJSON
-/// One declared property of a model class: its stored name, its key path,
-/// what it is in the schema, and how to read and write it on an instance.
 // Sendable although it holds closures over model instances: the closures
 // capture only key paths (immutable, thread-safe values), and a model instance
 // reaches them only as an argument, on the thread of the context that owns it.
+/// One declared property of a model class: its stored name, its key path,
+/// what it is in the schema, and how to read and write it on an instance.
 public struct ModelProperty: @unchecked Sendable {
     /// A relationship's value on an instance.
     enum Related {

@@ -3,13 +3,13 @@ import TripStoreFormat
 import TripStoreJSON
 import Foundation
 
+// Sendable: every stored property is a `let` set in `init` and never changed
+// (immutable after construction), so sharing it across threads is safe.
 /// The model classes of an app, listed once, and the `Schema` they make.
 ///
 /// ```swift
 /// let schema = try ModelSchema([Trip.self, BusinessTrip.self, PersonalTrip.self, BucketListItem.self])
 /// ```
-// Sendable: every stored property is a `let` set in `init` and never changed
-// (immutable after construction), so sharing it across threads is safe.
 public final class ModelSchema: @unchecked Sendable {
     /// The engine schema made from the classes.
     public let schema: Schema

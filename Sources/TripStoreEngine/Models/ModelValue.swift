@@ -5,9 +5,13 @@ import Foundation
 
 /// A Swift type that can be a model attribute: how it is stored and read back.
 public protocol ModelValue {
+    /// The type the schema records for this Swift type.
     static var valueType: ValueType { get }
+    /// Whether nil is a value (true for `Optional`).
     static var isOptional: Bool { get }
+    /// The value from its stored form; nil when the form does not fit.
     init?(storedValue: Value)
+    /// The value in its stored form.
     var storedValue: Value { get }
 }
 
@@ -137,8 +141,11 @@ extension ModelEnum {
 
 /// A value type stored inside its owner, field by field.
 public protocol ModelEmbedded: ModelValue {
+    /// The stored fields, in order.
     static var embeddedDescription: EmbeddedDescription { get }
+    /// The value from its stored fields; nil when they do not fit.
     init?(fields: [Value])
+    /// The stored fields, in declaration order.
     var fields: [Value] { get }
 }
 

@@ -5,17 +5,29 @@ import TripStoreSystem
 public struct EnvelopeError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The kind of mismatch, for programs that react to it.
     public enum Kind: Sendable, Equatable {
+        /// The record is not `{"type", "id", "data"}`.
         case notAnEnvelope
+        /// The type tag names no model.
         case unknownType
+        /// `data` holds a name the model does not have.
         case unknownProperty
+        /// A required attribute is missing.
         case missingAttribute
+        /// A value of the wrong JSON type, or past its type's range.
         case wrongType
+        /// Text that is not an ISO 8601 date.
         case badDate
+        /// Text that is no case of the enum.
         case badEnumCase
+        /// A reference to an id that does not exist.
         case danglingReference
+        /// An id given twice (or listed twice in one relationship).
         case duplicateID
+        /// A reference or upsert whose type does not match.
         case typeConflict
+        /// An id already in the store (insert mode).
         case existingID
+        /// Bytes that are not JSON.
         case syntax
     }
 

@@ -22,6 +22,7 @@ public struct ValueChange: Sendable, Equatable {
 public struct Change: Sendable, Equatable {
     /// What happened to the object.
     public enum Kind: String, Sendable, CaseIterable {
+        /// Inserted, updated (with old and new values), or deleted (with a tombstone).
         case insert, update, delete
     }
 

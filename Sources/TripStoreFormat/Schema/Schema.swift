@@ -101,7 +101,9 @@ public final class Entity: Sendable {
 public final class Property: Sendable {
     /// An attribute or a relationship.
     public enum Kind: Sendable {
+        /// An attribute, as declared.
         case attribute(AttributeDescription)
+        /// A relationship, resolved.
         case relationship(Relationship)
     }
 

@@ -2,9 +2,13 @@ import TripStoreJSON
 import TripStoreSystem
 /// The type of an attribute's value.
 public indirect enum ValueType: Sendable, Hashable {
+    /// Text.
     case string
+    /// A whole number (`Int`).
     case int
+    /// A floating-point number.
     case double
+    /// A Boolean.
     case bool
     /// An instant, written as ISO 8601 in UTC.
     case date

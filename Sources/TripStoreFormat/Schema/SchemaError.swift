@@ -2,14 +2,23 @@ import TripStoreJSON
 import TripStoreSystem
 /// A schema that cannot be used, with what is wrong and where.
 public enum SchemaError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Two models of one name.
     case duplicateEntity(String)
+    /// A parent that is not in the schema.
     case unknownParent(entity: String, parent: String)
+    /// A model that inherits from itself.
     case inheritanceCycle(String)
+    /// A property declared twice (inherited ones included).
     case duplicateProperty(entity: String, property: String)
+    /// A relationship to a model that is not in the schema.
     case unknownDestination(entity: String, relationship: String, destination: String)
+    /// An inverse the destination does not declare.
     case unknownInverse(entity: String, relationship: String, inverse: String, destination: String)
+    /// An inverse that does not mirror its relationship.
     case inverseMismatch(entity: String, relationship: String, detail: String)
+    /// An enum attribute without cases.
     case emptyEnumeration(entity: String, attribute: String)
+    /// A name that is not letters, digits and `_`.
     case invalidName(String)
 
     /// What is wrong with the schema, naming the model and property.

@@ -5,17 +5,24 @@ public typealias RowID = Int32
 
 /// An attribute or relationship value as the store keeps it in memory.
 public enum Value: Sendable, Hashable {
+    /// No value (nil).
     case null
+    /// Text.
     case string(String)
+    /// A whole number.
     case int(Int64)
+    /// A finite floating-point number.
     case double(Double)
+    /// A Boolean.
     case bool(Bool)
     /// Seconds since 1970-01-01T00:00:00Z.
     case date(Double)
     case array([Value])
     /// An embedded value type's fields, in declaration order.
     case embedded([Value])
+    /// A to-one relationship: the related object's row.
     case toOne(RowID)
+    /// A to-many relationship: the related objects' rows, in order.
     case toMany([RowID])
 
     /// True for `.null` (nil).
