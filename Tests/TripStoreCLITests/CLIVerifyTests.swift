@@ -128,3 +128,42 @@ import TripStoreCLI
         #expect(r.err.contains("not a regular file"))
     }
 }
+
+/// Canonically equivalent ids are one id, stored in NFC (SPEC §2).
+@Suite struct CLIIdentifierTests {
+    let nfc = "caf\u{E9}", nfd = "cafe\u{301}"
+
+    func trip(_ id: String) -> String {
+        #"{"type":"Trip","id":"\#(id)","data":{"name":"n","destination":"d","startDate":"2026-01-01","endDate":"2026-01-02"}}"#
+    }
+
+    @Test func nfcAndNfdAreOneIdBeforeAndAfterCompaction() throws {
+        let s = NSTemporaryDirectory() + "nfc-\(UUID().uuidString)"
+        let a = NSTemporaryDirectory() + "nfc-\(UUID().uuidString).jsonl"
+        let b = NSTemporaryDirectory() + "nfd-\(UUID().uuidString).jsonl"
+        try trip(nfc).write(toFile: a, atomically: true, encoding: .utf8)
+        try trip(nfd).write(toFile: b, atomically: true, encoding: .utf8)
+        #expect(CLIRunner.run(["import", a], store: s).code == 0)
+        #expect(CLIRunner.run(["import", b], store: s).code == 1)
+        #expect(CLIRunner.run(["get", nfd], store: s).code == 0)
+        #expect(CLIRunner.run(["compact"], store: s).code == 0)
+        #expect(CLIRunner.run(["import", b], store: s).code == 1)
+        #expect(CLIRunner.run(["query", "--count"], store: s).out == "1\n")
+        #expect(CLIRunner.run(["delete", nfd], store: s).code == 0)
+        #expect(CLIRunner.run(["query", "--count"], store: s).out == "0\n")
+        let both = NSTemporaryDirectory() + "both-\(UUID().uuidString).jsonl"
+        try (trip(nfc) + "\n" + trip(nfd)).write(toFile: both, atomically: true, encoding: .utf8)
+        let r = CLIRunner.run(["import", both], store: s)
+        #expect(r.code == 1)
+        #expect(r.err.contains("appears twice"))
+    }
+
+    @Test func anIdWithAControlCharacterIsAnInputError() throws {
+        let s = NSTemporaryDirectory() + "ctl-\(UUID().uuidString)"
+        let a = NSTemporaryDirectory() + "ctl-\(UUID().uuidString).jsonl"
+        try trip(#"a\u0007b"#).write(toFile: a, atomically: true, encoding: .utf8)
+        let r = CLIRunner.run(["import", a], store: s)
+        #expect(r.code == 1)
+        #expect(r.err.contains("must not hold control characters"))
+    }
+}

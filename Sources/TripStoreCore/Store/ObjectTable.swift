@@ -109,6 +109,7 @@ package final class ObjectTable: ObjectLookup {
     // MARK: Finding by id
 
     package func row(for id: String) -> RowID? {
+        let id = Identifier.normalized(id)
         if let r = sortedRow(for: id) { return r }
         extendLaterIDs()
         return laterIDs[id]

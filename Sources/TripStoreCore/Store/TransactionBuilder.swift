@@ -78,6 +78,7 @@ public struct TransactionBuilder: ObjectLookup {
     /// seen: their rows are at or above `base`, which belong to this
     /// transaction's own inserts (inserting such an id is a conflict at commit).
     package func row(for id: String) -> RowID? {
+        let id = Identifier.normalized(id)
         if let r = newRowByID[id] { return deleted.contains(r) ? nil : r }
         if let r = table.row(for: id), Int(r) < base, !deleted.contains(r) { return r }
         return nil
@@ -107,6 +108,7 @@ public struct TransactionBuilder: ObjectLookup {
     package mutating func insert(_ object: StoredObject) -> RowID {
         let row = RowID(base + newObjects.count)
         var o = object
+        o.id = Identifier.normalized(o.id)
         var given: [(Int, [RowID])] = []
         for slot in table.relationshipSlots[o.entity] {
             switch o.values[slot] {

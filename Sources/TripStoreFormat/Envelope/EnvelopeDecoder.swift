@@ -92,7 +92,8 @@ package struct EnvelopeDecoder {
                 guard case .string(let s) = m.value, !s.isEmpty else {
                     throw fail(.wrongType, location, path, entity: entity.name, "\"id\" must be a non-empty string, found \(EnvelopeError.describe(m.value))")
                 }
-                id = s
+                if let problem = Identifier.problem(s) { throw fail(.wrongType, location, path, entity: entity.name, problem) }
+                id = Identifier.normalized(s)
             case "data":
                 guard case .object(let d) = m.value else {
                     throw fail(.wrongType, location, path, entity: entity.name, "\"data\" must be an object, found \(EnvelopeError.describe(m.value))")
@@ -175,7 +176,11 @@ package struct EnvelopeDecoder {
         for m in members {
             switch (m.key, m.value) {
             case ("type", .string(let s)): type = s
-            case ("id", .string(let s)): id = s
+            case ("id", .string(let s)):
+                if let problem = Identifier.problem(s) {
+                    throw fail(.wrongType, location, path, entity: owner.name, property: property, problem)
+                }
+                id = Identifier.normalized(s)
             default:
                 throw fail(.wrongType, location, path, entity: owner.name, property: property,
                            "a reference has only \"type\" and \"id\" strings; found key '\(m.key)' (an inline object needs \"data\")")

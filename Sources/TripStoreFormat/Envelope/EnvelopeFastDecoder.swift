@@ -48,6 +48,13 @@ package struct EnvelopeFastDecoder {
         }
     }
 
+    /// An id in NFC; anything the rules refuse goes to the tree decoder, which words the error.
+    @inline(__always) func identifier(_ r: inout JSONReader) throws(GiveUp) -> String {
+        let s = try string(&r)
+        guard Identifier.problem(s) == nil else { throw GiveUp() }
+        return Identifier.normalized(s)
+    }
+
     @inline(__always) func isNull(_ r: inout JSONReader) throws(GiveUp) -> Bool {
         guard r.peekByte() == UInt8(ascii: "n") else { return false }
         do {
@@ -81,7 +88,7 @@ package struct EnvelopeFastDecoder {
             case 4 where r.bytes(k, equal: typeKey):
                 entity = try self.entity(named: try r.plainString(), r, allowed: allowed)
             case 2 where r.bytes(k, equal: idKey):
-                id = try string(&r)
+                id = try identifier(&r)
                 if id!.isEmpty { throw GiveUp() }
             case 4 where r.bytes(k, equal: dataKey):
                 guard let e = entity ?? (allowed.flatMap { $0.closure.count == 1 ? $0 : nil }), index < 0 else { throw GiveUp() }
@@ -168,7 +175,7 @@ package struct EnvelopeFastDecoder {
                 let range = try r.plainString()
                 type = schema.entities[try entity(named: range, r, allowed: dest).id].name
             } else if k.count == 2 && r.bytes(k, equal: idKey) {
-                id = try string(&r)
+                id = try identifier(&r)
             } else if k.count == 4 && r.bytes(k, equal: dataKey) {
                 r.index = start
                 return try envelope(&r, allowed: dest, location: location, path: path, into: &out)

@@ -1,0 +1,26 @@
+import Foundation
+
+/// Persistent identifiers as SPEC §2 settles them: compared as Swift compares
+/// strings, so canonically equivalent ids (NFC `café`, NFD `café`) are one id,
+/// stored in NFC; an id is non-empty and holds no control characters.
+package enum Identifier {
+    /// The id in NFC (unchanged, and cheap, when it is ASCII).
+    @inline(__always) package static func normalized(_ id: String) -> String {
+        if id.utf8.allSatisfy({ $0 < 0x80 }) { return id }
+        return id.precomposedStringWithCanonicalMapping
+    }
+
+    /// What is wrong with an id, if anything.
+    package static func problem(_ id: String) -> String? {
+        if id.isEmpty { return "an id must not be empty" }
+        var ascii = true
+        for b in id.utf8 {
+            if b < 0x20 || b == 0x7F { return "an id must not hold control characters" }
+            if b >= 0x80 { ascii = false }
+        }
+        if !ascii, id.unicodeScalars.contains(where: { (0x80...0x9F).contains($0.value) }) {
+            return "an id must not hold control characters"
+        }
+        return nil
+    }
+}
