@@ -4,8 +4,9 @@ import TripStoreSystem
 import Foundation
 
 /// Case- and diacritic-insensitive folding for `~` and `^=`, the same in
-/// every locale: canonical decomposition, combining marks dropped, then full
-/// case folding (`ß` → `ss`; `ø` and `æ` stay themselves).
+/// every locale: canonical decomposition, combining marks dropped, then
+/// Unicode's full case folding, status C and F (`ß` and `ẞ` → `ss`; dotless
+/// `ı` stays itself; `ø` and `æ` stay themselves).
 package enum TextFolding {
     package static func fold(_ s: String) -> String {
         var ascii = true
@@ -18,15 +19,25 @@ package enum TextFolding {
         }
         var out = String.UnicodeScalarView()
         for scalar in s.decomposedStringWithCanonicalMapping.unicodeScalars where !isMark(scalar) {
-            // Upper then lower case approximates full case folding (ß → SS → ss).
-            for u in scalar.properties.uppercaseMapping.unicodeScalars {
-                for l in u.properties.lowercaseMapping.decomposedStringWithCanonicalMapping.unicodeScalars where !isMark(l) {
-                    out.append(l)
-                }
+            guard let folded = caseFolding[scalar.value] else {
+                out.append(scalar)
+                continue
             }
+            for f in folded where !isMark(f) { out.append(f) }
         }
         return String(out)
     }
+
+    /// Unicode's full case folding (C + F), from `CaseFoldingTable.swift`.
+    static let caseFolding: [UInt32: [Unicode.Scalar]] = {
+        var table: [UInt32: [Unicode.Scalar]] = [:]
+        for entry in caseFoldingEntries.split(whereSeparator: { $0 == ";" || $0 == "\n" }) {
+            let parts = entry.split(separator: ":")
+            guard parts.count == 2, let code = UInt32(parts[0], radix: 16) else { continue }
+            table[code] = parts[1].split(separator: " ").compactMap { UInt32($0, radix: 16).flatMap(Unicode.Scalar.init) }
+        }
+        return table
+    }()
 
     static func isMark(_ s: Unicode.Scalar) -> Bool {
         switch s.properties.generalCategory {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TripStoreEngine
+@testable import TripStoreCore
 
 /// Hostile queries: repeated list values, deep nesting, counts past Int's range.
 @Suite struct QueryLimitsTests {
@@ -53,5 +54,22 @@ import Testing
         #expect(try t.ids(store, #"genre < "b""#, from: "FeatureFilm") == ["f1"])
         #expect(try t.ids(store, #"genre > "zzz""#, from: "FeatureFilm").isEmpty)
         #expect(throws: QueryError.self) { try t.ids(store, #"genre == "musical""#, from: "FeatureFilm") }
+    }
+}
+
+@Suite struct CaseFoldingTests {
+    @Test(arguments: [
+        ("STRAẞE", "strasse", true), ("Straße", "STRASSE", true), ("Island", "ı", false), ("ıi", "ı", true),
+        ("Róme, Italy", "rome", true), ("ΣΊΣΥΦΟΣ", "σίσυφος", true), ("ﬁle", "FILE", true), ("Øresund", "oresund", false),
+    ])
+    func foldingFollowsUnicodeFullCaseFolding(_ text: String, _ needle: String, _ matches: Bool) {
+        #expect(TextFolding.contains(TextFolding.fold(text), TextFolding.fold(needle)) == matches)
+    }
+
+    @Test func everyTableEntryFoldsAsPythonsCasefoldDid() {
+        #expect(TextFolding.caseFolding.count == 1530)
+        #expect(TextFolding.caseFolding[0x1E9E] == ["s", "s"])
+        #expect(TextFolding.caseFolding[0x0131] == nil)
+        #expect(TextFolding.caseFolding[0x0130] == ["i", "\u{307}"])
     }
 }
