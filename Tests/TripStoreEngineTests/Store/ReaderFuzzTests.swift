@@ -1,0 +1,148 @@
+import Foundation
+import Testing
+@testable import TripStoreEngine
+@testable import TripStoreCore
+@testable import TripStoreFormat
+@testable import TripStoreJSON
+@testable import TripStoreSystem
+import TripStoreModels
+
+/// Every reader of bytes fed mutated and truncated input with fixed seeds:
+/// nothing traps, and each says yes or names what is wrong. A few thousand
+/// cases in CI; `TRIPSTORE_FUZZ_CASES=N` runs N per reader.
+@Suite(.serialized) struct ReaderFuzzTests {
+    static let cases = ProcessInfo.processInfo.environment["TRIPSTORE_FUZZ_CASES"].flatMap(Int.init) ?? 400
+
+    /// Flips, inserts, deletes or cuts bytes.
+    static func mutate(_ bytes: [UInt8], _ rng: inout RandomQueries) -> [UInt8] {
+        var b = bytes
+        for _ in 0..<(1 + rng.int(4)) {
+            guard !b.isEmpty else { break }
+            let at = rng.int(b.count)
+            switch rng.int(6) {
+            case 0: b[at] ^= UInt8(1 << rng.int(8))
+            case 1: b[at] = rng.pick([0x00, 0x22, 0x5C, 0x7B, 0x7D, 0x5B, 0x5D, 0x2C, 0x3A, 0x0A, 0xFF, 0xC3, 0x30, 0x65])
+            case 2: b.insert(rng.pick([0x22, 0x7B, 0x5B, 0x2D, 0x31, 0x0A, 0xE2]), at: at)
+            case 3: b.remove(at: at)
+            case 4: b.removeLast(min(b.count, 1 + rng.int(64)))
+            default: b.replaceSubrange(at..<min(b.count, at + 8), with: Array("1e400".utf8))
+            }
+        }
+        return b
+    }
+
+    static let sample: [UInt8] = {
+        var g = TripDataGenerator(seed: 5)
+        return g.jsonArray(trips: 12)
+    }()
+
+    @Test func theJSONReaderAndTheEnvelopeDecoderNeverTrap() {
+        var rng = RandomQueries(state: 101)
+        var accepted = 0, refused = 0
+        for _ in 0..<Self.cases {
+            let input = Self.mutate(Self.sample, &rng)
+            if (try? JSONReader.parse(input)) != nil { accepted += 1 }
+            do {
+                _ = try EnvelopeInput.decode(input, schema: TripSchema.schema, maxErrors: 5)
+            } catch is EnvelopeErrors {
+                refused += 1
+            } catch is JSONSyntaxError {
+                refused += 1
+            } catch {
+                Issue.record("unexpected error \(error)")
+            }
+        }
+        #expect(refused > 0)
+    }
+
+    /// A small store with a snapshot, an image and a journal after it.
+    func store() throws -> String {
+        let folder = TestFolders.make("fuzz")
+        let store = try Store.open(folder, schema: TripSchema.schema, access: .write)
+        var tx = store.transaction()
+        try store.stage(try EnvelopeInput.decode(Self.sample, schema: store.schema), mode: .insert, into: &tx)
+        try store.commit(tx, author: "fuzz", timestamp: 1_800_000_000)
+        try store.compact()
+        let trips = try store.run(try Query("is Trip")).rows
+        var change = store.transaction()
+        let name = store.schema.entity(named: "Trip")!.property(named: "name")!.slot
+        change.setAttribute(trips[0], slot: name, to: .string("renamed"))
+        try change.delete(trips[1])
+        try store.commit(change, author: "fuzz", timestamp: 1_800_000_100)
+        store.close()
+        return folder
+    }
+
+    func answers(_ folder: String, image: Bool) throws -> [String] {
+        var options = StoreOptions()
+        options.useSnapshotImage = image
+        let store = try Store.open(folder, schema: TripSchema.schema, access: .read, options: options)
+        #expect(store.checkInvariants() == [])
+        return store.table.rowsSortedByID().compactMap { store.table.object(at: $0).map { "\($0.id) \($0.values.count)" } }
+    }
+
+    /// A damaged snapshot or journal opens to the same store or is refused as
+    /// damage (or, for a cut last line, read without it); it never traps.
+    @Test(arguments: ["snapshot", "journal"])
+    func damagedStoreFilesAreRefusedOrReadNeverTrap(_ which: String) throws {
+        let folder = try store()
+        let files = try FileIO.listDirectory(folder)
+        let name = try #require(files.first { $0.hasPrefix(which + "-") && $0.hasSuffix(".jsonl") })
+        let path = folder + "/" + name
+        let good = try FileIO.readFile(path)
+        for image in files where image.hasSuffix(".image") { FileIO.unlink(folder + "/" + image) }
+        var rng = RandomQueries(state: which == "snapshot" ? 202 : 303)
+        var refused = 0
+        for _ in 0..<(Self.cases / 4) {
+            try Data(Self.mutate(good, &rng)).write(to: URL(fileURLWithPath: path))
+            do {
+                _ = try answers(folder, image: false)
+            } catch is StoreError {
+                refused += 1
+            } catch is IOError {
+                refused += 1
+            }
+        }
+        #expect(refused > 0)
+    }
+
+    /// A damaged image changes no answer: it is ignored, and the JSON decides.
+    @Test func aDamagedImageNeverChangesAnAnswer() throws {
+        let folder = try store()
+        let expected = try answers(folder, image: false)
+        let image = try #require(try FileIO.listDirectory(folder).first { $0.hasSuffix(".image") })
+        let path = folder + "/" + image
+        let good = try FileIO.readFile(path)
+        var rng = RandomQueries(state: 404)
+        for _ in 0..<(Self.cases / 4) {
+            try Data(Self.mutate(good, &rng)).write(to: URL(fileURLWithPath: path))
+            #expect(try answers(folder, image: true) == expected)
+        }
+    }
+
+    /// Random stores and queries, answered from the image and from the JSON alone.
+    @Test func theImageAnswersEveryQueryAsTheJSONDoes() throws {
+        var rng = RandomQueries(state: 505)
+        for seed in 0..<3 {
+            let folder = TestFolders.make("image-diff")
+            var g = TripDataGenerator(seed: UInt64(seed + 40))
+            let writer = try Store.open(folder, schema: TripSchema.schema, access: .write)
+            var tx = writer.transaction()
+            try writer.stage(try EnvelopeInput.decode(g.jsonArray(trips: 60), schema: writer.schema), mode: .insert, into: &tx)
+            try writer.commit(tx, author: "diff")
+            try writer.compact()
+            writer.close()
+            var json = StoreOptions()
+            json.useSnapshotImage = false
+            let fromImage = try Store.open(folder, schema: TripSchema.schema, access: .read)
+            let fromJSON = try Store.open(folder, schema: TripSchema.schema, access: .read, options: json)
+            #expect(fromImage.loadedFromImage && !fromJSON.loadedFromImage)
+            for _ in 0..<100 {
+                let q = rng.query()
+                let a = try? fromImage.run(try Query(q)).rows.map { fromImage.table.id(at: $0) }
+                let b = try? fromJSON.run(try Query(q)).rows.map { fromJSON.table.id(at: $0) }
+                #expect(a == b, "\(q)")
+            }
+        }
+    }
+}
