@@ -36,6 +36,15 @@ struct CommandContext {
         return o
     }
 
+    /// Commits, then prints what the store warned about meanwhile (an automatic
+    /// snapshot that failed: the transaction is durable in the journal).
+    func commit(_ tx: TransactionBuilder, to store: Store) throws -> HistoryTransaction? {
+        let before = store.warnings.count
+        let t = try store.commit(tx, author: author)
+        for w in store.warnings.dropFirst(before) { console.err(w) }
+        return t
+    }
+
     /// Opens the store, printing its warnings (a torn journal tail) on stderr.
     func openStore(_ access: StoreAccess) throws -> Store {
         let store = try Store.open(storePath, schema: schema, access: access, options: options())

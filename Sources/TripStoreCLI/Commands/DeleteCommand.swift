@@ -23,7 +23,7 @@ enum DeleteCommand {
             for c in changes where c.kind == .update { ctx.console.line("  and unlink from \(c.type) \(c.id): \(c.values.map(\.name).joined(separator: ", "))") }
             return 0
         }
-        guard let t = try store.commit(tx, author: ctx.author) else { return 0 }
+        guard let t = try ctx.commit(tx, to: store) else { return 0 }
         ctx.console.line(ImportCommand.summary(t))
         return 0
     }

@@ -38,6 +38,7 @@ enum HistoryCommand {
                 }
                 kinds.insert(kind)
             }
+            guard !kinds.isEmpty else { throw ctx.usageError("--kind takes insert, update and delete, got '\(k)'") }
             filter.kinds = kinds
         }
         if ctx.args.has("deletes") { filter.kinds = [.delete] }
@@ -66,8 +67,9 @@ enum HistoryCommand {
     }
 
     static func prune(_ ctx: CommandContext) throws -> Int32 {
-        guard let b = ctx.args.value("before"), let token = Int64(b) else {
-            throw ctx.usageError("history prune needs --before TOKEN")
+        guard let b = ctx.args.value("before") else { throw ctx.usageError("history prune needs --before TOKEN") }
+        guard let token = Int64(b), token >= 0 else {
+            throw ctx.usageError("--before takes a token (a whole number from 0 to \(Int64.max)), got '\(b)'")
         }
         guard StoreFiles(folder: ctx.storePath).exists() else { throw StoreError.noStore(path: ctx.storePath) }
         let store = try ctx.openStore(.write)

@@ -43,7 +43,7 @@ enum ImportCommand {
         try store.stage(objects, mode: mode, into: &tx)
         Trace.mark("stage (link)")
         phase("writing and flushing")
-        let committed = try store.commit(tx, author: ctx.author)
+        let committed = try ctx.commit(tx, to: store)
         // Freeing a big transaction object by object takes longer than exiting.
         ctx.console.keepUntilExit(KeptValue(tx))
         if showProgress { ctx.console.endProgress() }

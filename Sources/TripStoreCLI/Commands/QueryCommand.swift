@@ -31,10 +31,18 @@ enum QueryCommand {
     static func settings(_ ctx: CommandContext) throws -> Settings {
         var s = Settings(format: ctx.console.outIsTerminal ? .table : .jsonl)
         s.from = ctx.args.value("from")
-        if let sort = ctx.args.value("sort") { s.sort = SortKey.parseList(sort) }
+        if let sort = ctx.args.value("sort") {
+            s.sort = SortKey.parseList(sort)
+            if s.sort.isEmpty || s.sort.contains(where: { $0.path.isEmpty }) {
+                throw ctx.usageError("--sort needs property names (-NAME for descending), got '\(sort)'")
+            }
+        }
         s.limit = try ctx.intOption("limit")
         s.offset = try ctx.intOption("offset") ?? 0
-        s.fields = ctx.args.value("fields").map { $0.split(separator: ",").map { String($0).trimmed } }
+        s.fields = ctx.args.value("fields").map { $0.split(separator: ",", omittingEmptySubsequences: false).map { String($0).trimmed } }
+        if let fields = s.fields, fields.isEmpty || fields.contains(where: \.isEmpty) {
+            throw ctx.usageError("--fields needs property names separated by commas, got '\(ctx.args.value("fields") ?? "")'")
+        }
         if let f = ctx.args.value("format") {
             guard let format = RowFormatter.Format(rawValue: f) else {
                 throw ctx.usageError("--format must be one of table, json, jsonl, csv, ids; got '\(f)'")

@@ -23,7 +23,7 @@ enum UpdateCommand {
         guard let (store, rows) = try QuerySupport.openAndSelect(ctx, verb: "update") else { return 0 }
         var tx = store.transaction()
         try store.stageUpdate(rows, set: assignments, into: &tx)
-        guard let t = try store.commit(tx, author: ctx.author) else {
+        guard let t = try ctx.commit(tx, to: store) else {
             ctx.console.line("the values are already set; nothing changed")
             return 0
         }

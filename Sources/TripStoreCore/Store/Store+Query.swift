@@ -23,7 +23,13 @@ extension Store {
         for key in query.sort {
             let names = key.path.split(separator: ".").map(String.init)
             let path = QueryPath(names: names, columns: Array(repeating: 1, count: names.count))
-            let (access, leaf) = try compiler.resolve(path, from: from.closure)
+            let access: PropertyAccess, leaf: QueryCompiler.Leaf
+            do {
+                (access, leaf) = try compiler.resolve(path, from: from.closure)
+            } catch {
+                // Name the sort key, and point into it rather than into the predicate.
+                throw QueryError("sort key '\(key.path)': \(error.message)", column: 1, query: key.path)
+            }
             if case .attribute(let t) = leaf {
                 switch t {
                 case .array, .embedded: throw QueryError("cannot sort by '\(key.path)': it is a \(t.displayName)", column: 1, query: key.path)

@@ -1,0 +1,32 @@
+import Foundation
+import Testing
+import TripStoreCLI
+
+/// Usage mistakes get a usage error that names the option; sort keys get
+/// their own caret.
+@Suite struct CLIMessageTests {
+    func store() -> String {
+        let s = NSTemporaryDirectory() + "messages-\(UUID().uuidString)"
+        _ = CLIRunner.run(["import", CLIRunner.projectRoot + "/SampleData/trips.json"], store: s)
+        return s
+    }
+
+    @Test(arguments: [
+        (["query", "--sort", "-"], "--sort needs property names"),
+        (["query", "--fields", ""], "--fields needs property names"),
+        (["query", "--fields", "name,"], "--fields needs property names"),
+        (["history", "--kind", ""], "--kind takes insert, update and delete"),
+        (["history", "prune", "--before", "99999999999999999999"], "--before takes a token"),
+    ])
+    func emptyOrOutOfRangeOptionsAreUsageErrors(_ args: [String], _ message: String) {
+        let r = CLIRunner.run(args, store: store())
+        #expect(r.code == 1)
+        #expect(r.err.contains(message))
+    }
+
+    @Test func aBadSortKeyIsShownWithItsOwnCaret() {
+        let r = CLIRunner.run(["query", "is Trip", "--sort", "nam"], store: store())
+        #expect(r.code == 1)
+        #expect(r.err == "error: sort key 'nam': Trip and its subclasses have no property 'nam' (did you mean 'name'?) at column 1\n  nam\n  ^\n")
+    }
+}
