@@ -30,3 +30,14 @@ import TripStoreCLI
         #expect(r.err == "error: sort key 'nam': Trip and its subclasses have no property 'nam' (did you mean 'name'?) at column 1\n  nam\n  ^\n")
     }
 }
+
+@Suite struct CLISyntaxPositionTests {
+    @Test func aSyntaxErrorInJSONLinesNamesTheLineOnceAndTheColumn() throws {
+        let path = NSTemporaryDirectory() + "syntax-\(UUID().uuidString).jsonl"
+        try #"{"type":"Trip","id":"a","data":{"name":"n","destination":"d","startDate":"2026-01-01","endDate":"2026-01-02"}}"#
+            .appending("\n{\"type\":\"Trip\", bad}\n").write(toFile: path, atomically: true, encoding: .utf8)
+        let r = CLIRunner.run(["validate", path])
+        #expect(r.code == 1)
+        #expect(r.err.contains("\(path): line 2: invalid JSON at column 17: expected a member name in double quotes but found 'b'\n"))
+    }
+}

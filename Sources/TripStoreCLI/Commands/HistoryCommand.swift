@@ -71,7 +71,7 @@ enum HistoryCommand {
         guard let token = Int64(b), token >= 0 else {
             throw ctx.usageError("--before takes a token (a whole number from 0 to \(Int64.max)), got '\(b)'")
         }
-        guard StoreFiles(folder: ctx.storePath).exists() else { throw StoreError.noStore(path: ctx.storePath) }
+        guard try StoreFiles(folder: ctx.storePath).exists() else { throw StoreError.noStore(path: ctx.storePath) }
         let store = try ctx.openStore(.write)
         let dropped = try store.pruneHistory(before: token)
         ctx.console.line("dropped \(dropped) transaction\(dropped == 1 ? "" : "s") before token \(token); \(store.history.count) kept; the objects are unchanged")

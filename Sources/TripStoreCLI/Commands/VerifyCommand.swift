@@ -10,7 +10,7 @@ enum VerifyCommand {
 
     static func run(_ ctx: CommandContext) throws -> Int32 {
         let c = ctx.console
-        guard StoreFiles(folder: ctx.storePath).exists() else { throw StoreError.noStore(path: ctx.storePath) }
+        guard try StoreFiles(folder: ctx.storePath).exists() else { throw StoreError.noStore(path: ctx.storePath) }
         let store: Store
         do {
             var options = try ctx.options()

@@ -1,6 +1,11 @@
 import TripStoreFormat
 import TripStoreJSON
 import TripStoreSystem
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 /// The names of a store's files and what a folder holds.
 package struct StoreFiles: Sendable {
     package let folder: String
@@ -39,8 +44,15 @@ package struct StoreFiles: Sendable {
     }
 
     /// True when the folder holds a store (a snapshot or a journal).
-    package func exists() -> Bool {
-        guard let l = try? list() else { return false }
+    /// Whether the folder holds a store. A folder that does not exist holds
+    /// none; one that cannot be read (permission denied) is an error, not "no store".
+    package func exists() throws -> Bool {
+        let l: (snapshots: [Int64], journals: [Int64], temporary: [String])
+        do {
+            l = try list()
+        } catch let e as IOError where e.code == ENOENT || e.code == ENOTDIR {
+            return false
+        }
         return !l.snapshots.isEmpty || !l.journals.isEmpty
     }
 }

@@ -108,7 +108,7 @@ public final class Store {
     public static func open(_ folder: String, schema: Schema, access: StoreAccess,
                             options: StoreOptions = StoreOptions()) throws -> Store {
         if access == .read {
-            guard StoreFiles(folder: folder).exists() else { throw StoreError.noStore(path: folder) }
+            guard try StoreFiles(folder: folder).exists() else { throw StoreError.noStore(path: folder) }
             // A writer may compact while we read; a vanished file means: read again.
             var attempt = 0
             while true {

@@ -84,7 +84,8 @@ public enum EnvelopeInput {
                             singleDocument = whole
                             return
                         }
-                        try record(EnvelopeError(.syntax, location: .line(number), "invalid JSON: \(e)"))
+                        // The position within the line: its column (the line is the record's).
+                        try record(EnvelopeError(.syntax, location: .line(number), "invalid JSON at column \(e.column): \(e.message)"))
                     }
                     progress?(range.upperBound, buf.count)
                 }
