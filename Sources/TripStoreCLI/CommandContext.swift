@@ -63,7 +63,10 @@ struct CommandContext {
 
     /// Reads a file argument, or standard input for `-`.
     func readInput(_ path: String) throws -> [UInt8] {
-        if path == "-" { return input.readAll() }
+        if path == "-" {
+            // An array, an object (JSON Lines), or a byte-order mark; anything else fails now.
+            return try input.readAll(looksLikeJSON: { [0x5B, 0x7B, 0xEF].contains($0[0]) })
+        }
         do {
             return try FileIO.readFile(path)
         } catch let e as IOError {

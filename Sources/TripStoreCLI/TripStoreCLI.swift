@@ -59,14 +59,26 @@ public final class InputSource {
 
     /// Everything, as bytes.
     public func readAll() -> [UInt8] {
+        (try? readAll(looksLikeJSON: { _ in true })) ?? []
+    }
+
+    /// Reads all of standard input, checking the first bytes as they arrive:
+    /// input that cannot be JSON (a stream of NULs, say) fails at once instead
+    /// of being read to its end.
+    func readAll(looksLikeJSON: ([UInt8]) -> Bool) throws -> [UInt8] {
         if let text { return text }
         var out: [UInt8] = []
         var buf = [UInt8](repeating: 0, count: 1 << 16)
+        var checked = false
         while true {
             let n = buf.withUnsafeMutableBytes { read(0, $0.baseAddress, $0.count) }
             if n < 0 && errno == EINTR { continue }
             if n <= 0 { break }
             out.append(contentsOf: buf[0..<n])
+            if !checked, let first = out.first(where: { ![0x20, 0x0A, 0x0D, 0x09].contains($0) }) {
+                checked = true
+                if !looksLikeJSON([first]) { throw CLIError("standard input is not JSON: it starts with byte 0x\(String(first, radix: 16))") }
+            }
         }
         return out
     }

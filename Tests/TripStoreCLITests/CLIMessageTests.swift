@@ -41,3 +41,17 @@ import TripStoreCLI
         #expect(r.err.contains("\(path): line 2: invalid JSON at column 17: expected a member name in double quotes but found 'b'\n"))
     }
 }
+
+@Suite struct CLIStandardInputTests {
+    @Test func standardInputThatCannotBeJSONFailsAtOnce() throws {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: CLIRunner.binary)
+        p.arguments = ["--store", NSTemporaryDirectory() + "stdin-\(UUID().uuidString)", "import", "-"]
+        p.standardInput = try FileHandle(forReadingFrom: URL(fileURLWithPath: "/dev/zero"))
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 1)
+    }
+}

@@ -365,4 +365,26 @@ import Testing
             return line == 1 && detail.contains("Credit 'c1'.production")
         }
     }
+
+    @Test func aJournalLineWithAReferenceOfTheWrongTypeIsDamageAtOpen() throws {
+        let folder = TestFolders.make("wrong-type")
+        let store = try Store.open(folder, schema: FilmSchema.schema, access: .write)
+        var tx = store.transaction()
+        try tx.insert("ShortFilm", id: "f1", values: ["title": .string("Short"), "screens": .int(1)])
+        try tx.insert("Studio", id: "st", values: ["name": .string("Ealing")])
+        try store.commit(tx, author: "test")
+        let token = store.lastToken
+        store.close()
+        let line = #"{"token":\#(token + 1),"timestamp":"2026-11-23T10:00:00Z","author":"old","changes":[{"kind":"update","type":"ShortFilm","id":"f1","values":{"credits":{"old":[],"new":[{"type":"Studio","id":"st"}]}}}]}"#
+        let journal = folder + "/journal-\(store.snapshotToken).jsonl"
+        let fd = try FileIO.open(journal, O_WRONLY | O_APPEND)
+        try FileIO.writeAll(fd, JournalFormat.seal(Array(line.utf8)), path: journal)
+        FileIO.close(fd)
+        #expect {
+            try Store.open(folder, schema: FilmSchema.schema, access: .read)
+        } throws: { error in
+            guard case StoreError.damaged(_, let line, let detail, _) = error else { return false }
+            return line == 2 && detail.contains("not a Credit") || detail.contains("Studio")
+        }
+    }
 }
