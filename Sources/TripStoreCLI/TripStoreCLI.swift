@@ -31,7 +31,8 @@ public enum TripStoreCLI {
             code = try Commands.run(name, ctx)
         } catch {
             let e = CLIError.from(error)
-            console.err("error: " + e.message)
+            console.err("error: " + e.message.split(separator: "\n", omittingEmptySubsequences: false)
+                .map { String($0).escapingControls() }.joined(separator: "\n"))
             if let u = e.usage { console.err(u) }
             console.flush()
             return e.exitCode

@@ -55,3 +55,37 @@ import TripStoreCLI
         #expect(p.terminationStatus == 1)
     }
 }
+
+@Suite struct CLIHostileReviewTests {
+    func store() -> String {
+        let s = NSTemporaryDirectory() + "review-\(UUID().uuidString)"
+        _ = CLIRunner.run(["import", CLIRunner.projectRoot + "/SampleData/trips.json"], store: s)
+        return s
+    }
+
+    @Test func aNumberLiteralPastDoublesRangeIsAQueryError() {
+        let r = CLIRunner.run(["query", "perDiemRate > 1e400", "--from", "BusinessTrip", "--count"], store: store())
+        #expect(r.code == 1)
+        #expect(r.err.contains("outside the range of a Double"))
+    }
+
+    @Test func historyTablesAndErrorMessagesEscapeControlCharacters() {
+        let s = store()
+        #expect(CLIRunner.run(["update", "rome-summit", "--set", "destination=x\u{1b}]0;pwned\u{7}y"], store: s).code == 0)
+        let history = CLIRunner.run(["history", "--format", "table"], store: s)
+        #expect(!history.out.contains("\u{1b}") && history.out.contains(#"x\u001b]0;pwned\u0007y"#))
+        let error = CLIRunner.run(["query", "--from", "T\u{1b}[2J"], store: s)
+        #expect(error.code == 1 && !error.err.contains("\u{1b}"))
+    }
+
+    @Test func validateReportsAnObjectListedTwiceInARelationship() throws {
+        let path = NSTemporaryDirectory() + "twice-\(UUID().uuidString).jsonl"
+        try """
+        {"type":"FamilyMember","id":"caf\u{E9}","data":{"name":"x"}}
+        {"type":"PersonalTrip","id":"t1","data":{"name":"n","destination":"d","startDate":"2026-01-01","endDate":"2026-01-02","reason":"family","frequentFlyerCodes":[],"venuePasses":[],"familyMembers":[{"id":"caf\u{E9}"},{"id":"cafe\u{301}"}]}}
+        """.write(toFile: path, atomically: true, encoding: .utf8)
+        let r = CLIRunner.run(["validate", path])
+        #expect(r.code == 1)
+        #expect(r.err.contains("lists id 'caf\u{E9}' twice"))
+    }
+}

@@ -102,8 +102,9 @@ enum HistoryCommand {
                 case .update: details = c.values.map { "\($0.name): \(text($0.old)) → \(text($0.new))" }.joined(separator: "; ")
                 case .delete: details = c.tombstone.map { "\($0.key)=\(text($0.value))" }.joined(separator: ", ")
                 }
-                rows.append(audit ? [ISODate.format(t.timestamp), t.author, String(t.token), c.type, c.id, details]
-                                  : [String(t.token), ISODate.format(t.timestamp), t.author, c.kind.rawValue, c.type, c.id, details])
+                let row = audit ? [ISODate.format(t.timestamp), t.author, String(t.token), c.type, c.id, details]
+                                : [String(t.token), ISODate.format(t.timestamp), t.author, c.kind.rawValue, c.type, c.id, details]
+                rows.append(row.map { $0.escapingControls() })  // stored text never drives the terminal
             }
         }
         var widths = header.map(\.count)

@@ -111,9 +111,14 @@ struct RowFormatter {
         EnvelopeEncoder.write(o, schema: schema, lookup: store.table, to: &w, fields: fields.map(Set.init))
     }
 
+    /// At most 40 characters, never ending inside a `\u00XX` escape.
     func clip(_ s: String) -> String {
-        let oneLine = s.contains("\n") ? s.split(separator: "\n").joined(separator: " ") : s
-        return oneLine.count > 40 ? String(oneLine.prefix(39)) + "…" : oneLine
+        guard s.count > 40 else { return s }
+        var cut = String(s.prefix(39))
+        if let r = cut.range(of: "\\u", options: .backwards), cut.distance(from: r.lowerBound, to: cut.endIndex) < 6 {
+            cut = String(cut[..<r.lowerBound])
+        }
+        return cut + "…"
     }
 
     func csvQuote(_ s: String) -> String {

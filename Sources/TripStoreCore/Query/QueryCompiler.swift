@@ -212,6 +212,7 @@ struct QueryCompiler {
                 guard case .number(let d, _) = lit.kind else {
                     throw error("'\(path)' is a \(type.displayName); compare it with a number, found \(lit.text)", column)
                 }
+                guard d.isFinite else { throw error("\(lit.text) is outside the range of a Double", lit.column) }
                 return ValueTest(op: op, literal: .number(d), text: lit.text)
             case .date:
                 guard !isText else { throw error("'\(op.rawValue)' works on text; '\(path)' is a Date", column) }

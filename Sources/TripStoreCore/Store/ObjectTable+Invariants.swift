@@ -34,7 +34,13 @@ extension ObjectTable {
             guard problems.count < limit else { break }
             guard let entity = entity(at: row) else { continue }
             for (slot, rel) in relationshipSlots[entity] {
-                for t in value(at: row, slot: slot).rows {
+                let targets = value(at: row, slot: slot).rows
+                if targets.count > 1, targets.count <= 16
+                    ? targets.indices.dropFirst().contains(where: { targets[..<$0].contains(targets[$0]) })
+                    : Set(targets).count != targets.count {
+                    problems.append("\(name(row, slot)) holds the same object twice")
+                }
+                for t in targets {
                     guard let te = self.entity(at: t) else {
                         problems.append("\(name(row, slot)) points at a missing object ('\(recordedID(t) ?? "?")')")
                         continue

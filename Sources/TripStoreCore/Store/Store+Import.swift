@@ -147,8 +147,14 @@ extension Store {
             let entity = schema.entities[d.entity]
             for link in d.links {
                 let p = entity.properties[link.slot]
+                var listed = Set<String>()
                 for ref in link.targets {
                     if errors.count >= limit { return errors }
+                    guard listed.insert(ref.id).inserted else {
+                        errors.append(EnvelopeError(.duplicateID, location: d.location, path: ref.path, entity: entity.name, property: p.name,
+                                                    "lists id '\(ref.id)' twice; a relationship holds an object once"))
+                        continue
+                    }
                     guard let target = entityByID[ref.id] ?? object(id: ref.id)?.entity else {
                         errors.append(EnvelopeError(.danglingReference, location: d.location, path: ref.path, entity: entity.name,
                                                     property: p.name, "reference to id '\(ref.id)', which is neither in the input nor in the store"))

@@ -125,6 +125,10 @@ extension Store {
                     guard let r = table.row(for: t.id) else {
                         throw StoreError.danglingReferences(file: file, line: nil, detail: "a reference points at missing id '\(t.id)'")
                     }
+                    if let type = t.type, let e = table.entity(at: r), schema.entities[e].name != type {
+                        throw StoreError.damaged(file: file, line: nil, detail: "a reference says '\(t.id)' is a \(type), but it is a \(schema.entities[e].name)",
+                                                 repairable: false)
+                    }
                     rows.append(r)
                 }
                 set(rows, row: row, slot: link.slot, deriveInverses: false)
