@@ -387,4 +387,24 @@ import Testing
             return line == 2 && detail.contains("not a Credit") || detail.contains("Studio")
         }
     }
+
+    @Test(arguments: [
+        #"{"kind":"insert","type":"Credit","id":"c2","data":{"person":"p","role":"r","production":{"type":"FeatureFilm","id":"f1"}}}"#,
+        #"{"kind":"update","type":"ShortFilm","id":"f1","values":{"credits":{"old":[{"type":"Credit","id":"c1"}],"new":[{"type":"Credit","id":"c1"},{"type":"Credit","id":"c1"}]}}}"#,
+    ])
+    func aJournalLineWithAMisnamedTypeOrAnObjectListedTwiceIsDamageAtOpen(_ change: String) throws {
+        let folder = TestFolders.make("journal-lies")
+        let store = try Store.open(folder, schema: FilmSchema.schema, access: .write)
+        var tx = store.transaction()
+        try tx.insert("ShortFilm", id: "f1", values: ["title": .string("Short"), "screens": .int(1)])
+        try tx.insert("Credit", id: "c1", values: ["person": .string("Ada"), "role": .string("director")])
+        try tx.link("f1", "credits", to: "c1")
+        try store.commit(tx, author: "test")
+        try store.compact()
+        let token = store.lastToken
+        store.close()
+        let line = #"{"token":\#(token + 1),"timestamp":"2026-11-23T10:00:00Z","author":"old","changes":[\#(change)]}"#
+        try Data(JournalFormat.seal(Array(line.utf8))).write(to: URL(fileURLWithPath: folder + "/journal-\(token).jsonl"))
+        #expect(throws: StoreError.self) { try Store.open(folder, schema: FilmSchema.schema, access: .read) }
+    }
 }
