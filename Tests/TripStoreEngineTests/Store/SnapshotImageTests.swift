@@ -136,6 +136,23 @@ import TripStoreModels
         #expect(FileManager.default.fileExists(atPath: path))
     }
 
+    /// An image whose checksum and binding hold but whose values do not fit
+    /// the schema (an enum value that is no case) is never believed.
+    @Test func anImageWithValuesTheSchemaRefusesIsIgnored() throws {
+        let folder = try makeStore()
+        let path = try imagePath(folder)
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        let needle = Array("vacation".utf8)
+        let at = try #require((0...(bytes.count - needle.count)).first { Array(bytes[$0..<($0 + needle.count)]) == needle })
+        bytes.replaceSubrange(at..<(at + needle.count), with: Array("zzzzzzzz".utf8))
+        var crc = CRC32C.checksum(Array(bytes.dropLast(4))).littleEndian
+        withUnsafeBytes(of: &crc) { bytes.replaceSubrange((bytes.count - 4)..., with: $0) }
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let store = try open(folder, image: true)
+        #expect(!store.loadedFromImage)
+        #expect(try store.run(try Query(#"reason == "vacation""#)).rows.count == (try open(folder, image: false)).run(try Query(#"reason == "vacation""#)).rows.count)
+    }
+
     @Test func damagedTruncatedOrStaleImagesAreIgnored() throws {
         let folder = try makeStore()
         let path = try imagePath(folder)

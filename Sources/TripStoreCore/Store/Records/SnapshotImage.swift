@@ -240,11 +240,65 @@ extension ObjectTable {
             lists.append(list)
             e += Int(n)
         }
-        guard lists.first?.isEmpty == true else { return nil }
+        guard lists.first?.isEmpty == true,
+              ObjectTable.imageValuesAreSound(UnsafeRawPointer(block), schema: schema, entities: entities, offsets: offsets, lists: lists)
+        else { return nil }
         keep = true
         let base = arena.adoptMapping(start: mapped, length: mapLength, skip: skip, count: recordBytes)
         adoptImage(entities: entities, locators: offsets.map { base | $0 }, prefixes: prefixes, lists: lists)
         return h
+    }
+
+    /// Every value of an image fits its slot as the schema declares it: the
+    /// tag of each attribute's type (nil only where optional, an enum value
+    /// one of its cases), a reference or list in each relationship slot, and
+    /// every related row an object of the relationship's type. Walks the
+    /// records without decoding them (the bounds were checked first).
+    static func imageValuesAreSound(_ block: UnsafeRawPointer, schema: Schema, entities: [Int16], offsets: [Int64],
+                                    lists: [[RowID]]) -> Bool {
+        let kinds: [[Bool]] = schema.entities.map { e in schema.entities.map { schema.isKind(e.id, of: $0.id) } }
+        // Per entity and slot, what may stand there, as plain values.
+        let plans: [[ImageSlotCheck]] = schema.entities.map { e in e.properties.map(ImageSlotCheck.init) }
+        let shared = SharedBytes(UnsafeRawBufferPointer(start: block, count: 1))
+        let parts = entities.count >= 65_536 ? 2 : 1
+        let results = Parallel.map(parts) { k -> Bool in
+            let block = UnsafeRawPointer(shared.buffer.baseAddress!)
+            for i in Parallel.ranges(entities.count, parts: parts)[k] {
+                let entity = Int(entities[i])
+                var p = RecordReader.id(block + Int(offsets[i])).1
+                for check in plans[entity] {
+                    let value = p
+                    p = RecordReader.skip(p)
+                    let tag = value.load(as: UInt8.self)
+                    if check.destination >= 0 {
+                        switch tag {
+                        case RecordTag.noReference: continue
+                        case RecordTag.toOne where !check.toMany:
+                            let t = Int(Int32(littleEndian: (value + 1).loadUnaligned(as: Int32.self)))
+                            guard t >= 0, t < entities.count, kinds[Int(entities[t])][check.destination] else { return false }
+                        case RecordTag.toMany where check.toMany:
+                            guard let n = RecordReader.listNumber(value), n >= 0, n < lists.count else { return false }
+                            for t in lists[n] where !kinds[Int(entities[Int(t)])][check.destination] { return false }
+                        default: return false
+                        }
+                        continue
+                    }
+                    if tag == RecordTag.null {
+                        guard check.optional else { return false }
+                        continue
+                    }
+                    guard check.tags.contains(tag) else { return false }
+                    if let cases = check.cases {
+                        var q = value + 1
+                        let n = RecordReader.varint(&q)
+                        let bytes = UnsafeRawBufferPointer(start: q, count: n)
+                        guard cases.contains(where: { $0.elementsEqual(bytes) }) else { return false }
+                    }
+                }
+            }
+            return true
+        }
+        return results.allSatisfy { $0 }
     }
 
     /// Every record of an image within its bytes, pointing only at rows and
@@ -330,6 +384,38 @@ struct RecordBounds {
             return true
         default:
             return false
+        }
+    }
+}
+
+/// What may stand in one slot of an image's record, as plain values.
+struct ImageSlotCheck: Sendable {
+    /// For a relationship: its destination entity (else -1) and whether it is to-many.
+    var destination = -1
+    var toMany = false
+    /// For an attribute: the record tags its type allows, nil's place, an enum's cases.
+    var tags: [UInt8] = []
+    var optional = false
+    var cases: [[UInt8]]?
+
+    init(_ p: Property) {
+        if let r = p.relationship {
+            destination = r.destination
+            toMany = r.isToMany
+        } else if let a = p.attribute {
+            optional = a.isOptional
+            switch a.type {
+            case .string: tags = [RecordTag.string]
+            case .int: tags = [RecordTag.int]
+            case .double: tags = [RecordTag.double, RecordTag.int]
+            case .bool: tags = [RecordTag.boolTrue, RecordTag.boolFalse]
+            case .date: tags = [RecordTag.date]
+            case .array: tags = [RecordTag.array]
+            case .embedded: tags = [RecordTag.embedded]
+            case .enumeration(let e):
+                tags = [RecordTag.string]
+                cases = e.cases.map { Array($0.utf8) }
+            }
         }
     }
 }
