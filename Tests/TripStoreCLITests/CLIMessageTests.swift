@@ -89,3 +89,21 @@ import TripStoreCLI
         #expect(r.err.contains("lists id 'caf\u{E9}' twice"))
     }
 }
+
+@Suite struct CLIVerifyImageTests {
+    @Test func verifyChecksTheImageAndRepairDeletesADamagedOne() throws {
+        let s = NSTemporaryDirectory() + "verify-image-\(UUID().uuidString)"
+        #expect(CLIRunner.run(["import", CLIRunner.projectRoot + "/SampleData/trips.json"], store: s).code == 0)
+        #expect(CLIRunner.run(["compact"], store: s).code == 0)
+        #expect(CLIRunner.run(["verify"], store: s).out.contains("and the image verified"))
+        let image = try #require(try FileManager.default.contentsOfDirectory(atPath: s).first { $0.hasSuffix(".image") })
+        try FileManager.default.removeItem(atPath: s + "/" + image)
+        try FileManager.default.createSymbolicLink(atPath: s + "/" + image, withDestinationPath: "/dev/zero")
+        let verify = CLIRunner.run(["verify"], store: s)
+        #expect(verify.code == 2)
+        #expect(verify.err.contains("'tripstore verify --repair' deletes it"))
+        #expect(CLIRunner.run(["verify", "--repair"], store: s).code == 0)
+        #expect(!FileManager.default.fileExists(atPath: s + "/" + image))
+        #expect(CLIRunner.run(["verify"], store: s).code == 0)
+    }
+}

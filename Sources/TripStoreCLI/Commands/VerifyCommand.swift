@@ -1,4 +1,9 @@
 import TripStoreEngine
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// `tripstore verify [--repair]`: checks every file; cuts a torn tail on request.
 enum VerifyCommand {
@@ -35,8 +40,40 @@ enum VerifyCommand {
             c.line("repaired: cut the torn tail of journal-\(store.snapshotToken).jsonl; \(store.lastToken) transactions intact")
             return 0
         }
-        c.line("ok: \(store.table.count) objects, \(store.history.count) transactions in history, last token \(store.lastToken); checksums, order, references and ids verified")
+        if let problem = try imageProblem(ctx, store) {
+            let image = store.files.image(store.snapshotToken)
+            guard ctx.args.has("repair") else {
+                c.err("verify: \(image): \(problem); it is ignored (the JSON decides); 'tripstore verify --repair' deletes it")
+                return 2
+            }
+            FileIO.unlink(image)
+            c.line("repaired: deleted \(image) (\(problem)); the next compact writes it again")
+            return 0
+        }
+        c.line("ok: \(store.table.count) objects, \(store.history.count) transactions in history, last token \(store.lastToken); checksums, order, references, ids and the image verified")
         return 0
+    }
+
+    /// What is wrong with the snapshot's image, if there is one: it does not
+    /// load (damaged, stale, not a regular file), or loads a different store
+    /// than the JSON.
+    private static func imageProblem(_ ctx: CommandContext, _ json: Store) throws -> String? {
+        guard json.hasSnapshotFile else { return nil }
+        let path = json.files.image(json.snapshotToken)
+        var st = stat()
+        guard lstat(path, &st) == 0 else { return nil }  // no image: nothing to check
+        let fromImage = try Store.open(ctx.storePath, schema: ctx.schema, access: .read, options: try ctx.options())
+        guard fromImage.loadedFromImage else { return "it does not match its snapshot or fails its checks" }
+        let a = json.table.rowsSortedByID(), b = fromImage.table.rowsSortedByID()
+        guard a.count == b.count else { return "it holds \(b.count) objects, the snapshot's JSON \(a.count)" }
+        for (x, y) in zip(a, b) {
+            let o = json.table.object(at: x), p = fromImage.table.object(at: y)
+            guard let o, let p, o.id == p.id, o.entity == p.entity else { return "it holds other objects than the snapshot's JSON" }
+            for property in json.schema.entities[o.entity].properties where property.attribute != nil && o.values[property.slot] != p.values[property.slot] {
+                return "it holds another value of \(json.schema.entities[o.entity].name) '\(o.id)'.\(property.name) than the snapshot's JSON"
+            }
+        }
+        return nil
     }
 
     /// Lists every reference to a missing object; with `--repair`, removes them in one transaction.
