@@ -76,7 +76,8 @@ public final class InputSource {
             if n < 0 && errno == EINTR { continue }
             if n <= 0 { break }
             out.append(contentsOf: buf[0..<n])
-            if !checked, let first = out.first(where: { ![0x20, 0x0A, 0x0D, 0x09].contains($0) }) {
+            // Only the new bytes are looked at: leading white space costs one pass.
+            if !checked, let first = buf[0..<n].first(where: { ![0x20, 0x0A, 0x0D, 0x09].contains($0) }) {
                 checked = true
                 if !looksLikeJSON([first]) { throw CLIError("standard input is not JSON: it starts with byte 0x\(String(first, radix: 16))") }
             }

@@ -16,7 +16,7 @@ public struct SortKey: Sendable, Equatable {
 
     /// Reads `startDate,-name` (a leading `-` sorts descending).
     public static func parseList(_ text: String) -> [SortKey] {
-        text.split(separator: ",").map { part in
+        text.split(separator: ",", omittingEmptySubsequences: false).map { part in
             let s = String(part).trimmed(" ")
             return s.hasPrefix("-") ? SortKey(String(s.dropFirst()), descending: true) : SortKey(s.hasPrefix("+") ? String(s.dropFirst()) : s)
         }
