@@ -28,7 +28,9 @@ struct CommandContext {
     func options() throws -> StoreOptions {
         var o = StoreOptions()
         if let w = args.value("wait") {
-            guard let s = Double(w), s >= 0 else { throw usageError("--wait needs a number of seconds, got '\(w)'") }
+            guard let s = Double(w), s >= 0, s <= 86_400 else {
+                throw usageError("--wait needs a number of seconds from 0 to 86400, got '\(w)'")
+            }
             o.lockWait = s
         }
         if let b = environment["TRIPSTORE_SNAPSHOT_BYTES"], let n = Int(b) { o.snapshotAfterBytes = n }

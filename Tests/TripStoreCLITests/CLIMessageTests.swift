@@ -17,6 +17,9 @@ import TripStoreCLI
         (["query", "--fields", "name,"], "--fields needs property names"),
         (["history", "--kind", ""], "--kind takes insert, update and delete"),
         (["history", "prune", "--before", "99999999999999999999"], "--before takes a token"),
+        (["history", "--since", "-5"], "--since needs a token"),
+        (["query", "--wait", "1e400"], "--wait needs a number of seconds"),
+        (["query", "--sort", "name,,destination"], "--sort needs property names"),
     ])
     func emptyOrOutOfRangeOptionsAreUsageErrors(_ args: [String], _ message: String) {
         let r = CLIRunner.run(args, store: store())

@@ -20,7 +20,7 @@ enum HistoryCommand {
         if let extra = ctx.args.positionals.first { throw ctx.usageError("unexpected '\(extra)'") }
         var filter = HistoryFilter()
         if let s = ctx.args.value("since") {
-            guard let t = Int64(s) else { throw ctx.usageError("--since needs a token number, got '\(s)'") }
+            guard let t = Int64(s), t >= 0 else { throw ctx.usageError("--since needs a token (a whole number from 0), got '\(s)'") }
             filter.since = t
         }
         let store = try ctx.openStore(.read)
