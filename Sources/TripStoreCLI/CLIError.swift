@@ -26,12 +26,12 @@ public struct CLIError: Error {
         }
     }
 
-    /// 1 for input, usage and conflict errors (nothing changed), 2 for a
-    /// damaged, locked or incompatible store, 3 for I/O failures.
+    /// 1 for input, usage, conflict and schema-mismatch errors (nothing
+    /// changed), 2 for a damaged, locked or newer store, 3 for I/O failures.
     static func exitCode(_ e: StoreError) -> Int32 {
         switch e {
-        case .noStore, .invalid, .invalidMany, .notFound, .denied, .usage, .conflict, .inconsistent: return 1
-        case .damaged, .danglingReferences, .locked, .newerFormat, .schemaMismatch: return 2
+        case .noStore, .invalid, .invalidMany, .notFound, .denied, .usage, .conflict, .inconsistent, .schemaMismatch: return 1
+        case .damaged, .danglingReferences, .locked, .newerFormat: return 2
         case .io: return 3
         }
     }

@@ -6,6 +6,7 @@ struct CommandContext {
     let args: ParsedArguments
     let console: Console
     let environment: [String: String]
+    /// The program's schema for this command (see `SchemaResolution`).
     let schema: Schema
     let spec: CommandSpec
     /// Standard input (for `import -` and `shell`).

@@ -26,8 +26,10 @@ public enum TripStoreCLI {
                 console.flush()
                 return 0
             }
+            let storePath = parsed.value("store") ?? environment["TRIPSTORE_DIR"] ?? "./tripstore"
+            let schema = try SchemaResolution.resolve(parsed, storePath: storePath)
             let ctx = CommandContext(args: parsed, console: console, environment: environment,
-                                     schema: TripSchema.schema, spec: spec, input: input)
+                                     schema: schema, spec: spec, input: input)
             code = try Commands.run(name, ctx)
         } catch {
             let e = CLIError.from(error)

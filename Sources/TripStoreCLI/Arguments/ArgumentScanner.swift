@@ -16,7 +16,7 @@ struct ParsedArguments {
 /// Scans arguments without a package: global options anywhere, `--x=v` or
 /// `--x v`, `--` ends the options, unknown options are usage errors.
 enum ArgumentScanner {
-    static let globalValues: Set<String> = ["store", "wait"]
+    static let globalValues: Set<String> = ["store", "wait", "schema"]
 
     static func scan(_ args: [String], specs: [String: CommandSpec]) throws -> ParsedArguments {
         var parsed = ParsedArguments()

@@ -29,7 +29,7 @@ enum Commands {
         var s = """
         tripstore: a document store for Swift model class hierarchies, kept as plain JSON files.
 
-        Usage: tripstore [--store DIR] [--wait SECONDS] COMMAND [OPTIONS]
+        Usage: tripstore [--store DIR] [--wait SECONDS] [--schema FILE] COMMAND [OPTIONS]
 
         Commands:
 
@@ -39,6 +39,8 @@ enum Commands {
         s += """
 
         The store folder is --store DIR, else $TRIPSTORE_DIR, else ./tripstore.
+        Commands use the schema the store records; a new store gets the trip schema,
+        or the one in --schema FILE (a file as 'tripstore schema --format json' prints).
         Exit codes: 0 success, 1 usage or input error (nothing changed), 2 store damaged or locked, 3 internal error.
         Run 'tripstore COMMAND --help' for a command's options and examples.
 

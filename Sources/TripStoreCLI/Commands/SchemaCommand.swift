@@ -1,22 +1,23 @@
 import TripStoreEngine
 
-/// `tripstore schema`: the model hierarchy as a tree.
+/// `tripstore schema`: the store's model hierarchy (the trip schema where
+/// there is no store), as a tree or as a schema file for `--schema FILE`.
 enum SchemaCommand {
     static let spec = CommandSpec(
-        name: "schema", summary: "print the model hierarchy: attributes, options, relationships, delete rules",
+        name: "schema", summary: "print the store's model hierarchy (or the trip schema): attributes, relationships, delete rules",
         usage: "tripstore schema [--format text|json]",
-        valueOptions: ["format": "text (default) or json"],
-        examples: ["tripstore schema"], needsStore: false)
+        valueOptions: ["format": "text (default), or json: a schema file that --schema FILE reads"],
+        examples: ["tripstore schema", "tripstore --store films schema --format json > films.schema.json",
+                   "tripstore --store new --schema films.schema.json import films.json"],
+        needsStore: false)
 
     static func run(_ ctx: CommandContext) throws -> Int32 {
-        if ctx.args.value("format") == "json" {
-            var w = JSONWriter(pretty: true)
-            w.beginObject()
-            w.key("fingerprint"); w.string(ctx.schema.fingerprint)
-            w.key("entities"); SchemaCoding.write(ctx.schema.descriptions, to: &w)
-            w.endObject()
-            ctx.console.line(w.string)
+        switch ctx.args.value("format") {
+        case nil, "text": break
+        case "json":
+            ctx.console.line(String(decoding: SchemaFile.bytes(ctx.schema, pretty: true), as: UTF8.self))
             return 0
+        case let other?: throw ctx.usageError("--format is text or json, got '\(other)'")
         }
         ctx.console.out(render(ctx.schema))
         return 0

@@ -19,6 +19,8 @@ package struct StoreFiles: Sendable {
     /// The snapshot's image: its records as in memory, a cache for fast opening.
     package func image(_ token: Int64) -> String { folder + "/snapshot-\(token).image" }
     package var lock: String { folder + "/" + StoreLock.fileName }
+    /// The store's record of its schema.
+    package var schemaRecord: String { folder + "/" + SchemaRecordFormat.fileName }
 
     /// Tokens of the complete snapshot files and the journals, and leftover temporary files.
     package func list() throws -> (snapshots: [Int64], journals: [Int64], temporary: [String]) {

@@ -24,6 +24,11 @@ enum JournalReplay {
                 try decoder.decode(c.withoutKind(), at: .line(number), into: &decoded)
             } catch {
                 if error.kind == .danglingReference { throw StoreError.danglingReferences(file: file, line: number, detail: "\(error)") }
+                if !store.schemaIsRecorded && (error.kind == .unknownType || error.kind == .unknownProperty) {
+                    // A store from before schemas were recorded, made by another program.
+                    throw StoreError.schemaMismatch(["\(file) \(error); the store records no schema "
+                                                     + "(it predates schema.json), so open it with the program that made it, or pass its schema with --schema FILE"])
+                }
                 throw damaged("\(error)")
             }
             for d in decoded {

@@ -86,6 +86,7 @@ extension Store {
     }
 
     func appendToJournal(_ line: [UInt8]) throws {
+        try recordSchemaIfNeeded()
         let path = files.journal(snapshotToken)
         var isNew = false
         if journalFD < 0 {

@@ -28,6 +28,7 @@ extension Store {
         let token = lastToken
         let path = files.snapshot(token)
         let temp = path + ".tmp"
+        try recordSchemaIfNeeded()
         let fd = try FileIO.open(temp, O_WRONLY | O_CREAT | O_TRUNC)
         var closed = false
         defer { if !closed { FileIO.close(fd); FileIO.unlink(temp) } }

@@ -13,6 +13,7 @@ extension Store {
     }
 
     private func loadFiles() throws {
+        try loadSchemaRecord()
         let listing = try files.list()
         table.oneWay.reset()
         if let snap = listing.snapshots.last {

@@ -74,6 +74,8 @@ public final class Store {
     /// Messages worth showing a person (a torn journal tail that was ignored).
     public internal(set) var warnings: [String] = []
     var hasSnapshot = false
+    /// The fingerprint in `schema.json`, nil while the store has no record.
+    var recordedFingerprint: String?
     var journalSize = 0
     var journalTransactions = 0
     /// Transactions in the journal (committed since the snapshot).

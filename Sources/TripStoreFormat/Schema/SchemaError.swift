@@ -18,8 +18,15 @@ public enum SchemaError: Error, Sendable, Equatable, CustomStringConvertible {
     case inverseMismatch(entity: String, relationship: String, detail: String)
     /// An enum attribute without cases.
     case emptyEnumeration(entity: String, attribute: String)
-    /// A name that is not letters, digits and `_`.
-    case invalidName(String)
+    /// A name that is not letters, digits and `_`; `owner` is the entity that
+    /// declares it (nil for an entity's own name).
+    case invalidName(String, owner: String?)
+    /// A schema without a single entity.
+    case noEntities
+    /// An enum attribute that lists a case twice.
+    case duplicateEnumCase(entity: String, attribute: String, value: String)
+    /// A schema file that does not have the expected form, and where.
+    case malformedFile(location: String, detail: String)
 
     /// What is wrong with the schema, naming the model and property.
     public var description: String {
@@ -36,7 +43,11 @@ public enum SchemaError: Error, Sendable, Equatable, CustomStringConvertible {
         case .inverseMismatch(let e, let r, let detail):
             return "relationship '\(e).\(r)': \(detail)"
         case .emptyEnumeration(let e, let a): return "enum attribute '\(e).\(a)' has no cases"
-        case .invalidName(let n): return "'\(n)' is not a valid name (letters, digits and '_', not starting with a digit)"
+        case .invalidName(let n, let owner):
+            return (owner.map { "entity '\($0)': property " } ?? "entity ") + "'\(n)' is not a valid name (letters, digits and '_', not starting with a digit)"
+        case .noEntities: return "the schema declares no entity"
+        case .duplicateEnumCase(let e, let a, let v): return "enum attribute '\(e).\(a)' lists case '\(v)' twice"
+        case .malformedFile(let location, let detail): return location + ": " + detail
         }
     }
 }

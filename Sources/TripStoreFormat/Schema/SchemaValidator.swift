@@ -3,9 +3,10 @@ import TripStoreSystem
 /// Checks a list of entity descriptions before a `Schema` is built from them.
 enum SchemaValidator {
     static func validate(_ ds: [EntityDescription]) throws(SchemaError) {
+        guard !ds.isEmpty else { throw .noEntities }
         var byName: [String: EntityDescription] = [:]
         for d in ds {
-            guard isValidName(d.name) else { throw .invalidName(d.name) }
+            guard isValidName(d.name) else { throw .invalidName(d.name, owner: nil) }
             guard byName[d.name] == nil else { throw .duplicateEntity(d.name) }
             byName[d.name] = d
         }
@@ -32,12 +33,12 @@ enum SchemaValidator {
             var names: Set<String> = []
             for e in chain(d.name) {
                 for a in e.attributes {
-                    guard isValidName(a.name) else { throw .invalidName(a.name) }
+                    guard isValidName(a.name) else { throw .invalidName(a.name, owner: e.name) }
                     guard names.insert(a.name).inserted else { throw .duplicateProperty(entity: d.name, property: a.name) }
                     try checkType(a.type, entity: d.name, attribute: a.name)
                 }
                 for r in e.relationships {
-                    guard isValidName(r.name) else { throw .invalidName(r.name) }
+                    guard isValidName(r.name) else { throw .invalidName(r.name, owner: e.name) }
                     guard names.insert(r.name).inserted else { throw .duplicateProperty(entity: d.name, property: r.name) }
                 }
             }
@@ -64,10 +65,19 @@ enum SchemaValidator {
 
     static func checkType(_ t: ValueType, entity: String, attribute: String) throws(SchemaError) {
         switch t {
-        case .enumeration(let e): if e.cases.isEmpty { throw .emptyEnumeration(entity: entity, attribute: attribute) }
+        case .enumeration(let e):
+            if e.cases.isEmpty { throw .emptyEnumeration(entity: entity, attribute: attribute) }
+            var seen = Set<String>()
+            for c in e.cases where !seen.insert(c).inserted {
+                throw .duplicateEnumCase(entity: entity, attribute: attribute, value: c)
+            }
         case .array(let inner): try checkType(inner, entity: entity, attribute: attribute)
         case .embedded(let e):
-            for f in e.fields { try checkType(f.type, entity: entity, attribute: attribute + "." + f.name) }
+            var seen = Set<String>()
+            for f in e.fields {
+                guard seen.insert(f.name).inserted else { throw .duplicateProperty(entity: entity, property: attribute + "." + f.name) }
+                try checkType(f.type, entity: entity, attribute: attribute + "." + f.name)
+            }
         default: break
         }
     }

@@ -9,6 +9,13 @@ enum CLIRunner {
         return url.path
     }()
 
+    /// A new empty folder under the system's temporary folder.
+    static func scratch() -> String {
+        let path = NSTemporaryDirectory() + "tripstore-cli-tests/\(UUID().uuidString)"
+        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+
     struct Result {
         var code: Int32
         var out: String

@@ -33,6 +33,7 @@ import TripStoreModels
         try store.commit(tx, author: "alice", timestamp: ISODate.parse("2026-11-21T10:05:00.250Z")!)
         let folder = store.files.folder
         try check(String(decoding: try FileIO.readFile(folder + "/journal-0.jsonl"), as: UTF8.self), "journal-0.jsonl")
+        try check(String(decoding: try FileIO.readFile(folder + "/schema.json"), as: UTF8.self), "schema.json")
         try store.compact()
         try check(String(decoding: try FileIO.readFile(folder + "/snapshot-2.jsonl"), as: UTF8.self), "snapshot-2.jsonl")
         tx = store.transaction()

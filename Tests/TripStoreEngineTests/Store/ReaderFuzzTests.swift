@@ -55,6 +55,25 @@ import TripStoreModels
         #expect(refused > 0)
     }
 
+    @Test func theSchemaReadersNeverTrap() {
+        var rng = RandomQueries(state: 77)
+        let record = SchemaRecordFormat.bytes(FilmSchema.schema)
+        let file = SchemaFile.bytes(FilmSchema.schema, pretty: true)
+        #expect((try? SchemaRecordFormat.read(record))?.fingerprint == FilmSchema.schema.fingerprint)
+        #expect((try? SchemaFile.read(file))?.fingerprint == FilmSchema.schema.fingerprint)
+        var refused = 0
+        for k in 0..<Self.cases {
+            let input = Self.mutate(k % 2 == 0 ? record : file, &rng)
+            if k % 2 == 0 {
+                // A damaged record is refused: the checksum catches every mutation.
+                if (try? SchemaRecordFormat.read(input)) == nil { refused += 1 } else { #expect(input == record) }
+            } else if (try? SchemaFile.read(input)) == nil {
+                refused += 1
+            }
+        }
+        #expect(refused > Self.cases / 4)
+    }
+
     /// A small store with a snapshot, an image and a journal after it.
     func store() throws -> String {
         let folder = TestFolders.make("fuzz")

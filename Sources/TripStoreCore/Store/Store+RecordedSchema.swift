@@ -1,0 +1,123 @@
+import TripStoreFormat
+import TripStoreJSON
+import TripStoreSystem
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A store's record of its own schema (`schema.json`), so that any program,
+/// the command line included, can open a store made by another.
+extension Store {
+    /// A schema record larger than this is damage, not a schema.
+    static let schemaRecordLimit = 16 << 20
+
+    /// The schema the store in `folder` was last written with: its
+    /// `schema.json`, else (a store from before the record existed) its newest
+    /// snapshot's header; nil when the folder records none.
+    ///
+    /// - Throws: `StoreError.damaged` for a record that fails its checksum or
+    ///   does not describe a schema, `StoreError.newerFormat`, `IOError`.
+    public static func recordedSchema(in folder: String) throws -> Schema? {
+        let files = StoreFiles(folder: folder)
+        if let schema = try readSchemaRecord(files) { return schema }
+        guard let token = try files.list().snapshots.last else { return nil }
+        let path = files.snapshot(token)
+        let line: [UInt8]
+        do {
+            line = try firstLine(of: path, limit: schemaRecordLimit)
+        } catch let e as IOError where e.code == ENOENT {
+            return nil  // compacted away meanwhile: the caller's open will see the new files
+        }
+        guard let header = try? line.withUnsafeBufferPointer({ buf -> JSONValue in
+            var r = JSONReader(buffer: buf)
+            return try r.parseDocument()
+        }), let s = header["schema"], let entities = s["entities"],
+              let described = SchemaCoding.read(entities), let schema = try? Schema(described) else {
+            throw StoreError.damaged(file: path, line: 1, detail: "the header's schema is unreadable", repairable: false)
+        }
+        return schema
+    }
+
+    /// The schema in `schema.json`, nil when there is no such file.
+    static func readSchemaRecord(_ files: StoreFiles) throws -> Schema? {
+        let path = files.schemaRecord
+        guard let size = FileIO.fileSize(path) else { return nil }
+        guard size <= schemaRecordLimit else {
+            throw StoreError.damaged(file: path, line: 1, detail: "it holds \(size) bytes, more than a schema record can", repairable: false)
+        }
+        let bytes: [UInt8]
+        do {
+            bytes = try FileIO.readFile(path)
+        } catch let e as IOError where e.code == ENOENT {
+            return nil
+        }
+        do {
+            return try SchemaRecordFormat.read(bytes)
+        } catch {
+            switch error {
+            case .damaged(let detail): throw StoreError.damaged(file: path, line: 1, detail: detail, repairable: false)
+            case .newerFormat(let v): throw StoreError.newerFormat(file: path, version: v)
+            }
+        }
+    }
+
+    /// At open: reads `schema.json` and checks that this program's schema can
+    /// use the store (equal, or only additions).
+    func loadSchemaRecord() throws {
+        guard let recorded = try Store.readSchemaRecord(files) else { return }
+        recordedFingerprint = recorded.fingerprint
+        if recorded.fingerprint != schema.fingerprint {
+            let problems = SchemaCompatibility.differences(stored: recorded.descriptions, current: schema.descriptions)
+            if !problems.isEmpty { throw StoreError.schemaMismatch(problems) }
+        }
+    }
+
+    /// Whether the folder says which schema wrote it (a record or a snapshot header).
+    var schemaIsRecorded: Bool { recordedFingerprint != nil || hasSnapshot }
+
+    /// Before a writer's first journal line or snapshot: records the schema
+    /// when the store has no record or an older one (this program added to it).
+    func recordSchemaIfNeeded() throws {
+        guard recordedFingerprint != schema.fingerprint else { return }
+        let path = files.schemaRecord
+        let previous = recordedFingerprint
+        let temp = path + ".tmp"
+        let fd = try FileIO.open(temp, O_WRONLY | O_CREAT | O_TRUNC)
+        do {
+            try FileIO.writeAll(fd, SchemaRecordFormat.bytes(schema), path: temp)
+            try FileIO.fsync(fd, path: temp)
+            FileIO.close(fd)
+            try FileIO.rename(temp, path)
+            try FileIO.fsyncDirectory(files.folder)
+        } catch {
+            FileIO.close(fd)
+            FileIO.unlink(temp)
+            throw error
+        }
+        recordedFingerprint = schema.fingerprint
+        if previous != nil {
+            warnings.append("note: the store's schema was extended by this program's (fingerprint \(schema.fingerprint)); \(files.schemaRecord) records it")
+        }
+    }
+
+    /// The first line of a file, without its newline, read in pieces up to `limit` bytes.
+    static func firstLine(of path: String, limit: Int) throws -> [UInt8] {
+        let fd = try FileIO.openRegular(path)
+        defer { FileIO.close(fd) }
+        var out: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while out.count < limit {
+            let n = chunk.withUnsafeMutableBytes { FileIO.read(fd, into: $0, at: out.count) }
+            if n < 0 { throw IOError(operation: "read", path: path, code: errno) }
+            if n == 0 { break }
+            if let nl = chunk[0..<n].firstIndex(of: 0x0A) {
+                out.append(contentsOf: chunk[0..<nl])
+                return out
+            }
+            out.append(contentsOf: chunk[0..<n])
+        }
+        throw StoreError.damaged(file: path, line: 1, detail: "the header line has no end within \(limit) bytes", repairable: false)
+    }
+}
