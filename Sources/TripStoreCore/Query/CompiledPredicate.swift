@@ -70,10 +70,20 @@ enum Resolved {
     case value(Value)
 }
 
+/// Where a predicate reads objects from: the store's table, or a
+/// transaction's view of it with its pending changes.
+protocol RowValues {
+    func entity(at row: RowID) -> Int?
+    func value(at row: RowID, slot: Int) -> Value
+}
+
+extension ObjectTable: RowValues {}
+extension TransactionBuilder: RowValues {}
+
 extension PropertyAccess {
     /// The value at the end of the path from a live row; each step decodes
     /// one slot of a record, never a whole object.
-    func resolve(_ row: RowID, _ table: ObjectTable) -> Resolved {
+    func resolve<Source: RowValues>(_ row: RowID, _ table: Source) -> Resolved {
         var row = row
         var value = Value.null
         var k = 0
@@ -157,7 +167,7 @@ extension ValueTest {
 
 extension CompiledPredicate {
     /// Whether the live object at `row` satisfies the predicate.
-    func matches(_ o: RowID, _ table: ObjectTable) -> Bool {
+    func matches<Source: RowValues>(_ o: RowID, _ table: Source) -> Bool {
         switch self {
         case .constant(let b): return b
         case .isType(let mask, _, _, _): return table.entity(at: o).map { mask[$0] } ?? false

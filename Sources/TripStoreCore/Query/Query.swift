@@ -117,3 +117,16 @@ extension String {
         count >= width ? self : self + String(repeating: " ", count: width - count)
     }
 }
+
+extension Query {
+    /// Every object of the type, in the same order, unpaged: for a predicate
+    /// the engine cannot evaluate, whose caller tests each object itself.
+    package func scanningEveryObject() -> Query {
+        var q = self
+        q.predicate = .constant(true)
+        q.text = ""
+        q.limit = nil
+        q.offset = 0
+        return q
+    }
+}

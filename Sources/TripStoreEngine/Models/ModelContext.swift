@@ -66,43 +66,72 @@ public final class ModelContext {
 
     // MARK: - Fetch
 
-    /// Objects of `T` and its subclasses, each as its concrete class.
+    /// Objects of `T` and its subclasses, each as its concrete class. Like
+    /// SwiftData's default (`includePendingChanges`), unsaved changes count:
+    /// an inserted object that matches is returned, an edited one is tested
+    /// on its edited values, and one deleted (or cascaded from a deleted
+    /// owner) is not returned.
     /// - Throws: `QueryError` for a query string that is not the query
     ///   language; errors the Foundation predicate throws while it is evaluated;
     ///   `StoreError.usage` for a sort key that is not a declared property.
     public func fetch<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> [T] {
-        let (rows, plan) = try run(descriptor, countOnly: false)
+        var (query, exact) = try makeQuery(descriptor)
         var out: [T] = []
-        for row in rows {
-            guard let m = materialize(row) as? T else { continue }
-            out.append(m)
+        if hasChanges {
+            let staged = try stagePendingChanges(forSave: false)
+            var pendingModels: [RowID: PersistentModel] = [:]
+            for m in staged.newModels { if let r = staged.newRows[ObjectIdentifier(m)] { pendingModels[r] = m } }
+            let rows: [RowID]
+            do {
+                rows = try store.run(query, including: staged.tx)
+            } catch {
+                guard descriptor.predicate != nil else { throw error }
+                rows = try store.run(query.scanningEveryObject(), including: staged.tx)
+                exact = false
+            }
+            for row in rows {
+                guard let m = (pendingModels[row] ?? materialize(row)) as? T else { continue }
+                out.append(m)
+            }
+        } else {
+            let result = try run(query, hasPredicate: descriptor.predicate != nil, countOnly: false)
+            if result.scanned { exact = false }
+            for row in result.rows {
+                guard let m = materialize(row) as? T else { continue }
+                out.append(m)
+            }
         }
-        guard plan.evaluatedCandidates, let predicate = descriptor.predicate else { return out }
+        guard !exact, let predicate = descriptor.predicate else { return out }
         out = try out.filter { try predicate.evaluate($0) }
         let start = min(out.count, descriptor.fetchOffset ?? 0)
         let end = descriptor.fetchLimit.map { min(out.count, start + $0) } ?? out.count
         return Array(out[start..<end])
     }
 
-    /// How many objects match (the limit and offset apply).
+    /// How many objects match (the limit and offset apply), pending changes included.
     /// - Throws: as `fetch`.
     public func fetchCount<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> Int {
-        if descriptor.predicate != nil || descriptor.fetchLimit != nil || descriptor.fetchOffset != nil {
-            let (rows, plan) = try run(descriptor, countOnly: false)
-            if !plan.evaluatedCandidates { return rows.count }
-            return try fetch(descriptor).count
-        }
-        let (_, plan) = try run(descriptor, countOnly: true)
-        return plan.plan.steps.last?.actual ?? 0
+        if hasChanges { return try fetch(descriptor).count }
+        let (query, exact) = try makeQuery(descriptor)
+        let plain = descriptor.predicate == nil && descriptor.fetchLimit == nil && descriptor.fetchOffset == nil
+        let result = try run(query, hasPredicate: descriptor.predicate != nil, countOnly: plain)
+        if plain { return result.plan.steps.last?.actual ?? 0 }
+        if exact && !result.scanned { return result.rows.count }
+        return try fetch(descriptor).count
     }
 
-    /// The plan a fetch would use.
+    /// The plan a fetch would use (of the saved objects; pending ones are tested one by one).
     /// - Throws: as `fetch`.
     public func explain<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> FetchPlan {
-        try run(descriptor, countOnly: false).1
+        let (query, exact) = try makeQuery(descriptor)
+        let result = try run(query, hasPredicate: descriptor.predicate != nil, countOnly: false)
+        return FetchPlan(query: result.scanned ? "" : query.text, plan: result.plan, evaluatedCandidates: !exact || result.scanned)
     }
 
-    func run<T: PersistentModel>(_ d: FetchDescriptor<T>, countOnly: Bool) throws -> ([RowID], FetchPlan) {
+    /// The engine query for a descriptor, and whether it is exact (false:
+    /// each candidate must also be tested with the Foundation predicate, so
+    /// paging is left to the context).
+    func makeQuery<T: PersistentModel>(_ d: FetchDescriptor<T>) throws -> (Query, exact: Bool) {
         var expression: QueryExpression = .constant(true)
         var text = d.query ?? ""
         var exact = true
@@ -119,21 +148,23 @@ public final class ModelContext {
             }
             sort.append(SortKey(name, descending: s.order == .reverse))
         }
-        var query = Query(expression: expression, text: text, from: T.entityName, sort: sort,
+        let query = Query(expression: expression, text: text, from: T.entityName, sort: sort,
                           limit: exact ? d.fetchLimit : nil, offset: exact ? (d.fetchOffset ?? 0) : 0)
-        var result: QueryResult
-        switch attempt(query, countOnly: countOnly && exact) {
+        return (query, exact)
+    }
+
+    /// Runs a query on the saved objects. A translated predicate the engine
+    /// cannot use becomes a scan of the type (`scanned`: the caller then
+    /// tests each object).
+    func run(_ query: Query, hasPredicate: Bool, countOnly: Bool) throws -> (rows: [RowID], plan: QueryPlan, scanned: Bool) {
+        switch attempt(query, countOnly: countOnly) {
         case .success(let r):
-            result = r
+            return (r.rows, r.plan, false)
         case .failure(let error):
-            guard d.predicate != nil else { throw error }
-            // A translation the engine cannot use: scan the type and test each object.
-            query.predicate = .constant(true)
-            query.text = ""
-            (exact, text) = (false, "")
-            result = try store.run(query)
+            guard hasPredicate else { throw error }
+            let r = try store.run(query.scanningEveryObject())
+            return (r.rows, r.plan, true)
         }
-        return (result.rows, FetchPlan(query: text, plan: result.plan, evaluatedCandidates: !exact))
     }
 
     private func attempt(_ query: Query, countOnly: Bool) -> Result<QueryResult, QueryError> {
@@ -217,6 +248,27 @@ public final class ModelContext {
     ///   for a deny rule, and file-system errors.
     @discardableResult
     public func save(author: String = ProcessInfo.processInfo.environment["USER"] ?? "unknown") throws -> HistoryTransaction? {
+        let staged = try stagePendingChanges(forSave: true)
+        let (tx, newRows, newModels) = (staged.tx, staged.newRows, staged.newModels)
+        let t = try store.commit(tx, author: author)
+        inserted.removeAll()
+        for m in deleted {
+            identity[m.persistentModelID] = nil
+            read[m.persistentModelID] = nil
+        }
+        deleted.removeAll()
+        for m in newModels {
+            if let r = newRows[ObjectIdentifier(m)] { read[m.persistentModelID] = ReadState(row: r, values: [], token: 0) }
+        }
+        reloadAll()
+        return t
+    }
+
+    /// The context's unsaved work as a transaction over the current store:
+    /// new objects (inserted, or reached from a known one), changed
+    /// properties, deletes. `forSave` adds the checks a save needs (an object
+    /// another save deleted, an id another save inserted).
+    private func stagePendingChanges(forSave: Bool) throws -> StagedChanges {
         var tx = store.transaction()
         var newRows: [ObjectIdentifier: RowID] = [:]
         func row(of m: PersistentModel) -> RowID? { read[m.persistentModelID]?.row ?? newRows[ObjectIdentifier(m)] }
@@ -240,11 +292,11 @@ public final class ModelContext {
         var seen = Set<ObjectIdentifier>()
         while let m = pending.popLast() {
             guard seen.insert(ObjectIdentifier(m)).inserted, read[m.persistentModelID] == nil else { continue }
-            if let gone = vanished[ObjectIdentifier(m)] { throw StoreError.conflict([gone]) }
+            if forSave, let gone = vanished[ObjectIdentifier(m)] { throw StoreError.conflict([gone]) }
             guard let entity = models.entity(of: m) else {
                 throw StoreError.usage("\(type(of: m)) is not in the model schema")
             }
-            if store.table.row(for: m.persistentModelID) != nil {
+            if forSave, store.table.row(for: m.persistentModelID) != nil {
                 throw StoreError.conflict([StoreConflict(type: entity.name, id: m.persistentModelID, reason: .inserted,
                                                          token: nil, stagedOn: store.lastToken)])
             }
@@ -295,18 +347,13 @@ public final class ModelContext {
             tx.assumeRead(state.row, at: state.token)
             try tx.delete(state.row)
         }
-        let t = try store.commit(tx, author: author)
-        inserted.removeAll()
-        for m in deleted {
-            identity[m.persistentModelID] = nil
-            read[m.persistentModelID] = nil
-        }
-        deleted.removeAll()
-        for m in newModels {
-            if let r = newRows[ObjectIdentifier(m)] { read[m.persistentModelID] = ReadState(row: r, values: [], token: 0) }
-        }
-        reloadAll()
-        return t
+        return StagedChanges(tx: tx, newRows: newRows, newModels: newModels)
+    }
+
+    struct StagedChanges {
+        var tx: TransactionBuilder
+        var newRows: [ObjectIdentifier: RowID]
+        var newModels: [PersistentModel]
     }
 
     /// Forgets unsaved inserts, deletes and changes: every known object reads as stored.
