@@ -39,6 +39,41 @@ public struct ModelProperty: @unchecked Sendable {
         }))
     }
 
+    /// An attribute of any `Codable` type without a `ModelValue` conformance
+    /// (an enum with associated values, a struct), stored as its JSON text.
+    @_disfavoredOverload
+    public static func attribute<M: PersistentModel, V: Codable>(
+        _ name: String, _ keyPath: ReferenceWritableKeyPath<M, V>, options: AttributeOptions = []
+    ) -> ModelProperty {
+        let description = AttributeDescription(name, .string, optional: false, options: options)
+        return ModelProperty(name: name, keyPath: keyPath, kind: .attribute(description, get: { m in
+            CodableAttribute<V>.stored((m as! M)[keyPath: keyPath])
+        }, set: { m, v in
+            guard let value = CodableAttribute<V>.value(v) else { return false }
+            (m as! M)[keyPath: keyPath] = value
+            return true
+        }))
+    }
+
+    /// An optional attribute of any `Codable` type, stored as its JSON text (nil as null).
+    @_disfavoredOverload
+    public static func attribute<M: PersistentModel, V: Codable>(
+        _ name: String, _ keyPath: ReferenceWritableKeyPath<M, V?>, options: AttributeOptions = []
+    ) -> ModelProperty {
+        let description = AttributeDescription(name, .string, optional: true, options: options)
+        return ModelProperty(name: name, keyPath: keyPath, kind: .attribute(description, get: { m in
+            (m as! M)[keyPath: keyPath].map { CodableAttribute<V>.stored($0) } ?? .null
+        }, set: { m, v in
+            if case .null = v {
+                (m as! M)[keyPath: keyPath] = nil
+                return true
+            }
+            guard let value = CodableAttribute<V>.value(v) else { return false }
+            (m as! M)[keyPath: keyPath] = value
+            return true
+        }))
+    }
+
     /// A to-one relationship: `.toOne("livingAccommodation", \Trip.livingAccommodation, inverse: "trip", deleteRule: .cascade)`.
     public static func toOne<M: PersistentModel, T: PersistentModel>(
         _ name: String, _ keyPath: ReferenceWritableKeyPath<M, T?>, inverse: String? = nil, deleteRule: DeleteRule = .nullify

@@ -26,17 +26,20 @@ public final class ModelSchema: @unchecked Sendable {
     public init(_ types: [PersistentModel.Type]) throws {
         var descriptions: [EntityDescription] = []
         let names = types.map { $0.entityName }
+        var ownProperties: [[ModelProperty]] = []
         for t in types {
-            let own = ModelSchema.ordered(t.properties)
             var d = EntityDescription(t.entityName)
             // The superclass, from a throwaway instance's mirror (no macro tells us).
-            if let superType = Mirror(reflecting: t.init()).superclassMirror?.subjectType as? PersistentModel.Type,
-               superType != PersistentModel.self {
+            let superType = Mirror(reflecting: t.init()).superclassMirror?.subjectType as? PersistentModel.Type
+            if let superType, superType != PersistentModel.self {
                 guard names.contains(superType.entityName) else {
                     throw SchemaError.unknownParent(entity: t.entityName, parent: superType.entityName)
                 }
                 d.parent = superType.entityName
             }
+            let own = ModelSchema.ordered(ModelSchema.ownProperties(of: t, superType: superType))
+            try ModelSchema.checkDeclarations(of: t, own)
+            ownProperties.append(own)
             for p in own {
                 switch p.kind {
                 case .attribute(let a, _, _): d.attributes.append(a)
@@ -53,9 +56,9 @@ public final class ModelSchema: @unchecked Sendable {
             var chain: [Int] = []
             var c: Int? = e.id
             while let x = c { chain.insert(x, at: 0); c = schema.entities[x].parent }
-            let props = chain.flatMap { ModelSchema.ordered(types[$0].properties) }
+            let props = chain.flatMap { ownProperties[$0] }
             byEntity.append(props)
-            for p in types[e.id].properties { keyPaths[p.keyPath] = p.name }
+            for p in ownProperties[e.id] { keyPaths[p.keyPath] = p.name }
         }
         properties = byEntity
         self.names = keyPaths

@@ -31,7 +31,12 @@ open class PersistentModel {
     }
 
     /// The properties this class declares (not the inherited ones), in order.
+    /// A subclass that adds no stored property need not override it.
     open class var properties: [ModelProperty] { [] }
+
+    /// Stored properties of this class that are deliberately not saved
+    /// (SwiftData's `@Transient`); any other undeclared stored property is an error.
+    open class var transientProperties: [String] { [] }
 
     /// The entity name: the type tag in envelopes. The class name by default.
     open class var entityName: String { String(describing: self) }

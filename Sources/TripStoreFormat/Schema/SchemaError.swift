@@ -25,6 +25,13 @@ public enum SchemaError: Error, Sendable, Equatable, CustomStringConvertible {
     case noEntities
     /// An enum attribute that lists a case twice.
     case duplicateEnumCase(entity: String, attribute: String, value: String)
+    /// A stored property of a model class that `properties` does not declare
+    /// (it would silently not be saved).
+    case undeclaredProperty(entity: String, property: String)
+    /// A declaration whose name is not the name of the stored property its key path reaches.
+    case keyPathMismatch(entity: String, property: String, storedProperty: String)
+    /// A declaration whose key path is rooted at another class.
+    case keyPathRoot(entity: String, property: String, root: String)
     /// A schema file that does not have the expected form, and where.
     case malformedFile(location: String, detail: String)
 
@@ -48,6 +55,13 @@ public enum SchemaError: Error, Sendable, Equatable, CustomStringConvertible {
         case .noEntities: return "the schema declares no entity"
         case .duplicateEnumCase(let e, let a, let v): return "enum attribute '\(e).\(a)' lists case '\(v)' twice"
         case .malformedFile(let location, let detail): return location + ": " + detail
+        case .undeclaredProperty(let e, let p):
+            return "class \(e): stored property '\(p)' is not declared in 'properties', so it would not be saved; "
+                + "declare it, make it computed, or list it in 'transientProperties'"
+        case .keyPathMismatch(let e, let p, let stored):
+            return "class \(e): property '\(p)' is declared with the key path of stored property '\(stored)'"
+        case .keyPathRoot(let e, let p, let root):
+            return "class \(e): property '\(p)' is declared with a key path rooted at \(root); use \\\(e).\(p)"
         }
     }
 }
