@@ -1,7 +1,21 @@
 /// ISO 8601 dates without Foundation's formatters (which are slow and
 /// locale-dependent): `2026-03-02`, `2026-03-02T09:30:00Z`,
-/// `2026-03-02T09:30:00.250+02:00`. Values are seconds since 1970 UTC.
+/// `2026-03-02T09:30:00.250+02:00`. Values are seconds since
+/// 2001-01-01T00:00:00Z, Foundation's reference date, so that a `Date`
+/// converts to and from its stored value exactly.
 public enum ISODate {
+    /// Seconds from 1970-01-01 to the reference date 2001-01-01 (UTC).
+    public static let referenceOffset: Int = 978_307_200
+
+    /// Whether a date value is one that ISO 8601 text of four-digit years can
+    /// hold (0001-01-01 up to 9999-12-31).
+    @inline(__always) public static func isWritable(_ seconds: Double) -> Bool {
+        seconds >= -63_113_904_000 && seconds < 252_423_993_600
+    }
+
+    /// Powers of ten as Doubles, exact up to 10^22.
+    static let powersOfTen: [Double] = (0...18).map { n in (0..<n).reduce(1.0) { r, _ in r * 10 } }
+
     /// A position in the text with the two steps the parser repeats. A value
     /// type, so its steps need no run-time exclusivity checks (a nested
     /// function capturing a local `var` would box it and check every access).
@@ -40,20 +54,23 @@ public enum ISODate {
               c.expect(UInt8(ascii: "-")), let day = c.digits(2) else { return nil }
         guard month >= 1 && month <= 12 && day >= 1 && day <= daysIn(month: month, year: year) else { return nil }
         let days = daysFromCivil(year: year, month: month, day: day)
-        if c.i == s.count { return Double(days) * 86400 }
+        if c.i == s.count { return Double(days * 86400 - referenceOffset) }
         guard c.expect(UInt8(ascii: "T")) || c.expect(UInt8(ascii: "t")) || c.expect(UInt8(ascii: " ")) else { return nil }
         guard let hour = c.digits(2), c.expect(UInt8(ascii: ":")), let minute = c.digits(2) else { return nil }
         var second = 0
-        var fraction = 0.0
+        // The fraction as an integer of `places` digits (digits past 18 are dropped).
+        var fractionDigits: Int64 = 0
+        var places = 0
         if c.expect(UInt8(ascii: ":")) {
             guard let sec = c.digits(2) else { return nil }
             second = sec
             if c.expect(UInt8(ascii: ".")) {
-                var scale = 0.1
                 var any = false
                 while c.i < s.count, s[c.i] &- 48 < 10 {
-                    fraction += Double(s[c.i] - 48) * scale
-                    scale /= 10
+                    if places < 18 {
+                        fractionDigits = fractionDigits * 10 + Int64(s[c.i] - 48)
+                        places += 1
+                    }
                     c.i += 1
                     any = true
                 }
@@ -74,12 +91,19 @@ public enum ISODate {
             return nil
         }
         guard c.i == s.count else { return nil }
-        let whole = Double(days * 86400 + hour * 3600 + minute * 60 + second - offset)
-        // Keep milliseconds exactly: dates are stored to the millisecond.
-        return whole + (fraction * 1000).rounded() / 1000
+        return value(whole: days * 86400 + hour * 3600 + minute * 60 + second - offset - referenceOffset,
+                     fraction: fractionDigits, places: places)
     }
 
-    /// `2026-03-02T09:30:00Z`, or with `.250` when there are milliseconds.
+    /// The stored value of whole seconds and a decimal fraction: the one
+    /// arithmetic that both reading and writing use, so text written for a
+    /// value reads back as exactly that value.
+    @inline(__always) static func value(whole: Int, fraction: Int64, places: Int) -> Double {
+        places == 0 ? Double(whole) : Double(whole) + Double(fraction) / powersOfTen[places]
+    }
+
+    /// `2026-03-02T09:30:00Z`; with `.250` when there are milliseconds, and
+    /// more digits only where the value needs them to read back equal.
     public static func format(_ seconds: Double) -> String {
         var bytes: [UInt8] = []
         append(seconds, to: &bytes)
@@ -87,18 +111,44 @@ public enum ISODate {
     }
 
     package static func append(_ seconds: Double, to out: inout [UInt8]) {
-        let totalMillis = Int64((seconds * 1000).rounded())
-        var days = totalMillis / 86_400_000
-        var rem = totalMillis % 86_400_000
+        guard isWritable(seconds) else {
+            out.append(contentsOf: Array("0001-01-01T00:00:00Z".utf8))
+            return
+        }
+        var whole = Int(seconds.rounded(.down))
+        var fraction: Int64 = 0
+        var places = 0
+        if Double(whole) != seconds {
+            // The fewest digits, from milliseconds on, that read back as this value.
+            let rest = seconds - Double(whole)
+            for n in stride(from: 3, through: 18, by: 1) {
+                var m = Int64((rest * powersOfTen[n]).rounded())
+                var w = whole
+                if Double(m) >= powersOfTen[n] {
+                    m -= Int64(powersOfTen[n])
+                    w += 1
+                }
+                if value(whole: w, fraction: m, places: n) == seconds || n == 18 {
+                    (whole, fraction, places) = (w, m, n)
+                    break
+                }
+            }
+            // Trailing zeros beyond the milliseconds say nothing.
+            while places > 3 && fraction % 10 == 0 {
+                fraction /= 10
+                places -= 1
+            }
+        }
+        let unix = whole + referenceOffset
+        var days = unix / 86_400
+        var rem = unix % 86_400
         if rem < 0 {
-            rem += 86_400_000
+            rem += 86_400
             days -= 1
         }
-        let (y, m, d) = civilFromDays(Int(days))
-        let ms = Int(rem % 1000)
-        let secs = Int(rem / 1000)
-        func put(_ v: Int, _ width: Int) {
-            var div = 1
+        let (y, m, d) = civilFromDays(days)
+        func put(_ v: Int64, _ width: Int) {
+            var div: Int64 = 1
             for _ in 1..<width { div *= 10 }
             var v = v
             while div > 0 {
@@ -107,13 +157,13 @@ public enum ISODate {
                 div /= 10
             }
         }
-        put(y, 4); out.append(UInt8(ascii: "-")); put(m, 2); out.append(UInt8(ascii: "-")); put(d, 2)
+        put(Int64(y), 4); out.append(UInt8(ascii: "-")); put(Int64(m), 2); out.append(UInt8(ascii: "-")); put(Int64(d), 2)
         out.append(UInt8(ascii: "T"))
-        put(secs / 3600, 2); out.append(UInt8(ascii: ":")); put(secs / 60 % 60, 2)
-        out.append(UInt8(ascii: ":")); put(secs % 60, 2)
-        if ms != 0 {
+        put(Int64(rem / 3600), 2); out.append(UInt8(ascii: ":")); put(Int64(rem / 60 % 60), 2)
+        out.append(UInt8(ascii: ":")); put(Int64(rem % 60), 2)
+        if places > 0 && fraction != 0 {
             out.append(UInt8(ascii: "."))
-            put(ms, 3)
+            put(fraction, places)
         }
         out.append(UInt8(ascii: "Z"))
     }

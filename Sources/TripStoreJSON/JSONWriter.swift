@@ -114,10 +114,10 @@ package struct JSONWriter: Sendable {
     }
 
     /// An ISO 8601 UTC date string (`2026-03-02T09:30:00Z`, milliseconds kept when present).
-    package mutating func date(_ secondsSince1970: Double) {
+    package mutating func date(_ seconds: Double) {
         beforeValue()
         bytes.append(UInt8(ascii: "\""))
-        ISODate.append(secondsSince1970, to: &bytes)
+        ISODate.append(seconds, to: &bytes)
         bytes.append(UInt8(ascii: "\""))
     }
 

@@ -84,7 +84,7 @@ public struct TripDataGenerator {
     static let days = ISODate.daysFromCivil(year: 2027, month: 12, day: 31) - day0 + 1
 
     func date(_ day: Int, _ minute: Int) -> String {
-        ISODate.format(Double((Self.day0 + day) * 86400 + minute * 60))
+        ISODate.format(Double((Self.day0 + day) * 86400 + minute * 60 - ISODate.referenceOffset))
     }
 
     /// One top-level trip envelope with its related objects inline, as compact JSON.

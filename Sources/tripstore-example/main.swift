@@ -13,7 +13,7 @@ class Vehicle: PersistentModel {
     required init() { super.init() }
     init(name: String, built: String) {
         self.name = name
-        self.built = ISODate.parse(built).map { Date(timeIntervalSince1970: $0) } ?? Date()
+        self.built = ISODate.parse(built).map { Date(timeIntervalSinceReferenceDate: $0) } ?? Date()
         super.init()
     }
 

@@ -146,7 +146,7 @@ extension Store {
     static func now() -> Double {
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME, &ts)
-        // History keeps milliseconds.
-        return (Double(ts.tv_sec) * 1000 + Double(ts.tv_nsec / 1_000_000)) / 1000
+        // History keeps milliseconds, counted from the reference date as dates are.
+        return Double((Int64(ts.tv_sec) - Int64(ISODate.referenceOffset)) * 1000 + Int64(ts.tv_nsec / 1_000_000)) / 1000
     }
 }

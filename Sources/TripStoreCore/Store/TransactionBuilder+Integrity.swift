@@ -152,7 +152,8 @@ private struct SlotCheck {
     @inline(__always) func fits(_ v: Value) -> Bool {
         switch (scalar, v) {
         case (_, .null): return optional
-        case (2, .double(let d)), (4, .date(let d)): return d.isFinite
+        case (2, .double(let d)): return d.isFinite
+        case (4, .date(let d)): return ISODate.isWritable(d)
         case (0, .string), (1, .int), (2, .int), (3, .bool): return true
         default: return false
         }

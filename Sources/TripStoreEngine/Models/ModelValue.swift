@@ -77,10 +77,10 @@ extension Date: ModelValue {
     /// The value from its stored form; nil when the form does not fit.
     public init?(storedValue: Value) {
         guard case .date(let d) = storedValue else { return nil }
-        self = Date(timeIntervalSince1970: d)
+        self = Date(timeIntervalSinceReferenceDate: d)
     }
     /// The value in its stored form.
-    public var storedValue: Value { .date((timeIntervalSince1970 * 1000).rounded() / 1000) }
+    public var storedValue: Value { .date(timeIntervalSinceReferenceDate) }
 }
 
 extension Optional: ModelValue where Wrapped: ModelValue {

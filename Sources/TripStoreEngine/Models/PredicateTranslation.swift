@@ -41,7 +41,7 @@ struct PredicateTranslator {
         case let i as Int: return lit(.number(Double(i), isInteger: true), String(i))
         case let d as Double: return lit(.number(d, isInteger: false), String(d))
         case let d as Date:
-            let t = (d.timeIntervalSince1970 * 1000).rounded() / 1000
+            let t = d.timeIntervalSinceReferenceDate
             return lit(.date(t), ISODate.format(t))
         case let e as any RawRepresentable:
             guard let raw = e.rawValue as? String else { return nil }

@@ -56,7 +56,7 @@ public struct Change: Sendable, Equatable {
 public struct HistoryTransaction: Sendable, Equatable {
     /// Increases by one with every commit, across restarts and compactions.
     public var token: Int64
-    /// Commit time, seconds since 1970 UTC.
+    /// Commit time, seconds since 2001-01-01T00:00:00Z (as `Date.timeIntervalSinceReferenceDate`).
     public var timestamp: Double
     /// Who committed it (`--author`, `$USER`, or a context's save author).
     public var author: String

@@ -7,7 +7,7 @@ extension Value {
         switch (self, type) {
         case (.null, _): return optional
         case (.double(let d), .double): return d.isFinite
-        case (.date(let d), .date): return d.isFinite
+        case (.date(let d), .date): return ISODate.isWritable(d)
         case (.string, .string), (.int, .int), (.bool, .bool): return true
         case (.int, .double): return true
         case (.string(let s), .enumeration(let e)): return e.cases.contains(s)

@@ -15,7 +15,7 @@ public enum Value: Sendable, Hashable {
     case double(Double)
     /// A Boolean.
     case bool(Bool)
-    /// Seconds since 1970-01-01T00:00:00Z.
+    /// Seconds since 2001-01-01T00:00:00Z (a `Date`'s `timeIntervalSinceReferenceDate`).
     case date(Double)
     case array([Value])
     /// An embedded value type's fields, in declaration order.

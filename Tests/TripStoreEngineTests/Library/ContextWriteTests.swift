@@ -10,7 +10,7 @@ import TripStoreModels
 /// Writes through `ModelContext` as a SwiftData developer makes them: two
 /// contexts on one container, relationships without an inverse, moved children.
 @Suite struct ContextWriteTests {
-    static func day(_ text: String) -> Date { Date(timeIntervalSince1970: ISODate.parse(text)!) }
+    static func day(_ text: String) -> Date { Date(timeIntervalSinceReferenceDate: ISODate.parse(text)!) }
 
     func tripContainer(_ folder: String = TestFolders.make("contexts")) throws -> ModelContainer {
         let container = try ModelContainer(folder: folder, models: TripSchema.models)

@@ -9,7 +9,7 @@ import TripStoreModels
 
 /// Mirrors the examples of SwiftData's "Adopting inheritance in SwiftData".
 @Suite struct ModelContextTests {
-    static func day(_ text: String) -> Date { Date(timeIntervalSince1970: ISODate.parse(text)!) }
+    static func day(_ text: String) -> Date { Date(timeIntervalSinceReferenceDate: ISODate.parse(text)!) }
 
     /// A context over a new store with three trips of each kind.
     func context() throws -> ModelContext {

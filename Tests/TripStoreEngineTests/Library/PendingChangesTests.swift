@@ -10,7 +10,7 @@ import TripStoreModels
 /// Fetches see the context's unsaved work, as SwiftData's do by default
 /// (`includePendingChanges`): inserted objects, edited values, deletes.
 @Suite struct PendingChangesTests {
-    static func day(_ text: String) -> Date { Date(timeIntervalSince1970: ISODate.parse(text)!) }
+    static func day(_ text: String) -> Date { Date(timeIntervalSinceReferenceDate: ISODate.parse(text)!) }
 
     func context() throws -> ModelContext {
         let context = ModelContext(try ModelContainer(folder: TestFolders.make("pending"), models: TripSchema.models))
@@ -102,5 +102,26 @@ import TripStoreModels
         let plan = try context.explain(FetchDescriptor<Trip>(predicate: #Predicate { $0 is BusinessTrip }))
         #expect(plan.query == "is BusinessTrip" && !plan.evaluatedCandidates)
         #expect(try names(context, FetchDescriptor<Trip>(sortBy: [SortDescriptor(\Trip.name, order: .reverse)])) == ["Rome", "Oslo"])
+    }
+}
+
+/// A `Date` saved through the library reads back `==`, so a predicate that
+/// captures it finds the object.
+@Suite struct ExactDateTests {
+    @Test func aSavedDateIsEqualWhenReadBackAndFoundByEquality() throws {
+        let folder = TestFolders.make("dates")
+        let captured = Date(timeIntervalSinceReferenceDate: 815_000_000.123_456_7)
+        do {
+            let context = ModelContext(try ModelContainer(folder: folder, models: TripSchema.models))
+            context.insert(Trip(name: "Now", destination: "Here", startDate: captured, endDate: captured.addingTimeInterval(3600)))
+            try context.save(author: "me")
+        }
+        let context = ModelContext(try ModelContainer(folder: folder, models: TripSchema.models))
+        let found = try context.fetch(FetchDescriptor<Trip>(predicate: #Predicate { $0.startDate == captured }))
+        #expect(found.map(\.name) == ["Now"])
+        #expect(found.first?.startDate == captured)
+        // The file keeps the digits the date needs.
+        let journal = String(decoding: try FileIO.readFile(folder + "/journal-0.jsonl"), as: UTF8.self)
+        #expect(journal.contains(#""startDate":"2026-10-29T20:53:20.1234567Z""#))
     }
 }

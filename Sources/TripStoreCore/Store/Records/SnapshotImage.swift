@@ -23,7 +23,7 @@ import Darwin
 /// lengths (Int32), list elements (Int32), the records, and a CRC-32C of all
 /// bytes before it.
 struct SnapshotImage {
-    static let magic = Array("TSIMAGE2".utf8)
+    static let magic = Array("TSIMAGE3".utf8)
 
     /// What ties an image to its snapshot.
     struct Binding: Equatable {
