@@ -14,6 +14,10 @@ import Foundation
 public struct FetchDescriptor<T: PersistentModel> {
     /// The Foundation predicate objects must match (nil: all).
     public var predicate: Predicate<T>?
+    /// More Foundation predicates that objects must match as well (ANDed
+    /// with `predicate`): Linux Foundation's `#Predicate` cannot call
+    /// another predicate's `evaluate`, so compose them here instead.
+    public var morePredicates: [Predicate<T>] = []
     /// A predicate in the query language, used when `predicate` is nil.
     public var query: String?
     /// Sort order, on declared properties.
@@ -31,6 +35,36 @@ public struct FetchDescriptor<T: PersistentModel> {
         self.predicate = predicate
         self.sortBy = sortBy
     }
+
+    /// Objects of `T` matching every one of `predicates`, as SwiftData apps
+    /// compose a class predicate and a search predicate.
+    ///
+    /// ```swift
+    /// let kind = #Predicate<Trip> { $0 is BusinessTrip }
+    /// let search = #Predicate<Trip> { $0.destination.contains("Rome") }
+    /// let both = FetchDescriptor(predicates: [kind, search], sortBy: [SortDescriptor(\.startDate)])
+    /// ```
+    public init(predicates: [Predicate<T>], sortBy: [SortDescriptor<T>] = []) {
+        self.predicate = predicates.first
+        self.morePredicates = Array(predicates.dropFirst())
+        self.sortBy = sortBy
+    }
+
+    /// Both descriptors' predicates; this one's sorting and paging.
+    public static func && (lhs: FetchDescriptor<T>, rhs: FetchDescriptor<T>) -> FetchDescriptor<T> {
+        var out = lhs
+        let extra = (rhs.predicate.map { [$0] } ?? []) + rhs.morePredicates
+        if out.predicate == nil, let first = extra.first {
+            out.predicate = first
+            out.morePredicates += extra.dropFirst()
+        } else {
+            out.morePredicates += extra
+        }
+        return out
+    }
+
+    /// Every Foundation predicate the descriptor holds.
+    var allPredicates: [Predicate<T>] { (predicate.map { [$0] } ?? []) + morePredicates }
 
     /// Objects of `T` matching a query-language predicate (`is ElectricCar && rangeKilometres > 300`).
     public init(query: String, sortBy: [SortDescriptor<T>] = []) {

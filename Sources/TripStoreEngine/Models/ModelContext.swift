@@ -85,7 +85,7 @@ public final class ModelContext {
             do {
                 rows = try store.run(query, including: staged.tx)
             } catch {
-                guard descriptor.predicate != nil else { throw error }
+                guard !descriptor.allPredicates.isEmpty else { throw error }
                 rows = try store.run(query.scanningEveryObject(), including: staged.tx)
                 exact = false
             }
@@ -94,15 +94,16 @@ public final class ModelContext {
                 out.append(m)
             }
         } else {
-            let result = try run(query, hasPredicate: descriptor.predicate != nil, countOnly: false)
+            let result = try run(query, hasPredicate: !descriptor.allPredicates.isEmpty, countOnly: false)
             if result.scanned { exact = false }
             for row in result.rows {
                 guard let m = materialize(row) as? T else { continue }
                 out.append(m)
             }
         }
-        guard !exact, let predicate = descriptor.predicate else { return out }
-        out = try out.filter { try predicate.evaluate($0) }
+        let predicates = descriptor.allPredicates
+        guard !exact, !predicates.isEmpty else { return out }
+        out = try out.filter { m in try predicates.allSatisfy { try $0.evaluate(m) } }
         let start = min(out.count, descriptor.fetchOffset ?? 0)
         let end = descriptor.fetchLimit.map { min(out.count, start + $0) } ?? out.count
         return Array(out[start..<end])
@@ -113,8 +114,8 @@ public final class ModelContext {
     public func fetchCount<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> Int {
         if hasChanges { return try fetch(descriptor).count }
         let (query, exact) = try makeQuery(descriptor)
-        let plain = descriptor.predicate == nil && descriptor.fetchLimit == nil && descriptor.fetchOffset == nil
-        let result = try run(query, hasPredicate: descriptor.predicate != nil, countOnly: plain)
+        let plain = descriptor.allPredicates.isEmpty && descriptor.fetchLimit == nil && descriptor.fetchOffset == nil
+        let result = try run(query, hasPredicate: !descriptor.allPredicates.isEmpty, countOnly: plain)
         if plain { return result.plan.steps.last?.actual ?? 0 }
         if exact && !result.scanned { return result.rows.count }
         return try fetch(descriptor).count
@@ -124,7 +125,7 @@ public final class ModelContext {
     /// - Throws: as `fetch`.
     public func explain<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> FetchPlan {
         let (query, exact) = try makeQuery(descriptor)
-        let result = try run(query, hasPredicate: descriptor.predicate != nil, countOnly: false)
+        let result = try run(query, hasPredicate: !descriptor.allPredicates.isEmpty, countOnly: false)
         return FetchPlan(query: result.scanned ? "" : query.text, plan: result.plan, evaluatedCandidates: !exact || result.scanned)
     }
 
@@ -135,9 +136,13 @@ public final class ModelContext {
         var expression: QueryExpression = .constant(true)
         var text = d.query ?? ""
         var exact = true
-        if let predicate = d.predicate {
-            let t = PredicateTranslator(models: models).translate(predicate.expression)
-            (expression, text, exact) = (t.expression, t.text, t.exact)
+        let predicates = d.allPredicates
+        if !predicates.isEmpty {
+            let ts = predicates.map { PredicateTranslator(models: models).translate($0.expression) }
+            let parts = ts.filter { $0.expression != .constant(true) }
+            expression = parts.isEmpty ? .constant(true) : parts.count == 1 ? parts[0].expression : .and(parts.map(\.expression))
+            text = parts.map { parts.count > 1 && $0.text.contains("||") ? "(\($0.text))" : $0.text }.joined(separator: " && ")
+            exact = ts.allSatisfy(\.exact)
         } else if let q = d.query {
             expression = try QueryParser.parse(q)
         }

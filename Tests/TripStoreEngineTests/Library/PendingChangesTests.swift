@@ -125,3 +125,30 @@ import TripStoreModels
         #expect(journal.contains(#""startDate":"2026-10-29T20:53:20.1234567Z""#))
     }
 }
+
+/// The Trips sample's composition: a class predicate AND a search predicate,
+/// each translated to the index plan.
+@Suite struct ComposedPredicateTests {
+    @Test func aKindPredicateAndASearchPredicateAreOneIndexedQuery() throws {
+        let context = ModelContext(try ModelContainer(folder: TestFolders.make("composed"), models: TripSchema.models))
+        let day = Date(timeIntervalSinceReferenceDate: 800_000_000)
+        context.insert(BusinessTrip(name: "Summit", destination: "Rome, Italy", startDate: day, endDate: day,
+                                    purpose: "Sales", expenseCode: "EX-1", perDiemRate: 100))
+        context.insert(PersonalTrip(name: "Holiday", destination: "Rome, Italy", startDate: day, endDate: day, reason: .vacation))
+        context.insert(BusinessTrip(name: "Audit", destination: "Oslo, Norway", startDate: day, endDate: day,
+                                    purpose: "Audit", expenseCode: "EX-2", perDiemRate: 90))
+        try context.save(author: "me")
+        let searchText = "Rome"
+        let kind = #Predicate<Trip> { $0 is BusinessTrip }
+        let search = #Predicate<Trip> { $0.destination.contains(searchText) }
+        let both = FetchDescriptor<Trip>(predicates: [kind, search])
+        #expect(try context.fetch(both).map(\.name) == ["Summit"])
+        let plan = try context.explain(both)
+        #expect(plan.query == #"is BusinessTrip && destination ~ "Rome""#)
+        #expect(plan.plan.description.contains("Trip.destination ~ \"Rome\""), "\(plan)")
+        #expect(plan.evaluatedCandidates)  // ~ folds case; contains does not, so each candidate is checked
+        let sum = FetchDescriptor<Trip>(predicate: kind) && FetchDescriptor<Trip>(predicate: search)
+        #expect(try context.fetch(sum).map(\.name) == ["Summit"])
+        #expect(try context.fetchCount(FetchDescriptor<Trip>(predicates: [search])) == 2)
+    }
+}
