@@ -13,6 +13,12 @@ import Foundation
 /// try context.save(author: "alice")
 /// let trips = try context.fetch(FetchDescriptor<Trip>(sortBy: [SortDescriptor(\.startDate)]))
 /// ```
+///
+/// A context belongs to one isolation domain (not `Sendable`, like its
+/// model objects): use it from the actor or thread that made it. To work in
+/// the background, give each actor its own context on the shared, `Sendable`
+/// container (see `ModelActor`); contexts on one container take turns with
+/// the store.
 public final class ModelContext {
     /// The container whose store it reads and writes.
     public let container: ModelContainer
@@ -75,6 +81,8 @@ public final class ModelContext {
     ///   language; errors the Foundation predicate throws while it is evaluated;
     ///   `StoreError.usage` for a sort key that is not a declared property.
     public func fetch<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> [T] {
+        container.lock.lock()
+        defer { container.lock.unlock() }
         var (query, exact) = try makeQuery(descriptor)
         var out: [T] = []
         if hasChanges {
@@ -112,6 +120,8 @@ public final class ModelContext {
     /// How many objects match (the limit and offset apply), pending changes included.
     /// - Throws: as `fetch`.
     public func fetchCount<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> Int {
+        container.lock.lock()
+        defer { container.lock.unlock() }
         if hasChanges { return try fetch(descriptor).count }
         let (query, exact) = try makeQuery(descriptor)
         let plain = descriptor.allPredicates.isEmpty && descriptor.fetchLimit == nil && descriptor.fetchOffset == nil
@@ -124,6 +134,8 @@ public final class ModelContext {
     /// The plan a fetch would use (of the saved objects; pending ones are tested one by one).
     /// - Throws: as `fetch`.
     public func explain<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> FetchPlan {
+        container.lock.lock()
+        defer { container.lock.unlock() }
         let (query, exact) = try makeQuery(descriptor)
         let result = try run(query, hasPredicate: !descriptor.allPredicates.isEmpty, countOnly: false)
         return FetchPlan(query: result.scanned ? "" : query.text, plan: result.plan, evaluatedCandidates: !exact || result.scanned)
@@ -253,6 +265,8 @@ public final class ModelContext {
     ///   for a deny rule, and file-system errors.
     @discardableResult
     public func save(author: String = ProcessInfo.processInfo.environment["USER"] ?? "unknown") throws -> HistoryTransaction? {
+        container.lock.lock()
+        defer { container.lock.unlock() }
         let staged = try stagePendingChanges(forSave: true)
         let (tx, newRows, newModels) = (staged.tx, staged.newRows, staged.newModels)
         let t = try store.commit(tx, author: author)
@@ -363,6 +377,8 @@ public final class ModelContext {
 
     /// Forgets unsaved inserts, deletes and changes: every known object reads as stored.
     public func rollback() {
+        container.lock.lock()
+        defer { container.lock.unlock() }
         for m in inserted { identity[m.persistentModelID] = nil }
         inserted.removeAll()
         deleted.removeAll()
@@ -375,6 +391,8 @@ public final class ModelContext {
     /// the others saved (the way to settle a conflict). An object deleted by
     /// another save is forgotten, with its pending changes.
     public func refresh(_ model: PersistentModel) {
+        container.lock.lock()
+        defer { container.lock.unlock() }
         let id = model.persistentModelID
         guard let state = read[id], identity[id] === model else { return }
         guard let o = store.table.object(at: state.row), o.id == id else {
@@ -399,6 +417,8 @@ public final class ModelContext {
 
     /// `refresh` for every object the context knows.
     public func refreshAll() {
+        container.lock.lock()
+        defer { container.lock.unlock() }
         for m in Array(identity.values) { refresh(m) }
     }
 
@@ -459,6 +479,8 @@ public final class ModelContext {
     /// types (subclasses included) and kinds.
     public func history(since token: Int64? = nil, types: [PersistentModel.Type]? = nil,
                         kinds: Set<Change.Kind>? = nil) -> [HistoryTransaction] {
+        container.lock.lock()
+        defer { container.lock.unlock() }
         let names = types.map { ts in ts.reduce(into: Set<String>()) { $0.formUnion(models.schema.deepTypeNames($1.entityName) ?? []) } }
         return HistoryFilter(since: token, types: names, kinds: kinds).apply(to: store.history)
     }
