@@ -78,6 +78,36 @@ func run() throws {
     print("range over 300 km:", longRange.map(\.name))
     print(try context.explain(FetchDescriptor<Vehicle>(predicate: #Predicate { $0 is Car && $0.name.contains("Z") })))
 
+    // A relationship edit: the bike moves to a new owner. The fetch sees the
+    // unsaved owner (pending changes count, as in SwiftData); nothing is
+    // deleted by leaving Ada's list.
+    let grace = Owner()
+    grace.name = "Grace"
+    context.insert(grace)
+    ada.vehicles.removeAll { $0 === bike }
+    grace.vehicles = [bike]
+    let owners = try context.fetch(FetchDescriptor<Owner>(sortBy: [SortDescriptor(\Owner.name)]))
+    print("owners before saving:", owners.map(\.name))
+    try context.save(author: "example")
+    print("the bike belongs to \(bike.owner?.name ?? "nobody")")
+
+    // A conflict, retried: another context renames the car first; this
+    // context's rename of the same property is refused until it refreshes.
+    let other = ModelContext(context.container)
+    if let car = try other.fetch(FetchDescriptor<Vehicle>(query: "name == \"Zoë\"")).first {
+        car.name = "Zoë E-Tech"
+        try other.save(author: "other")
+    }
+    zoe.name = "Zoe"
+    do {
+        try context.save(author: "example")
+    } catch StoreError.conflict(let conflicts) {
+        print("conflict:", conflicts.map(\.description).joined(separator: "; "))
+        context.refresh(zoe)  // takes in the other save; this context's change stays pending
+        try context.save(author: "example")
+        print("retried: the car is now \(zoe.name)")
+    }
+
     // Delete, then read the tombstone: the preserved name survives.
     context.delete(beetle)
     try context.save(author: "example")
