@@ -179,20 +179,39 @@ extension PredicateExpressions.CollectionContainsCollection: TranslatableExpress
     }
 }
 
-/// `if let p = $0 as? Sub { body } else { false }` is `is Sub && body`.
+/// `if let p = $0 as? Sub { body } else { false }` is `is Sub && body`; an
+/// `else if let q = $0 as? Other { … }` chain continues with `!is Sub && …`,
+/// and `else { true }` with `!is Sub`.
 extension PredicateExpressions.NilCoalesce: TranslatableExpression {
     func translate(_ t: PredicateTranslator) -> PredicateTranslator.Translation? {
-        guard let flat = lhs as? any CastFlatMap, let fallback = rhs as? any ValueExpression,
-              fallback.anyValue as? Bool == false else { return nil }
-        return flat.translateCast(t)
+        guard let flat = lhs as? any CastFlatMap, let typeTest = flat.typeTest(t), let branch = flat.translateCast(t) else { return nil }
+        let otherwise: PredicateTranslator.Translation
+        if let v = rhs as? any ValueExpression, let b = v.anyValue as? Bool {
+            if !b { return branch }
+            otherwise = .all
+        } else {
+            otherwise = t.translate(rhs)
+        }
+        let notType: QueryExpression = .not(typeTest.expression)
+        if otherwise.text.isEmpty {
+            return .init(expression: .or([branch.expression, notType]), text: "(\(branch.text) || !\(typeTest.text))",
+                         exact: branch.exact && otherwise.exact)
+        }
+        return .init(expression: .or([branch.expression, .and([notType, otherwise.expression])]),
+                     text: "(\(branch.text) || (!\(typeTest.text) && \(otherwise.text)))", exact: branch.exact && otherwise.exact)
     }
 }
 
 protocol CastFlatMap {
     func translateCast(_ t: PredicateTranslator) -> PredicateTranslator.Translation?
+    func typeTest(_ t: PredicateTranslator) -> PredicateTranslator.Translation?
 }
 
 extension PredicateExpressions.OptionalFlatMap: CastFlatMap {
+    func typeTest(_ t: PredicateTranslator) -> PredicateTranslator.Translation? {
+        (wrapped as? any TranslatableExpression)?.translate(t)
+    }
+
     func translateCast(_ t: PredicateTranslator) -> PredicateTranslator.Translation? {
         guard let cast = wrapped as? any TranslatableExpression, let typeTest = cast.translate(t) else { return nil }
         let body = t.translate(transform)
