@@ -50,12 +50,34 @@ struct CommandContext {
 
     /// Opens the store, printing its warnings (a torn journal tail) on stderr.
     func openStore(_ access: StoreAccess) throws -> Store {
-        let store = try Store.open(storePath, schema: schema, access: access, options: options())
+        let store = try open(access, options: options())
         for w in store.warnings {
             console.err(w + (store.hasTornTail && access == .read ? CLIError.tornTailAdvice : ""))
         }
         console.keepUntilExit(store)
         return store
+    }
+
+    /// Opens the store with this command's schema. Without `--schema`, a
+    /// writer may extend the store's schema between reading its record and
+    /// reading its files: then the record is read again and the open retried,
+    /// so a reader never fails because a writer is busy.
+    func open(_ access: StoreAccess, options: StoreOptions) throws -> Store {
+        var schema = self.schema
+        var attempt = 0
+        while true {
+            do {
+                return try Store.open(storePath, schema: schema, access: access, options: options)
+            } catch let e as StoreError where args.value("schema") == nil && attempt < 5 {
+                switch e {
+                case .schemaMismatch, .damaged: break
+                default: throw e
+                }
+                guard let recorded = try Store.recordedSchema(in: storePath), recorded.fingerprint != schema.fingerprint else { throw e }
+                schema = recorded
+                attempt += 1
+            }
+        }
     }
 
     /// Positional argument `i`, or a usage error naming what is missing.

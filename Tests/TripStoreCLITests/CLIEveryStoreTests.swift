@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import TripStoreCLI
+@testable import TripStoreCLI
 import TripStoreEngine
 
 // The command line serves a store made through the library with the store's
@@ -233,5 +233,91 @@ final class TVSpecial: Production {
     /// The id of the production with that title.
     func idOf(_ title: String, _ folder: String) -> String {
         run(["query", "title == \"\(title)\"", "--format", "ids"], folder).out.trimmingCharacters(in: .newlines)
+    }
+
+    // What a hostile review found, each kept fixed.
+
+    @Test func aReaderWhoseSchemaAWriterExtendedMeanwhileRetriesWithTheNewRecord() throws {
+        let folder = try makeFilmStore()
+        let old = try #require(try Store.recordedSchema(in: folder))
+        let file = CLIRunner.scratch() + "/added.json"
+        try extendTVSpecial(run(["schema", "--format", "json"], folder).out).write(toFile: file, atomically: true, encoding: .utf8)
+        #expect(CLIRunner.run(["--schema", file, "import", "-"], store: folder,
+                              stdin: #"[{"type":"TVSpecial","id":"tv2","data":{"title":"Late","network":"ITV","host":"Sam"}}]"#).code == 0)
+        // A reader that read the record before the writer extended it.
+        let args = try ArgumentScanner.scan(["--store", folder, "query", "--count"], specs: Commands.specs)
+        let ctx = CommandContext(args: args, console: Console.captured(), environment: [:], schema: old,
+                                 spec: Commands.specs["query"]!, input: .text(""))
+        let store = try ctx.openStore(.read)
+        #expect(store.schema.fingerprint != old.fingerprint)
+        #expect(store.schema.entity(named: "TVSpecial")?.property(named: "host") != nil)
+    }
+
+    @Test func anInverseDeclaredOnOneSideIsBothSidesSoADeleteLeavesNoDanglingReference() throws {
+        let dir = CLIRunner.scratch()
+        let schema = dir + "/inverse.json"
+        try #"{"entities":[{"name":"A","relationships":[{"name":"bs","destination":"B","toMany":true,"inverse":"a","deleteRule":"cascade"}]},{"name":"B","relationships":[{"name":"a","destination":"A"}]}]}"#
+            .write(toFile: schema, atomically: true, encoding: .utf8)
+        let store = dir + "/store"
+        let r = CLIRunner.run(["--schema", schema, "import", "-"], store: store,
+                              stdin: #"[{"type":"A","id":"a","data":{"bs":[{"id":"b"}]}},{"type":"B","id":"b","data":{}}]"#)
+        #expect(r.code == 0, "\(r.err)")
+        #expect(run(["get", "b"], store).out.contains(#""a": {"#))  // the other side, derived
+        #expect(run(["delete", "b"], store).code == 0)
+        #expect(run(["query", "--format", "jsonl"], store).out == #"{"type":"A","id":"a","data":{"bs":[]}}"# + "\n")
+        #expect(run(["verify"], store).code == 0)
+        #expect(run(["schema", "--format", "json"], store).out.contains(#""inverse": "bs""#))
+    }
+
+    @Test func anImageOfTheSchemaBeforeAnAdditionIsStaleNotDamage() throws {
+        let folder = try makeFilmStore()
+        #expect(run(["compact"], folder).code == 0)
+        let file = CLIRunner.scratch() + "/added.json"
+        try extendTVSpecial(run(["schema", "--format", "json"], folder).out).write(toFile: file, atomically: true, encoding: .utf8)
+        #expect(CLIRunner.run(["--schema", file, "update", "--where", #"title == "Gala""#, "--set", "host=Sam"], store: folder).code == 0)
+        let v = run(["verify"], folder)
+        #expect(v.code == 0, "\(v.err)")
+    }
+
+    @Test func changingOptionalityPreservationOrADeleteRuleIsAMismatch() throws {
+        let folder = try makeFilmStore()
+        let original = run(["schema", "--format", "json"], folder).out
+        let changes = [
+            (original.replacingOccurrences(of: #""name": "network","#, with: #""name": "network", "optional": true,"#),
+             "attribute 'TVSpecial.network' became optional"),
+            (original.replacingOccurrences(of: #""preserveOnDeletion": true,"#, with: ""),
+             "attribute 'Production.title' is no longer preserved on deletion"),
+        ]
+        for (k, (text, expected)) in changes.enumerated() {
+            #expect(text != original, "case \(k) changed nothing")
+            let file = CLIRunner.scratch() + "/changed.json"
+            try text.write(toFile: file, atomically: true, encoding: .utf8)
+            let r = CLIRunner.run(["--schema", file, "update", "--where", #"title == "Gala""#, "--set", "network=ITV"], store: folder)
+            #expect(r.code == 1 && r.err.contains(expected), "\(r.err)")
+        }
+        #expect(run(["query", "--from", "TVSpecial", "--fields", "network", "--format", "csv"], folder).out.hasSuffix(",BBC\n"))
+    }
+
+    @Test func aSchemaRecordLeftByAFirstCommitThatNeverHappenedIsIgnored() throws {
+        let folder = try makeFilmStore()
+        let crashed = CLIRunner.scratch() + "/crashed"
+        try FileManager.default.createDirectory(atPath: crashed, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: folder + "/schema.json", toPath: crashed + "/schema.json")
+        try "partial".write(toFile: crashed + "/snapshot-1.jsonl.tmp", atomically: true, encoding: .utf8)
+        #expect(run(["query", "--count"], crashed).code == 1)  // no store yet
+        let r = run(["import", CLIRunner.projectRoot + "/SampleData/trips.json"], crashed)
+        #expect(r.code == 0, "\(r.err)")
+        #expect(run(["schema"], crashed).out.hasPrefix("Trip\n"))
+    }
+
+    @Test func aSchemaRecordThatDoesNotDescribeTheSnapshotIsDamage() throws {
+        let folder = try makeFilmStore()
+        #expect(run(["compact"], folder).code == 0)
+        // A valid, checksummed record of another schema in its place.
+        let other = try Schema([EntityDescription("Production", attributes: [AttributeDescription("title", .string)])])
+        try Data(SchemaRecordFormat.bytes(other)).write(to: URL(fileURLWithPath: folder + "/schema.json"))
+        let r = run(["verify"], folder)
+        #expect(r.code == 2)
+        #expect(r.err.contains("schema.json line 1: it does not describe"), "\(r.err)")
     }
 }

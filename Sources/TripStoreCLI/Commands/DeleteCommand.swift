@@ -6,7 +6,7 @@ enum DeleteCommand {
         name: "delete", summary: "delete objects, following delete rules; each leaves a tombstone",
         usage: "tripstore delete ID... | --where PREDICATE [--from TYPE] [--dry-run] [--author NAME]",
         valueOptions: ["where": "delete every object that matches this predicate",
-                       "from": "the root type for --where (default Trip)",
+                       "from": "the root type for --where (default: the store's first root type, Trip for trips)",
                        "author": "who made the change, for history (default $USER)"],
         flagOptions: ["dry-run": "show what would be deleted (cascades included) and change nothing"],
         examples: ["tripstore delete rome-summit", "tripstore delete --where 'name ^= \"Draft:\"' --dry-run"])

@@ -27,7 +27,7 @@ enum ImportCommand {
         }
         phase("decoding \(bytes.count / 1_000_000) MB")
         var lastPercent = -1
-        let objects = try EnvelopeInput.decode(bytes, schema: ctx.schema) { done, total in
+        var objects = try EnvelopeInput.decode(bytes, schema: ctx.schema) { done, total in
             let percent = done * 100 / max(total, 1)
             if percent != lastPercent {
                 lastPercent = percent
@@ -37,6 +37,10 @@ enum ImportCommand {
         Trace.mark("parse+decode \(objects.count) objects")
         phase("opening the store")
         let store = try ctx.openStore(.write)
+        if store.schema.fingerprint != ctx.schema.fingerprint {
+            // Another writer extended the store's schema meanwhile: decode with it.
+            objects = try EnvelopeInput.decode(bytes, schema: store.schema)
+        }
         var tx = store.transaction()
         Trace.mark("open store")
         phase("linking \(objects.count) objects")

@@ -5,7 +5,7 @@ enum QueryCommand {
     static let spec = CommandSpec(
         name: "query", summary: "print the objects that match a predicate",
         usage: "tripstore query [PREDICATE] [--from TYPE] [--sort KEY[,KEY]] [--limit N] [--offset N] [--fields a,b] [--format table|json|jsonl|csv|ids] [--count] [--explain]",
-        valueOptions: ["from": "the root type to query (subclasses included; default Trip)",
+        valueOptions: ["from": "the root type to query (subclasses included; default: the store's first root type, Trip for trips)",
                        "sort": "sort keys, comma-separated; -KEY sorts descending; ties are broken by id",
                        "limit": "print at most N objects", "offset": "skip the first N objects",
                        "fields": "only these attributes (json/jsonl: in data; table/csv: as columns)",

@@ -5,7 +5,7 @@ enum ShellCommand {
     static let spec = CommandSpec(
         name: "shell", summary: "keep the store open and run one query or .command per line",
         usage: "tripstore shell [--from TYPE] [--format F]",
-        valueOptions: ["from": "the root type to query (default Trip)", "format": "output format (as for query)"],
+        valueOptions: ["from": "the root type to query (default: the store's first root type, Trip for trips)", "format": "output format (as for query)"],
         examples: ["tripstore shell", "printf 'is BusinessTrip\\n.count on\\ndestination ~ \"Rome\"\\n' | tripstore shell"])
 
     static let help = """

@@ -7,7 +7,7 @@ enum UpdateCommand {
         usage: "tripstore update ID... | --where PREDICATE --set KEY=VALUE [--set …] [--from TYPE] [--author NAME]",
         valueOptions: ["set": "KEY=VALUE, read in the attribute's type (quotes optional for text, null for nil); repeat for more",
                        "where": "update every object that matches this predicate",
-                       "from": "the root type for --where (default Trip)",
+                       "from": "the root type for --where (default: the store's first root type, Trip for trips)",
                        "author": "who made the change, for history (default $USER)"],
         examples: ["tripstore update rome-summit --set perDiemRate=175 --set 'purpose=Sales summit 2026'",
                    "tripstore update --where 'is PersonalTrip && notes == nil' --set 'notes=\"to plan\"'"])

@@ -88,9 +88,17 @@ extension Store {
                 throw StoreError.damaged(file: path, line: 1, detail: "the header's schema is unreadable", repairable: false)
             }
             // The fingerprint must be the one of the schema the header describes.
-            guard let described = try? Schema(stored), described.fingerprint == fp else {
+            guard (try? Schema(stored)) != nil, SchemaCoding.fingerprint(of: stored) == fp else {
                 throw StoreError.damaged(file: path, line: 1, detail: "the header's schema fingerprint \(fp) is not the fingerprint of the schema it describes",
                                          repairable: false)
+            }
+            // The record is written before any snapshot, so it holds at least what the header does.
+            if let recorded = recordedDescriptions, fp != recordedFingerprint {
+                let problems = SchemaCompatibility.differences(stored: stored, current: recorded)
+                if !problems.isEmpty {
+                    throw StoreError.damaged(file: files.schemaRecord, line: 1,
+                                             detail: "it does not describe \(path)'s schema: " + problems.joined(separator: "; "), repairable: false)
+                }
             }
             if fp != schema.fingerprint {
                 let problems = SchemaCompatibility.differences(stored: stored, current: schema.descriptions)

@@ -21,6 +21,9 @@ extension Store {
     ///   does not describe a schema, `StoreError.newerFormat`, `IOError`.
     public static func recordedSchema(in folder: String) throws -> Schema? {
         let files = StoreFiles(folder: folder)
+        // A record without a journal or snapshot is from a first commit that
+        // never happened (a crash): the folder holds no store, and no schema.
+        guard try files.exists() else { return nil }
         if let schema = try readSchemaRecord(files) { return schema }
         guard let token = try files.list().snapshots.last else { return nil }
         let path = files.snapshot(token)
@@ -52,6 +55,8 @@ extension Store {
             bytes = try FileIO.readFile(path)
         } catch let e as IOError where e.code == ENOENT {
             return nil
+        } catch let e as IOError where e.code == IOError.notRegularFile || e.code == EISDIR {
+            throw StoreError.damaged(file: path, line: nil, detail: "not a regular file", repairable: false)
         }
         do {
             return try SchemaRecordFormat.read(bytes)
@@ -66,7 +71,8 @@ extension Store {
     /// At open: reads `schema.json` and checks that this program's schema can
     /// use the store (equal, or only additions).
     func loadSchemaRecord() throws {
-        guard let recorded = try Store.readSchemaRecord(files) else { return }
+        guard try files.exists(), let recorded = try Store.readSchemaRecord(files) else { return }
+        recordedDescriptions = recorded.descriptions
         recordedFingerprint = recorded.fingerprint
         if recorded.fingerprint != schema.fingerprint {
             let problems = SchemaCompatibility.differences(stored: recorded.descriptions, current: schema.descriptions)
@@ -119,5 +125,19 @@ extension Store {
             out.append(contentsOf: chunk[0..<n])
         }
         throw StoreError.damaged(file: path, line: 1, detail: "the header line has no end within \(limit) bytes", repairable: false)
+    }
+}
+
+extension Store {
+    /// True when the snapshot's image was made for another schema (the
+    /// store's schema was extended since): stale, not damaged; the next
+    /// snapshot writes a new one.
+    package func imageIsForAnotherSchema() -> Bool {
+        guard let fd = try? FileIO.openRegular(files.image(snapshotToken)) else { return false }
+        defer { FileIO.close(fd) }
+        var bytes = [UInt8](repeating: 0, count: SnapshotImage.Header.byteCount)
+        let n = bytes.withUnsafeMutableBytes { FileIO.read(fd, into: $0, at: 0) }
+        guard n == bytes.count, let header = SnapshotImage.Header.decode(bytes) else { return false }
+        return header.binding.fingerprint != SnapshotImage.fingerprint(schema)
     }
 }

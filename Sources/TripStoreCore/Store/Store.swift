@@ -76,6 +76,8 @@ public final class Store {
     var hasSnapshot = false
     /// The fingerprint in `schema.json`, nil while the store has no record.
     var recordedFingerprint: String?
+    /// The schema `schema.json` describes, to check snapshot headers against.
+    var recordedDescriptions: [EntityDescription]?
     var journalSize = 0
     var journalTransactions = 0
     /// Transactions in the journal (committed since the snapshot).

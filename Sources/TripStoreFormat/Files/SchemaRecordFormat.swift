@@ -45,7 +45,7 @@ package enum SchemaRecordFormat {
         } catch {
             throw .damaged("\(error)")
         }
-        guard case .int(let format)? = value["format"] else { throw .damaged("it has no format version") }
+        guard case .int(let format)? = value["format"], format >= 1 else { throw .damaged("it has no format version") }
         guard format <= version else { throw .newerFormat(Int(format)) }
         let schema: Schema
         do {

@@ -20,10 +20,13 @@ public struct Schema: Sendable {
     private let indexByName: [String: Int]
 
     /// A schema from its model descriptions (roots and subclasses, any order).
+    /// An inverse declared on one side of a pair only (as SwiftData allows)
+    /// is completed on the other side.
     ///
     /// - Throws: `SchemaError` for an unknown parent or destination, a duplicate
     ///   or clashing name, or an inverse that does not mirror its relationship.
-    public init(_ descriptions: [EntityDescription]) throws(SchemaError) {
+    public init(_ declared: [EntityDescription]) throws(SchemaError) {
+        let descriptions = SchemaValidator.completingInverses(declared)
         try SchemaValidator.validate(descriptions)
         var indexByName: [String: Int] = [:]
         for (i, d) in descriptions.enumerated() { indexByName[d.name] = i }

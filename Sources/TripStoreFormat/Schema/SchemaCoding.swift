@@ -65,7 +65,7 @@ package enum SchemaCoding {
 
     /// 64-bit FNV-1a of the canonical JSON, entities sorted by name so that the
     /// order of declaration does not matter.
-    static func fingerprint(of ds: [EntityDescription]) -> String {
+    package static func fingerprint(of ds: [EntityDescription]) -> String {
         var w = JSONWriter()
         write(ds.sorted { $0.name < $1.name }, to: &w)
         var h: UInt64 = 0xcbf2_9ce4_8422_2325

@@ -3,7 +3,9 @@ import TripStoreSystem
 /// Decides whether a store written with one schema can be opened with another.
 ///
 /// Additions are fine (a new entity, a new optional attribute, a new index, a
-/// new relationship); anything else is a difference the store refuses.
+/// new relationship); anything else (a type, optionality, preservation,
+/// delete rule or inverse that changed, anything removed) is a difference
+/// the store refuses.
 package enum SchemaCompatibility {
     /// The differences that prevent opening, empty when `stored` can be read by `current`.
     package static func differences(stored: [EntityDescription], current: [EntityDescription]) -> [String] {
@@ -26,8 +28,14 @@ package enum SchemaCompatibility {
                 if a.type != b.type {
                     problems.append("attribute '\(old.name).\(a.name)' changed type from \(a.type.displayName) to \(b.type.displayName)")
                 }
-                if a.isOptional && !b.isOptional {
-                    problems.append("attribute '\(old.name).\(a.name)' became required")
+                if a.isOptional != b.isOptional {
+                    problems.append("attribute '\(old.name).\(a.name)' became \(b.isOptional ? "optional" : "required")")
+                }
+                if a.preservesOnDeletion != b.preservesOnDeletion {
+                    problems.append("attribute '\(old.name).\(a.name)' is \(b.preservesOnDeletion ? "now" : "no longer") preserved on deletion")
+                }
+                if a.isIndexed && !b.isIndexed {
+                    problems.append("attribute '\(old.name).\(a.name)' lost its index")
                 }
             }
             let oldNames = Set(old.attributes.map(\.name))
@@ -42,6 +50,9 @@ package enum SchemaCompatibility {
                 }
                 if r.destination != s.destination || r.isToMany != s.isToMany || r.inverse != s.inverse {
                     problems.append("relationship '\(old.name).\(r.name)' changed its destination, cardinality or inverse")
+                }
+                if r.deleteRule != s.deleteRule {
+                    problems.append("relationship '\(old.name).\(r.name)' changed its delete rule from \(r.deleteRule.rawValue) to \(s.deleteRule.rawValue)")
                 }
             }
         }

@@ -51,7 +51,7 @@ public enum SchemaError: Error, Sendable, Equatable, CustomStringConvertible {
             return "relationship '\(e).\(r)': \(detail)"
         case .emptyEnumeration(let e, let a): return "enum attribute '\(e).\(a)' has no cases"
         case .invalidName(let n, let owner):
-            return (owner.map { "entity '\($0)': property " } ?? "entity ") + "'\(n)' is not a valid name (letters, digits and '_', not starting with a digit)"
+            return (owner.map { "entity '\($0)': property " } ?? "entity ") + "'\(n)' is not a valid name (ASCII letters, digits and '_', not starting with a digit)"
         case .noEntities: return "the schema declares no entity"
         case .duplicateEnumCase(let e, let a, let v): return "enum attribute '\(e).\(a)' lists case '\(v)' twice"
         case .malformedFile(let location, let detail): return location + ": " + detail

@@ -31,8 +31,11 @@ package enum SchemaFile {
     /// `entities` and `fingerprint` (a store's record adds `format` and `crc32c`).
     package static func read(_ bytes: [UInt8], extraKeys: Set<String> = []) throws(SchemaError) -> Schema {
         let value: JSONValue
+        // A byte-order mark is skipped, as `import` skips one.
+        let start = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
         do {
-            value = try bytes.withUnsafeBufferPointer { buf in
+            value = try bytes.withUnsafeBufferPointer { all in
+                let buf = UnsafeBufferPointer(rebasing: all[start...])
                 var r = JSONReader(buffer: buf)
                 return try r.parseDocument()
             }

@@ -2,6 +2,43 @@ import TripStoreJSON
 import TripStoreSystem
 /// Checks a list of entity descriptions before a `Schema` is built from them.
 enum SchemaValidator {
+    /// Where a relationship names an inverse whose own declaration names
+    /// none, the inverse names it back: a pair is two-sided in meaning,
+    /// whichever side declared it.
+    static func completingInverses(_ ds: [EntityDescription]) -> [EntityDescription] {
+        var out = ds
+        let index = Dictionary(ds.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { a, _ in a })
+        for d in ds {
+            for r in d.relationships {
+                guard let name = r.inverse else { continue }
+                // The inverse is declared on the destination or one of its ancestors.
+                var e = index[r.destination]
+                var seen = Set<Int>()
+                while let i = e, seen.insert(i).inserted {
+                    if let k = out[i].relationships.firstIndex(where: { $0.name == name }) {
+                        if out[i].relationships[k].inverse == nil, out[i].relationships[k].destination == d.name || isAncestor(out[i].relationships[k].destination, of: d.name, ds, index) {
+                            out[i].relationships[k].inverse = r.name
+                        }
+                        break
+                    }
+                    e = out[i].parent.flatMap { index[$0] }
+                }
+            }
+        }
+        return out
+    }
+
+    static func isAncestor(_ a: String, of name: String, _ ds: [EntityDescription], _ index: [String: Int]) -> Bool {
+        var current = index[name].flatMap { ds[$0].parent }
+        var steps = 0
+        while let c = current, steps < ds.count {
+            if c == a { return true }
+            current = index[c].flatMap { ds[$0].parent }
+            steps += 1
+        }
+        return false
+    }
+
     static func validate(_ ds: [EntityDescription]) throws(SchemaError) {
         guard !ds.isEmpty else { throw .noEntities }
         var byName: [String: EntityDescription] = [:]
@@ -75,6 +112,7 @@ enum SchemaValidator {
         case .embedded(let e):
             var seen = Set<String>()
             for f in e.fields {
+                guard isValidName(f.name) else { throw .invalidName(attribute + "." + f.name, owner: entity) }
                 guard seen.insert(f.name).inserted else { throw .duplicateProperty(entity: entity, property: attribute + "." + f.name) }
                 try checkType(f.type, entity: entity, attribute: attribute + "." + f.name)
             }

@@ -62,7 +62,7 @@ import TripStoreModels
          "relationship 'A.b': its inverse 'B.c' points at 'C', not at 'A'"),
         ([EntityDescription("A", attributes: [AttributeDescription("e", .enumeration(EnumDescription("E", cases: [])))])],
          "enum attribute 'A.e' has no cases"),
-        ([EntityDescription("1A")], "entity '1A' is not a valid name (letters, digits and '_', not starting with a digit)"),
+        ([EntityDescription("1A")], "entity '1A' is not a valid name (ASCII letters, digits and '_', not starting with a digit)"),
     ])
     func invalidSchemasAreRejected(_ entities: [EntityDescription], _ message: String) {
         do {

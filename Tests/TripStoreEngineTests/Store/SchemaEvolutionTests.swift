@@ -37,7 +37,7 @@ import TripStoreModels
     @Test func otherDifferencesAreRefusedNamingEach() throws {
         let folder = try filmStore()
         var changed = FilmSchema.entities
-        changed[1].attributes[0] = AttributeDescription("screens", .string)
+        changed[1].attributes[0] = AttributeDescription("screens", .string, options: [.indexed])
         do {
             _ = try Store.open(folder, schema: try Schema(changed), access: .read)
             Issue.record("opened a store with an incompatible schema")
