@@ -320,4 +320,17 @@ final class TVSpecial: Production {
         #expect(r.code == 2)
         #expect(r.err.contains("schema.json line 1: it does not describe"), "\(r.err)")
     }
+
+    @Test func propertiesCalledTypeAndIDNeverHideTheEnvelopes() throws {
+        let dir = CLIRunner.scratch()
+        let schema = dir + "/s.json"
+        try #"{"entities":[{"name":"A","attributes":[{"name":"type","type":"string"},{"name":"id","type":"int"}]}]}"#
+            .write(toFile: schema, atomically: true, encoding: .utf8)
+        let store = dir + "/store"
+        #expect(CLIRunner.run(["--schema", schema, "import", "-"], store: store,
+                              stdin: #"[{"type":"A","id":"a1","data":{"type":"X","id":7}}]"#).code == 0)
+        #expect(run(["query", "--format", "csv"], store).out == "type,id,data.type,data.id\nA,a1,X,7\n")
+        #expect(run(["query", "--format", "csv", "--fields", "data.type,type"], store).out == "id,data.type,type\na1,X,A\n")
+        #expect(run(["query", "--format", "jsonl", "--fields", "data.id"], store).out == #"{"type":"A","id":"a1","data":{"id":7}}"# + "\n")
+    }
 }

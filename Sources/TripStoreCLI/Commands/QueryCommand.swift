@@ -74,7 +74,7 @@ enum QueryCommand {
         if let fields = s.fields {
             let from = store.schema.entity(named: s.from ?? store.schema.roots[0].name)!
             let known = Set(from.closure.flatMap { store.schema.entities[$0].properties.map(\.name) })
-            for f in fields where !known.contains(f) && f != "id" && f != "type" {
+            for f in fields where !known.contains(f.hasPrefix("data.") ? String(f.dropFirst(5)) : f) && f != "id" && f != "type" {
                 throw CLIError("--fields: \(from.name) and its subclasses have no property '\(f)'" + NameSuggestion.hint(for: f, in: known.sorted()))
             }
         }

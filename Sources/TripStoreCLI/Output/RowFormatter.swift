@@ -17,14 +17,16 @@ struct RowFormatter {
     var schema: Schema { store.schema }
 
     /// Columns for table and csv: type and id, then the requested fields or
-    /// the root type's own scalar attributes.
+    /// the root type's own scalar attributes. A property called `type` or
+    /// `id` is the column `data.type` / `data.id`, so it never hides the
+    /// envelope's own (`--fields data.type` asks for it).
     var columns: [String] {
         if let fields { return ["id"] + fields.filter { $0 != "id" } }
         var out = ["type", "id"]
         for p in from.properties {
             guard let a = p.attribute else { continue }
             if case .embedded = a.type { continue }
-            out.append(p.name)
+            out.append(p.name == "type" || p.name == "id" ? "data." + p.name : p.name)
         }
         return out
     }
@@ -34,7 +36,8 @@ struct RowFormatter {
     func cell(_ o: StoredObject, _ column: String) -> String {
         if column == "type" { return schema.entities[o.entity].name }
         if column == "id" { return o.id.escapingControls() }
-        guard let p = schema.entities[o.entity].property(named: column) else { return "" }
+        let name = column.hasPrefix("data.") ? String(column.dropFirst(5)) : column
+        guard let p = schema.entities[o.entity].property(named: name) else { return "" }
         return text(o.values[p.slot], p).escapingControls()
     }
 
@@ -108,7 +111,8 @@ struct RowFormatter {
 
     func envelope(_ r: RowID, _ w: inout JSONWriter) {
         let o = store.table.object(at: r)!
-        EnvelopeEncoder.write(o, schema: schema, lookup: store.table, to: &w, fields: fields.map(Set.init))
+        EnvelopeEncoder.write(o, schema: schema, lookup: store.table, to: &w,
+                              fields: fields.map { Set($0.map { $0.hasPrefix("data.") ? String($0.dropFirst(5)) : $0 }) })
     }
 
     /// At most 40 characters, never ending inside a `\u00XX` escape.
