@@ -262,9 +262,16 @@ struct QueryPlanner {
             rows = order.map { rows[$0] }
             return
         }
+        rows = QueryPlanner.order(rows, by: keys, in: table, idLess: idLess).map { rows[$0] }
+    }
+
+    /// The positions of `rows` in sorted order: by the keys' values, nil
+    /// first ascending and last descending, ties by `idLess`.
+    static func order<Source: RowValues>(_ rows: [RowID], by keys: [(PropertyAccess, Bool)], in source: Source,
+                                         idLess: (Int, Int) -> Bool) -> [Int] {
         let values: [[IndexKey?]] = rows.map { r in
             keys.map { k in
-                if case .value(let v) = k.0.resolve(r, table) { return IndexKey(v) }
+                if case .value(let v) = k.0.resolve(r, source) { return IndexKey(v) }
                 return nil
             }
         }
@@ -283,7 +290,7 @@ struct QueryPlanner {
             }
             return idLess(a, b)
         }
-        rows = order.map { rows[$0] }
+        return order
     }
 
     func describe(_ ps: [CompiledPredicate]) -> String {

@@ -35,28 +35,8 @@ extension Store {
             keys.append((try compiler.resolve(path, from: from.closure).0, key.descending))
         }
         let ids = rows.map { tx.object(at: $0)?.id ?? "" }
-        let values: [[IndexKey?]] = rows.map { r in
-            keys.map { k in
-                if case .value(let v) = k.0.resolve(r, tx) { return IndexKey(v) }
-                return nil
-            }
-        }
         // The order `run` gives: nil first ascending and last descending, ties by id.
-        var order = Array(rows.indices)
-        order.sort { a, b in
-            for (i, k) in keys.enumerated() {
-                let x = values[a][i], y = values[b][i]
-                if x == y { continue }
-                let less: Bool
-                switch (x, y) {
-                case (nil, _): less = true
-                case (_, nil): less = false
-                case (let x?, let y?): less = x < y
-                }
-                return k.1 ? !less : less
-            }
-            return ObjectTable.byteLess(ids[a], ids[b])
-        }
+        let order = QueryPlanner.order(rows, by: keys, in: tx) { ObjectTable.byteLess(ids[$0], ids[$1]) }
         let start = min(order.count, query.offset)
         let end = query.limit.map { min(order.count, start + $0) } ?? order.count
         return order[start..<end].map { rows[$0] }
