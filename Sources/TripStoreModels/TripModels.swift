@@ -6,17 +6,17 @@ import TripStoreEngine
 /// A trip: the base class of `BusinessTrip` and `PersonalTrip`.
 public class Trip: PersistentModel {
     /// The name (preserved on deletion for trips).
-    public var name = ""
+    @Attribute public var name = ""
     /// Where the trip goes.
-    public var destination = ""
+    @Attribute public var destination = ""
     /// When it starts (preserved on deletion).
-    public var startDate = Date(timeIntervalSince1970: 0)
+    @Attribute public var startDate = Date(timeIntervalSince1970: 0)
     /// When it ends (preserved on deletion).
-    public var endDate = Date(timeIntervalSince1970: 0)
+    @Attribute public var endDate = Date(timeIntervalSince1970: 0)
     /// Things to do on the trip; deleted with it (cascade).
-    public var bucketList: [BucketListItem] = []
+    @Relationship public var bucketList: [BucketListItem] = []
     /// Where the travellers stay; deleted with the trip (cascade).
-    public var livingAccommodation: LivingAccommodation?
+    @Relationship public var livingAccommodation: LivingAccommodation?
 
     /// An empty object, as the store materialises one before filling it.
     public required init() { super.init() }
@@ -72,21 +72,21 @@ public struct MeetingItinerary: ModelEmbedded, Equatable, Sendable {
 /// A business trip: purpose, expenses and what happened on it.
 public final class BusinessTrip: Trip {
     /// Why the trip is made.
-    public var purpose = ""
+    @Attribute public var purpose = ""
     /// The code expenses are booked on.
-    public var expenseCode = ""
+    @Attribute public var expenseCode = ""
     /// The daily allowance.
-    public var perDiemRate = 0.0
+    @Attribute public var perDiemRate = 0.0
     /// The allowance per mile.
-    public var mileageRate = 0.0
+    @Attribute public var mileageRate = 0.0
     /// The meeting itinerary, stored inside the trip.
-    public var itinerary: MeetingItinerary?
+    @Attribute public var itinerary: MeetingItinerary?
     /// Daily mileage records (cascade).
-    public var milesDriven: [DailyMileageRecord] = []
+    @Relationship public var milesDriven: [DailyMileageRecord] = []
     /// Meals expensed on the trip (cascade).
-    public var businessMeals: [BusinessMeal] = []
+    @Relationship public var businessMeals: [BusinessMeal] = []
     /// Conference sessions attended (cascade).
-    public var sessionsAttended: [ConferenceSession] = []
+    @Relationship public var sessionsAttended: [ConferenceSession] = []
 
     /// An empty object, as the store materialises one before filling it.
     public required init() { super.init() }
@@ -123,17 +123,17 @@ public final class PersonalTrip: Trip {
     }
 
     /// Why the trip is made.
-    public var reason = Reason.unknown
+    @Attribute public var reason = Reason.unknown
     /// Free notes.
-    public var notes: String?
+    @Attribute public var notes: String?
     /// Frequent-flyer codes used.
-    public var frequentFlyerCodes: [String] = []
+    @Attribute public var frequentFlyerCodes: [String] = []
     /// Passes for venues.
-    public var venuePasses: [String] = []
+    @Attribute public var venuePasses: [String] = []
     /// Attractions to visit (cascade).
-    public var attractionsToVisit: [Attraction] = []
+    @Relationship public var attractionsToVisit: [Attraction] = []
     /// Family members on the trip (nullify).
-    public var familyMembers: [FamilyMember] = []
+    @Relationship public var familyMembers: [FamilyMember] = []
 
     /// An empty object, as the store materialises one before filling it.
     public required init() { super.init() }
@@ -160,15 +160,15 @@ public final class PersonalTrip: Trip {
 /// Where travellers stay on a trip.
 public final class LivingAccommodation: PersistentModel {
     /// The name (preserved on deletion for trips).
-    public var name = ""
+    @Attribute public var name = ""
     /// The postal address.
-    public var address = ""
+    @Attribute public var address = ""
     /// Check-in time, if known.
-    public var checkIn: Date?
+    @Attribute public var checkIn: Date?
     /// Check-out time, if known.
-    public var checkOut: Date?
+    @Attribute public var checkOut: Date?
     /// The trip it belongs to (the inverse side).
-    public var trip: Trip?
+    @Relationship public var trip: Trip?
 
     /// An empty object, as the store materialises one before filling it.
     public required init() { super.init() }
@@ -196,13 +196,13 @@ public final class LivingAccommodation: PersistentModel {
 /// Something to do on a trip.
 public final class BucketListItem: PersistentModel {
     /// The title.
-    public var title = ""
+    @Attribute public var title = ""
     /// More about it.
-    public var details: String?
+    @Attribute public var details: String?
     /// Whether it is done.
-    public var isCompleted = false
+    @Attribute public var isCompleted = false
     /// The trip it belongs to (the inverse side).
-    public var trip: Trip?
+    @Relationship public var trip: Trip?
 
     /// An empty object, as the store materialises one before filling it.
     public required init() { super.init() }
@@ -228,15 +228,15 @@ public final class BucketListItem: PersistentModel {
 /// A meal on a business trip.
 public final class BusinessMeal: PersistentModel {
     /// Where the meal was.
-    public var restaurant = ""
+    @Attribute public var restaurant = ""
     /// When.
-    public var date = Date(timeIntervalSince1970: 0)
+    @Attribute public var date = Date(timeIntervalSince1970: 0)
     /// What it cost.
-    public var cost = 0.0
+    @Attribute public var cost = 0.0
     /// Who attended.
-    public var attendees: [String] = []
+    @Attribute public var attendees: [String] = []
     /// The trip it belongs to (the inverse side).
-    public var trip: BusinessTrip?
+    @Relationship public var trip: BusinessTrip?
 
     /// An empty object, as the store materialises one before filling it.
     public required init() { super.init() }
@@ -264,11 +264,11 @@ public final class BusinessMeal: PersistentModel {
 /// The miles driven on one day of a business trip.
 public final class DailyMileageRecord: PersistentModel {
     /// When.
-    public var date = Date(timeIntervalSince1970: 0)
+    @Attribute public var date = Date(timeIntervalSince1970: 0)
     /// Miles driven that day.
-    public var miles = 0.0
+    @Attribute public var miles = 0.0
     /// The trip it belongs to (the inverse side).
-    public var trip: BusinessTrip?
+    @Relationship public var trip: BusinessTrip?
 
     /// An empty object, as the store materialises one before filling it.
     public required init() { super.init() }
@@ -285,13 +285,13 @@ public final class DailyMileageRecord: PersistentModel {
 /// A conference session attended on a business trip.
 public final class ConferenceSession: PersistentModel {
     /// The title.
-    public var title = ""
+    @Attribute public var title = ""
     /// Who spoke, if known.
-    public var speaker: String?
+    @Attribute public var speaker: String?
     /// When.
-    public var date = Date(timeIntervalSince1970: 0)
+    @Attribute public var date = Date(timeIntervalSince1970: 0)
     /// The trip it belongs to (the inverse side).
-    public var trip: BusinessTrip?
+    @Relationship public var trip: BusinessTrip?
 
     /// An empty object, as the store materialises one before filling it.
     public required init() { super.init() }
@@ -309,11 +309,11 @@ public final class ConferenceSession: PersistentModel {
 /// A sight to see on a personal trip.
 public final class Attraction: PersistentModel {
     /// The name (preserved on deletion for trips).
-    public var name = ""
+    @Attribute public var name = ""
     /// Where it is, if known.
-    public var location: String?
+    @Attribute public var location: String?
     /// The trip it belongs to (the inverse side).
-    public var trip: PersonalTrip?
+    @Relationship public var trip: PersonalTrip?
 
     /// An empty object, as the store materialises one before filling it.
     public required init() { super.init() }
@@ -330,11 +330,11 @@ public final class Attraction: PersistentModel {
 /// A relative who comes along on personal trips.
 public final class FamilyMember: PersistentModel {
     /// The name (preserved on deletion for trips).
-    public var name = ""
+    @Attribute public var name = ""
     /// How they are related to the traveller.
-    public var relationship: String?
+    @Attribute public var relationship: String?
     /// The personal trips they are on (deny: a member still on a trip cannot be deleted).
-    public var trips: [PersonalTrip] = []
+    @Relationship public var trips: [PersonalTrip] = []
 
     /// An empty object, as the store materialises one before filling it.
     public required init() { super.init() }

@@ -6,9 +6,9 @@ import TripStoreEngine
 // Run it with `swift run tripstore-example [FOLDER]`.
 
 class Vehicle: PersistentModel {
-    var name = ""
-    var built = Date(timeIntervalSince1970: 0)
-    var owner: Owner?
+    @Attribute var name = ""
+    @Attribute var built = Date(timeIntervalSince1970: 0)
+    @Relationship var owner: Owner?
 
     required init() { super.init() }
     init(name: String, built: String) {
@@ -25,23 +25,23 @@ class Vehicle: PersistentModel {
 }
 
 class Car: Vehicle {
-    var seats = 4
+    @Attribute var seats = 4
     override class var properties: [ModelProperty] { [.attribute("seats", \Car.seats)] }
 }
 
 final class ElectricCar: Car {
-    var rangeKilometres = 0.0
+    @Attribute var rangeKilometres = 0.0
     override class var properties: [ModelProperty] { [.attribute("rangeKilometres", \ElectricCar.rangeKilometres)] }
 }
 
 final class Bicycle: Vehicle {
-    var gears = 1
+    @Attribute var gears = 1
     override class var properties: [ModelProperty] { [.attribute("gears", \Bicycle.gears)] }
 }
 
 final class Owner: PersistentModel {
-    var name = ""
-    var vehicles: [Vehicle] = []
+    @Attribute var name = ""
+    @Relationship var vehicles: [Vehicle] = []
     override class var properties: [ModelProperty] {
         [.attribute("name", \Owner.name), .toMany("vehicles", \Owner.vehicles, inverse: "owner", deleteRule: .cascade)]
     }

@@ -7,8 +7,8 @@ import TripStoreEngine
 // own schema: the film hierarchy, any depth, its own root type.
 
 class Production: PersistentModel {
-    var title = ""
-    var budget: Double?
+    @Attribute var title = ""
+    @Attribute var budget: Double?
     required init() { super.init() }
     init(title: String) {
         self.title = title
@@ -21,22 +21,22 @@ class Production: PersistentModel {
 }
 
 class TheatricalRelease: Production {
-    var screens = 0
+    @Attribute var screens = 0
     override class var properties: [ModelProperty] { [.attribute("screens", \TheatricalRelease.screens)] }
 }
 
 final class FeatureFilm: TheatricalRelease {
-    var runtimeMinutes = 0
+    @Attribute var runtimeMinutes = 0
     override class var properties: [ModelProperty] { [.attribute("runtimeMinutes", \FeatureFilm.runtimeMinutes)] }
 }
 
 final class ShortFilm: TheatricalRelease {
-    var festival: String?
+    @Attribute var festival: String?
     override class var properties: [ModelProperty] { [.attribute("festival", \ShortFilm.festival)] }
 }
 
 final class TVSpecial: Production {
-    var network = ""
+    @Attribute var network = ""
     override class var properties: [ModelProperty] { [.attribute("network", \TVSpecial.network)] }
 }
 

@@ -99,6 +99,26 @@ public struct TransactionBuilder: ObjectLookup {
         if token < baseToken { rowTokens[row] = min(token, rowTokens[row] ?? token) }
     }
 
+    /// Rows of stored objects the transaction changes, deletes or links to
+    /// (pairs kept in step and cascades included).
+    package func storedRowsTouched() -> [RowID] {
+        var seen = Set<RowID>()
+        return (changedOrder + deleteRequests + deletedOrder + linkTargets.sorted()).filter { Int($0) < base && seen.insert($0).inserted }
+    }
+
+    /// Every object the transaction inserts, changes or deletes, with its id
+    /// (read before the commit, while a deleted object still has one).
+    package func touchedObjects() -> [(row: RowID, id: String)] {
+        var out: [(row: RowID, id: String)] = []
+        for row in storedRowsTouched() {
+            if let id = originals[row]?.id ?? table.recordedID(row) { out.append((row, id)) }
+        }
+        for (i, o) in newObjects.enumerated() {
+            if let o { out.append((RowID(base + i), o.id)) }
+        }
+        return out
+    }
+
     /// The token `row` was read at, for conflict checks.
     func token(of row: RowID) -> Int64 { rowTokens[row] ?? baseToken }
 

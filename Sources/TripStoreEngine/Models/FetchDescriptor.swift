@@ -26,9 +26,11 @@ public struct FetchDescriptor<T: PersistentModel> {
     public var fetchLimit: Int?
     /// Objects skipped before the first returned.
     public var fetchOffset: Int?
-    /// Attributes to load. Every object is loaded whole (the store holds it
-    /// in memory), so this is accepted as the hint SwiftData makes it.
+    /// The attributes a fetch fills (empty: all of them). Any other
+    /// attribute of a fetched object is a fault, loaded when first read.
     public var propertiesToFetch: [PartialKeyPath<T>] = []
+    /// Relationships a fetch loads at once instead of on first access.
+    public var relationshipKeyPathsForPrefetching: [PartialKeyPath<T>] = []
 
     /// Objects of `T` (and its subclasses) matching `predicate`.
     public init(predicate: Predicate<T>? = nil, sortBy: [SortDescriptor<T>] = []) {

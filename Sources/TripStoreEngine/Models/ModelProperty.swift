@@ -24,6 +24,25 @@ public struct ModelProperty: @unchecked Sendable {
     /// The key path it was declared with.
     public let keyPath: AnyKeyPath
     let kind: Kind
+    /// Writes the property's value back to itself: under the context's
+    /// `.faulting` access that makes it a fault, under `.filling` it clears one.
+    let touch: (PersistentModel) -> Void
+
+    init<M: PersistentModel, V>(name: String, keyPath: ReferenceWritableKeyPath<M, V>, kind: Kind) {
+        self.name = name
+        self.keyPath = keyPath
+        self.kind = kind
+        touch = { m in
+            let m = m as! M
+            m[keyPath: keyPath] = m[keyPath: keyPath]
+        }
+    }
+
+    /// How the property is declared in its class (for error messages).
+    var wrapperName: String {
+        if case .relationship = kind { return "@Relationship" }
+        return "@Attribute"
+    }
 
     /// An attribute: `.attribute("name", \Trip.name, options: [.preserveOnDeletion, .indexed])`.
     public static func attribute<M: PersistentModel, V: ModelValue>(

@@ -30,21 +30,26 @@ extension ModelSchema {
             guard root == t else { throw .keyPathRoot(entity: entity, property: p.name, root: "\(root)") }
         }
         let instance = t.init()
+        let children = Mirror(reflecting: instance).children
         var declaredLabels = Set<String>()
         for (k, p) in own.enumerated() {
             // Where no marker tells (an embedded value, two equal markers), the name is trusted.
-            guard let label = storedLabel(of: p, slot: k, in: instance) else {
-                declaredLabels.insert(p.name)
-                continue
+            let label = storedLabel(of: p, slot: k, in: instance) ?? "_" + p.name
+            guard label == "_" + p.name else {
+                let stored = label.hasPrefix("_") ? String(label.dropFirst()) : label
+                guard stored == p.name else { throw .keyPathMismatch(entity: entity, property: p.name, storedProperty: stored) }
+                throw .untrackedProperty(entity: entity, property: p.name, wrapper: p.wrapperName)
             }
-            guard label == p.name else { throw .keyPathMismatch(entity: entity, property: p.name, storedProperty: label) }
+            guard children.contains(where: { $0.label == label && $0.value is any AnyModelField }) else {
+                throw .untrackedProperty(entity: entity, property: p.name, wrapper: p.wrapperName)
+            }
             declaredLabels.insert(label)
         }
         let transient = Set(t.transientProperties)
-        for child in Mirror(reflecting: instance).children {
+        for child in children {
             guard let label = child.label, !label.hasPrefix("$__lazy_storage_$_") else { continue }
             let name = label.hasPrefix("_") ? String(label.dropFirst()) : label  // a property wrapper's storage
-            guard !declaredLabels.contains(label), !declaredLabels.contains(name), !transient.contains(name) else { continue }
+            guard !declaredLabels.contains(label), !transient.contains(name) else { continue }
             throw .undeclaredProperty(entity: entity, property: name)
         }
     }
@@ -73,6 +78,7 @@ extension ModelSchema {
 
     /// The value inside an `Optional` held as `Any`, so a cast sees the wrapped type.
     static func unwrap(_ value: Any) -> Any {
+        if let field = value as? any AnyModelField { return unwrap(field.storedAny) }
         let mirror = Mirror(reflecting: value)
         guard mirror.displayStyle == .optional else { return value }
         return mirror.children.first?.value ?? value

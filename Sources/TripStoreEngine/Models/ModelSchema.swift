@@ -17,6 +17,11 @@ public final class ModelSchema: @unchecked Sendable {
     /// Every property of each entity, in slot order (inherited first).
     let properties: [[ModelProperty]]
     private let names: [AnyKeyPath: String]
+    /// The entity of each model class.
+    private let entityIDs: [ObjectIdentifier: Int]
+    /// Each entity's slot for every declared key path it has (inherited ones
+    /// under the key path of the class that declares them).
+    private let slotsByKeyPath: [[AnyKeyPath: Int]]
 
     /// The schema of model classes: the roots and their subclasses, once each.
     ///
@@ -52,16 +57,23 @@ public final class ModelSchema: @unchecked Sendable {
         self.types = types
         var byEntity: [[ModelProperty]] = []
         var keyPaths: [AnyKeyPath: String] = [:]
+        var slots: [[AnyKeyPath: Int]] = []
         for e in schema.entities {
             var chain: [Int] = []
             var c: Int? = e.id
             while let x = c { chain.insert(x, at: 0); c = schema.entities[x].parent }
             let props = chain.flatMap { ownProperties[$0] }
             byEntity.append(props)
+            slots.append(Dictionary(props.enumerated().map { ($1.keyPath, $0) }, uniquingKeysWith: { a, _ in a }))
             for p in ownProperties[e.id] { keyPaths[p.keyPath] = p.name }
         }
         properties = byEntity
         self.names = keyPaths
+        slotsByKeyPath = slots
+        let built = schema
+        entityIDs = Dictionary(types.compactMap { t in
+            built.entity(named: t.entityName).map { (ObjectIdentifier(t), $0.id) }
+        }, uniquingKeysWith: { a, _ in a })
     }
 
     /// Attributes first, then relationships: the order of an entity's slots.
@@ -116,6 +128,16 @@ public final class ModelSchema: @unchecked Sendable {
     }
 
     func entity(of model: PersistentModel) -> Entity? {
-        schema.entity(named: type(of: model).entityName)
+        entityID(of: model).map { schema.entities[$0] }
+    }
+
+    /// The entity of an instance's class; nil for a class not in the schema.
+    func entityID(of model: PersistentModel) -> Int? {
+        entityIDs[ObjectIdentifier(type(of: model))]
+    }
+
+    /// The slot a model field's key path has in an entity.
+    func slot(of keyPath: AnyKeyPath, in entity: Int) -> Int? {
+        slotsByKeyPath[entity][keyPath]
     }
 }

@@ -3,19 +3,23 @@ import TripStoreFormat
 import TripStoreJSON
 /// The base class of model objects, as SwiftData's `@Model` classes are.
 ///
-/// A model class declares the properties it adds once, in `properties`;
-/// subclasses call `super.init()` and declare only their own properties.
+/// A model class stores each persistent property in a model field
+/// (`@Attribute`, `@Relationship`) and declares the properties it adds once,
+/// in `properties`; subclasses call `super.init()` and declare only their
+/// own properties.
 ///
 /// ```swift
 /// class Trip: PersistentModel {
-///     var name = ""
-///     var destination = ""
+///     @Attribute var name = ""
+///     @Attribute var destination = ""
+///     @Relationship var bucketList: [BucketListItem] = []
 ///     override class var properties: [ModelProperty] {
-///         [.attribute("name", \Trip.name, options: [.indexed]), .attribute("destination", \Trip.destination)]
+///         [.attribute("name", \Trip.name, options: [.indexed]), .attribute("destination", \Trip.destination),
+///          .toMany("bucketList", \Trip.bucketList, inverse: "trip", deleteRule: .cascade)]
 ///     }
 /// }
 /// final class BusinessTrip: Trip {
-///     var perDiemRate = 0.0
+///     @Attribute var perDiemRate = 0.0
 ///     override class var properties: [ModelProperty] { [.attribute("perDiemRate", \BusinessTrip.perDiemRate)] }
 /// }
 /// ```
@@ -24,6 +28,10 @@ import TripStoreJSON
 open class PersistentModel {
     /// The persistent identifier: the envelope's `id`.
     public internal(set) var persistentModelID: String
+
+    /// The context that inserted or fetched the object (nil before `insert`);
+    /// its unloaded properties load through it.
+    public internal(set) var modelContext: ModelContext?
 
     /// A new object with a new UUID as its id.
     public required init() {

@@ -10,6 +10,8 @@ import Foundation
 /// becomes the folded `~` (which narrows by the text index) and stays inexact.
 struct PredicateTranslator {
     let models: ModelSchema
+    /// The closure variable whose key paths are properties (nil: the predicate's own, or a cast of it).
+    var scope: PredicateExpressions.VariableID? = nil
 
     struct Translation {
         var expression: QueryExpression
@@ -62,19 +64,40 @@ struct PredicateTranslator {
         return w.string
     }
 
+    /// Whether a key path on this variable names a stored property here:
+    /// inside a `contains { … }` closure only the closure's own variable does.
+    func accepts(_ variable: PredicateExpressions.VariableID) -> Bool { scope.map { $0 == variable } ?? true }
+
+    /// A translator for the body of a closure over a relationship's elements.
+    func inside(_ variable: PredicateExpressions.VariableID) -> PredicateTranslator {
+        PredicateTranslator(models: models, scope: variable)
+    }
+
+    /// What one side of a comparison reads: a property path or a count.
+    enum Operand {
+        case path([String])
+        case count([String])
+    }
+
+    func operand(_ x: Any) -> Operand? {
+        if let c = x as? any CountExpression, let p = c.countedPath(self) { return .count(p) }
+        if let p = x as? any PathExpression, let names = p.path(self) { return .path(names) }
+        return nil
+    }
+
     func comparison(_ lhs: Any, _ rhs: Any, _ op: ComparisonOperator, exact: Bool = true) -> Translation? {
-        var path: String?
+        var side: Operand?
         var lit: (QueryLiteral, String)?
         var flipped = false
-        if let k = lhs as? any KeyPathExpression, let n = k.propertyName(self) {
-            path = n
+        if let o = operand(lhs) {
+            side = o
             lit = (rhs as? any ValueExpression).flatMap { literal($0.anyValue) }
-        } else if let k = rhs as? any KeyPathExpression, let n = k.propertyName(self) {
-            path = n
+        } else if let o = operand(rhs) {
+            side = o
             lit = (lhs as? any ValueExpression).flatMap { literal($0.anyValue) }
             flipped = true
         }
-        guard let path, let (literal, text) = lit else { return nil }
+        guard let side, let (literal, text) = lit else { return nil }
         var op = op
         if flipped {
             switch op {
@@ -85,8 +108,36 @@ struct PredicateTranslator {
             default: break
             }
         }
-        let qpath = QueryPath(names: [path], columns: [1])
-        return Translation(expression: .comparison(qpath, op, literal), text: "\(path) \(op.rawValue) \(text)", exact: exact)
+        switch side {
+        case .path(let names):
+            // Through a nil to-one, Foundation's `!=` is true where the engine's nil is not: leave it to the predicate.
+            if names.count > 1 && op == .notEqual { return nil }
+            let qpath = QueryPath(names: names, columns: names.map { _ in 1 })
+            return Translation(expression: .comparison(qpath, op, literal), text: "\(qpath) \(op.rawValue) \(text)", exact: exact)
+        case .count(let names):
+            guard case .number(let n, true) = literal.kind, n >= 0, [.equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual].contains(op) else { return nil }
+            let qpath = QueryPath(names: names, columns: names.map { _ in 1 })
+            return Translation(expression: .count(qpath, op, literal), text: "count(\(qpath)) \(op.rawValue) \(text)", exact: exact)
+        }
+    }
+
+    /// `rel.contains { $0.title == "x" }` as `any rel.title == "x"` (and
+    /// `allSatisfy` as `all`): the closure must be one comparison on its element.
+    func quantified(all: Bool, over sequence: Any, variable: PredicateExpressions.VariableID, body: Any) -> Translation? {
+        guard let s = sequence as? any PathExpression, let rel = s.path(self), rel.count == 1 else { return nil }
+        let inner = inside(variable).translate(body)
+        guard inner.exact else { return nil }
+        var condition = inner.expression
+        // `!$0.isCompleted` is `isCompleted == false`.
+        if case .not(.comparison(let p, .equal, var lit)) = condition, case .bool(let b) = lit.kind {
+            lit.kind = .bool(!b)
+            lit.text = String(!b)
+            condition = .comparison(p, .equal, lit)
+        }
+        guard case .comparison(let path, let op, let lit) = condition else { return nil }
+        let qpath = QueryPath(names: rel + path.names, columns: (rel + path.names).map { _ in 1 })
+        return Translation(expression: .quantified(all: all, .comparison(qpath, op, lit)),
+                           text: "\(all ? "all" : "any") \(qpath) \(op.rawValue) \(lit.text)", exact: true)
     }
 }
 
@@ -94,24 +145,82 @@ protocol TranslatableExpression {
     func translate(_ t: PredicateTranslator) -> PredicateTranslator.Translation?
 }
 
-protocol KeyPathExpression {
-    func propertyName(_ t: PredicateTranslator) -> String?
+/// A property path on the predicate's variable: `$0.name`, or through
+/// to-one relationships, `$0.livingAccommodation?.name`.
+protocol PathExpression {
+    func path(_ t: PredicateTranslator) -> [String]?
+}
+
+/// `$0.bucketList.count`.
+protocol CountExpression {
+    func countedPath(_ t: PredicateTranslator) -> [String]?
+}
+
+/// A stored collection (a to-many relationship, an array attribute): the
+/// key paths of its `count` and `isEmpty`, to recognise them (a key path's
+/// description does not name a computed property).
+protocol CountedCollection {
+    static var countKeyPath: AnyKeyPath { get }
+    static var isEmptyKeyPath: AnyKeyPath { get }
+}
+
+extension Array: CountedCollection {
+    static var countKeyPath: AnyKeyPath { \Self.count }
+    static var isEmptyKeyPath: AnyKeyPath { \Self.isEmpty }
 }
 
 protocol ValueExpression {
     var anyValue: Any { get }
 }
 
-extension PredicateExpressions.KeyPath: KeyPathExpression {
-    func propertyName(_ t: PredicateTranslator) -> String? {
+extension PredicateExpressions.KeyPath: PathExpression, CountExpression, TranslatableExpression {
+    func path(_ t: PredicateTranslator) -> [String]? {
         // Only a key path on the predicate's own variable (or a cast of it) is a stored property.
-        guard root is any VariableExpression else { return nil }
-        return t.name(keyPath)
+        guard let v = root as? any VariableExpression, t.accepts(v.variableKey), let name = t.name(keyPath) else { return nil }
+        return [name]
+    }
+
+    /// A collection's `count` (or `isEmpty`, as a count of 0) on a stored relationship or array.
+    func countedPath(_ t: PredicateTranslator) -> [String]? {
+        guard let a = Root.Output.self as? any CountedCollection.Type, a.countKeyPath == keyPath,
+              let r = root as? any PathExpression else { return nil }
+        return r.path(t)
+    }
+
+    /// `$0.bucketList.isEmpty` is `count(bucketList) == 0`; a Bool attribute alone is `== true`.
+    func translate(_ t: PredicateTranslator) -> PredicateTranslator.Translation? {
+        if let a = Root.Output.self as? any CountedCollection.Type, a.isEmptyKeyPath == keyPath,
+           let r = root as? any PathExpression, let names = r.path(t) {
+            let qpath = QueryPath(names: names, columns: names.map { _ in 1 })
+            let zero = QueryLiteral(kind: .number(0, isInteger: true), column: 1, text: "0")
+            return .init(expression: .count(qpath, .equal, zero), text: "count(\(qpath)) == 0", exact: true)
+        }
+        guard Output.self == Bool.self, let names = path(t) else { return nil }
+        let yes = QueryLiteral(kind: .bool(true), column: 1, text: "true")
+        return .init(expression: .comparison(QueryPath(names: names, columns: names.map { _ in 1 }), .equal, yes),
+                     text: "\(names.joined(separator: ".")) == true", exact: true)
     }
 }
 
-protocol VariableExpression {}
-extension PredicateExpressions.Variable: VariableExpression {}
+protocol VariableExpression {
+    var variableKey: PredicateExpressions.VariableID { get }
+}
+
+extension PredicateExpressions.Variable: VariableExpression {
+    var variableKey: PredicateExpressions.VariableID { key }
+}
+
+extension PredicateExpressions.SequenceContainsWhere: TranslatableExpression {
+    func translate(_ t: PredicateTranslator) -> PredicateTranslator.Translation? {
+        t.quantified(all: false, over: sequence, variable: variable.key, body: test)
+    }
+}
+
+extension PredicateExpressions.SequenceAllSatisfy: TranslatableExpression {
+    func translate(_ t: PredicateTranslator) -> PredicateTranslator.Translation? {
+        t.quantified(all: true, over: sequence, variable: variable.key, body: test)
+    }
+}
 
 extension PredicateExpressions.Value: ValueExpression {
     var anyValue: Any { value }
@@ -205,6 +314,15 @@ extension PredicateExpressions.NilCoalesce: TranslatableExpression {
 protocol CastFlatMap {
     func translateCast(_ t: PredicateTranslator) -> PredicateTranslator.Translation?
     func typeTest(_ t: PredicateTranslator) -> PredicateTranslator.Translation?
+}
+
+/// `$0.livingAccommodation?.name`: the wrapped key path is a to-one, the transform a key path on its object.
+extension PredicateExpressions.OptionalFlatMap: PathExpression {
+    func path(_ t: PredicateTranslator) -> [String]? {
+        guard let head = (wrapped as? any PathExpression)?.path(t),
+              let tail = (transform as? any PathExpression)?.path(t.inside(variable.key)) else { return nil }
+        return head + tail
+    }
 }
 
 extension PredicateExpressions.OptionalFlatMap: CastFlatMap {

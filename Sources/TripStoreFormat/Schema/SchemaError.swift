@@ -28,6 +28,9 @@ public enum SchemaError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A stored property of a model class that `properties` does not declare
     /// (it would silently not be saved).
     case undeclaredProperty(entity: String, property: String)
+    /// A declared property that is a plain stored property instead of a model
+    /// field, so its context could not see it change or load it lazily.
+    case untrackedProperty(entity: String, property: String, wrapper: String)
     /// A declaration whose name is not the name of the stored property its key path reaches.
     case keyPathMismatch(entity: String, property: String, storedProperty: String)
     /// A declaration whose key path is rooted at another class.
@@ -58,6 +61,9 @@ public enum SchemaError: Error, Sendable, Equatable, CustomStringConvertible {
         case .undeclaredProperty(let e, let p):
             return "class \(e): stored property '\(p)' is not declared in 'properties', so it would not be saved; "
                 + "declare it, make it computed, or list it in 'transientProperties'"
+        case .untrackedProperty(let e, let p, let wrapper):
+            return "class \(e): property '\(p)' is a plain stored property; declare it '\(wrapper) var \(p)' "
+                + "so that its changes are saved and it can load lazily"
         case .keyPathMismatch(let e, let p, let stored):
             return "class \(e): property '\(p)' is declared with the key path of stored property '\(stored)'"
         case .keyPathRoot(let e, let p, let root):

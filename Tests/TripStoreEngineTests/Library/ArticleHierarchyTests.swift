@@ -6,7 +6,7 @@ import Testing
 // a Magazine whose `articles` hold both kinds, with no inverse.
 
 class Article: PersistentModel {
-    var title = ""
+    @Attribute var title = ""
     required init() { super.init() }
     init(title: String) {
         self.title = title
@@ -16,18 +16,18 @@ class Article: PersistentModel {
 }
 
 final class Tutorial: Article {
-    var difficulty = 0
+    @Attribute var difficulty = 0
     override class var properties: [ModelProperty] { [.attribute("difficulty", \Tutorial.difficulty)] }
 }
 
 final class News: Article {
-    var topic = ""
+    @Attribute var topic = ""
     override class var properties: [ModelProperty] { [.attribute("topic", \News.topic, options: [.indexed])] }
 }
 
 final class Magazine: PersistentModel {
-    var name = ""
-    var articles: [Article] = []
+    @Attribute var name = ""
+    @Relationship var articles: [Article] = []
     override class var properties: [ModelProperty] {
         [.attribute("name", \Magazine.name), .toMany("articles", \Magazine.articles)]
     }

@@ -75,9 +75,11 @@ import Testing
             readToken = container.store.lastToken
             try fetchAll()
         }
+        /// What the writer read: held, so the context keeps each instance (and
+        /// the token it was read at) as an app holding its objects would.
+        var held: [PersistentModel] = []
         func fetchAll() throws {
-            _ = try context.fetch(FetchDescriptor<Shelf>())
-            _ = try context.fetch(FetchDescriptor<Book>())
+            held = try context.fetch(FetchDescriptor<Shelf>()) + context.fetch(FetchDescriptor<Book>())
         }
         func known<T: PersistentModel>(_ type: T.Type) throws -> [T] {
             try context.fetch(FetchDescriptor<T>()).filter { !deleting.contains($0.persistentModelID) }
@@ -190,6 +192,8 @@ import Testing
                 }
                 w.edits = []
                 w.deleting = []
+                // A save re-reads only what it wrote (as Core Data's): take in the others' saves too.
+                w.context.refreshAll()
                 w.readToken = container.store.lastToken
                 try w.fetchAll()
                 afterCommit()

@@ -6,21 +6,21 @@ import TripStoreModels
 // Model classes with the mistakes a developer without macros can make.
 
 final class Forgetful: PersistentModel {
-    var title = ""
+    @Attribute var title = ""
     var notes = ""  // stored, not declared: would silently not be saved
     override class var properties: [ModelProperty] { [.attribute("title", \Forgetful.title)] }
 }
 
 final class Cached: PersistentModel {
-    var title = ""
+    @Attribute var title = ""
     var scratch = 0
     override class var transientProperties: [String] { ["scratch"] }
     override class var properties: [ModelProperty] { [.attribute("title", \Cached.title)] }
 }
 
 final class Crossed: PersistentModel {
-    var title = ""
-    var subtitle = ""
+    @Attribute var title = ""
+    @Attribute var subtitle = ""
     override class var properties: [ModelProperty] {
         [.attribute("title", \Crossed.subtitle), .attribute("subtitle", \Crossed.title)]
     }
@@ -32,7 +32,7 @@ final class Borrowed: PersistentModel {
 }
 
 class Note: PersistentModel {
-    var text = ""
+    @Attribute var text = ""
     override class var properties: [ModelProperty] { [.attribute("text", \Note.text)] }
 }
 
@@ -50,12 +50,12 @@ enum Shipping: Codable, Equatable {
 }
 
 final class Parcel: PersistentModel {
-    var tracking = UUID()
-    var label: URL?
-    var photo = Data()
-    var price = Decimal(0)
-    var size = Dimensions(width: 0, height: 0)
-    var shipping: Shipping?
+    @Attribute var tracking = UUID()
+    @Attribute var label: URL?
+    @Attribute var photo = Data()
+    @Attribute var price = Decimal(0)
+    @Attribute var size = Dimensions(width: 0, height: 0)
+    @Attribute var shipping: Shipping?
     override class var properties: [ModelProperty] {
         [.attribute("tracking", \Parcel.tracking, options: [.indexed]), .attribute("label", \Parcel.label),
          .attribute("photo", \Parcel.photo), .attribute("price", \Parcel.price),

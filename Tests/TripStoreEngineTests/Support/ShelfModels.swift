@@ -5,11 +5,11 @@ import TripStoreEngine
 // (`@Relationship(deleteRule: .cascade) var books: [Book]` with no `inverse:`).
 
 final class Shelf: PersistentModel {
-    var name = ""
+    @Attribute var name = ""
     /// Owned books: deleting the shelf deletes them; no inverse.
-    var books: [Book] = []
+    @Relationship var books: [Book] = []
     /// A book on any shelf, shown first; no inverse.
-    var favourite: Book?
+    @Relationship var favourite: Book?
 
     required init() { super.init() }
     init(name: String) {
@@ -25,8 +25,8 @@ final class Shelf: PersistentModel {
 }
 
 final class Book: PersistentModel {
-    var title = ""
-    var pages = 0
+    @Attribute var title = ""
+    @Attribute var pages = 0
 
     required init() { super.init() }
     init(title: String, pages: Int = 100) {
