@@ -290,6 +290,43 @@ if options.coldProcesses && FileManager.default.isExecutableFile(atPath: cli) {
 emit("resident_bytes_in_bench", residentBytes(), "bytes")
 store.close()
 
+// The library: a fetch materialises what it returns, not the graph behind
+// it (relationships are faults), and a save costs what changed, not what
+// the context has read.
+do {
+    let container = try ModelContainer(folder: storePath, models: TripSchema.models)
+    // The name of a trip in the middle (slot 0 of Trip is its name).
+    let tripRows = try container.store.run(Query("is Trip")).rows
+    var middleName = ""
+    if !tripRows.isEmpty, case .string(let s) = container.store.table.value(at: tripRows[tripRows.count / 2], slot: 0) {
+        middleName = s
+    }
+    var registered = 0
+    let fetchTimes = try timeRuns {
+        let context = ModelContext(container)
+        var d = FetchDescriptor<Trip>(predicate: #Predicate { $0.name == middleName })
+        d.fetchLimit = 1
+        let trip = try context.fetch(d).first
+        registered = trip == nil ? -1 : context.registeredModels.count
+    }
+    emit("library_fetch_one_ms", percentile(fetchTimes, 50) * 1000, "ms")
+    emit("library_fetch_one_objects_loaded", Double(registered), "objects")
+    for fetched in [10, 10_000] where fetched <= objectCount {
+        let context = ModelContext(container)
+        var d = FetchDescriptor<Trip>(sortBy: [SortDescriptor(\Trip.startDate)])
+        d.fetchLimit = fetched
+        let trips = try context.fetch(d)
+        var round = 0
+        let saveTimes = try timeRuns {
+            round += 1
+            trips[trips.count / 2].destination = "bench \(round)"
+            try context.save(author: "bench")
+        }
+        emit("library_save_one_after_\(fetched)_ms", percentile(saveTimes, 50) * 1000, "ms")
+    }
+    container.store.close()
+}
+
 // Single durable commits: one small update per transaction, fsync each.
 do {
     let w = try Store.open(storePath, schema: TripSchema.schema, access: .write)

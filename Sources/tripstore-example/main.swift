@@ -78,14 +78,15 @@ func run() throws {
     print("range over 300 km:", longRange.map(\.name))
     print(try context.explain(FetchDescriptor<Vehicle>(predicate: #Predicate { $0 is Car && $0.name.contains("Z") })))
 
-    // A relationship edit: the bike moves to a new owner. The fetch sees the
-    // unsaved owner (pending changes count, as in SwiftData); nothing is
+    // A relationship edit: the bike moves to a new owner, and both owners'
+    // lists follow at once (SwiftData's inverse maintenance). The fetch sees
+    // the unsaved owner (pending changes count, as in SwiftData); nothing is
     // deleted by leaving Ada's list.
     let grace = Owner()
     grace.name = "Grace"
     context.insert(grace)
-    ada.vehicles.removeAll { $0 === bike }
-    grace.vehicles = [bike]
+    bike.owner = grace
+    print("before saving: Ada has \(ada.vehicles.map(\.name)), Grace has \(grace.vehicles.map(\.name))")
     let owners = try context.fetch(FetchDescriptor<Owner>(sortBy: [SortDescriptor(\Owner.name)]))
     print("owners before saving:", owners.map(\.name))
     try context.save(author: "example")

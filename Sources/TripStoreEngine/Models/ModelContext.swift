@@ -89,6 +89,12 @@ public final class ModelContext {
         deleted.append(model)
     }
 
+    /// The objects this context has in memory now: the ones the program
+    /// holds, and those with unsaved changes (Core Data's `registeredObjects`).
+    public var registeredModels: [PersistentModel] {
+        identity.values
+    }
+
     /// True when there are inserts, deletes or changed attributes or relationships not yet saved.
     public var hasChanges: Bool {
         if !inserted.isEmpty || !deleted.isEmpty { return true }
