@@ -56,7 +56,7 @@ extension Store {
             return false
         }
         func checkChanged(_ row: RowID, property: Property) {
-            let staged = tx.token(of: row)
+            let staged = tx.token(of: row, slot: property.slot)
             guard staged < lastToken else { return }
             if let later {
                 if let id = table.recordedID(row), let t = later.properties[id]?[property.name], t > staged {

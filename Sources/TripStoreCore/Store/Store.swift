@@ -162,6 +162,7 @@ public final class Store {
 
     /// Releases the writer's lock (also released when the store is freed).
     public func close() {
+        isClosed = true
         closeJournal()
         if let p = pendingHistory { FileIO.close(p.fd) }
         pendingHistory = nil
@@ -172,6 +173,9 @@ public final class Store {
         if journalFD >= 0 { FileIO.close(journalFD) }
         journalFD = -1
     }
+
+    /// Whether `close()` was called.
+    package private(set) var isClosed = false
 
     deinit {
         closeJournal()

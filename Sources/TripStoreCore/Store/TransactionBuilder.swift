@@ -35,6 +35,8 @@ public struct TransactionBuilder: ObjectLookup {
     var linkTargets: Set<RowID> = []
     /// Per row, the token its caller read it at, where older than `baseToken`.
     var rowTokens: [RowID: Int64] = [:]
+    /// Per property (row << 16 | slot): a later token it was read at than its row's.
+    var slotTokens: [Int64: Int64] = [:]
     /// Links asked for to objects that do not exist (refused at commit).
     var missingTargets: [(row: RowID, slot: Int, target: RowID)] = []
     /// References this transaction added to relationships without an inverse, by target.
@@ -119,8 +121,19 @@ public struct TransactionBuilder: ObjectLookup {
         return out
     }
 
+    /// Says that the caller read one property of `row` later than the rest,
+    /// at `token` (a fault loaded after the object was fetched).
+    package mutating func assumeRead(_ row: RowID, slot: Int, at token: Int64) {
+        slotTokens[Int64(row) << 16 | Int64(slot)] = token
+    }
+
     /// The token `row` was read at, for conflict checks.
     func token(of row: RowID) -> Int64 { rowTokens[row] ?? baseToken }
+
+    /// The token a property of `row` was read at.
+    func token(of row: RowID, slot: Int) -> Int64 {
+        max(token(of: row), slotTokens[Int64(row) << 16 | Int64(slot)] ?? .min)
+    }
 
     /// Adds a new object; the caller has checked that its id is unused.
     /// References in its relationship slots are linked, inverses included.

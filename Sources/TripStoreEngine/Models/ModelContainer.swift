@@ -18,8 +18,10 @@ public final class ModelContainer: @unchecked Sendable {
     /// The open store (writing; it holds the lock while the container lives).
     /// Use it directly only where no context on another actor runs, or inside `withStore`.
     public let store: Store
-    /// Serialises the contexts' use of the store.
-    let lock = NSRecursiveLock()
+    /// Serialises the contexts' use of the store (shared by every container on it).
+    let lock: NSRecursiveLock
+    /// The open store this container shares with other containers on the same folder in this process.
+    private let shared: SharedStore
 
     /// Runs `body` with the store while no context uses it.
     public func withStore<R>(_ body: (Store) throws -> R) rethrows -> R {
@@ -33,8 +35,51 @@ public final class ModelContainer: @unchecked Sendable {
     /// - Throws: `StoreError` when the store is damaged, locked by another
     ///   writer, of a newer format, or of a schema that differs other than by
     ///   additions; `IOError` when the folder cannot be created.
+    ///
+    /// Containers on the same folder in one process share one open store (a
+    /// store has one writer), as long as their schemas are the same.
     public init(folder: String, models: ModelSchema, options: StoreOptions = StoreOptions()) throws {
         self.models = models
-        self.store = try Store.open(folder, schema: models.schema, access: .write, options: options)
+        shared = try SharedStore.open(folder, schema: models.schema, options: options)
+        store = shared.store
+        lock = shared.lock
+    }
+}
+
+/// One open store per folder in a process. Model objects hold their context
+/// and related objects hold each other (as in Core Data), so a container can
+/// outlive its last use; a new container on the same folder then shares its
+/// store instead of finding it locked by its own process.
+final class SharedStore: @unchecked Sendable {
+    let store: Store
+    let lock = NSRecursiveLock()
+
+    private init(store: Store) {
+        self.store = store
+    }
+
+    deinit {
+        store.close()
+    }
+
+    private struct Entry {
+        weak var shared: SharedStore?
+    }
+
+    // Guarded by `registryLock`.
+    nonisolated(unsafe) private static var registry: [String: Entry] = [:]
+    private static let registryLock = NSLock()
+
+    static func open(_ folder: String, schema: Schema, options: StoreOptions) throws -> SharedStore {
+        let key = URL(fileURLWithPath: folder).standardizedFileURL.resolvingSymlinksInPath().path
+        registryLock.lock()
+        defer { registryLock.unlock() }
+        if let open = registry[key]?.shared, !open.store.isClosed, open.store.schema.fingerprint == schema.fingerprint {
+            return open
+        }
+        let shared = SharedStore(store: try Store.open(folder, schema: schema, access: .write, options: options))
+        registry = registry.filter { $0.value.shared != nil }
+        registry[key] = Entry(shared: shared)
+        return shared
     }
 }

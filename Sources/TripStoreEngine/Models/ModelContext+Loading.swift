@@ -90,6 +90,7 @@ extension ModelContext {
         }
         let value = store.table.value(at: state.row, slot: slot)
         read[id]?.values[slot] = value
+        if store.lastToken > state.token { read[id]?.loadedAt[slot] = store.lastToken }
         switch p.kind {
         case .attribute(_, _, let set):
             with(.filling) { if !set(m, value) { p.touch(m) } }

@@ -23,7 +23,13 @@ extension ModelContext {
         container.lock.lock()
         defer { container.lock.unlock() }
         let staged = try stagePendingChanges(forSave: true)
-        let touched = staged.tx.touchedObjects()
+        // What to read back afterwards: what the transaction touched, and the
+        // changed objects (an edit the save did not write, such as an inverse
+        // the store keeps in its own order, must not linger in memory).
+        var seen = Set<RowID>()
+        let touched = (staged.tx.touchedObjects() + changed.values.compactMap { m in
+            read[m.persistentModelID].map { (row: $0.row, id: m.persistentModelID) }
+        }).filter { seen.insert($0.row).inserted }
         let t = try store.commit(staged.tx, author: author)
         inserted.removeAll()
         for m in deleted {
@@ -49,6 +55,7 @@ extension ModelContext {
         for (row, id) in touched {
             guard let m = identity[id] else { continue }
             guard let o = store.table.object(at: row), o.id == id, let e = models.entityID(of: m), o.entity == e else {
+                m.isDeleted = true  // by this save's cascade
                 identity[id] = nil
                 read[id] = nil
                 continue
@@ -89,9 +96,14 @@ extension ModelContext {
         var seen = Set<ObjectIdentifier>()
         while let m = pending.popLast() {
             guard seen.insert(ObjectIdentifier(m)).inserted, read[m.persistentModelID] == nil else { continue }
-            if forSave, let gone = vanished[ObjectIdentifier(m)] { throw StoreError.conflict([gone]) }
+            // A deleted object a relationship still reaches is not written back.
+            if m.isDeleted {
+                if forSave, let gone = m.deletedElsewhere { throw StoreError.conflict([gone]) }
+                continue
+            }
             guard let entity = models.entity(of: m) else {
-                throw StoreError.usage("\(type(of: m)) is not in the model schema")
+                guard forSave else { continue }
+                throw StoreError.usage("\(type(of: m)) is not in the model schema: add the class to ModelSchema, or delete the object from the context")
             }
             if forSave, store.table.row(for: m.persistentModelID) != nil {
                 throw StoreError.conflict([StoreConflict(type: entity.name, id: m.persistentModelID, reason: .inserted,
@@ -131,6 +143,7 @@ extension ModelContext {
             guard let e = models.entityID(of: m) else { continue }
             let written = writtenSlots[ObjectIdentifier(m)] ?? []
             for (slot, p) in models.properties[e].enumerated() where isChanged(m, slot: slot, p, since: state) {
+                if let later = state.loadedAt[slot] { tx.assumeRead(state.row, slot: slot, at: later) }
                 switch p.kind {
                 case .attribute(_, let get, _):
                     tx.assumeRead(state.row, at: state.token)
@@ -176,6 +189,7 @@ extension ModelContext {
             m.modelContext = nil
         }
         inserted.removeAll()
+        for m in deleted { m.isDeleted = false }
         deleted.removeAll()
         let token = store.lastToken
         for m in changed.values {
@@ -241,9 +255,10 @@ extension ModelContext {
     private func forget(_ m: PersistentModel) {
         let id = m.persistentModelID
         if let state = read[id] {
-            vanished[ObjectIdentifier(m)] = StoreConflict(type: models.entity(of: m)?.name ?? "\(type(of: m))", id: id,
-                                                          reason: .deleted, token: nil, stagedOn: state.token)
+            m.deletedElsewhere = StoreConflict(type: models.entity(of: m)?.name ?? "\(type(of: m))", id: id,
+                                               reason: .deleted, token: nil, stagedOn: state.token)
         }
+        m.isDeleted = true
         identity[id] = nil
         read[id] = nil
         changed[ObjectIdentifier(m)] = nil

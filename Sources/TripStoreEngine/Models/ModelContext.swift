@@ -44,11 +44,10 @@ public final class ModelContext {
         var row: RowID
         var values: [Value]
         var token: Int64
+        /// Properties loaded later than `token` (faults), with the token each was read at.
+        var loadedAt: [Int: Int64] = [:]
     }
     var read: [String: ReadState] = [:]
-    /// Instances whose objects another save deleted (found by `refresh`): a
-    /// save that still reaches one is a conflict, never an insert.
-    var vanished: [ObjectIdentifier: StoreConflict] = [:]
     /// What a model field's write or read means at this moment (see `FieldAccess`).
     var fieldAccess = FieldAccess.program
     /// Set when a field read under `.peeking` met a fault.
@@ -82,10 +81,12 @@ public final class ModelContext {
             identity[model.persistentModelID] = nil
             changed[ObjectIdentifier(model)] = nil
             writtenSlots[ObjectIdentifier(model)] = nil
+            model.isDeleted = true
             model.modelContext = nil
             return
         }
         guard !deleted.contains(where: { $0 === model }) else { return }
+        model.isDeleted = true
         deleted.append(model)
     }
 

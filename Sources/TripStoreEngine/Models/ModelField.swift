@@ -47,6 +47,10 @@ public struct ModelField<Value> {
             guard let context = object.modelContext else {
                 object[keyPath: storageKeyPath].value = newValue
                 object[keyPath: storageKeyPath].isFault = false
+                // Relating a new object to one in a context inserts it there, as in SwiftData.
+                if let related = newValue as? any RelatedModels, let context = related.context, !object.isDeleted {
+                    context.insert(object)
+                }
                 return
             }
             switch context.fieldAccess {
@@ -77,4 +81,17 @@ protocol AnyModelField {
 
 extension ModelField: AnyModelField {
     var storedAny: Any { value }
+}
+
+/// The value of a relationship field: the context its objects belong to.
+protocol RelatedModels {
+    var context: ModelContext? { get }
+}
+
+extension Optional: RelatedModels where Wrapped: PersistentModel {
+    var context: ModelContext? { self?.modelContext }
+}
+
+extension Array: RelatedModels where Element: PersistentModel {
+    var context: ModelContext? { lazy.compactMap(\.modelContext).first }
 }

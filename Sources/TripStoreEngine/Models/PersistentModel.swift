@@ -33,6 +33,15 @@ open class PersistentModel {
     /// its unloaded properties load through it.
     public internal(set) var modelContext: ModelContext?
 
+    /// True once the object is deleted: by `delete` (until a rollback), by a
+    /// save's cascade, or by another save (found by `refresh`). A deleted
+    /// object that a relationship still reaches is never written back.
+    public internal(set) var isDeleted = false
+
+    /// For an object another save deleted: the conflict a save that still
+    /// reaches it reports.
+    var deletedElsewhere: StoreConflict?
+
     /// A new object with a new UUID as its id.
     public required init() {
         persistentModelID = EnvelopeDecoder.newID()
