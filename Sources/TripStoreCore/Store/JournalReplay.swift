@@ -34,6 +34,7 @@ enum JournalReplay {
             for d in decoded {
                 guard table.row(for: d.id) == nil else { throw damaged("inserts id '\(d.id)', which exists") }
                 let row = table.append(StoredObject(entity: d.entity, id: d.id, values: d.values))
+                store.indexes.appendType(row, d.entity)  // a new row is past every row of its type
                 pending.append((row, d.links))
                 touched.insert(row)
                 for link in d.links { for t in link.targets { if let r = table.row(for: t.id) { touched.insert(r) } } }
@@ -74,7 +75,10 @@ enum JournalReplay {
         }
         for c in changes where c["kind"] == .string("delete") {
             guard case .string(let id)? = c["id"], let row = table.row(for: id) else { throw damaged("deletes an unknown object") }
-            if let o = table.object(at: row) { store.replayedDeletes.append(ReplayedDelete(row: row, object: o, file: file, line: number)) }
+            if let o = table.object(at: row) {
+                store.replayedDeletes.append(ReplayedDelete(row: row, object: o, file: file, line: number))
+                store.indexes.remove(row, o)
+            }
             table.remove(row)
         }
         if let problem = table.referenceProblems(of: touched.sorted(), limit: 1).first {

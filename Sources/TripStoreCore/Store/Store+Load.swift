@@ -36,10 +36,8 @@ extension Store {
             throw IOError(operation: "open", path: journal, code: ENOENT)
         }
         try checkReplayedDeletes()
-        // The snapshot's rows went into the type index as they were added; a
-        // replayed journal may have changed them, so then it is built again.
-        if journalTransactions > 0 { indexes.rebuild(from: table) }
-        Trace.mark("build indexes")
+        // The type index followed the snapshot's rows and the journal's inserts and deletes as they were read.
+        Trace.mark("replay journal")
     }
 
     /// Reads the snapshot's history lines, left in the file at load.
