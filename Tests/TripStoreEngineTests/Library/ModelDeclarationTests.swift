@@ -11,6 +11,13 @@ final class Forgetful: PersistentModel {
     override class var properties: [ModelProperty] { [.attribute("title", \Forgetful.title)] }
 }
 
+/// Declared, but a plain `var`: the context could not see it change.
+final class Untracked: PersistentModel {
+    @Attribute var title = ""
+    var pages = 0
+    override class var properties: [ModelProperty] { [.attribute("title", \Untracked.title), .attribute("pages", \Untracked.pages)] }
+}
+
 final class Cached: PersistentModel {
     @Attribute var title = ""
     var scratch = 0
@@ -77,6 +84,11 @@ final class Parcel: PersistentModel {
         #expect(error([Forgetful.self]) == "class Forgetful: stored property 'notes' is not declared in 'properties', so it would not be saved; "
                 + "declare it, make it computed, or list it in 'transientProperties'")
         #expect(error([Cached.self]) == nil)
+    }
+
+    @Test func aDeclaredPlainVarIsRefusedWithTheWayToDeclareIt() {
+        #expect(error([Untracked.self]) == "class Untracked: property 'pages' is a plain stored property; declare it "
+                + "'@Attribute var pages' so that its changes are saved and it can load lazily")
     }
 
     @Test func aNameThatIsNotItsKeyPathsPropertyIsNamed() {
