@@ -31,7 +31,7 @@ public struct CLIError: Error {
     static func exitCode(_ e: StoreError) -> Int32 {
         switch e {
         case .noStore, .invalid, .invalidMany, .notFound, .denied, .usage, .conflict, .inconsistent, .schemaMismatch: return 1
-        case .damaged, .danglingReferences, .locked, .newerFormat: return 2
+        case .damaged, .danglingReferences, .locked, .newerFormat, .imageDamaged: return 2
         case .io: return 3
         }
     }

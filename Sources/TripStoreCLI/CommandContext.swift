@@ -11,6 +11,8 @@ struct CommandContext {
     let spec: CommandSpec
     /// Standard input (for `import -` and `shell`).
     let input: InputSource
+    /// The stores this command opened, and how it may use their images.
+    var session = CommandSession()
 
     /// `--store`, else `$TRIPSTORE_DIR`, else `./tripstore`.
     var storePath: String {
@@ -36,6 +38,8 @@ struct CommandContext {
         }
         if let b = environment["TRIPSTORE_SNAPSHOT_BYTES"], let n = Int(b) { o.snapshotAfterBytes = n }
         if let c = environment["TRIPSTORE_SNAPSHOT_COMMIT_CHANGES"], let n = Int(c) { o.snapshotCommitChanges = n }
+        o.imageChecks = session.imageChecks
+        if !session.useImage { o.useSnapshotImage = false }
         return o
     }
 
@@ -55,6 +59,7 @@ struct CommandContext {
             console.err(w + (store.hasTornTail && access == .read ? CLIError.tornTailAdvice : ""))
         }
         console.keepUntilExit(store)
+        session.opened(store)
         return store
     }
 
@@ -112,5 +117,31 @@ extension String {
         while s.first == " " { s.removeFirst() }
         while s.last == " " { s.removeLast() }
         return String(s)
+    }
+}
+
+/// What one run of a command did with its stores: which it opened, whether
+/// their images are checked piece by piece, and whether that found damage.
+final class CommandSession {
+    /// Check the image's pieces as they are touched (the command touches little).
+    var imageChecks: ImageChecks = .atOpen
+    /// False on the run again from the JSON, after damage in the image.
+    var useImage = true
+    private var stores: [(store: Store, token: Int64)] = []
+
+    func opened(_ store: Store) { stores.append((store, store.lastToken)) }
+
+    /// The damage an opened store's image showed after open, if any.
+    var damage: (image: String, detail: String)? {
+        for (s, _) in stores { if let d = s.imageDamage { return (s.imagePath, d) } }
+        return nil
+    }
+
+    /// Whether a store was changed by this run (it cannot run again).
+    var committed: Bool { stores.contains { $0.store.lastToken != $0.token } }
+
+    /// Checks every piece of every opened store's image; false when damaged.
+    func checkEverything() -> Bool {
+        stores.allSatisfy { $0.store.checkImage() }
     }
 }

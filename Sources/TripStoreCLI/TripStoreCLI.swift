@@ -30,7 +30,7 @@ public enum TripStoreCLI {
             let schema = try SchemaResolution.resolve(parsed, storePath: storePath)
             let ctx = CommandContext(args: parsed, console: console, environment: environment,
                                      schema: schema, spec: spec, input: input)
-            code = try Commands.run(name, ctx)
+            code = try runCheckingImage(name, ctx)
         } catch {
             let e = CLIError.from(error)
             console.err("error: " + e.message.split(separator: "\n", omittingEmptySubsequences: false)
@@ -43,6 +43,40 @@ public enum TripStoreCLI {
         return code
     }
 
+    /// Commands that touch little of a store: they open its image without
+    /// checking every piece, and run again from the JSON if a piece they
+    /// touch turns out damaged (their output held back until then).
+    static let touchLittle: Set<String> = ["query", "get", "stats", "history", "update", "delete", "import"]
+
+    private static func runCheckingImage(_ name: String, _ ctx: CommandContext) throws -> Int32 {
+        guard touchLittle.contains(name) else { return try Commands.run(name, ctx) }
+        let console = ctx.console
+        ctx.session.imageChecks = .onFirstTouch
+        console.hold(check: { ctx.session.checkEverything() })
+        var outcome: Result<Int32, any Error>
+        do {
+            outcome = .success(try Commands.run(name, ctx))
+        } catch {
+            outcome = .failure(error)
+        }
+        guard let damage = ctx.session.damage else {
+            console.release()
+            return try outcome.get()
+        }
+        let advice = "; 'tripstore compact' writes a new one, 'tripstore verify --repair' deletes it"
+        if ctx.session.committed {
+            // What the command wrote was checked before it was written; only this process's view was hurt.
+            console.release()
+            console.err("warning: \(damage.image): \(damage.detail)\(advice)")
+            return try outcome.get()
+        }
+        console.discardHeld()
+        console.err("warning: \(damage.image): \(damage.detail); answered from the JSON instead\(advice)")
+        var again = ctx
+        again.session = CommandSession()
+        again.session.useImage = false
+        return try Commands.run(name, again)
+    }
 }
 
 /// Where `import -` and `shell` read from: standard input, or text in tests.

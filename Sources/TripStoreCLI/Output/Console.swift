@@ -14,6 +14,11 @@ public final class Console {
     public let errIsTerminal: Bool
     public let inIsTerminal: Bool
     private var pending: [UInt8] = []
+    /// While set, output is held back (see `hold`); the check decides when it may go.
+    private var holdCheck: (() -> Bool)?
+    private var heldErr: [UInt8] = []
+    /// A held run that will be discarded: its output is dropped as it comes.
+    private var discarding = false
 
     /// The process's own standard streams.
     public static func standard() -> Console {
@@ -37,7 +42,8 @@ public final class Console {
 
     /// Writes bytes to standard output (buffered; `flush` sends them).
     public func out(_ bytes: [UInt8]) {
-        if capture {
+        if discarding { return }
+        if capture && holdCheck == nil {
             capturedOut.append(contentsOf: bytes)
             return
         }
@@ -45,13 +51,50 @@ public final class Console {
         if pending.count >= 1 << 16 { flush() }
     }
 
+    /// Holds standard output and error back until the command is known to
+    /// rest on sound data: its store was opened without checking every piece
+    /// of the snapshot image, and damage found later means the command runs
+    /// again from the JSON, so nothing it printed may have gone out yet. When
+    /// the held output grows large, `check` is asked to check everything
+    /// (true: sound, and output flows from then on).
+    func hold(check: @escaping () -> Bool) {
+        holdCheck = check
+        discarding = false
+    }
+
+    /// Sends what was held, and stops holding.
+    func release() {
+        holdCheck = nil
+        discarding = false
+        let err = heldErr
+        heldErr = []
+        flush()
+        if !err.isEmpty { writeErr(err) }
+    }
+
+    /// Drops what was held (the command runs again), and stops holding.
+    func discardHeld() {
+        holdCheck = nil
+        discarding = false
+        pending.removeAll()
+        heldErr.removeAll()
+    }
+
     public func out(_ text: String) { out(Array(text.utf8)) }
 
     public func line(_ text: String) { out(Array(text.utf8) + [0x0A]) }
 
     public func err(_ text: String) {
-        flush()
         let bytes = Array((text.hasSuffix("\n") ? text : text + "\n").utf8)
+        if holdCheck != nil {
+            if !discarding { heldErr.append(contentsOf: bytes) }
+            return
+        }
+        flush()
+        writeErr(bytes)
+    }
+
+    private func writeErr(_ bytes: [UInt8]) {
         if capture {
             capturedErr.append(contentsOf: bytes)
             return
@@ -81,8 +124,25 @@ public final class Console {
     }
 
     public func flush() {
-        guard !capture, !pending.isEmpty else { return }
-        Console.writeAll(1, pending)
+        guard !pending.isEmpty else { return }
+        if let check = holdCheck {
+            guard pending.count >= 1 << 16 else { return }
+            guard check() else {
+                // Damage: this run's output is wrong and will be dropped.
+                discarding = true
+                pending.removeAll()
+                return
+            }
+            holdCheck = nil
+            let err = heldErr
+            heldErr = []
+            if !err.isEmpty { writeErr(err) }
+        }
+        if capture {
+            capturedOut.append(contentsOf: pending)
+        } else {
+            Console.writeAll(1, pending)
+        }
         pending.removeAll(keepingCapacity: true)
     }
 

@@ -10,8 +10,11 @@ package final class StoreIndexes {
     unowned let table: ObjectTable
     /// Which value indexes have been built.
     @exclusivity(unchecked) private var built: [Bool] = []
-    /// Live rows of each concrete entity, ascending.
-    @exclusivity(unchecked) package private(set) var typeRows: [[RowID]]
+    /// Live rows of each concrete entity, ascending (see `rows(of:)`).
+    @exclusivity(unchecked) private var typeRows: [[RowID]]
+    /// Entities whose rows are still in the snapshot image, not yet read.
+    @exclusivity(unchecked) private var typeRowsInImage: [Bool]
+    private var image: MappedImage?
     @exclusivity(unchecked) package private(set) var valueIndexes: [ValueIndex] = []
     /// For each concrete entity, the value indexes that cover it.
     @exclusivity(unchecked) private var indexesByEntity: [[Int]]
@@ -20,6 +23,7 @@ package final class StoreIndexes {
         self.schema = schema
         self.table = table
         typeRows = Array(repeating: [], count: schema.entities.count)
+        typeRowsInImage = Array(repeating: false, count: schema.entities.count)
         indexesByEntity = Array(repeating: [], count: schema.entities.count)
         for e in schema.entities {
             for p in e.properties where p.declaringEntity == e.id {
@@ -41,6 +45,27 @@ package final class StoreIndexes {
         ["type"] + valueIndexes.map { "\(schema.entities[$0.entity].name).\($0.name)" }
     }
 
+    /// Live rows of a concrete entity, ascending.
+    @inline(__always) package func rows(of entity: Int) -> [RowID] {
+        if typeRowsInImage[entity] { readTypeRows(entity) }
+        return typeRows[entity]
+    }
+
+    private func readTypeRows(_ e: Int) {
+        typeRowsInImage[e] = false
+        // Damage leaves the rows out; the command answers from the JSON instead.
+        typeRows[e] = image?.typeRows(e) ?? []
+    }
+
+    /// Takes the type index from a snapshot image (each entity's rows are read when first used).
+    func adoptImage(_ image: MappedImage) {
+        self.image = image
+        for e in typeRows.indices {
+            typeRows[e] = []
+            typeRowsInImage[e] = true
+        }
+    }
+
     /// The index over `slot` for objects of `entity`, if that attribute is indexed.
     package func index(entity: Int, slot: Int) -> ValueIndex? {
         for k in indexesByEntity[entity] where valueIndexes[k].property.slot == slot {
@@ -57,20 +82,26 @@ package final class StoreIndexes {
         let slot = index.property.slot
         var entries: [(IndexKey?, RowID)] = []
         for e in schema.entities[index.entity].closure {
-            entries.reserveCapacity(entries.count + typeRows[e].count)
-            for row in typeRows[e] { entries.append((IndexKey(table.value(at: row, slot: slot)), row)) }
+            let rows = rows(of: e)
+            entries.reserveCapacity(entries.count + rows.count)
+            for row in rows { entries.append((IndexKey(table.value(at: row, slot: slot)), row)) }
         }
         index.build(entries)
     }
 
     /// Adds a row known to be past every row of its entity (loading a snapshot).
     func appendType(_ row: RowID, _ entity: Int) {
+        if typeRowsInImage[entity] { readTypeRows(entity) }
         typeRows[entity].append(row)
     }
 
     /// The type index from the table (value indexes are built when first used).
     func rebuild(from table: ObjectTable) {
-        for k in typeRows.indices { typeRows[k].removeAll(keepingCapacity: true) }
+        image = nil
+        for k in typeRows.indices {
+            typeRows[k].removeAll(keepingCapacity: true)
+            typeRowsInImage[k] = false
+        }
         for (e, n) in table.countByEntity.enumerated() { typeRows[e].reserveCapacity(n) }
         table.forEachEntity { row, entity in typeRows[entity].append(row) }
         for k in built.indices { built[k] = false }
@@ -78,6 +109,7 @@ package final class StoreIndexes {
     }
 
     func add(_ row: RowID, _ o: StoredObject) {
+        if typeRowsInImage[o.entity] { readTypeRows(o.entity) }
         if let last = typeRows[o.entity].last, last > row {
             let i = insertionPoint(typeRows[o.entity], row)
             typeRows[o.entity].insert(row, at: i)
@@ -90,6 +122,7 @@ package final class StoreIndexes {
     }
 
     func remove(_ row: RowID, _ o: StoredObject) {
+        if typeRowsInImage[o.entity] { readTypeRows(o.entity) }
         let i = insertionPoint(typeRows[o.entity], row)
         if i < typeRows[o.entity].count && typeRows[o.entity][i] == row { typeRows[o.entity].remove(at: i) }
         for k in indexesByEntity[o.entity] where built[k] {
@@ -130,7 +163,7 @@ package final class StoreIndexes {
                 expected[k][IndexKey(o.values[valueIndexes[k].property.slot]), default: []].insert(row)
             }
         }
-        for e in schema.entities where expectedTypes[e.id] != typeRows[e.id] {
+        for e in schema.entities where expectedTypes[e.id] != rows(of: e.id) {
             problems.append("type index of \(e.name) disagrees with the table")
         }
         for (k, index) in valueIndexes.enumerated() {

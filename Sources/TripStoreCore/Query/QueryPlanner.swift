@@ -38,12 +38,12 @@ struct QueryPlanner {
 
     func typeAccess(_ entities: [Int], label: String) -> AccessPath {
         let members = entities.filter { scope.contains($0) }
-        let count = members.reduce(0) { $0 + indexes.typeRows[$1].count }
+        let count = members.reduce(0) { $0 + indexes.rows(of: $1).count }
         return AccessPath(operation: "type index", detail: label, estimate: count, exact: true, entities: Set(members)) {
-            if members.count == 1 { return indexes.typeRows[members[0]] }
+            if members.count == 1 { return indexes.rows(of: members[0]) }
             var out: [RowID] = []
             out.reserveCapacity(count)
-            for m in members { out.append(contentsOf: indexes.typeRows[m]) }
+            for m in members { out.append(contentsOf: indexes.rows(of: m)) }
             return out
         }
     }
@@ -229,7 +229,7 @@ struct QueryPlanner {
         // nil (or a type without the property) sorts first ascending, last descending.
         let nilGroup: () -> [RowID] = {
             var rows = idx.rowsWithoutValue
-            for e in scope where schema.entities[e].property(named: idx.name) == nil { rows.append(contentsOf: indexes.typeRows[e]) }
+            for e in scope where schema.entities[e].property(named: idx.name) == nil { rows.append(contentsOf: indexes.rows(of: e)) }
             return rows
         }
         if !descending { take(nilGroup()) }

@@ -34,11 +34,16 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     case inconsistent([String])
     /// Files hold references to objects that do not exist; `Store.removeDanglingReferences` removes them.
     case danglingReferences(file: String, line: Int?, detail: String)
+    /// The snapshot image, checked piece by piece (`ImageChecks.onFirstTouch`),
+    /// showed damage before a commit: nothing was written; open the store
+    /// again without the image (`StoreOptions.useSnapshotImage`) and retry.
+    case imageDamaged(file: String, detail: String)
 
     /// One sentence: what was wrong and where.
     public var description: String {
         switch self {
         case .noStore(let p): return "no store at \(p)"
+        case .imageDamaged(let f, let d): return "\(f): \(d); nothing was written (the JSON is sound: open the store without the image)"
         case .damaged(let f, let l, let d, let r):
             return "the store is damaged: \(f)\(l.map { " line \($0)" } ?? ""): \(d)"
                 + (r ? " (a write cut short, which a repair can cut)" : "")

@@ -13,7 +13,7 @@ extension ObjectTable {
         }
 
         var schema: Schema { table.schema }
-        var lists: [[RowID]] { table.lists }
+        var lists: RelationshipLists { table.lists }
         @inline(__always) func entity(at row: RowID) -> Int? { table.entity(at: row) }
         @inline(__always) func record(_ row: RowID) -> UnsafeRawPointer { table.record(row) }
         @inline(__always) func withID<R>(_ row: RowID, _ body: (UnsafeRawBufferPointer) -> R) -> R { table.withID(row, body) }

@@ -24,20 +24,33 @@ import Darwin
 /// overlap a write; the run-time checks cost about a third of a load from JSON.
 package final class ObjectTable: ObjectLookup {
     package let schema: Schema
-    /// The entity of each row, or -1 where no object lives.
-    @exclusivity(unchecked) private(set) var entityOfRow: [Int16] = []
-    /// Where each row's record is in the arena (kept after a delete, so the id stays readable).
-    @exclusivity(unchecked) private(set) var locators: [Int64] = []
+    /// Rows below `baseRows` came from a snapshot, sorted by id: their columns
+    /// are in the snapshot image's mapping, or in memory of their own when
+    /// the snapshot was read from JSON. Rows from there on are in arrays.
+    @exclusivity(unchecked) private(set) var baseRows = 0
+    /// The entity of each base row, or -1 where no object lives.
+    @exclusivity(unchecked) private var baseEntities = UnsafeMutablePointer<Int16>.allocate(capacity: 1)
+    /// Where each base row's record is in the arena (kept after a delete, so the id stays readable).
+    @exclusivity(unchecked) private var baseLocators = UnsafeMutablePointer<Int64>.allocate(capacity: 1)
+    /// The first eight bytes of each base row's id, for binary search.
+    @exclusivity(unchecked) private var basePrefixes = UnsafePointer(UnsafeMutablePointer<UInt64>.allocate(capacity: 1))
+    /// The prefix of the first row of each group of base rows, to find the group of an id.
+    @exclusivity(unchecked) private var fences: [UInt64] = []
+    /// Per group of base rows: 1 once checked (at once for rows read from
+    /// JSON), 2 when the image's group failed its checks; 0 not yet checked.
+    @exclusivity(unchecked) private var groupState = UnsafeMutablePointer<UInt8>.allocate(capacity: 1)
+    /// The image the base rows are mapped from, if they are.
+    private(set) var image: MappedImage?
+    /// The entity and record locator of each row from `baseRows` on.
+    @exclusivity(unchecked) private var laterEntities: [Int16] = []
+    @exclusivity(unchecked) private var laterLocators: [Int64] = []
     let arena = RecordArena()
     /// The to-many relationship lists; a record's to-many slot holds a number
     /// here. List 0 is the shared empty list, never changed in place.
-    @exclusivity(unchecked) private(set) var lists: [[RowID]] = [[]]
+    let lists = RelationshipLists()
     @exclusivity(unchecked) private var scratch = RecordBuffer(capacity: 4096)
-    /// The first eight bytes of each id-ordered row's id, for binary search.
-    @exclusivity(unchecked) private(set) var idPrefixes: [UInt64] = []
-    /// Rows below this were loaded from a snapshot, which is sorted by id:
-    /// among them, row order is id order.
-    @exclusivity(unchecked) var idOrderedRows = 0
+    /// Rows below this are in id order (the base rows).
+    var idOrderedRows: Int { baseRows }
     /// Rows from `idOrderedRows` up to `laterIDsCover`, by id; extended when an id is looked up.
     @exclusivity(unchecked) private var laterIDs: [String: RowID] = [:]
     @exclusivity(unchecked) private var laterIDsCover = 0
@@ -53,12 +66,22 @@ package final class ObjectTable: ObjectLookup {
         self.oneWay = OneWayReferences(schema: schema)
         self.relationshipSlots = schema.entities.map { e in e.properties.compactMap { $0.relationship == nil ? nil : $0.slot } }
         self.countByEntity = Array(repeating: 0, count: schema.entities.count)
+        groupState.initialize(to: 1)
+    }
+
+    deinit {
+        groupState.deallocate()
+        if image == nil {
+            baseEntities.deallocate()
+            baseLocators.deallocate()
+            UnsafeMutablePointer(mutating: basePrefixes).deallocate()
+        }
     }
 
     /// The number of live objects.
     @exclusivity(unchecked) package private(set) var count = 0
     /// One past the highest row ever used.
-    package var rowCount: Int { entityOfRow.count }
+    package var rowCount: Int { baseRows + laterEntities.count }
 
     /// Bytes of object records in memory, and how many of them are no longer used.
     package var recordBytes: (total: Int, unused: Int) { (arena.totalBytes, arena.unusedBytes) }
@@ -68,12 +91,98 @@ package final class ObjectTable: ObjectLookup {
     /// The entity of the object at a row, if one lives there.
     @inline(__always) package func entity(at row: RowID) -> Int? {
         let i = Int(row)
-        guard i >= 0, i < entityOfRow.count, entityOfRow[i] >= 0 else { return nil }
-        return Int(entityOfRow[i])
+        guard i >= 0, i < rowCount else { return nil }
+        let e = rawEntity(i)
+        return e >= 0 ? Int(e) : nil
     }
 
     @inline(__always) func record(_ row: RowID) -> UnsafeRawPointer {
-        UnsafeRawPointer(arena.pointer(locators[Int(row)]))
+        UnsafeRawPointer(arena.pointer(locator(Int(row))))
+    }
+
+    // MARK: Columns
+
+    /// Checks a base row's group first if it has not been checked.
+    @inline(__always) private func checked(_ i: Int) {
+        if groupState[i >> SnapshotImage.groupShift] != 1 { checkGroup(i >> SnapshotImage.groupShift) }
+    }
+
+    /// The entity at row `i` (`0..<rowCount`), -1 where none lives.
+    @inline(__always) private func rawEntity(_ i: Int) -> Int16 {
+        if i < baseRows {
+            checked(i)
+            return baseEntities[i]
+        }
+        return laterEntities[i - baseRows]
+    }
+
+    @inline(__always) private func locator(_ i: Int) -> Int64 {
+        if i < baseRows {
+            checked(i)
+            return baseLocators[i]
+        }
+        return laterLocators[i - baseRows]
+    }
+
+    private func setEntity(_ i: Int, _ e: Int16) {
+        if i < baseRows {
+            checked(i)
+            baseEntities[i] = e
+        } else {
+            laterEntities[i - baseRows] = e
+        }
+    }
+
+    private func setLocator(_ i: Int, _ l: Int64) {
+        if i < baseRows {
+            checked(i)
+            baseLocators[i] = l
+        } else {
+            laterLocators[i - baseRows] = l
+        }
+    }
+
+    /// Runs an image group's checks; a group that fails them is taken out of
+    /// the table (its rows read as empty, with a harmless record each) and the
+    /// damage is noted for the command to answer from the JSON instead.
+    private func checkGroup(_ g: Int) {
+        guard groupState[g] == 0, let image else { return }
+        if image.checkRowGroup(g) {
+            groupState[g] = 1
+            return
+        }
+        groupState[g] = 2
+        neutralize(g)
+    }
+
+    private func neutralize(_ g: Int) {
+        var empty = [UInt8](repeating: RecordTag.null, count: 2 + (schema.entities.map(\.properties.count).max() ?? 0))
+        empty[0] = 0
+        let locator = empty.withUnsafeBytes { arena.append($0) }
+        for r in (g << SnapshotImage.groupShift)..<min(baseRows, (g + 1) << SnapshotImage.groupShift) {
+            baseEntities[r] = -1
+            baseLocators[r] = locator
+        }
+    }
+
+    /// What the image's checks found damaged since open, if anything.
+    package var imageDamage: String? { image?.damage }
+
+    /// Runs every check of the image now (before workers read the table, or
+    /// when the whole table is needed anyway); false when something is damaged.
+    func checkEverything() -> Bool {
+        guard let image else { return true }
+        let failed = Set(image.checkEverything())
+        for g in 0..<fences.count where groupState[g] == 0 {
+            if failed.contains(g) {
+                groupState[g] = 2
+                neutralize(g)
+            } else {
+                groupState[g] = 1
+            }
+        }
+        for n in stride(from: 0, to: lists.mappedCount, by: RelationshipLists.groupSize) { _ = lists[n] }
+        return image.damage == nil
     }
 
     package func object(at row: RowID) -> StoredObject? {
@@ -97,7 +206,7 @@ package final class ObjectTable: ObjectLookup {
 
     /// The id a row has or had: also for a deleted row, whose record stays.
     package func recordedID(_ row: RowID) -> String? {
-        guard row >= 0, Int(row) < rowCount, locators[Int(row)] >= 0 else { return nil }
+        guard row >= 0, Int(row) < rowCount, locator(Int(row)) >= 0 else { return nil }
         return withID(row) { String(decoding: $0, as: UTF8.self) }
     }
 
@@ -118,7 +227,7 @@ package final class ObjectTable: ObjectLookup {
     private func extendLaterIDs() {
         laterIDsCover = max(laterIDsCover, idOrderedRows)
         guard laterIDsCover < rowCount else { return }
-        for i in laterIDsCover..<rowCount where entityOfRow[i] >= 0 {
+        for i in laterIDsCover..<rowCount where rawEntity(i) >= 0 {
             laterIDs[String(decoding: RecordReader.id(record(RowID(i))).0, as: UTF8.self)] = RowID(i)
         }
         laterIDsCover = rowCount
@@ -132,16 +241,26 @@ package final class ObjectTable: ObjectLookup {
 
     func sortedRow(_ key: UnsafeRawBufferPointer) -> RowID? {
         let k = ObjectTable.prefix(key)
-        var lo = 0, hi = idPrefixes.count
-        idPrefixes.withUnsafeBufferPointer { p in
-            while lo < hi {
-                let mid = (lo + hi) / 2
-                if p[mid] < k { lo = mid + 1 } else { hi = mid }
-            }
+        // The group whose rows may start the run of this prefix: the last one
+        // that begins below it (the run may go on into the next ones).
+        var lo = 0, hi = fences.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if fences[mid] < k { lo = mid + 1 } else { hi = mid }
         }
-        while lo < idPrefixes.count && idPrefixes[lo] == k {
-            if entityOfRow[lo] >= 0 && withID(RowID(lo), { ObjectTable.equal($0, key) }) { return RowID(lo) }
-            lo += 1
+        var i = max(0, lo - 1) << SnapshotImage.groupShift
+        guard i < baseRows else { return nil }
+        checked(i)
+        var stop = min(baseRows, i + SnapshotImage.groupSize)
+        while i < stop {
+            let mid = (i + stop) / 2
+            if basePrefixes[mid] < k { i = mid + 1 } else { stop = mid }
+        }
+        while i < baseRows {
+            checked(i)
+            guard basePrefixes[i] == k else { return nil }
+            if baseEntities[i] >= 0 && withID(RowID(i), { ObjectTable.equal($0, key) }) { return RowID(i) }
+            i += 1
         }
         return nil
     }
@@ -195,52 +314,99 @@ package final class ObjectTable: ObjectLookup {
     }
 
     /// A `LoadHash` over the id-ordered rows.
-    func loadHash() -> LoadHash { LoadHash(idPrefixes) }
+    func loadHash() -> LoadHash { LoadHash(Array(UnsafeBufferPointer(start: basePrefixes, count: baseRows))) }
 
     /// Checks that all rows (just loaded from a snapshot) are in strictly
     /// increasing id order, so ids are unique and a row can be found by binary
-    /// search; the first row out of order otherwise.
+    /// search, and makes them the base rows; the first row out of order otherwise.
     func adoptSnapshotOrder() -> Int? {
-        var prefixes: [UInt64] = []
-        prefixes.reserveCapacity(rowCount)
-        for i in 0..<rowCount {
-            guard entityOfRow[i] >= 0 else { return i }
+        precondition(baseRows == 0 && image == nil)
+        let n = rowCount
+        let prefixes = UnsafeMutablePointer<UInt64>.allocate(capacity: max(1, n))
+        for i in 0..<n {
+            guard laterEntities[i] >= 0 else {
+                prefixes.deallocate()
+                return i
+            }
             let ok = withID(RowID(i)) { id -> Bool in
-                prefixes.append(ObjectTable.prefix(id))
+                prefixes[i] = ObjectTable.prefix(id)
                 return i == 0 || withID(RowID(i - 1)) { ObjectTable.less($0, id) }
             }
-            if !ok { return i }
+            if !ok {
+                prefixes.deallocate()
+                return i
+            }
         }
-        idPrefixes = prefixes
-        idOrderedRows = rowCount
+        let entities = UnsafeMutablePointer<Int16>.allocate(capacity: max(1, n))
+        let locators = UnsafeMutablePointer<Int64>.allocate(capacity: max(1, n))
+        laterEntities.withUnsafeBufferPointer { entities.initialize(from: $0.baseAddress!, count: n) }
+        laterLocators.withUnsafeBufferPointer { locators.initialize(from: $0.baseAddress!, count: n) }
+        let groups = (n + SnapshotImage.groupSize - 1) >> SnapshotImage.groupShift
+        let state = UnsafeMutablePointer<UInt8>.allocate(capacity: max(1, groups))
+        state.initialize(repeating: 1, count: max(1, groups))
+        deallocateBase()
+        adoptBase(rows: n, entities: entities, locators: locators, prefixes: prefixes, state: state,
+                  fences: (0..<groups).map { prefixes[$0 << SnapshotImage.groupShift] })
+        laterEntities = []
+        laterLocators = []
         return nil
     }
 
-    /// Takes the rows of a snapshot image (in id order) into this empty table.
-    func adoptImage(entities: [Int16], locators: [Int64], prefixes: [UInt64], lists: [[RowID]]) {
-        entityOfRow = entities
-        self.locators = locators
-        idPrefixes = prefixes
-        self.lists = lists
-        idOrderedRows = entities.count
-        laterIDsCover = entities.count
-        count = entities.count
-        for e in entities { countByEntity[Int(e)] += 1 }
+    /// Takes the rows of a snapshot image into this empty table. Nothing is
+    /// read but the image's directory: each group of rows is checked when
+    /// first touched, unless `checked` says the caller checked them all.
+    func adoptImage(_ image: MappedImage, checked: Bool) -> Bool {
+        guard rowCount == 0, arena.totalBytes == 0 else { return false }
+        // The records are the arena's first block, so a record's offset is its locator.
+        guard arena.adoptMapping(start: image.base, length: image.layout.fileBytes, skip: image.layout.records,
+                                 count: Int(image.header.recordBytes)) == 0 else { return false }
+        let groups = image.layout.rowGroups
+        let state = UnsafeMutablePointer<UInt8>.allocate(capacity: max(1, groups))
+        state.initialize(repeating: checked ? 1 : 0, count: max(1, groups))
+        deallocateBase()
+        self.image = image
+        adoptBase(rows: image.rows, entities: image.entities, locators: image.offsets,
+                  prefixes: UnsafeMutablePointer(mutating: image.prefixes), state: state,
+                  fences: (0..<groups).map { image.rowGroup($0).fence })
+        lists.adopt(image)
+        countByEntity = image.countByEntity
+        count = image.rows
+        return true
+    }
+
+    /// Takes over the base columns (the old ones were deallocated).
+    private func adoptBase(rows: Int, entities: UnsafeMutablePointer<Int16>, locators: UnsafeMutablePointer<Int64>,
+                           prefixes: UnsafeMutablePointer<UInt64>, state: UnsafeMutablePointer<UInt8>, fences: [UInt64]) {
+        groupState.deallocate()
+        baseEntities = entities
+        baseLocators = locators
+        basePrefixes = UnsafePointer(prefixes)
+        groupState = state
+        self.fences = fences
+        baseRows = rows
+        laterIDsCover = rows
+    }
+
+    private func deallocateBase() {
+        guard image == nil else { return }
+        baseEntities.deallocate()
+        baseLocators.deallocate()
+        UnsafeMutablePointer(mutating: basePrefixes).deallocate()
     }
 
     // MARK: Changing
 
     package func reserve(_ n: Int) {
-        entityOfRow.reserveCapacity(rowCount + n)
-        locators.reserveCapacity(rowCount + n)
+        laterEntities.reserveCapacity(laterEntities.count + n)
+        laterLocators.reserveCapacity(laterLocators.count + n)
     }
 
     /// Adds an object at the next row; the caller has checked that its id is new.
     @discardableResult
     func append(_ object: StoredObject) -> RowID {
         let row = RowID(rowCount)
-        entityOfRow.append(Int16(object.entity))
-        locators.append(encode(object, reusing: nil))
+        laterEntities.append(Int16(object.entity))
+        laterLocators.append(encode(object, reusing: nil))
         countByEntity[object.entity] += 1
         count += 1
         return row
@@ -248,8 +414,8 @@ package final class ObjectTable: ObjectLookup {
 
     /// Adds a record already encoded (loading a snapshot); to-many slots hold `noReference` until linked.
     func appendRecord(entity: Int, locator: Int64) {
-        entityOfRow.append(Int16(entity))
-        locators.append(locator)
+        laterEntities.append(Int16(entity))
+        laterLocators.append(locator)
         countByEntity[entity] += 1
         count += 1
     }
@@ -261,21 +427,21 @@ package final class ObjectTable: ObjectLookup {
             append(object)
             return
         }
-        let old: UnsafeRawPointer? = locators[i] >= 0 ? record(row) : nil
-        if entityOfRow[i] < 0 {
+        let old: UnsafeRawPointer? = locator(i) >= 0 ? record(row) : nil
+        if rawEntity(i) < 0 {
             countByEntity[object.entity] += 1
             count += 1
-            entityOfRow[i] = Int16(object.entity)
+            setEntity(i, Int16(object.entity))
         } else if let old {
             arena.forget(RecordReader.length(old, count: schema.entities[object.entity].properties.count))
         }
-        locators[i] = encode(object, reusing: old)
+        setLocator(i, encode(object, reusing: old))
     }
 
     /// Uses up a row for an object created and deleted in the same transaction.
     func appendEmpty() {
-        entityOfRow.append(-1)
-        locators.append(-1)
+        laterEntities.append(-1)
+        laterLocators.append(-1)
     }
 
     /// Where a row's slot is in its record, to be filled in place.
@@ -292,8 +458,7 @@ package final class ObjectTable: ObjectLookup {
             (p + 1).storeBytes(of: Int32(0), as: Int32.self)
         } else {
             p.storeBytes(of: RecordTag.toMany, as: UInt8.self)
-            (p + 1).storeBytes(of: Int32(lists.count).littleEndian, as: Int32.self)
-            lists.append(Array(targets))
+            (p + 1).storeBytes(of: Int32(lists.append(Array(targets))).littleEndian, as: Int32.self)
         }
     }
 
@@ -308,8 +473,7 @@ package final class ObjectTable: ObjectLookup {
             lists[n].append(target)
         } else {
             p.storeBytes(of: RecordTag.toMany, as: UInt8.self)
-            (p + 1).storeBytes(of: Int32(lists.count).littleEndian, toByteOffset: 0, as: Int32.self)
-            lists.append([target])
+            (p + 1).storeBytes(of: Int32(lists.append([target])).littleEndian, toByteOffset: 0, as: Int32.self)
         }
     }
 
@@ -334,8 +498,7 @@ package final class ObjectTable: ObjectLookup {
                 (p + 1).storeBytes(of: Int32(0), as: Int32.self)
             } else {
                 p.storeBytes(of: RecordTag.toMany, as: UInt8.self)
-                (p + 1).storeBytes(of: Int32(lists.count).littleEndian, as: Int32.self)
-                lists.append(l)
+                (p + 1).storeBytes(of: Int32(lists.append(l)).littleEndian, as: Int32.self)
             }
         default:
             p.storeBytes(of: RecordTag.noReference, as: UInt8.self)
@@ -350,7 +513,7 @@ package final class ObjectTable: ObjectLookup {
         arena.forget(RecordReader.length(record(row), count: schema.entities[e].properties.count))
         countByEntity[e] -= 1
         count -= 1
-        entityOfRow[Int(row)] = -1
+        setEntity(Int(row), -1)
     }
 
     /// Writes an object's record; to-many slots keep the list numbers of `old`.
@@ -376,8 +539,7 @@ package final class ObjectTable: ObjectLookup {
                 } else if l.isEmpty {
                     n = 0
                 } else {
-                    n = lists.count
-                    lists.append(l)
+                    n = lists.append(l)
                 }
                 RecordWriter.reference(tag: RecordTag.toMany, Int32(n), to: &scratch)
             default: RecordWriter.reference(tag: RecordTag.noReference, 0, to: &scratch)
@@ -390,13 +552,13 @@ package final class ObjectTable: ObjectLookup {
 
     /// Live rows ordered by id, byte by byte (the snapshot's order).
     package func rowsSortedByID() -> [RowID] {
-        let later = (idOrderedRows..<rowCount).filter { entityOfRow[$0] >= 0 }
+        let later = (idOrderedRows..<rowCount).filter { rawEntity($0) >= 0 }
         if later.isEmpty { return liveRows }
         // Sort by the ids' first eight bytes (big-endian, so integer order is
         // byte order), and compare whole ids only where those are equal.
         var keyed: [(prefix: UInt64, row: RowID)] = []
         keyed.reserveCapacity(count)
-        for i in 0..<rowCount where entityOfRow[i] >= 0 {
+        for i in 0..<rowCount where rawEntity(i) >= 0 {
             keyed.append((withID(RowID(i), ObjectTable.prefix), RowID(i)))
         }
         keyed.sort { a, b in
@@ -408,14 +570,17 @@ package final class ObjectTable: ObjectLookup {
 
     /// Calls `body` with each live row and its entity, in row order.
     func forEachEntity(_ body: (RowID, Int) -> Void) {
-        for i in entityOfRow.indices where entityOfRow[i] >= 0 { body(RowID(i), Int(entityOfRow[i])) }
+        for i in 0..<rowCount {
+            let e = rawEntity(i)
+            if e >= 0 { body(RowID(i), Int(e)) }
+        }
     }
 
     /// Live rows in row order.
     package var liveRows: [RowID] {
         var out: [RowID] = []
         out.reserveCapacity(count)
-        for i in entityOfRow.indices where entityOfRow[i] >= 0 { out.append(RowID(i)) }
+        for i in 0..<rowCount where rawEntity(i) >= 0 { out.append(RowID(i)) }
         return out
     }
 

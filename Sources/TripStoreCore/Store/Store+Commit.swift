@@ -48,6 +48,7 @@ extension Store {
         if changes.count >= options.snapshotCommitChanges {
             return try commitBySnapshot(tx, t)
         }
+        try touchWhatApplyReads(tx)
         let line = JournalFormat.line(t, schema: schema, inserted: tx.insertedObjects, lookup: tx)
         Trace.mark("journal line \(line.count) bytes")
         try appendToJournal(line)
@@ -72,6 +73,8 @@ extension Store {
     /// rename makes it durable, all or nothing. If writing fails, the files
     /// still hold the previous state and this `Store` must be opened again.
     func commitBySnapshot(_ tx: TransactionBuilder, _ t: HistoryTransaction) throws -> HistoryTransaction {
+        try touchWhatApplyReads(tx)
+        guard table.checkEverything() else { throw StoreError.imageDamaged(file: imagePath, detail: table.imageDamage ?? "") }
         apply(tx)
         loadedHistory.append(t)
         lastToken = t.token
@@ -116,6 +119,21 @@ extension Store {
     }
 
     /// Puts a committed transaction's objects into the table and indexes.
+    /// Reads, before anything is written, every piece of the image that
+    /// `apply` will read, so that damage in it stops the commit instead of
+    /// showing halfway through (its pieces are checked when first touched).
+    private func touchWhatApplyReads(_ tx: TransactionBuilder) throws {
+        guard table.image != nil else { return }
+        for o in tx.newObjects { if let o { _ = indexes.rows(of: o.entity) } }
+        for row in tx.changedOrder + tx.deletedOrder where Int(row) < tx.base {
+            if let e = table.entity(at: row) {
+                _ = indexes.rows(of: e)
+                _ = table.object(at: row)
+            }
+        }
+        if let d = table.imageDamage { throw StoreError.imageDamaged(file: imagePath, detail: d) }
+    }
+
     func apply(_ tx: TransactionBuilder) {
         table.reserve(tx.newObjects.count)
         for (i, o) in tx.newObjects.enumerated() {

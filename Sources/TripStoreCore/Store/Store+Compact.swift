@@ -143,8 +143,7 @@ extension Store {
         let path = files.image(binding.token)
         let temp = path + ".tmp"
         guard let fd = try? FileIO.open(temp, O_WRONLY | O_CREAT | O_TRUNC) else { return }
-        let header = SnapshotImage.Header(binding: binding, historyStart: Int64(historyStart), historyCount: Int64(historyCount),
-                                          rows: 0, lists: 0, listElements: 0, recordBytes: 0)
+        let header = SnapshotImage.Header(binding: binding, historyStart: Int64(historyStart), historyCount: Int64(historyCount))
         do {
             try table.writeImage(order: order, header: header, to: fd, path: temp)
             FileIO.close(fd)

@@ -147,17 +147,27 @@ extension Store {
     private func loadImage(_ token: Int64, binding: SnapshotImage.Binding, objects: Int, history: Int, historyEnd: Int) -> Bool {
         guard let fd = try? FileIO.openRegular(files.image(token)) else { return false }
         defer { FileIO.close(fd) }
-        guard let header = table.loadImage(fd: fd, binding: binding, accept: { h in
+        guard let image = MappedImage(fd: fd, schema: schema, binding: binding, accept: { h in
             h.rows == Int64(objects) && h.historyCount == Int64(history) && h.historyStart >= 0 && h.historyStart <= Int64(historyEnd)
         }) else {
             Trace.mark("snapshot image does not match; reading the JSON")
             return false
         }
-        imageHistoryStart = Int(header.historyStart)
+        let checked = options.imageChecks == .atOpen
+        if checked && !image.checkEverything().isEmpty || image.damage != nil {
+            Trace.mark("snapshot image damaged: \(image.damage ?? ""); reading the JSON")
+            image.discard()
+            return false
+        }
+        guard table.adoptImage(image, checked: checked) else {
+            image.discard()
+            return false
+        }
+        imageHistoryStart = Int(image.header.historyStart)
         loadedFromImage = true
         snapshotChecksumChecked = false
-        indexes.rebuild(from: table)
-        Trace.mark("snapshot image \(header.rows) rows, \(header.recordBytes) record bytes")
+        indexes.adoptImage(image)
+        Trace.mark("snapshot image \(image.rows) rows, \(image.header.recordBytes) record bytes")
         return true
     }
 

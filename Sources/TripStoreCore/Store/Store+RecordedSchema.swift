@@ -137,7 +137,7 @@ extension Store {
         defer { FileIO.close(fd) }
         var bytes = [UInt8](repeating: 0, count: SnapshotImage.Header.byteCount)
         let n = bytes.withUnsafeMutableBytes { FileIO.read(fd, into: $0, at: 0) }
-        guard n == bytes.count, let header = SnapshotImage.Header.decode(bytes) else { return false }
+        guard n == bytes.count, let header = bytes.withUnsafeBytes(SnapshotImage.Header.decode) else { return false }
         return header.binding.fingerprint != SnapshotImage.fingerprint(schema)
     }
 }

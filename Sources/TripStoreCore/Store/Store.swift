@@ -51,6 +51,15 @@ public final class Store {
     var snapshotChecksumChecked = true
     /// Whether the snapshot was loaded from its image rather than its JSON.
     public internal(set) var loadedFromImage = false
+    /// What the image's checks found damaged after open, if anything (only
+    /// with `ImageChecks.onFirstTouch`): answers given since may be wrong, and
+    /// the caller should open the store again without the image.
+    public var imageDamage: String? { table.imageDamage }
+    /// The snapshot image's path.
+    public var imagePath: String { files.image(snapshotToken) }
+
+    /// Checks every piece of the image now; false when one is damaged (see `imageDamage`).
+    public func checkImage() -> Bool { table.checkEverything() }
     /// How many transactions the history holds, without reading it.
     public var historyCount: Int {
         pendingHistory == nil ? loadedHistory.count : snapshotHistoryCount + loadedHistory.count
@@ -115,10 +124,16 @@ public final class Store {
             guard try StoreFiles(folder: folder).exists() else { throw StoreError.noStore(path: folder) }
             // A writer may compact while we read; a vanished file means: read again.
             var attempt = 0
+            var options = options
             while true {
                 let store = Store(folder: folder, schema: schema, access: access, options: options)
                 do {
-                    try store.load()
+                    try store.loadFallingBackToJSON()
+                    if store.imageDamage != nil && options.useSnapshotImage {
+                        // Found while opening: open from the JSON instead, as if there were no image.
+                        options.useSnapshotImage = false
+                        continue
+                    }
                     return store
                 } catch let e as IOError where e.code == ENOENT && attempt < 5 {
                     attempt += 1
@@ -130,12 +145,31 @@ public final class Store {
         } catch let e as IOError {
             throw StoreError.io(e)
         }
-        let store = Store(folder: folder, schema: schema, access: access, options: options)
+        var store = Store(folder: folder, schema: schema, access: access, options: options)
         store.lock = try StoreLock(folder: folder, wait: options.lockWait)
-        try store.load()
+        try store.loadFallingBackToJSON()
+        if store.imageDamage != nil {
+            var fromJSON = options
+            fromJSON.useSnapshotImage = false
+            let again = Store(folder: folder, schema: schema, access: access, options: fromJSON)
+            again.lock = store.lock
+            store.lock = nil
+            store = again
+            try store.load()
+        }
         try store.repairTornTail()
         for t in try store.files.list().temporary { FileIO.unlink(t) }
         return store
+    }
+
+    /// `load`, except that a failure while the image shows damage is the
+    /// image's fault: the caller opens again from the JSON.
+    private func loadFallingBackToJSON() throws {
+        do {
+            try load()
+        } catch {
+            if imageDamage == nil { throw error }
+        }
     }
 
     /// A new transaction over the current state.

@@ -17,6 +17,11 @@ public struct StoreOptions: Sendable {
     /// Open from `snapshot-N.image` when it matches the snapshot (`verify`
     /// turns this off to read and check the JSON itself).
     public var useSnapshotImage = true
+    /// When the image's pieces are checked: all at open (the default: a
+    /// long-lived process pays once and never meets damage later), or each
+    /// the first time it is touched (a command-line process, which touches
+    /// little and answers from the JSON if damage shows up; see `Store.imageDamage`).
+    public var imageChecks: ImageChecks = .atOpen
     /// Open a store whose files hold references to missing objects, leaving
     /// those references out and listing them in `Store.danglingReferences`
     /// (for `verify` and its repair; reads the JSON, never the image).
@@ -26,6 +31,12 @@ public struct StoreOptions: Sendable {
 
     /// The defaults above.
     public init() {}
+}
+
+/// When the pieces of a snapshot image are checked (see `StoreOptions.imageChecks`).
+public enum ImageChecks: Sendable {
+    case atOpen
+    case onFirstTouch
 }
 
 /// Whether a store is opened to read or to write.

@@ -73,13 +73,13 @@ enum RecordReader {
     }
 
     /// The value at `p`; `lists` resolves a to-many slot's list number.
-    static func value(_ p: UnsafeRawPointer, lists: [[RowID]]) -> Value {
+    static func value(_ p: UnsafeRawPointer, lists: RelationshipLists) -> Value {
         var p = p
         return read(&p, lists: lists)
     }
 
     /// The value at `p`, moving `p` past it.
-    static func read(_ p: inout UnsafeRawPointer, lists: [[RowID]]) -> Value {
+    static func read(_ p: inout UnsafeRawPointer, lists: RelationshipLists) -> Value {
         let tag = p.load(as: UInt8.self)
         p += 1
         switch tag {
@@ -121,7 +121,7 @@ enum RecordReader {
     }
 
     /// Every slot's value, in slot order.
-    static func values(_ record: UnsafeRawPointer, count: Int, lists: [[RowID]]) -> [Value] {
+    static func values(_ record: UnsafeRawPointer, count: Int, lists: RelationshipLists) -> [Value] {
         var p = id(record).1
         var out: [Value] = []
         out.reserveCapacity(count)

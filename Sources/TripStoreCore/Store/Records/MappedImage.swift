@@ -1,0 +1,391 @@
+import TripStoreFormat
+import TripStoreJSON
+import TripStoreSystem
+
+/// A snapshot image mapped into memory (see `SnapshotImage`), and the checks
+/// of its pieces as they are first touched.
+///
+/// The mapping is private and writable: the table changes image rows in place
+/// (a delete, a new record location, a relationship slot) only after their
+/// group has passed its checks, and the changes never reach the file.
+final class MappedImage {
+    let header: SnapshotImage.Header
+    let layout: SnapshotImage.Layout
+    let schema: Schema
+    /// The whole file, mapped; the arena owns (and unmaps) it.
+    let base: UnsafeMutableRawPointer
+    let rows: Int
+    let listCount: Int
+    let entities: UnsafeMutablePointer<Int16>
+    let offsets: UnsafeMutablePointer<Int64>
+    let prefixes: UnsafePointer<UInt64>
+    let records: UnsafeRawPointer
+    private let listStarts: UnsafePointer<Int64>
+    private let listElements: UnsafePointer<Int32>
+    /// Per list group: 0 not checked, 1 good, 2 damaged.
+    private let listGroupState: UnsafeMutablePointer<UInt8>
+    /// The first thing found damaged after open, if anything was.
+    private(set) var damage: String?
+
+    private let kinds: [[Bool]]
+    private let plans: [[ImageSlotCheck]]
+
+    /// Maps `fd` and checks its header and directory against `binding`; nil
+    /// when the image does not belong to it or fails a check.
+    init?(fd: Int32, schema: Schema, binding: SnapshotImage.Binding, accept: (SnapshotImage.Header) -> Bool) {
+        guard let size = try? FileIO.size(fd, path: ""), size >= SnapshotImage.Header.byteCount else { return nil }
+        var headerBytes = [UInt8](repeating: 0, count: SnapshotImage.Header.byteCount)
+        guard headerBytes.withUnsafeMutableBytes({ FileIO.read(fd, into: $0, at: 0) }) == headerBytes.count,
+              let h = headerBytes.withUnsafeBytes(SnapshotImage.Header.decode), h.binding == binding, accept(h),
+              h.entities == Int64(schema.entities.count), let layout = SnapshotImage.Layout(h),
+              // Every byte a section names must be in the file before it is mapped
+              // (a mapped page past the end is a crash, not an error).
+              layout.fileBytes == size,
+              let mapped = FileIO.mapPrivate(fd, length: size, offset: 0) else { return nil }
+        header = h
+        self.layout = layout
+        self.schema = schema
+        base = mapped
+        rows = Int(h.rows)
+        listCount = Int(h.lists)
+        entities = (mapped + layout.entities).bindMemory(to: Int16.self, capacity: rows)
+        offsets = (mapped + layout.offsets).bindMemory(to: Int64.self, capacity: rows)
+        prefixes = UnsafePointer((mapped + layout.prefixes).bindMemory(to: UInt64.self, capacity: rows))
+        records = UnsafeRawPointer(mapped + layout.records)
+        listStarts = UnsafePointer((mapped + layout.listStarts).bindMemory(to: Int64.self, capacity: listCount + 1))
+        listElements = UnsafePointer((mapped + layout.listElements).bindMemory(to: Int32.self, capacity: Int(h.listElements)))
+        listGroupState = .allocate(capacity: max(1, layout.listGroups))
+        listGroupState.initialize(repeating: 0, count: max(1, layout.listGroups))
+        kinds = schema.entities.map { e in schema.entities.map { schema.isKind(e.id, of: $0.id) } }
+        plans = schema.entities.map { e in e.properties.map(ImageSlotCheck.init) }
+        guard directoryIsSound() else {
+            FileIO.unmap(mapped, length: size)
+            return nil
+        }
+    }
+
+    deinit { listGroupState.deallocate() }
+
+    /// Unmaps the file when the image is not used after all.
+    func discard() { FileIO.unmap(base, length: layout.fileBytes) }
+
+    // MARK: The directory, checked at open
+
+    private func directoryIsSound() -> Bool {
+        let directory = UnsafeRawBufferPointer(start: base + layout.directory.lowerBound, count: layout.directory.count)
+        guard PageHash.hash(directory) == header.directoryHash else { return false }
+        var previousFence: UInt64 = 0, previousEnd: Int64 = 0
+        for g in 0..<layout.rowGroups {
+            let (_, fence, end) = rowGroup(g)
+            guard fence >= previousFence, end >= previousEnd, end <= header.recordBytes else { return false }
+            previousFence = fence
+            previousEnd = end
+        }
+        guard previousEnd == header.recordBytes else { return false }
+        var previousStart: Int64 = 0
+        for e in 0...schema.entities.count {
+            let s = typeStart(e)
+            guard s >= previousStart, s <= header.rows else { return false }
+            previousStart = s
+        }
+        return typeStart(0) == 0 && previousStart == header.rows
+    }
+
+    /// A row group's checksum, first id prefix, and the end of its records.
+    @inline(__always) func rowGroup(_ g: Int) -> (hash: UInt64, fence: UInt64, end: Int64) {
+        let p = UnsafeRawPointer(base + layout.rowGroupTable + g * SnapshotImage.Layout.rowGroupEntry)
+        return (p.load(as: UInt64.self), p.load(fromByteOffset: 8, as: UInt64.self), p.load(fromByteOffset: 16, as: Int64.self))
+    }
+
+    private func typeStart(_ e: Int) -> Int64 { UnsafeRawPointer(base + layout.typeStarts).load(fromByteOffset: e * 8, as: Int64.self) }
+
+    /// The number of rows of each entity (from the checked directory).
+    var countByEntity: [Int] { (0..<schema.entities.count).map { Int(typeStart($0 + 1) - typeStart($0)) } }
+
+    // MARK: Pieces checked when first touched
+
+    /// An entity's rows, ascending, once they pass their checksum and checks;
+    /// nil (and `damage` set) when they do not.
+    func typeRows(_ e: Int) -> [RowID]? {
+        guard let slice = checkedTypeRows(e) else { return damaged("the type index of \(schema.entities[e].name)") }
+        return Array(slice)
+    }
+
+    /// An entity's rows in the mapping, if they pass their checks.
+    private func checkedTypeRows(_ e: Int) -> UnsafeBufferPointer<RowID>? {
+        let start = Int(typeStart(e)), end = Int(typeStart(e + 1))
+        let p = UnsafeRawPointer(base + layout.typeRows).bindMemory(to: RowID.self, capacity: rows)
+        let slice = UnsafeBufferPointer(start: p + start, count: end - start)
+        let expected = UnsafeRawPointer(base + layout.typeHashes).load(fromByteOffset: e * 8, as: UInt64.self)
+        guard PageHash.hash(UnsafeRawBufferPointer(slice)) == expected else { return nil }
+        var previous: RowID = -1
+        for r in slice {
+            guard r > previous, Int(r) < rows, Int(entities[Int(r)]) == e else { return nil }
+            previous = r
+        }
+        return slice
+    }
+
+    /// Checks row group `g`: its checksum, then every record's bounds, id order
+    /// and values against the schema. False (and `damage` set) when it fails.
+    func checkRowGroup(_ g: Int) -> Bool {
+        if rowGroupIsSound(g) { return true }
+        let first = g << SnapshotImage.groupShift
+        noteDamage("rows \(first)..<\(min(rows, first + SnapshotImage.groupSize))")
+        return false
+    }
+
+    /// `checkRowGroup` without noting the damage: it writes nothing but the
+    /// state of list groups not yet checked (none, when `checkEverything` runs it).
+    private func rowGroupIsSound(_ g: Int) -> Bool {
+        let first = g << SnapshotImage.groupShift, stop = min(rows, first + SnapshotImage.groupSize)
+        let (expected, fence, end) = rowGroup(g)
+        let start = g == 0 ? 0 : rowGroup(g - 1).end
+        // Offsets first, so the checksum reads only bytes inside the records.
+        var previous = start
+        for r in first..<stop {
+            let o = offsets[r]
+            guard o >= previous, o <= end else { return false }
+            previous = o
+        }
+        guard first < stop, offsets[first] == start else { return false }
+        var h = PageHash.hash(UnsafeRawBufferPointer(start: entities + first, count: (stop - first) * 2), seed: UInt64(g))
+        h = PageHash.hash(UnsafeRawBufferPointer(start: offsets + first, count: (stop - first) * 8), seed: h)
+        h = PageHash.hash(UnsafeRawBufferPointer(start: prefixes + first, count: (stop - first) * 8), seed: h)
+        h = PageHash.hash(UnsafeRawBufferPointer(start: records + Int(start), count: Int(end - start)), seed: h)
+        guard h == expected else { return false }
+        let bounds = RecordBounds(rows: rows, lists: listCount, bytes: Int(header.recordBytes))
+        var previousID: UnsafeRawBufferPointer?
+        for r in first..<stop {
+            let e = Int(entities[r])
+            let recordEnd = r + 1 < stop ? offsets[r + 1] : end
+            let record = records + Int(offsets[r])
+            guard e >= 0, e < plans.count, bounds.check(record, end: records + Int(recordEnd), slots: plans[e].count) else {
+                return false
+            }
+            let id = RecordReader.id(record).0
+            guard prefixes[r] == ObjectTable.prefix(id), r > first || prefixes[r] == fence,
+                  previousID.map({ ObjectTable.less($0, id) }) ?? true, valuesAreSound(record, entity: e) else {
+                return false
+            }
+            previousID = id
+        }
+        return true
+    }
+
+    /// Every value fits its slot as the schema declares it: the tag of each
+    /// attribute's type (nil only where optional, an enum value one of its
+    /// cases), and every related row an object of the relationship's type
+    /// (or a row deleted since, whose own group is checked when it is read).
+    private func valuesAreSound(_ record: UnsafeRawPointer, entity: Int) -> Bool {
+        var p = RecordReader.id(record).1
+        func fits(_ t: Int, _ destination: Int) -> Bool {
+            let e = Int(entities[t])
+            return e == -1 || (e >= 0 && e < kinds.count && kinds[e][destination])
+        }
+        for check in plans[entity] {
+            let value = p
+            p = RecordReader.skip(p)
+            let tag = value.load(as: UInt8.self)
+            if check.destination >= 0 {
+                switch tag {
+                case RecordTag.noReference: continue
+                case RecordTag.toOne where !check.toMany:
+                    guard fits(Int(Int32(littleEndian: (value + 1).loadUnaligned(as: Int32.self))), check.destination) else { return false }
+                case RecordTag.toMany where check.toMany:
+                    guard let n = RecordReader.listNumber(value), let list = checkedList(n) else { return false }
+                    for t in list where !fits(Int(t), check.destination) { return false }
+                default: return false
+                }
+                continue
+            }
+            if tag == RecordTag.null {
+                guard check.optional else { return false }
+                continue
+            }
+            guard check.tags.contains(tag) else { return false }
+            if let cases = check.cases {
+                var q = value + 1
+                let n = RecordReader.varint(&q)
+                let bytes = UnsafeRawBufferPointer(start: q, count: n)
+                guard cases.contains(where: { $0.elementsEqual(bytes) }) else { return false }
+            }
+        }
+        return true
+    }
+
+    /// List `n`'s rows in the mapping, once its group passed its checks.
+    private func checkedList(_ n: Int) -> UnsafeBufferPointer<Int32>? {
+        guard n >= 0, n < listCount, checkListGroup(n >> SnapshotImage.groupShift) else { return nil }
+        return UnsafeBufferPointer(start: listElements + Int(listStarts[n]), count: Int(listStarts[n + 1] - listStarts[n]))
+    }
+
+    /// Checks list group `g` once: starts in order within the elements, the
+    /// checksum, and every element a row of the image.
+    private func checkListGroup(_ g: Int) -> Bool {
+        if listGroupState[g] != 0 { return listGroupState[g] == 1 }
+        let ok = listGroupIsSound(g)
+        if !ok { noteDamage("lists \(g << SnapshotImage.groupShift) and on") }
+        return ok
+    }
+
+    /// Checks list group `g` and records its state (each group by one thread only).
+    private func listGroupIsSound(_ g: Int) -> Bool {
+        let first = g << SnapshotImage.groupShift, stop = min(listCount, first + SnapshotImage.groupSize)
+        var ok = first > 0 || listStarts[0] == 0
+        var previous = listStarts[first]
+        for n in first...stop where ok {
+            let s = listStarts[n]
+            ok = s >= previous && s <= header.listElements
+            previous = s
+        }
+        if ok {
+            let from = Int(listStarts[first]), to = Int(listStarts[stop])
+            var h = PageHash.hash(UnsafeRawBufferPointer(start: listStarts + first, count: (stop - first + 1) * 8), seed: UInt64(g))
+            h = PageHash.hash(UnsafeRawBufferPointer(start: listElements + from, count: (to - from) * 4), seed: h)
+            let expected = UnsafeRawPointer(base + layout.listGroupTable).load(fromByteOffset: g * 8, as: UInt64.self)
+            ok = h == expected && (first > 0 || listStarts[1] == 0)
+            for k in from..<to where ok { ok = listElements[k] >= 0 && Int(listElements[k]) < rows }
+        }
+        listGroupState[g] = ok ? 1 : 2
+        return ok
+    }
+
+    /// List group `g` as arrays (every list empty when the group is damaged,
+    /// which `damage` then reports).
+    func copyListGroup(_ g: Int) -> [[RowID]] {
+        let first = g << SnapshotImage.groupShift, stop = min(listCount, first + SnapshotImage.groupSize)
+        guard checkListGroup(g) else { return Array(repeating: [], count: stop - first) }
+        return (first..<stop).map { n in
+            Array(UnsafeBufferPointer(start: listElements + Int(listStarts[n]), count: Int(listStarts[n + 1] - listStarts[n])))
+        }
+    }
+
+    private func damaged<T>(_ what: String) -> T? {
+        noteDamage(what)
+        return nil
+    }
+
+    private func noteDamage(_ what: String) {
+        if damage == nil { damage = "\(what) fail their checks" }
+    }
+
+    /// Checks every list group and row group on all cores; the row groups
+    /// that failed (their damage noted).
+    func checkEverything() -> [Int] {
+        let shared = Shared(value: self)
+        let listGroups = layout.listGroups, rowGroups = layout.rowGroups
+        let parts = rows >= 65_536 ? 2 : 1
+        // List groups first, each worker its own range, so the row checks
+        // that follow only read their states.
+        _ = Parallel.map(parts) { k in
+            for g in Parallel.ranges(listGroups, parts: parts)[k] { _ = shared.value.listGroupIsSound(g) }
+        }
+        for g in 0..<listGroups where listGroupState[g] == 2 { noteDamage("lists from \(g << SnapshotImage.groupShift)") }
+        let failed = Parallel.map(parts) { k in
+            Parallel.ranges(rowGroups, parts: parts)[k].filter { !shared.value.rowGroupIsSound($0) }
+        }.flatMap { $0 }
+        for g in failed { noteDamage("rows from \(g << SnapshotImage.groupShift)") }
+        for e in schema.entities.indices where checkedTypeRows(e) == nil { noteDamage("the type index of \(schema.entities[e].name)") }
+        return failed
+    }
+}
+
+/// The image as `checkEverything`'s workers see it: each checks its own
+/// groups and writes only their states.
+private struct Shared: @unchecked Sendable {
+    let value: MappedImage
+}
+/// Checks that a record read from an image stays within its bytes and points
+/// only at rows and lists that exist.
+struct RecordBounds {
+    let rows: Int
+    let lists: Int
+    let bytes: Int
+
+    func check(_ start: UnsafeRawPointer, end: UnsafeRawPointer, slots: Int) -> Bool {
+        var p = start
+        guard let idLength = varint(&p, end), idLength > 0, p + idLength <= end else { return false }
+        p += idLength
+        for _ in 0..<slots {
+            guard value(&p, end, topLevel: true) else { return false }
+        }
+        return p == end
+    }
+
+    private func varint(_ p: inout UnsafeRawPointer, _ end: UnsafeRawPointer) -> Int? {
+        var result = 0, shift = 0
+        while p < end && shift < 35 {
+            let b = p.load(as: UInt8.self)
+            p += 1
+            result |= Int(b & 0x7F) << shift
+            if b < 0x80 { return result }
+            shift += 7
+        }
+        return nil
+    }
+
+    private func value(_ p: inout UnsafeRawPointer, _ end: UnsafeRawPointer, topLevel: Bool) -> Bool {
+        guard p < end else { return false }
+        let tag = p.load(as: UInt8.self)
+        p += 1
+        switch tag {
+        case RecordTag.null, RecordTag.boolTrue, RecordTag.boolFalse: return true
+        case RecordTag.int, RecordTag.double, RecordTag.date:
+            guard end - p >= 8 else { return false }
+            p += 8
+            return true
+        case RecordTag.string:
+            guard let n = varint(&p, end), end - p >= n else { return false }
+            p += n
+            return true
+        case RecordTag.array, RecordTag.embedded:
+            guard let n = varint(&p, end), end - p >= n else { return false }
+            let stop = p + n
+            guard let count = varint(&p, stop) else { return false }
+            for _ in 0..<count where !value(&p, stop, topLevel: false) { return false }
+            return p == stop
+        case RecordTag.toOne, RecordTag.toMany, RecordTag.noReference:
+            guard topLevel, end - p >= 4 else { return false }
+            let n = Int(Int32(littleEndian: p.loadUnaligned(as: Int32.self)))
+            p += 4
+            if tag == RecordTag.toOne { return n >= 0 && n < rows }
+            if tag == RecordTag.toMany { return n >= 0 && n < lists }
+            return true
+        default:
+            return false
+        }
+    }
+}
+
+/// What may stand in one slot of an image's record, as plain values.
+struct ImageSlotCheck: Sendable {
+    /// For a relationship: its destination entity (else -1) and whether it is to-many.
+    var destination = -1
+    var toMany = false
+    /// For an attribute: the record tags its type allows, nil's place, an enum's cases.
+    var tags: [UInt8] = []
+    var optional = false
+    var cases: [[UInt8]]?
+
+    init(_ p: Property) {
+        if let r = p.relationship {
+            destination = r.destination
+            toMany = r.isToMany
+        } else if let a = p.attribute {
+            optional = a.isOptional
+            switch a.type {
+            case .string: tags = [RecordTag.string]
+            case .int: tags = [RecordTag.int]
+            case .double: tags = [RecordTag.double, RecordTag.int]
+            case .bool: tags = [RecordTag.boolTrue, RecordTag.boolFalse]
+            case .date: tags = [RecordTag.date]
+            case .array: tags = [RecordTag.array]
+            case .embedded: tags = [RecordTag.embedded]
+            case .enumeration(let e):
+                tags = [RecordTag.string]
+                cases = e.cases.map { Array($0.utf8) }
+            }
+        }
+    }
+}

@@ -1,0 +1,137 @@
+import TripStoreFormat
+import TripStoreJSON
+import TripStoreSystem
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+extension ObjectTable {
+    /// How each slot is renumbered in an image: relationship slots hold rows
+    /// and list numbers that change with the new row order.
+    private enum ImageSlot {
+        case attribute
+        case toOne
+        /// Stored sides keep their order; derived sides are sorted, as loading the JSON makes them.
+        case toMany(derived: Bool)
+    }
+
+    /// Writes the image of the table (see `SnapshotImage`) with `order` as the
+    /// new row order (the snapshot's id order) to `fd`.
+    func writeImage(order: [RowID], header: SnapshotImage.Header, to fd: Int32, path: String) throws {
+        let plans: [[ImageSlot]] = schema.entities.map { e in
+            e.properties.map { p in
+                guard let r = p.relationship else { return .attribute }
+                return r.isToMany ? .toMany(derived: !r.isStoredSide) : .toOne
+            }
+        }
+        var newRow = [RowID](repeating: -1, count: rowCount)
+        for (i, r) in order.enumerated() { newRow[Int(r)] = RowID(i) }
+        var entities: [Int16] = [], offsets: [Int64] = [], prefixes: [UInt64] = []
+        var listStarts: [Int64] = [0, 0]
+        var listElements: [Int32] = []
+        var typeRows = Array(repeating: [RowID](), count: schema.entities.count)
+        entities.reserveCapacity(order.count)
+        offsets.reserveCapacity(order.count)
+        prefixes.reserveCapacity(order.count)
+        var records = RecordBuffer(capacity: max(4096, arena.totalBytes - arena.unusedBytes + 4096))
+        for (i, r) in order.enumerated() {
+            let e = Int(entity(at: r) ?? 0)
+            entities.append(Int16(e))
+            typeRows[e].append(RowID(i))
+            offsets.append(Int64(records.count))
+            let record = self.record(r)
+            let (id, firstSlot) = RecordReader.id(record)
+            prefixes.append(ObjectTable.prefix(id))
+            let length = RecordReader.length(record, count: plans[e].count)
+            let at = records.count
+            records.bytes(UnsafeRawBufferPointer(start: record, count: length))
+            // The copy has the same layout: patch its relationship slots in place.
+            var value = firstSlot
+            for plan in plans[e] {
+                defer { value = RecordReader.skip(value) }
+                let tag = value.load(as: UInt8.self)
+                let patchAt = at + (value - record) + 1
+                switch plan {
+                case .attribute: continue
+                case .toOne:
+                    guard tag == RecordTag.toOne else { continue }
+                    let target = Int32(littleEndian: (value + 1).loadUnaligned(as: Int32.self))
+                    records.patchInt32(newRow[Int(target)], at: patchAt)
+                case .toMany(let derived):
+                    guard let n = RecordReader.listNumber(value), n != 0 else { continue }
+                    let first = listElements.count
+                    for t in lists[n] { listElements.append(newRow[Int(t)]) }
+                    if derived { listElements[first...].sort() }
+                    records.patchInt32(Int32(listStarts.count - 1), at: patchAt)
+                    listStarts.append(Int64(listElements.count))
+                }
+            }
+        }
+        var h = header
+        h.rows = Int64(order.count)
+        h.lists = Int64(listStarts.count - 1)
+        h.listElements = Int64(listElements.count)
+        h.recordBytes = Int64(records.count)
+        h.entities = Int64(schema.entities.count)
+        guard let layout = SnapshotImage.Layout(h) else { throw IOError(operation: "write", path: path, code: EOVERFLOW) }
+
+        // The directory: per row group, per list group, per entity.
+        var directory: [UInt8] = []
+        func put<T: FixedWidthInteger>(_ v: T) { withUnsafeBytes(of: v.littleEndian) { directory.append(contentsOf: $0) } }
+        func pad() { while directory.count % 8 != 0 { directory.append(0) } }
+        let recordBytes = records.contents
+        for g in 0..<layout.rowGroups {
+            let first = g << SnapshotImage.groupShift, stop = min(order.count, first + SnapshotImage.groupSize)
+            let start = Int(offsets[first]), end = stop < order.count ? Int(offsets[stop]) : records.count
+            var hash = entities[first..<stop].withUnsafeBytes { PageHash.hash($0, seed: UInt64(g)) }
+            hash = offsets[first..<stop].withUnsafeBytes { PageHash.hash($0, seed: hash) }
+            hash = prefixes[first..<stop].withUnsafeBytes { PageHash.hash($0, seed: hash) }
+            hash = PageHash.hash(UnsafeRawBufferPointer(rebasing: recordBytes[start..<end]), seed: hash)
+            put(hash); put(prefixes[first]); put(Int64(end))
+        }
+        pad()
+        for g in 0..<layout.listGroups {
+            let first = g << SnapshotImage.groupShift, stop = min(listStarts.count - 1, first + SnapshotImage.groupSize)
+            var hash = listStarts[first...stop].withUnsafeBytes { PageHash.hash($0, seed: UInt64(g)) }
+            hash = listElements[Int(listStarts[first])..<Int(listStarts[stop])].withUnsafeBytes { PageHash.hash($0, seed: hash) }
+            put(hash)
+        }
+        pad()
+        var start: Int64 = 0
+        for rows in typeRows {
+            put(start)
+            start += Int64(rows.count)
+        }
+        put(start)
+        for rows in typeRows { put(rows.withUnsafeBytes { PageHash.hash($0) }) }
+        pad()
+        h.directoryHash = directory.withUnsafeBytes { PageHash.hash($0) }
+
+        var written = 0
+        func write(_ bytes: UnsafeRawBufferPointer) throws {
+            try FileIO.writeAll(fd, bytes, path: path)
+            written += bytes.count
+            let padding = (8 - written % 8) % 8
+            if padding > 0 {
+                try FileIO.writeAll(fd, [UInt8](repeating: 0, count: padding), path: path)
+                written += padding
+            }
+        }
+        try h.encoded().withUnsafeBytes(write)
+        try directory.withUnsafeBytes(write)
+        try entities.withUnsafeBytes(write)
+        try offsets.withUnsafeBytes(write)
+        try prefixes.withUnsafeBytes(write)
+        try typeRows.flatMap { $0 }.withUnsafeBytes(write)
+        try listStarts.withUnsafeBytes(write)
+        try listElements.withUnsafeBytes(write)
+        CrashPoint.hit("image-mid-write")
+        try FileIO.writeAll(fd, recordBytes, path: path)
+        written += recordBytes.count
+        guard written == layout.fileBytes else {
+            throw IOError(operation: "write", path: path, code: EIO)
+        }
+    }
+}
