@@ -140,6 +140,12 @@ final class CommandSession {
     /// Whether a store was changed by this run (it cannot run again).
     var committed: Bool { stores.contains { $0.store.lastToken != $0.token } }
 
+    /// Closes every store this run opened (releasing a writer's lock for the run again).
+    func closeAll() {
+        for (s, _) in stores { s.close() }
+        stores = []
+    }
+
     /// Checks every piece of every opened store's image; false when damaged.
     func checkEverything() -> Bool {
         stores.allSatisfy { $0.store.checkImage() }

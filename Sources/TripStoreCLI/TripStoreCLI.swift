@@ -71,6 +71,7 @@ public enum TripStoreCLI {
             return try outcome.get()
         }
         console.discardHeld()
+        ctx.session.closeAll()
         console.err("warning: \(damage.image): \(damage.detail); answered from the JSON instead\(advice)")
         var again = ctx
         again.session = CommandSession()

@@ -61,9 +61,12 @@ struct RowFormatter {
     }
 
     func write(_ rows: [RowID]) {
+        // A row can read as empty only when the image showed damage: the
+        // command then runs again from the JSON, and this output is dropped.
+        let rows = rows.filter { store.table.entity(at: $0) != nil }
         switch format {
         case .ids:
-            for r in rows { console.line(store.table.object(at: r)!.id) }
+            for r in rows { console.line(store.table.id(at: r) ?? "") }
         case .jsonl:
             for r in rows {
                 var w = JSONWriter()
@@ -84,14 +87,13 @@ struct RowFormatter {
             let cols = columns
             console.line(cols.map(csvQuote).joined(separator: ","))
             for r in rows {
-                let o = store.table.object(at: r)!
+                guard let o = store.table.object(at: r) else { continue }
                 console.line(cols.map { csvQuote(cell(o, $0)) }.joined(separator: ","))
             }
         case .table:
             let cols = columns
-            let cells = rows.map { r -> [String] in
-                let o = store.table.object(at: r)!
-                return cols.map { clip(cell(o, $0)) }
+            let cells = rows.compactMap { r -> [String]? in
+                store.table.object(at: r).map { o in cols.map { clip(cell(o, $0)) } }
             }
             var widths = cols.map(\.count)
             for row in cells { for (i, c) in row.enumerated() { widths[i] = max(widths[i], c.count) } }
@@ -110,7 +112,7 @@ struct RowFormatter {
     }
 
     func envelope(_ r: RowID, _ w: inout JSONWriter) {
-        let o = store.table.object(at: r)!
+        guard let o = store.table.object(at: r) else { return w.null() }
         EnvelopeEncoder.write(o, schema: schema, lookup: store.table, to: &w,
                               fields: fields.map { Set($0.map { $0.hasPrefix("data.") ? String($0.dropFirst(5)) : $0 }) })
     }

@@ -139,21 +139,41 @@ import TripStoreModels
         }
     }
 
-    /// Random stores and queries, answered from the image and from the JSON alone.
-    @Test func theImageAnswersEveryQueryAsTheJSONDoes() throws {
+    /// Random stores, random commits after the snapshot, and random queries,
+    /// answered from the image (checked at open, or piece by piece) and from the JSON alone.
+    @Test(arguments: [ImageChecks.atOpen, .onFirstTouch])
+    func theImageAnswersEveryQueryAsTheJSONDoes(_ checks: ImageChecks) throws {
         var rng = RandomQueries(state: 505)
         for seed in 0..<3 {
             let folder = TestFolders.make("image-diff")
             var g = TripDataGenerator(seed: UInt64(seed + 40))
             let writer = try Store.open(folder, schema: TripSchema.schema, access: .write)
             var tx = writer.transaction()
-            try writer.stage(try EnvelopeInput.decode(g.jsonArray(trips: 60), schema: writer.schema), mode: .insert, into: &tx)
+            try writer.stage(try EnvelopeInput.decode(g.jsonArray(trips: 150), schema: writer.schema), mode: .insert, into: &tx)
             try writer.commit(tx, author: "diff")
             try writer.compact()
+            // Random commits on top of the image: renames, deletes, new trips.
+            let trips = try writer.run(try Query("is Trip")).rows
+            let name = writer.schema.entity(named: "Trip")!.property(named: "name")!.slot
+            for k in 0..<20 {
+                var change = writer.transaction()
+                let row = trips[rng.int(trips.count)]
+                guard change.object(at: row) != nil else { continue }
+                switch k % 3 {
+                case 0: change.setAttribute(row, slot: name, to: .string("renamed \(k)"))
+                case 1: try change.delete(row)
+                default:
+                    var more = TripDataGenerator(seed: UInt64(900 + k))
+                    try writer.stage(try EnvelopeInput.decode(more.jsonArray(trips: 1), schema: writer.schema), mode: .upsert, into: &change)
+                }
+                try writer.commit(change, author: "diff")
+            }
             writer.close()
             var json = StoreOptions()
             json.useSnapshotImage = false
-            let fromImage = try Store.open(folder, schema: TripSchema.schema, access: .read)
+            var lazy = StoreOptions()
+            lazy.imageChecks = checks
+            let fromImage = try Store.open(folder, schema: TripSchema.schema, access: .read, options: lazy)
             let fromJSON = try Store.open(folder, schema: TripSchema.schema, access: .read, options: json)
             #expect(fromImage.loadedFromImage && !fromJSON.loadedFromImage)
             for _ in 0..<100 {
@@ -162,6 +182,41 @@ import TripStoreModels
                 let b = try? fromJSON.run(try Query(q)).rows.map { fromJSON.table.id(at: $0) }
                 #expect(a == b, "\(q)")
             }
+            #expect(fromImage.imageDamage == nil)
+            #expect(fromImage.checkInvariants() == [])
         }
+    }
+
+    /// Damage found after a piece-by-piece open is reported, and a commit then writes nothing.
+    @Test func damageFoundAfterOpenStopsACommit() throws {
+        let folder = TestFolders.make("late-damage")
+        var g = TripDataGenerator(seed: 41)
+        let writer = try Store.open(folder, schema: TripSchema.schema, access: .write)
+        var load = writer.transaction()
+        try writer.stage(try EnvelopeInput.decode(g.jsonArray(trips: 150), schema: writer.schema), mode: .insert, into: &load)
+        try writer.commit(load, author: "t")
+        try writer.compact()
+        writer.close()
+        #expect(try answers(folder, image: true).count > 1024)  // two groups of rows at least
+        let image = try #require(try FileIO.listDirectory(folder).first { $0.hasSuffix(".image") })
+        var bytes = try FileIO.readFile(folder + "/" + image)
+        bytes[bytes.count - 2] ^= 0x10  // the last record
+        try Data(bytes).write(to: URL(fileURLWithPath: folder + "/" + image))
+        var lazy = StoreOptions()
+        lazy.imageChecks = .onFirstTouch
+        let store = try Store.open(folder, schema: TripSchema.schema, access: .write, options: lazy)
+        #expect(store.loadedFromImage && store.imageDamage == nil)
+        let journal = try FileIO.readFile(folder + "/" + (try FileIO.listDirectory(folder).first { $0.hasPrefix("journal-") })!)
+        let all = store.table.liveRows
+        #expect(store.imageDamage != nil)
+        var tx = store.transaction()
+        let name = store.schema.entity(named: "Trip")!.property(named: "name")!.slot
+        let trip = try #require(all.first { store.schema.entities[store.table.entity(at: $0)!].property(named: "name")?.slot == name })
+        tx.setAttribute(trip, slot: name, to: .string("never written"))
+        #expect(throws: StoreError.self) { try store.commit(tx, author: "t") }
+        #expect(try FileIO.readFile(folder + "/" + (try FileIO.listDirectory(folder).first { $0.hasPrefix("journal-") })!) == journal)
+        store.close()
+        // Opened again, it is found at once and the JSON is read instead.
+        #expect(try answers(folder, image: true) == answers(folder, image: false))
     }
 }
