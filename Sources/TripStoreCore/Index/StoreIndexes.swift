@@ -80,6 +80,22 @@ package final class StoreIndexes {
         built[k] = true
         let index = valueIndexes[k]
         let slot = index.property.slot
+        if let image, let saved = image.valueIndex(k) {
+            // The snapshot's index, without the rows changed since and with their values now.
+            let changed = table.changedBaseRows
+            let closure = Set(schema.entities[index.entity].closure)
+            var added: [(key: IndexKey, row: RowID)] = []
+            var nulls = saved.nulls.filter { !changed.contains($0) }
+            for row in changed.sorted() + (table.baseRows..<table.rowCount).map({ RowID($0) }) {
+                guard let e = table.entity(at: row), closure.contains(e) else { continue }
+                if let key = IndexKey(table.value(at: row, slot: slot)) { added.append((key, row)) } else { nulls.append(row) }
+            }
+            added.sort { $0.key == $1.key ? $0.row < $1.row : $0.key < $1.key }
+            let ordered = changed.isEmpty && added.isEmpty
+                ? saved.ordered : saved.ordered.merging(excluding: { changed.contains($0) }, adding: added)
+            index.adopt(ordered, nullRows: nulls.sorted())
+            return
+        }
         var entries: [(IndexKey?, RowID)] = []
         for e in schema.entities[index.entity].closure {
             let rows = rows(of: e)

@@ -41,6 +41,10 @@ package final class ObjectTable: ObjectLookup {
     @exclusivity(unchecked) private var groupState = UnsafeMutablePointer<UInt8>.allocate(capacity: 1)
     /// The image the base rows are mapped from, if they are.
     private(set) var image: MappedImage?
+    /// Base rows whose object was replaced or removed since the table was
+    /// loaded: an index saved in the image is read without them (and the
+    /// rows from `baseRows` on), then they are added with their values now.
+    @exclusivity(unchecked) private(set) var changedBaseRows: Set<RowID> = []
     /// The entity and record locator of each row from `baseRows` on.
     @exclusivity(unchecked) private var laterEntities: [Int16] = []
     @exclusivity(unchecked) private var laterLocators: [Int64] = []
@@ -60,11 +64,14 @@ package final class ObjectTable: ObjectLookup {
     let oneWay: OneWayReferences
     /// Per entity, the slots that hold relationships.
     let relationshipSlots: [[Int]]
+    /// Per entity, how many slots its records have.
+    let slotCounts: [Int]
 
     package init(schema: Schema) {
         self.schema = schema
         self.oneWay = OneWayReferences(schema: schema)
         self.relationshipSlots = schema.entities.map { e in e.properties.compactMap { $0.relationship == nil ? nil : $0.slot } }
+        self.slotCounts = schema.entities.map(\.properties.count)
         self.countByEntity = Array(repeating: 0, count: schema.entities.count)
         groupState.initialize(to: 1)
     }
@@ -127,6 +134,7 @@ package final class ObjectTable: ObjectLookup {
     private func setEntity(_ i: Int, _ e: Int16) {
         if i < baseRows {
             checked(i)
+            if image != nil { changedBaseRows.insert(RowID(i)) }
             baseEntities[i] = e
         } else {
             laterEntities[i - baseRows] = e
@@ -136,6 +144,7 @@ package final class ObjectTable: ObjectLookup {
     private func setLocator(_ i: Int, _ l: Int64) {
         if i < baseRows {
             checked(i)
+            if image != nil { changedBaseRows.insert(RowID(i)) }
             baseLocators[i] = l
         } else {
             laterLocators[i - baseRows] = l
@@ -200,7 +209,8 @@ package final class ObjectTable: ObjectLookup {
 
     /// One slot of a live row (`.null` for a row with no object).
     @inline(__always) package func value(at row: RowID, slot: Int) -> Value {
-        guard entity(at: row) != nil else { return .null }
+        // A slot past the entity's is a row of another type than an index said (only a hostile image says so).
+        guard let e = entity(at: row), slot < slotCounts[e] else { return .null }
         return RecordReader.value(RecordReader.slot(record(row), slot), lists: lists)
     }
 

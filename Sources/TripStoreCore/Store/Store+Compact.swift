@@ -145,7 +145,7 @@ extension Store {
         guard let fd = try? FileIO.open(temp, O_WRONLY | O_CREAT | O_TRUNC) else { return }
         let header = SnapshotImage.Header(binding: binding, historyStart: Int64(historyStart), historyCount: Int64(historyCount))
         do {
-            try table.writeImage(order: order, header: header, to: fd, path: temp)
+            try table.writeImage(order: order, header: header, valueIndexes: indexes.valueIndexes, to: fd, path: temp)
             FileIO.close(fd)
             try FileIO.rename(temp, path)
         } catch {

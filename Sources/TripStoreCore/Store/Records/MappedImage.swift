@@ -126,6 +126,66 @@ final class MappedImage {
         return slice
     }
 
+    /// Declared value index `k` (in `StoreIndexes` order) as the image holds
+    /// it, once its bytes pass their checksum and checks (keys in strictly
+    /// increasing order, counts that add up, rows of the image, ascending
+    /// within each key); nil (and `damage` set) when they do not.
+    func valueIndex(_ k: Int) -> (ordered: ValueIndex.Ordered, nulls: [RowID])? {
+        guard k < Int(header.valueIndexes) else { return nil }
+        let entry = UnsafeRawPointer(base + layout.valueIndexTable + k * SnapshotImage.Layout.valueIndexEntry)
+        func field(_ i: Int) -> Int { Int(entry.load(fromByteOffset: i * 8, as: Int64.self)) }
+        let at = field(0), bytes = field(1), keys = field(3), rowCount = field(4), nullCount = field(5), keyBytes = field(6)
+        let expectedHash = entry.load(fromByteOffset: 16, as: UInt64.self)
+        func pad(_ n: Int) -> Int { (n + 7) & ~7 }
+        let sectionEnd = layout.valueIndexes + Int(header.valueIndexBytes)
+        guard at >= layout.valueIndexes, at % 8 == 0, bytes >= 0, at <= sectionEnd, bytes <= sectionEnd - at,
+              keys >= 0, rowCount >= 0, nullCount >= 0, keyBytes >= 0, keys <= bytes, rowCount <= bytes, nullCount <= bytes, keyBytes <= bytes,
+              pad((keys + 1) * 8) * 2 + pad(rowCount * 4) + pad(nullCount * 4) + pad(keyBytes) == bytes,
+              PageHash.hash(UnsafeRawBufferPointer(start: base + at, count: bytes)) == expectedHash else {
+            return damaged("the index of \(k)")
+        }
+        let offsets = UnsafeRawPointer(base + at).bindMemory(to: Int64.self, capacity: keys + 1)
+        let counts = UnsafeRawPointer(base + at + pad((keys + 1) * 8)).bindMemory(to: Int64.self, capacity: keys + 1)
+        let flatAt = at + pad((keys + 1) * 8) * 2
+        let flat = UnsafeBufferPointer(start: UnsafeRawPointer(base + flatAt).bindMemory(to: RowID.self, capacity: rowCount), count: rowCount)
+        let nullAt = flatAt + pad(rowCount * 4)
+        let nulls = UnsafeBufferPointer(start: UnsafeRawPointer(base + nullAt).bindMemory(to: RowID.self, capacity: nullCount), count: nullCount)
+        let keyBase = UnsafeRawPointer(base + nullAt + pad(nullCount * 4))
+        var out = ValueIndex.Ordered(keys: [], flat: Array(flat), counts: [])
+        out.keys.reserveCapacity(keys)
+        out.counts.reserveCapacity(keys + 1)
+        guard offsets[0] == 0, counts[0] == 0, Int(offsets[keys]) == keyBytes, Int(counts[keys]) == rowCount else {
+            return damaged("the index of \(k)")
+        }
+        out.counts.append(0)
+        for i in 0..<keys {
+            let from = Int(offsets[i]), to = Int(offsets[i + 1]), c = Int(counts[i + 1])
+            guard from < to, to <= keyBytes, c >= out.counts[i], c <= rowCount else { return damaged("the index of \(k)") }
+            let key: IndexKey
+            switch (keyBase.load(fromByteOffset: from, as: UInt8.self), to - from) {
+            case (0, 1): key = .bool(false)
+            case (1, 1): key = .bool(true)
+            case (2, 9): key = .number(Double(bitPattern: UInt64(littleEndian: keyBase.loadUnaligned(fromByteOffset: from + 1, as: UInt64.self))))
+            case (3, _): key = .string(String(decoding: UnsafeRawBufferPointer(start: keyBase + from + 1, count: to - from - 1), as: UTF8.self))
+            default: return damaged("the index of \(k)")
+            }
+            guard out.keys.last.map({ $0 < key }) ?? true else { return damaged("the index of \(k)") }
+            var previous: RowID = -1
+            for r in flat[out.counts[i]..<c] {
+                guard r > previous, Int(r) < rows else { return damaged("the index of \(k)") }
+                previous = r
+            }
+            out.keys.append(key)
+            out.counts.append(c)
+        }
+        var previous: RowID = -1
+        for r in nulls {
+            guard r > previous, Int(r) < rows else { return damaged("the index of \(k)") }
+            previous = r
+        }
+        return (out, Array(nulls))
+    }
+
     /// Checks row group `g`: its checksum, then every record's bounds, id order
     /// and values against the schema. False (and `damage` set) when it fails.
     func checkRowGroup(_ g: Int) -> Bool {

@@ -27,12 +27,14 @@ import TripStoreSystem
 /// | list groups | per 1,024 lists: checksum |
 /// | type starts | per entity, where its rows start in the type rows (and the end) |
 /// | type checksums | per entity, the checksum of its type rows |
+/// | value index table | per declared index: where its bytes are, their checksum, its counts |
 /// | entities | `Int16` per row (rows are in id order, as in the snapshot) |
 /// | offsets | `Int64` per row: where its record starts in the records |
 /// | prefixes | `UInt64` per row: the id's first eight bytes, big-endian |
 /// | type rows | `Int32` per row: each entity's rows, ascending |
 /// | list starts | `Int64` per list and one more: list n is `starts[n]..<starts[n+1]` |
 /// | list elements | `Int32` rows |
+/// | value indexes | per index: key offsets and row counts (`Int64`), rows and rows without a value (`Int32`), the keys |
 /// | records | the records (`RecordCoding`), relationship slots holding image rows and lists |
 ///
 /// The directory (row groups to type checksums) is covered by the header's
@@ -61,10 +63,12 @@ enum SnapshotImage {
         var listElements: Int64 = 0
         var recordBytes: Int64 = 0
         var entities: Int64 = 0
+        var valueIndexes: Int64 = 0
+        var valueIndexBytes: Int64 = 0
         var directoryHash: UInt64 = 0
 
-        /// Magic, token, size, crc, fingerprint, four file fields, ten counts, two checksums.
-        static let byteCount = 8 + 8 + 8 + 8 + 16 + 8 * 4 + 8 * 7 + 8 + 8
+        /// Magic, token, size, crc, fingerprint, four file fields, nine counts, two checksums.
+        static let byteCount = 8 + 8 + 8 + 8 + 16 + 8 * 4 + 8 * 9 + 8 + 8
 
         func encoded() -> [UInt8] {
             var out = SnapshotImage.magic
@@ -73,6 +77,7 @@ enum SnapshotImage {
             out.append(contentsOf: binding.fingerprint.prefix(16) + Array(repeating: 0, count: max(0, 16 - binding.fingerprint.count)))
             put(binding.file.device); put(binding.file.inode); put(binding.file.modified); put(binding.file.changed)
             put(historyStart); put(historyCount); put(rows); put(lists); put(listElements); put(recordBytes); put(entities)
+            put(valueIndexes); put(valueIndexBytes)
             put(directoryHash)
             put(out.withUnsafeBytes { PageHash.hash($0) })
             return out
@@ -96,7 +101,8 @@ enum SnapshotImage {
                                             fingerprint: fp, file: file),
                            historyStart: get(Int64.self), historyCount: get(Int64.self))
             h.rows = get(Int64.self); h.lists = get(Int64.self); h.listElements = get(Int64.self)
-            h.recordBytes = get(Int64.self); h.entities = get(Int64.self); h.directoryHash = get(UInt64.self)
+            h.recordBytes = get(Int64.self); h.entities = get(Int64.self)
+            h.valueIndexes = get(Int64.self); h.valueIndexBytes = get(Int64.self); h.directoryHash = get(UInt64.self)
             return h
         }
     }
@@ -105,16 +111,19 @@ enum SnapshotImage {
     /// is out of range or the sizes overflow (checked before anything is mapped).
     struct Layout {
         var rowGroups = 0, listGroups = 0
-        var rowGroupTable = 0, listGroupTable = 0, typeStarts = 0, typeHashes = 0
-        var entities = 0, offsets = 0, prefixes = 0, typeRows = 0, listStarts = 0, listElements = 0, records = 0
+        var rowGroupTable = 0, listGroupTable = 0, typeStarts = 0, typeHashes = 0, valueIndexTable = 0
+        var entities = 0, offsets = 0, prefixes = 0, typeRows = 0, listStarts = 0, listElements = 0, valueIndexes = 0, records = 0
         var fileBytes = 0
 
         static let rowGroupEntry = 24
+        /// Offset, bytes, checksum, keys, rows, rows without a value, key bytes.
+        static let valueIndexEntry = 56
 
         init?(_ h: Header) {
             guard h.rows >= 0, h.rows < Int64(Int32.max), h.lists >= 1, h.lists < Int64(Int32.max),
                   h.listElements >= 0, h.listElements < Int64(Int32.max) * 64, h.recordBytes >= 0, h.recordBytes < (1 << 40),
-                  h.entities > 0, h.entities < Int64(Int16.max) else { return nil }
+                  h.entities > 0, h.entities < Int64(Int16.max), h.valueIndexes >= 0, h.valueIndexes < 4096,
+                  h.valueIndexBytes >= 0, h.valueIndexBytes < (1 << 40), h.valueIndexBytes % 8 == 0 else { return nil }
             let rows = Int(h.rows), lists = Int(h.lists), entityCount = Int(h.entities)
             rowGroups = (rows + SnapshotImage.groupSize - 1) >> SnapshotImage.groupShift
             listGroups = (lists + SnapshotImage.groupSize - 1) >> SnapshotImage.groupShift
@@ -128,12 +137,14 @@ enum SnapshotImage {
             listGroupTable = section(listGroups * 8)
             typeStarts = section((entityCount + 1) * 8)
             typeHashes = section(entityCount * 8)
+            valueIndexTable = section(Int(h.valueIndexes) * Layout.valueIndexEntry)
             entities = section(rows * 2)
             offsets = section(rows * 8)
             prefixes = section(rows * 8)
             typeRows = section(rows * 4)
             listStarts = section((lists + 1) * 8)
             listElements = section(Int(h.listElements) * 4)
+            valueIndexes = section(Int(h.valueIndexBytes))
             records = at
             fileBytes = at + Int(h.recordBytes)
         }
