@@ -239,6 +239,8 @@ extension FileIO {
     /// (a multiple of `pageSize`); changes never reach the file.
     package static func mapPrivate(_ fd: Int32, length: Int, offset: Int) -> UnsafeMutableRawPointer? {
         guard let p = mmap(nil, length, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, off_t(offset)), p != MAP_FAILED else { return nil }
+        // Read what is touched, not its neighbourhood: a cold command touches little.
+        _ = madvise(p, length, MADV_RANDOM)
         return p
     }
 

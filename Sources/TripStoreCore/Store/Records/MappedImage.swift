@@ -239,39 +239,43 @@ final class MappedImage {
     /// (or a row deleted since, whose own group is checked when it is read).
     private func valuesAreSound(_ record: UnsafeRawPointer, entity: Int) -> Bool {
         var p = RecordReader.id(record).1
-        func fits(_ t: Int, _ destination: Int) -> Bool {
-            let e = Int(entities[t])
-            return e == -1 || (e >= 0 && e < kinds.count && kinds[e][destination])
-        }
-        for check in plans[entity] {
-            let value = p
-            p = RecordReader.skip(p)
-            let tag = value.load(as: UInt8.self)
-            if check.destination >= 0 {
-                switch tag {
-                case RecordTag.noReference: continue
-                case RecordTag.toOne where !check.toMany:
-                    guard fits(Int(Int32(littleEndian: (value + 1).loadUnaligned(as: Int32.self))), check.destination) else { return false }
-                case RecordTag.toMany where check.toMany:
-                    guard let n = RecordReader.listNumber(value), let list = checkedList(n) else { return false }
-                    for t in list where !fits(Int(t), check.destination) { return false }
-                default: return false
+        return plans[entity].withUnsafeBufferPointer { checks in
+            for check in checks {
+                let value = p
+                p = RecordReader.skip(p)
+                let tag = value.load(as: UInt8.self)
+                if check.destination >= 0 {
+                    switch tag {
+                    case RecordTag.noReference: continue
+                    case RecordTag.toOne where !check.toMany:
+                        guard fits(Int(Int32(littleEndian: (value + 1).loadUnaligned(as: Int32.self))), check.destination) else { return false }
+                    case RecordTag.toMany where check.toMany:
+                        guard let n = RecordReader.listNumber(value), let list = checkedList(n) else { return false }
+                        for t in list where !fits(Int(t), check.destination) { return false }
+                    default: return false
+                    }
+                    continue
                 }
-                continue
+                if tag == RecordTag.null {
+                    guard check.optional else { return false }
+                    continue
+                }
+                guard tag < 32, check.tagMask & (1 << UInt32(tag)) != 0 else { return false }
+                if let cases = check.cases {
+                    var q = value + 1
+                    let n = RecordReader.varint(&q)
+                    let bytes = UnsafeRawBufferPointer(start: q, count: n)
+                    guard cases.contains(where: { $0.elementsEqual(bytes) }) else { return false }
+                }
             }
-            if tag == RecordTag.null {
-                guard check.optional else { return false }
-                continue
-            }
-            guard check.tags.contains(tag) else { return false }
-            if let cases = check.cases {
-                var q = value + 1
-                let n = RecordReader.varint(&q)
-                let bytes = UnsafeRawBufferPointer(start: q, count: n)
-                guard cases.contains(where: { $0.elementsEqual(bytes) }) else { return false }
-            }
+            return true
         }
-        return true
+    }
+
+    /// Whether row `t` may stand in a relationship to `destination`.
+    @inline(__always) private func fits(_ t: Int, _ destination: Int) -> Bool {
+        let e = Int(entities[t])
+        return e == -1 || (e >= 0 && e < kinds.count && kinds[e][destination])
     }
 
     /// List `n`'s rows in the mapping, once its group passed its checks.
@@ -425,6 +429,8 @@ struct ImageSlotCheck: Sendable {
     var toMany = false
     /// For an attribute: the record tags its type allows, nil's place, an enum's cases.
     var tags: [UInt8] = []
+    /// `tags` as bits, for the hot loop.
+    var tagMask: UInt32 = 0
     var optional = false
     var cases: [[UInt8]]?
 
@@ -447,5 +453,6 @@ struct ImageSlotCheck: Sendable {
                 cases = e.cases.map { Array($0.utf8) }
             }
         }
+        tagMask = tags.reduce(0) { $0 | 1 << UInt32($1) }
     }
 }

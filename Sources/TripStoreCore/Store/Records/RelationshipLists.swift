@@ -9,8 +9,8 @@ import TripStoreSystem
 /// its checksum and copied out as arrays. A process that answers `get ID`
 /// copies a group or two, not every list of the store.
 final class RelationshipLists {
-    static let groupShift = 10
-    static let groupSize = 1 << groupShift
+    static let groupShift = SnapshotImage.groupShift
+    static let groupSize = SnapshotImage.groupSize
 
     /// Lists kept in the image: numbers `0..<mappedCount`.
     private(set) var mappedCount = 0

@@ -12,8 +12,8 @@ import TripStoreSystem
 ///
 /// Opening reads the header and a small directory (checked at once); every
 /// other piece is checked the first time the process touches it: a group of
-/// 1,024 rows (their entities, record offsets, id prefixes and records), a
-/// group of 1,024 relationship lists, one entity's rows in the type index.
+/// 256 rows (their entities, record offsets, id prefixes and records), a
+/// group of 256 relationship lists, one entity's rows in the type index.
 /// Damage found then makes the command answer from the JSON instead (see
 /// `Store.imageDamage`). It is written after the snapshot is durable,
 /// without fsync: a torn image fails its checks and costs only speed.
@@ -23,8 +23,8 @@ import TripStoreSystem
 /// | section | contents |
 /// |---|---|
 /// | header | `Header.byteCount` bytes, ending with its own checksum |
-/// | row groups | per 1,024 rows: checksum, first id prefix, end of their records |
-/// | list groups | per 1,024 lists: checksum |
+/// | row groups | per 256 rows: checksum, first id prefix, end of their records |
+/// | list groups | per 256 lists: checksum |
 /// | type starts | per entity, where its rows start in the type rows (and the end) |
 /// | type checksums | per entity, the checksum of its type rows |
 /// | value index table | per declared index: where its bytes are, their checksum, its counts |
@@ -41,7 +41,7 @@ import TripStoreSystem
 /// directory checksum, so it is checked at open.
 enum SnapshotImage {
     static let magic = Array("TSIMAGE4".utf8)
-    static let groupShift = 10
+    static let groupShift = 8
     static let groupSize = 1 << groupShift
 
     /// What ties an image to its snapshot.
