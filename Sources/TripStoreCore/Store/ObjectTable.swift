@@ -181,8 +181,9 @@ package final class ObjectTable: ObjectLookup {
     /// when the whole table is needed anyway); false when something is damaged.
     func checkEverything() -> Bool {
         guard let image else { return true }
-        let failed = Set(image.checkEverything())
-        for g in 0..<fences.count where groupState[g] == 0 {
+        let unchecked = (0..<fences.count).filter { groupState[$0] == 0 }
+        let failed = Set(image.checkEverything(only: unchecked))
+        for g in unchecked {
             if failed.contains(g) {
                 groupState[g] = 2
                 neutralize(g)
