@@ -50,7 +50,7 @@ enum VerifyCommand {
             c.line("repaired: deleted \(image) (\(problem)); the next compact writes it again")
             return 0
         }
-        c.line("ok: \(store.table.count) objects, \(store.history.count) transactions in history, last token \(store.lastToken); checksums, order, references, ids and the image verified")
+        c.line("ok: \(store.table.count) objects, \(store.history.count) transactions in history, last token \(store.lastToken); checksums, order, references, ids\(store.hasSnapshotFile && FileIO.exists(store.files.image(store.snapshotToken)) ? " and the image" : "") verified")
         return 0
     }
 
@@ -68,6 +68,8 @@ enum VerifyCommand {
             if json.imageIsForAnotherSchema() { return nil }
             return "it does not match its snapshot or fails its checks"
         }
+        // Its type and value indexes must agree with its own records (read from the image, not built).
+        if let problem = fromImage.checkInvariants().first { return "\(problem) in the image" }
         let a = json.table.rowsSortedByID(), b = fromImage.table.rowsSortedByID()
         guard a.count == b.count else { return "it holds \(b.count) objects, the snapshot's JSON \(a.count)" }
         for (x, y) in zip(a, b) {

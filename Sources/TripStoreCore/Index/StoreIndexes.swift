@@ -80,7 +80,7 @@ package final class StoreIndexes {
         built[k] = true
         let index = valueIndexes[k]
         let slot = index.property.slot
-        if let image, let saved = image.valueIndex(k) {
+        if let image, let saved = image.valueIndex(k, of: index) {
             // The snapshot's index, without the rows changed since and with their values now.
             let changed = table.changedBaseRows
             let closure = Set(schema.entities[index.entity].closure)

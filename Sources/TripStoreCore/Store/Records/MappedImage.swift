@@ -131,8 +131,20 @@ final class MappedImage {
     /// it, once its bytes pass their checksum and checks (keys in strictly
     /// increasing order, counts that add up, rows of the image, ascending
     /// within each key); nil (and `damage` set) when they do not.
-    func valueIndex(_ k: Int) -> (ordered: ValueIndex.Ordered, nulls: [RowID])? {
-        guard k < Int(header.valueIndexes) else { return nil }
+    func valueIndex(_ k: Int, of index: ValueIndex) -> (ordered: ValueIndex.Ordered, nulls: [RowID])? {
+        guard k < Int(header.valueIndexes), let attribute = index.property.attribute else { return nil }
+        // Every row an object of the index's types (or deleted since), every key of the attribute's kind.
+        let closure = Set(schema.entities[index.entity].closure)
+        func fitsType(_ r: RowID) -> Bool {
+            let e = Int(entities[Int(r)])
+            return e == -1 || closure.contains(e)
+        }
+        let keyTag: UInt8
+        switch attribute.type {
+        case .bool: keyTag = 0
+        case .int, .double, .date: keyTag = 2
+        default: keyTag = 3
+        }
         let entry = UnsafeRawPointer(base + layout.valueIndexTable + k * SnapshotImage.Layout.valueIndexEntry)
         func field(_ i: Int) -> Int { Int(entry.load(fromByteOffset: i * 8, as: Int64.self)) }
         let at = field(0), bytes = field(1), keys = field(3), rowCount = field(4), nullCount = field(5), keyBytes = field(6)
@@ -170,10 +182,11 @@ final class MappedImage {
             case (3, _): key = .string(String(decoding: UnsafeRawBufferPointer(start: keyBase + from + 1, count: to - from - 1), as: UTF8.self))
             default: return damaged("the index of \(k)")
             }
-            guard out.keys.last.map({ $0 < key }) ?? true else { return damaged("the index of \(k)") }
+            let tag = keyBase.load(fromByteOffset: from, as: UInt8.self)
+            guard (tag == 1 ? 0 : tag) == keyTag, out.keys.last.map({ $0 < key }) ?? true else { return damaged("the index of \(k)") }
             var previous: RowID = -1
             for r in flat[out.counts[i]..<c] {
-                guard r > previous, Int(r) < rows else { return damaged("the index of \(k)") }
+                guard r > previous, Int(r) < rows, fitsType(r) else { return damaged("the index of \(k)") }
                 previous = r
             }
             out.keys.append(key)
@@ -181,7 +194,7 @@ final class MappedImage {
         }
         var previous: RowID = -1
         for r in nulls {
-            guard r > previous, Int(r) < rows else { return damaged("the index of \(k)") }
+            guard r > previous, Int(r) < rows, fitsType(r) else { return damaged("the index of \(k)") }
             previous = r
         }
         return (out, Array(nulls))
