@@ -111,19 +111,6 @@ package final class StoreIndexes {
         typeRows[entity].append(row)
     }
 
-    /// The type index from the table (value indexes are built when first used).
-    func rebuild(from table: ObjectTable) {
-        image = nil
-        for k in typeRows.indices {
-            typeRows[k].removeAll(keepingCapacity: true)
-            typeRowsInImage[k] = false
-        }
-        for (e, n) in table.countByEntity.enumerated() { typeRows[e].reserveCapacity(n) }
-        table.forEachEntity { row, entity in typeRows[entity].append(row) }
-        for k in built.indices { built[k] = false }
-        for index in valueIndexes { index.clear() }
-    }
-
     func add(_ row: RowID, _ o: StoredObject) {
         if typeRowsInImage[o.entity] { readTypeRows(o.entity) }
         if let last = typeRows[o.entity].last, last > row {

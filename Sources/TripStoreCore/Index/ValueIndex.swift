@@ -51,15 +51,6 @@ package final class ValueIndex {
         return t
     }
 
-    /// Empties the index (before it is built again).
-    func clear() {
-        table = [:]
-        nullRows = []
-        orderedCache = nil
-        foldedCache = [:]
-        rowCount = 0
-    }
-
     /// Fills the empty index in one pass: values and rows sorted once, and
     /// the ordered form made in one piece (adding rows one by one would grow
     /// a table and an array per value instead).

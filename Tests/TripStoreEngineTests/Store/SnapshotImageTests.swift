@@ -42,6 +42,45 @@ import TripStoreModels
         return store.files.image(store.snapshotToken)
     }
 
+    /// An image forged with matching checksums whose saved `Trip.name` index
+    /// lists an object of another type is not believed: the index is built
+    /// from the records instead, and the damage is reported.
+    @Test func aSavedIndexListingAnObjectOfAnotherTypeIsRefused() throws {
+        let folder = try makeStore()
+        let path = try imagePath(folder)
+        var bytes = try FileIO.readFile(path)
+        let header = try #require(bytes.withUnsafeBytes(SnapshotImage.Header.decode))
+        let layout = try #require(SnapshotImage.Layout(header))
+        let indexes = try open(folder, image: false).indexes.valueIndexes
+        let k = try #require(indexes.firstIndex { $0.name == "name" && schema.entities[$0.entity].name == "Trip" })
+        func int64(_ at: Int) -> Int { bytes.withUnsafeBytes { Int($0.loadUnaligned(fromByteOffset: at, as: Int64.self)) } }
+        func put<T: FixedWidthInteger>(_ v: T, at: Int) { withUnsafeBytes(of: v.littleEndian) { bytes.replaceSubrange(at..<(at + $0.count), with: $0) } }
+        let entry = layout.valueIndexTable + k * SnapshotImage.Layout.valueIndexEntry
+        let at = int64(entry), count = int64(entry + 8), keys = int64(entry + 24)
+        // The first row of an object that is not a trip.
+        let trips = Set(schema.entities[schema.entity(named: "Trip")!.id].closure)
+        let other = try #require((0..<Int(header.rows)).first { r in
+            !trips.contains(Int(bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: layout.entities + 2 * r, as: Int16.self) }))
+        })
+        // The first key's only row (names are distinct) becomes that object; then every checksum is made to match.
+        let flat = at + ((keys + 1) * 8 + 7) / 8 * 8 * 2
+        put(Int32(other), at: flat)
+        put(bytes[at..<(at + count)].withUnsafeBytes { PageHash.hash($0) }, at: entry + 16)
+        var forged = header
+        forged.directoryHash = bytes[layout.directory].withUnsafeBytes { PageHash.hash($0) }
+        bytes.replaceSubrange(0..<SnapshotImage.Header.byteCount, with: forged.encoded())
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+
+        var lazy = StoreOptions()
+        lazy.imageChecks = .onFirstTouch
+        let store = try Store.open(folder, schema: schema, access: .read, options: lazy)
+        #expect(store.loadedFromImage)
+        let json = try open(folder, image: false)
+        let q = try Query("is Trip && name >= \"\"")
+        #expect(try store.run(q).rows.map { store.table.id(at: $0) } == json.run(q).rows.map { json.table.id(at: $0) })
+        #expect(store.imageDamage != nil)
+    }
+
     @Test func imageAndJSONLoadTheSameObjectsInTheSameRows() throws {
         let folder = try makeStore()
         let fromImage = try open(folder, image: true)
