@@ -25,19 +25,27 @@ package final class StoreIndexes {
         typeRows = Array(repeating: [], count: schema.entities.count)
         typeRowsInImage = Array(repeating: false, count: schema.entities.count)
         indexesByEntity = Array(repeating: [], count: schema.entities.count)
+        for (entity, property) in StoreIndexes.declared(schema) {
+            let k = valueIndexes.count
+            valueIndexes.append(ValueIndex(entity: entity, property: property))
+            built.append(false)
+            for sub in schema.entities[entity].closure { indexesByEntity[sub].append(k) }
+        }
+    }
+
+    /// The value indexes a schema declares, in the order a snapshot image saves them.
+    static func declared(_ schema: Schema) -> [(entity: Int, property: Property)] {
+        var out: [(entity: Int, property: Property)] = []
         for e in schema.entities {
             for p in e.properties where p.declaringEntity == e.id {
                 guard let a = p.attribute, a.isIndexed else { continue }
                 switch a.type {
                 case .array, .embedded: continue
-                default: break
+                default: out.append((e.id, p))
                 }
-                let k = valueIndexes.count
-                valueIndexes.append(ValueIndex(entity: e.id, property: p))
-                built.append(false)
-                for sub in e.closure { indexesByEntity[sub].append(k) }
             }
         }
+        return out
     }
 
     /// "Trip.name", … for `stats`.
@@ -80,20 +88,26 @@ package final class StoreIndexes {
         built[k] = true
         let index = valueIndexes[k]
         let slot = index.property.slot
-        if let image, let saved = image.valueIndex(k, of: index) {
-            // The snapshot's index, without the rows changed since and with their values now.
-            let changed = table.changedBaseRows
+        if let image, let saved = image.savedIndex(k) {
+            // The saved index as it is, with the entries of rows changed since taken out and their values now laid over it.
             let closure = Set(schema.entities[index.entity].closure)
+            var removed: [(key: IndexKey, row: RowID)] = []
+            var removedNulls = Set<RowID>()
             var added: [(key: IndexKey, row: RowID)] = []
-            var nulls = saved.nulls.filter { !changed.contains($0) }
-            for row in changed.sorted() + (table.baseRows..<table.rowCount).map({ RowID($0) }) {
+            var nulls: [RowID] = []
+            let changed = table.changedBaseRows
+            for row in changed.keys {
+                guard let (e, value) = table.imageValue(row, slot: slot), closure.contains(e) else { continue }
+                if let key = IndexKey(value) { removed.append((key, row)) } else { removedNulls.insert(row) }
+            }
+            for row in Array(changed.keys) + (table.baseRows..<table.rowCount).map({ RowID($0) }) {
                 guard let e = table.entity(at: row), closure.contains(e) else { continue }
                 if let key = IndexKey(table.value(at: row, slot: slot)) { added.append((key, row)) } else { nulls.append(row) }
             }
+            nulls += removedNulls.isEmpty ? saved.nulls : saved.nulls.filter { !removedNulls.contains($0) }
+            removed.sort { $0.key == $1.key ? $0.row < $1.row : $0.key < $1.key }
             added.sort { $0.key == $1.key ? $0.row < $1.row : $0.key < $1.key }
-            let ordered = changed.isEmpty && added.isEmpty
-                ? saved.ordered : saved.ordered.merging(excluding: { changed.contains($0) }, adding: added)
-            index.adopt(ordered, nullRows: nulls.sorted())
+            index.adoptSaved(saved, removed: removed, added: added, nullRows: nulls.sorted())
             return
         }
         var entries: [(IndexKey?, RowID)] = []

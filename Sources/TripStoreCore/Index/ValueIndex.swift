@@ -2,21 +2,33 @@ import TripStoreFormat
 import TripStoreJSON
 import TripStoreSystem
 /// An index over one declared attribute: rows by value, for `==` and `in`;
-/// the values in order, for ranges and sorting; and each string value
-/// folded once, for `~` and `^=` (a contains-test over distinct values).
+/// the values in order, for ranges and sorting; and the text index over the
+/// folded string values, for `~` and `^=`.
+///
+/// It has two forms. Read from a snapshot image, it is the saved index used
+/// in place with the changes since laid over it (`Overlay`), so a cold query
+/// touches only the values and rows it reads. Built here, or once this
+/// process changes it, it is held in memory: rows by value, and the values in
+/// order made again from those when next needed.
 package final class ValueIndex {
     /// The entity that declares the attribute; the index covers its subclasses too.
     package let entity: Int
     package let property: Property
-    /// Rows by value, made from the ordered form when first needed (a change,
-    /// or a lookup after one); an index read from a snapshot image has only the ordered form.
+    @exclusivity(unchecked) private var saved: Overlay?
+    /// Rows by value, made from the ordered form when first needed (a change).
     @exclusivity(unchecked) private var table: [IndexKey: [RowID]]?
     @exclusivity(unchecked) private(set) var nullRows: [RowID] = []
     @exclusivity(unchecked) private var orderedCache: Ordered?
+    /// The text index of the in-memory ordered form, made on first use.
+    @exclusivity(unchecked) private var text: (buckets: TrigramBuckets, folded: [String])?
+    private var foldedCache: [String: String] = [:]
+
+    /// Below this many values, `~` tests each value instead of making a text index.
+    static let textIndexThreshold = 1024
 
     /// The values in order with their rows, and running row counts: a range
     /// is a slice, its size a subtraction.
-    struct Ordered {
+    struct Ordered: SortedEntries {
         var keys: [IndexKey]
         /// Every row, grouped by value in value order.
         var flat: [RowID]
@@ -24,12 +36,33 @@ package final class ValueIndex {
         /// are `flat[counts[i]..<counts[i + 1]]`.
         var counts: [Int]
 
-        func rows(_ positions: Range<Int>) -> ArraySlice<RowID> {
-            flat[counts[positions.lowerBound]..<counts[positions.upperBound]]
+        var keyCount: Int { keys.count }
+        func key(_ i: Int) -> IndexKey { keys[i] }
+        func entriesBefore(_ i: Int) -> Int { counts[i] }
+        func rows(_ positions: Range<Int>) -> [RowID] { Array(flat[counts[positions.lowerBound]..<counts[positions.upperBound]]) }
+        func textCandidates(_ needle: [UInt8]) -> [Int]? { nil }
+    }
+
+    /// A saved index with the changes since the image laid over it: its
+    /// entries less `removed`, plus `added`.
+    struct Overlay {
+        let base: SavedValueIndex
+        /// Entries of `base` that no longer hold (their rows changed since), by value then row.
+        let removed: [(key: IndexKey, row: RowID)]
+        let removedRows: Set<RowID>
+        /// Entries of rows changed or added since, in memory.
+        let added: Ordered
+        /// Values of `base` left without rows, and values only `added` has, ascending.
+        let emptied: [IndexKey]
+        let new: [IndexKey]
+
+        /// The rows of `base` at `positions`, less those removed.
+        func baseRows(_ positions: Range<Int>) -> [RowID] {
+            var rows = base.rows(positions)
+            if !removedRows.isEmpty { rows.removeAll { removedRows.contains($0) } }
+            return rows
         }
     }
-    private var foldedCache: [String: String] = [:]
-    package private(set) var rowCount = 0
 
     init(entity: Int, property: Property) {
         self.entity = entity
@@ -37,19 +70,8 @@ package final class ValueIndex {
     }
 
     package var name: String { property.name }
-    package var distinctKeys: Int { orderedCache?.keys.count ?? rowsByKey.count }
 
-    /// Rows by value (made from the ordered form if need be).
-    var rowsByKey: [IndexKey: [RowID]] {
-        if let t = table { return t }
-        var t: [IndexKey: [RowID]] = [:]
-        if let o = orderedCache {
-            t.reserveCapacity(o.keys.count)
-            for (i, k) in o.keys.enumerated() { t[k] = Array(o.rows(i..<(i + 1))) }
-        }
-        table = t
-        return t
-    }
+    // MARK: Filling
 
     /// Fills the empty index in one pass: values and rows sorted once, and
     /// the ordered form made in one piece (adding rows one by one would grow
@@ -62,77 +84,221 @@ package final class ValueIndex {
             if let k { keyed.append((k, row)) } else { nulls.append(row) }
         }
         keyed.sort { $0.key == $1.key ? $0.row < $1.row : $0.key < $1.key }
-        var keys: [IndexKey] = []
-        var flat: [RowID] = []
-        flat.reserveCapacity(keyed.count)
-        var counts: [Int] = [0]
-        var i = 0
-        while i < keyed.count {
-            var j = i + 1
-            while j < keyed.count && keyed[j].key == keyed[i].key { j += 1 }
-            for k in i..<j { flat.append(keyed[k].row) }
-            keys.append(keyed[i].key)
-            counts.append(flat.count)
-            i = j
-        }
-        adopt(Ordered(keys: keys, flat: flat, counts: counts), nullRows: nulls.sorted())
+        adopt(Ordered(sorted: keyed), nullRows: nulls.sorted())
     }
 
-    /// Takes a complete ordered form (from `build`, or a snapshot image).
+    /// Takes a complete ordered form.
     func adopt(_ ordered: Ordered, nullRows: [RowID]) {
+        saved = nil
         orderedCache = ordered
         table = nil
+        text = nil
         self.nullRows = nullRows
-        rowCount = ordered.flat.count + nullRows.count
         foldedCache = [:]
     }
 
+    /// Takes a saved index with the entries that changed since: `removed`
+    /// and `added` sorted by value then row, `nullRows` as they are now.
+    func adoptSaved(_ base: SavedValueIndex, removed: [(key: IndexKey, row: RowID)], added: [(key: IndexKey, row: RowID)], nullRows: [RowID]) {
+        let addedForm = Ordered(sorted: added)
+        // Which values the changes emptied or brought: the exact value counts a plan reports.
+        var emptied: [IndexKey] = []
+        var i = 0
+        while i < removed.count {
+            var j = i + 1
+            while j < removed.count && removed[j].key == removed[i].key { j += 1 }
+            let key = removed[i].key
+            if let p = base.position(of: key), base.entriesBefore(p + 1) - base.entriesBefore(p) == j - i, addedForm.position(of: key) == nil {
+                emptied.append(key)
+            }
+            i = j
+        }
+        let new = addedForm.keys.filter { base.position(of: $0) == nil }
+        saved = Overlay(base: base, removed: removed, removedRows: Set(removed.map(\.row)), added: addedForm, emptied: emptied, new: new)
+        orderedCache = nil
+        table = nil
+        text = nil
+        self.nullRows = nullRows
+        foldedCache = [:]
+    }
+
+    // MARK: Changing (in memory)
+
     func add(_ row: RowID, _ v: Value) {
-        rowCount += 1
         guard let key = IndexKey(v) else {
             nullRows.append(row)
             return
         }
-        _ = rowsByKey
+        makeTable()
         orderedCache = nil
+        text = nil
         table![key, default: []].append(row)
     }
 
     func remove(_ row: RowID, _ v: Value) {
-        rowCount -= 1
         guard let key = IndexKey(v) else {
             if let i = nullRows.firstIndex(of: row) { nullRows.remove(at: i) }
             return
         }
-        _ = rowsByKey
+        makeTable()
         orderedCache = nil
+        text = nil
         guard var rows = table![key], let i = rows.firstIndex(of: row) else { return }
         rows.remove(at: i)
         table![key] = rows.isEmpty ? nil : rows
     }
 
-    /// Rows whose value equals `key`.
+    private func makeTable() {
+        guard table == nil else { return }
+        let o = ordered()
+        var t: [IndexKey: [RowID]] = [:]
+        t.reserveCapacity(o.keys.count)
+        for (i, k) in o.keys.enumerated() { t[k] = o.rows(i..<(i + 1)) }
+        table = t
+    }
+
+    // MARK: Reading
+
+    /// Rows whose value equals `key`, ascending.
     package func rows(_ key: IndexKey) -> [RowID] {
-        if let o = orderedCache {
-            let i = partition(o.keys) { $0 < key }
-            return i < o.keys.count && o.keys[i] == key ? Array(o.rows(i..<(i + 1))) : []
+        if let o = saved {
+            var rows = o.base.position(of: key).map { o.baseRows($0..<($0 + 1)) } ?? []
+            if let j = o.added.position(of: key) {
+                rows.append(contentsOf: o.added.rows(j..<(j + 1)))
+                rows.sort()
+            }
+            return rows
         }
-        return rowsByKey[key] ?? []
+        if let o = orderedCache { return o.position(of: key).map { o.rows($0..<($0 + 1)) } ?? [] }
+        return table?[key] ?? []
     }
 
     /// Rows whose value is nil.
     package var rowsWithoutValue: [RowID] { nullRows }
 
+    /// Rows with a value within `bounds`.
+    func count(_ bounds: KeyBounds) -> Int {
+        guard let o = saved else {
+            let ordered = ordered()
+            let r = ordered.positions(bounds)
+            return ordered.counts[r.upperBound] - ordered.counts[r.lowerBound]
+        }
+        let r = o.base.positions(bounds), a = o.added.positions(bounds)
+        return o.base.entriesBefore(r.upperBound) - o.base.entriesBefore(r.lowerBound)
+            - bounds.positions(o.removed.count, key: { o.removed[$0].key }).count
+            + o.added.counts[a.upperBound] - o.added.counts[a.lowerBound]
+    }
+
+    /// Distinct values within `bounds`.
+    func distinctCount(_ bounds: KeyBounds = .all) -> Int {
+        guard let o = saved else { return ordered().positions(bounds).count }
+        return o.base.positions(bounds).count - bounds.positions(o.emptied.count, key: { o.emptied[$0] }).count
+            + bounds.positions(o.new.count, key: { o.new[$0] }).count
+    }
+
+    /// Distinct values, for plans.
+    package var distinctKeys: Int { distinctCount() }
+
+    /// Rows with a value within `bounds`, grouped by value (in value order
+    /// for an in-memory index; a saved one lists the changed rows last).
+    func rows(_ bounds: KeyBounds) -> [RowID] {
+        guard let o = saved else {
+            let ordered = ordered()
+            return ordered.rows(ordered.positions(bounds))
+        }
+        return o.baseRows(o.base.positions(bounds)) + o.added.rows(o.added.positions(bounds))
+    }
+
+    /// Calls `body` with each value's rows (ascending), in value order or
+    /// its reverse, until it returns false.
+    func forEachValue(descending: Bool, _ body: ([RowID]) -> Bool) {
+        guard let o = saved else {
+            let ordered = ordered()
+            for i in descending ? Array((0..<ordered.keys.count).reversed()) : Array(0..<ordered.keys.count) {
+                guard body(ordered.rows(i..<(i + 1))) else { return }
+            }
+            return
+        }
+        // The saved values and the added ones, merged.
+        let step = descending ? -1 : 1
+        var i = descending ? o.base.keyCount - 1 : 0, j = descending ? o.added.keyCount - 1 : 0
+        while (i >= 0 && i < o.base.keyCount) || (j >= 0 && j < o.added.keyCount) {
+            let fromBase = i >= 0 && i < o.base.keyCount ? o.base.key(i) : nil
+            let fromAdded = j >= 0 && j < o.added.keyCount ? o.added.keys[j] : nil
+            let key: IndexKey
+            switch (fromBase, fromAdded) {
+            case (let b?, let a?): key = (b < a) != descending ? b : a
+            case (let b?, nil): key = b
+            case (nil, let a?): key = a
+            case (nil, nil): return
+            }
+            var rows: [RowID] = []
+            if fromBase == key {
+                rows = o.baseRows(i..<(i + 1))
+                i += step
+            }
+            if fromAdded == key {
+                rows.append(contentsOf: o.added.rows(j..<(j + 1)))
+                rows.sort()
+                j += step
+            }
+            if !rows.isEmpty && !body(rows) { return }
+        }
+    }
+
+    /// Distinct string values whose folded form contains `needle` (folded),
+    /// or begins with it when `prefix`, ascending.
+    func textMatches(_ needle: String, prefix: Bool) -> [IndexKey] {
+        let bytes = Array(needle.utf8)
+        func matches(_ s: String) -> Bool {
+            let f = folded(s)
+            return prefix ? TextFolding.hasPrefix(f, needle) : TextFolding.contains(f, needle)
+        }
+        guard let o = saved else {
+            let ordered = ordered()
+            guard ordered.keys.count >= ValueIndex.textIndexThreshold, bytes.count >= 3 else {
+                return ordered.keys.filter { if case .string(let s) = $0 { return matches(s) } else { return false } }
+            }
+            if text == nil {
+                let folded = ordered.keys.map { k -> String in if case .string(let s) = k { return TextFolding.fold(s) } else { return "" } }
+                text = (TrigramBuckets(folded: folded.map { Array($0.utf8) }), folded)
+            }
+            guard let (buckets, folded) = text, let candidates = buckets.candidates(bytes) else { return [] }
+            return candidates.filter {
+                prefix ? TextFolding.hasPrefix(folded[$0], needle) : TextFolding.contains(folded[$0], needle)
+            }.map { ordered.keys[$0] }
+        }
+        var out: [IndexKey] = []
+        for p in o.base.textCandidates(bytes) ?? Array(0..<o.base.keyCount) {
+            let key = o.base.key(p)
+            if case .string(let s) = key, matches(s), !o.emptied.contains(key) { out.append(key) }
+        }
+        for key in o.new { if case .string(let s) = key, matches(s) { out.append(key) } }
+        return out.sorted()
+    }
+
     /// Every distinct value, in order.
     package func sortedKeys() -> [IndexKey] { ordered().keys }
 
-    /// The values in order with their rows (made again on first use after a change).
+    /// Rows by value (for checks).
+    var rowsByKey: [IndexKey: [RowID]] {
+        makeTable()
+        return table ?? [:]
+    }
+
+    /// The whole index in order, in memory (a saved index is read entirely and
+    /// held in memory from then on).
     func ordered() -> Ordered {
         if let o = orderedCache { return o }
-        let byKey = rowsByKey
+        if let o = saved {
+            let changed = o.base.ordered().merging(excluding: { o.removedRows.contains($0) },
+                                                   adding: o.added.keys.indices.flatMap { i in o.added.rows(i..<(i + 1)).map { (key: o.added.keys[i], row: $0) } })
+            adopt(changed, nullRows: nullRows)
+            return changed
+        }
+        let byKey = table ?? [:]
         let keys = byKey.keys.sorted()
         var flat: [RowID] = []
-        flat.reserveCapacity(rowCount)
         var counts: [Int] = [0]
         counts.reserveCapacity(keys.count + 1)
         for k in keys {
@@ -144,43 +310,33 @@ package final class ValueIndex {
         return o
     }
 
-    /// Positions in `ordered().keys` within bounds (either may be open).
-    func positions(from lower: IndexKey?, inclusive lowerInclusive: Bool, to upper: IndexKey?, inclusive upperInclusive: Bool) -> Range<Int> {
-        let keys = ordered().keys
-        var lo = 0, hi = keys.count
-        if let lower { lo = partition(keys) { lowerInclusive ? $0 < lower : $0 <= lower } }
-        if let upper { hi = partition(keys) { upperInclusive ? $0 <= upper : $0 < upper } }
-        return lo < hi ? lo..<hi : lo..<lo
-    }
-
     /// The folded form of a string value, computed once.
-    func folded(_ s: String) -> String {
+    private func folded(_ s: String) -> String {
         if let f = foldedCache[s] { return f }
         let f = TextFolding.fold(s)
         foldedCache[s] = f
         return f
     }
-
-    /// Distinct values whose folded form passes `test`, in order.
-    func keysMatchingFolded(_ test: (String) -> Bool) -> [IndexKey] {
-        var out: [IndexKey] = []
-        for key in ordered().keys {
-            if case .string(let s) = key, test(folded(s)) { out.append(key) }
-        }
-        return out
-    }
-
-    private func partition(_ keys: [IndexKey], _ before: (IndexKey) -> Bool) -> Int {
-        var lo = 0, hi = keys.count
-        while lo < hi {
-            let mid = (lo + hi) / 2
-            if before(keys[mid]) { lo = mid + 1 } else { hi = mid }
-        }
-        return lo
-    }
 }
 
 extension ValueIndex.Ordered {
+    /// The ordered form of entries sorted by value, then row.
+    init(sorted keyed: [(key: IndexKey, row: RowID)]) {
+        keys = []
+        flat = []
+        flat.reserveCapacity(keyed.count)
+        counts = [0]
+        var i = 0
+        while i < keyed.count {
+            var j = i + 1
+            while j < keyed.count && keyed[j].key == keyed[i].key { j += 1 }
+            for k in i..<j { flat.append(keyed[k].row) }
+            keys.append(keyed[i].key)
+            counts.append(flat.count)
+            i = j
+        }
+    }
+
     /// This ordered form without the rows `excluded` rejects and with `added`
     /// (sorted by key, then row) merged in, in one pass over both.
     func merging(excluding excluded: (RowID) -> Bool, adding added: [(key: IndexKey, row: RowID)]) -> ValueIndex.Ordered {
@@ -188,12 +344,6 @@ extension ValueIndex.Ordered {
         out.keys.reserveCapacity(keys.count + added.count)
         out.flat.reserveCapacity(flat.count + added.count)
         var i = 0, a = 0
-        func emit(_ key: IndexKey, _ rows: [RowID]) {
-            guard !rows.isEmpty else { return }
-            out.keys.append(key)
-            out.flat.append(contentsOf: rows)
-            out.counts.append(out.flat.count)
-        }
         while i < keys.count || a < added.count {
             let key: IndexKey
             if a >= added.count || (i < keys.count && keys[i] <= added[a].key) { key = keys[i] } else { key = added[a].key }
@@ -209,7 +359,10 @@ extension ValueIndex.Ordered {
                 more = true
             }
             if more { rows.sort() }
-            emit(key, rows)
+            guard !rows.isEmpty else { continue }
+            out.keys.append(key)
+            out.flat.append(contentsOf: rows)
+            out.counts.append(out.flat.count)
         }
         return out
     }

@@ -38,7 +38,8 @@ struct QueryPlanner {
 
     func typeAccess(_ entities: [Int], label: String) -> AccessPath {
         let members = entities.filter { scope.contains($0) }
-        let count = members.reduce(0) { $0 + indexes.rows(of: $1).count }
+        // The table's live counts: a plan (or a count) reads no type rows.
+        let count = members.reduce(0) { $0 + table.countByEntity[$1] }
         return AccessPath(operation: "type index", detail: label, estimate: count, exact: true, entities: Set(members)) {
             if members.count == 1 { return indexes.rows(of: members[0]) }
             var out: [RowID] = []
@@ -88,23 +89,21 @@ struct QueryPlanner {
             case (.equal, _): if let k = test.key { keys.append(k) }
             case (.less, _), (.lessOrEqual, _), (.greater, _), (.greaterOrEqual, _):
                 guard let k = test.key, tests.count == 1 else { return nil }
-                let lower = test.op == .greater || test.op == .greaterOrEqual
-                let range = lower
-                    ? idx.positions(from: k, inclusive: test.op == .greaterOrEqual, to: nil, inclusive: false)
-                    : idx.positions(from: nil, inclusive: false, to: k, inclusive: test.op == .lessOrEqual)
-                let ordered = idx.ordered()
-                let estimate = ordered.counts[range.upperBound] - ordered.counts[range.lowerBound]
-                let label = "\(schema.entities[idx.entity].name).\(idx.name) \(test.op.rawValue) \(test.text) (\(range.count) of \(idx.distinctKeys) values)"
+                let bounds = test.op == .greater || test.op == .greaterOrEqual
+                    ? KeyBounds(lower: k, lowerInclusive: test.op == .greaterOrEqual)
+                    : KeyBounds(upper: k, upperInclusive: test.op == .lessOrEqual)
+                let estimate = idx.count(bounds)
+                let label = "\(schema.entities[idx.entity].name).\(idx.name) \(test.op.rawValue) \(test.text) (\(idx.distinctCount(bounds)) of \(idx.distinctKeys) values)"
                 return AccessPath(operation: "range index", detail: label, estimate: estimate, exact: true,
                                   entities: Set(schema.entities[idx.entity].closure)) {
-                    Array(ordered.rows(range))
+                    idx.rows(bounds)
                 }
             case (.contains, .string(_, let folded)):
                 operation = "text index"
-                keys.append(contentsOf: idx.keysMatchingFolded { TextFolding.contains($0, folded) })
+                keys.append(contentsOf: idx.textMatches(folded, prefix: false))
             case (.beginsWith, .string(_, let folded)):
                 operation = "text index"
-                keys.append(contentsOf: idx.keysMatchingFolded { TextFolding.hasPrefix($0, folded) })
+                keys.append(contentsOf: idx.textMatches(folded, prefix: true))
             default:
                 return nil
             }
@@ -233,11 +232,11 @@ struct QueryPlanner {
             return rows
         }
         if !descending { take(nilGroup()) }
-        let ordered = idx.ordered()
-        var k = descending ? ordered.keys.count - 1 : 0
-        while out.count < need && k >= 0 && k < ordered.keys.count {
-            take(Array(ordered.rows(k..<(k + 1))))
-            k += descending ? -1 : 1
+        if out.count < need {
+            idx.forEachValue(descending: descending) { rows in
+                take(rows)
+                return out.count < need
+            }
         }
         if descending && out.count < need { take(nilGroup()) }
         return (out, examined)

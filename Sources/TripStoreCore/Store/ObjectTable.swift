@@ -42,9 +42,10 @@ package final class ObjectTable: ObjectLookup {
     /// The image the base rows are mapped from, if they are.
     private(set) var image: MappedImage?
     /// Base rows whose object was replaced or removed since the table was
-    /// loaded: an index saved in the image is read without them (and the
-    /// rows from `baseRows` on), then they are added with their values now.
-    @exclusivity(unchecked) private(set) var changedBaseRows: Set<RowID> = []
+    /// loaded from an image, with the entity and record they had there: an
+    /// index saved in the image is read with their old entries taken out
+    /// (and the rows from `baseRows` on and their values now laid over it).
+    @exclusivity(unchecked) private(set) var changedBaseRows: [RowID: (entity: Int16, locator: Int64)] = [:]
     /// The entity and record locator of each row from `baseRows` on.
     @exclusivity(unchecked) private var laterEntities: [Int16] = []
     @exclusivity(unchecked) private var laterLocators: [Int64] = []
@@ -134,7 +135,7 @@ package final class ObjectTable: ObjectLookup {
     private func setEntity(_ i: Int, _ e: Int16) {
         if i < baseRows {
             checked(i)
-            if image != nil { changedBaseRows.insert(RowID(i)) }
+            noteChange(i)
             baseEntities[i] = e
         } else {
             laterEntities[i - baseRows] = e
@@ -144,11 +145,21 @@ package final class ObjectTable: ObjectLookup {
     private func setLocator(_ i: Int, _ l: Int64) {
         if i < baseRows {
             checked(i)
-            if image != nil { changedBaseRows.insert(RowID(i)) }
+            noteChange(i)
             baseLocators[i] = l
         } else {
             laterLocators[i - baseRows] = l
         }
+    }
+
+    private func noteChange(_ i: Int) {
+        if image != nil && changedBaseRows[RowID(i)] == nil { changedBaseRows[RowID(i)] = (baseEntities[i], baseLocators[i]) }
+    }
+
+    /// The entity and slot value a changed base row had in the image.
+    func imageValue(_ row: RowID, slot: Int) -> (entity: Int, value: Value)? {
+        guard let (e, locator) = changedBaseRows[row], e >= 0, Int(e) < slotCounts.count, slot < slotCounts[Int(e)], locator >= 0 else { return nil }
+        return (Int(e), RecordReader.value(RecordReader.slot(UnsafeRawPointer(arena.pointer(locator)), slot), lists: lists))
     }
 
     /// Runs an image group's checks; a group that fails them is taken out of

@@ -56,16 +56,25 @@ import TripStoreModels
         func int64(_ at: Int) -> Int { bytes.withUnsafeBytes { Int($0.loadUnaligned(fromByteOffset: at, as: Int64.self)) } }
         func put<T: FixedWidthInteger>(_ v: T, at: Int) { withUnsafeBytes(of: v.littleEndian) { bytes.replaceSubrange(at..<(at + $0.count), with: $0) } }
         let entry = layout.valueIndexTable + k * SnapshotImage.Layout.valueIndexEntry
-        let at = int64(entry), count = int64(entry + 8), keys = int64(entry + 24)
+        func field(_ f: SavedValueIndex.Field) -> Int { int64(entry + 8 * f.rawValue) }
+        let at = field(.offset), keys = field(.keys), nulls = field(.nulls), rows = field(.rows)
         // The first row of an object that is not a trip.
         let trips = Set(schema.entities[schema.entity(named: "Trip")!.id].closure)
         let other = try #require((0..<Int(header.rows)).first { r in
             !trips.contains(Int(bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: layout.entities + 2 * r, as: Int16.self) }))
         })
         // The first key's only row (names are distinct) becomes that object; then every checksum is made to match.
-        let flat = at + ((keys + 1) * 8 + 7) / 8 * 8 * 2
+        let groupHashes = at, nullsAt = at + SavedValueIndex.groups(keys) * 8 + SavedValueIndex.groups(field(.buckets)) * 8
+        let offsets = nullsAt + SavedValueIndex.pad(nulls * 4), counts = offsets + (keys + 1) * 8, flat = counts + (keys + 1) * 8
+        let keyBytes = flat + SavedValueIndex.pad(rows * 4)
         put(Int32(other), at: flat)
-        put(bytes[at..<(at + count)].withUnsafeBytes { PageHash.hash($0) }, at: entry + 16)
+        let stop = min(keys, 256)
+        var h = bytes[offsets..<(offsets + (stop + 1) * 8)].withUnsafeBytes { PageHash.hash($0, seed: 0) }
+        h = bytes[counts..<(counts + (stop + 1) * 8)].withUnsafeBytes { PageHash.hash($0, seed: h) }
+        h = bytes[keyBytes..<(keyBytes + int64(offsets + stop * 8))].withUnsafeBytes { PageHash.hash($0, seed: h) }
+        h = bytes[flat..<(flat + int64(counts + stop * 8) * 4)].withUnsafeBytes { PageHash.hash($0, seed: h) }
+        put(h, at: groupHashes)
+        put(bytes[at..<(nullsAt + SavedValueIndex.pad(nulls * 4))].withUnsafeBytes { PageHash.hash($0) }, at: entry + 16)
         var forged = header
         forged.directoryHash = bytes[layout.directory].withUnsafeBytes { PageHash.hash($0) }
         bytes.replaceSubrange(0..<SnapshotImage.Header.byteCount, with: forged.encoded())
@@ -75,9 +84,8 @@ import TripStoreModels
         lazy.imageChecks = .onFirstTouch
         let store = try Store.open(folder, schema: schema, access: .read, options: lazy)
         #expect(store.loadedFromImage)
-        let json = try open(folder, image: false)
-        let q = try Query("is Trip && name >= \"\"")
-        #expect(try store.run(q).rows.map { store.table.id(at: $0) } == json.run(q).rows.map { json.table.id(at: $0) })
+        // The answer given once damage is found is not believed: the command line answers from the JSON instead.
+        _ = try store.run(try Query("is Trip && name >= \"\""))
         #expect(store.imageDamage != nil)
     }
 

@@ -29,6 +29,9 @@ final class MappedImage {
 
     private let kinds: [[Bool]]
     private let plans: [[ImageSlotCheck]]
+    private let declaredIndexes: [(entity: Int, property: Property)]
+    /// Each saved value index once first used (`.some(nil)` when it failed its checks).
+    private var savedIndexes: [SavedValueIndex??]
 
     /// Maps `fd` and checks its header and directory against `binding`; nil
     /// when the image does not belong to it or fails a check.
@@ -37,7 +40,8 @@ final class MappedImage {
         var headerBytes = [UInt8](repeating: 0, count: SnapshotImage.Header.byteCount)
         guard headerBytes.withUnsafeMutableBytes({ FileIO.read(fd, into: $0, at: 0) }) == headerBytes.count,
               let h = headerBytes.withUnsafeBytes(SnapshotImage.Header.decode), h.binding == binding, accept(h),
-              h.entities == Int64(schema.entities.count), let layout = SnapshotImage.Layout(h),
+              h.entities == Int64(schema.entities.count), h.valueIndexes == Int64(StoreIndexes.declared(schema).count),
+              let layout = SnapshotImage.Layout(h),
               // Every byte a section names must be in the file before it is mapped
               // (a mapped page past the end is a crash, not an error).
               layout.fileBytes == size,
@@ -58,6 +62,8 @@ final class MappedImage {
         listGroupState.initialize(repeating: 0, count: max(1, layout.listGroups))
         kinds = schema.entities.map { e in schema.entities.map { schema.isKind(e.id, of: $0.id) } }
         plans = schema.entities.map { e in e.properties.map(ImageSlotCheck.init) }
+        declaredIndexes = StoreIndexes.declared(schema)
+        savedIndexes = Array(repeating: nil, count: declaredIndexes.count)
         guard directoryIsSound() else {
             FileIO.unmap(mapped, length: size)
             return nil
@@ -127,77 +133,16 @@ final class MappedImage {
         return slice
     }
 
-    /// Declared value index `k` (in `StoreIndexes` order) as the image holds
-    /// it, once its bytes pass their checksum and checks (keys in strictly
-    /// increasing order, counts that add up, rows of the image, ascending
-    /// within each key); nil (and `damage` set) when they do not.
-    func valueIndex(_ k: Int, of index: ValueIndex) -> (ordered: ValueIndex.Ordered, nulls: [RowID])? {
-        guard k < Int(header.valueIndexes), let attribute = index.property.attribute else { return nil }
-        // Every row an object of the index's types (or deleted since), every key of the attribute's kind.
-        let closure = Set(schema.entities[index.entity].closure)
-        func fitsType(_ r: RowID) -> Bool {
-            let e = Int(entities[Int(r)])
-            return e == -1 || closure.contains(e)
-        }
-        let keyTag: UInt8
-        switch attribute.type {
-        case .bool: keyTag = 0
-        case .int, .double, .date: keyTag = 2
-        default: keyTag = 3
-        }
+    /// Declared value index `k` (in `StoreIndexes.declared` order), used in
+    /// place; nil (and `damage` set) when its entry or head fails its checks.
+    func savedIndex(_ k: Int) -> SavedValueIndex? {
+        guard k >= 0, k < savedIndexes.count else { return nil }
+        if let known = savedIndexes[k] { return known }
         let entry = UnsafeRawPointer(base + layout.valueIndexTable + k * SnapshotImage.Layout.valueIndexEntry)
-        func field(_ i: Int) -> Int { Int(entry.load(fromByteOffset: i * 8, as: Int64.self)) }
-        let at = field(0), bytes = field(1), keys = field(3), rowCount = field(4), nullCount = field(5), keyBytes = field(6)
-        let expectedHash = entry.load(fromByteOffset: 16, as: UInt64.self)
-        func pad(_ n: Int) -> Int { (n + 7) & ~7 }
-        let sectionEnd = layout.valueIndexes + Int(header.valueIndexBytes)
-        guard at >= layout.valueIndexes, at % 8 == 0, bytes >= 0, at <= sectionEnd, bytes <= sectionEnd - at,
-              keys >= 0, rowCount >= 0, nullCount >= 0, keyBytes >= 0, keys <= bytes, rowCount <= bytes, nullCount <= bytes, keyBytes <= bytes,
-              pad((keys + 1) * 8) * 2 + pad(rowCount * 4) + pad(nullCount * 4) + pad(keyBytes) == bytes,
-              PageHash.hash(UnsafeRawBufferPointer(start: base + at, count: bytes)) == expectedHash else {
-            return damaged("the index of \(k)")
-        }
-        let offsets = UnsafeRawPointer(base + at).bindMemory(to: Int64.self, capacity: keys + 1)
-        let counts = UnsafeRawPointer(base + at + pad((keys + 1) * 8)).bindMemory(to: Int64.self, capacity: keys + 1)
-        let flatAt = at + pad((keys + 1) * 8) * 2
-        let flat = UnsafeBufferPointer(start: UnsafeRawPointer(base + flatAt).bindMemory(to: RowID.self, capacity: rowCount), count: rowCount)
-        let nullAt = flatAt + pad(rowCount * 4)
-        let nulls = UnsafeBufferPointer(start: UnsafeRawPointer(base + nullAt).bindMemory(to: RowID.self, capacity: nullCount), count: nullCount)
-        let keyBase = UnsafeRawPointer(base + nullAt + pad(nullCount * 4))
-        var out = ValueIndex.Ordered(keys: [], flat: Array(flat), counts: [])
-        out.keys.reserveCapacity(keys)
-        out.counts.reserveCapacity(keys + 1)
-        guard offsets[0] == 0, counts[0] == 0, Int(offsets[keys]) == keyBytes, Int(counts[keys]) == rowCount else {
-            return damaged("the index of \(k)")
-        }
-        out.counts.append(0)
-        for i in 0..<keys {
-            let from = Int(offsets[i]), to = Int(offsets[i + 1]), c = Int(counts[i + 1])
-            guard from < to, to <= keyBytes, c >= out.counts[i], c <= rowCount else { return damaged("the index of \(k)") }
-            let key: IndexKey
-            switch (keyBase.load(fromByteOffset: from, as: UInt8.self), to - from) {
-            case (0, 1): key = .bool(false)
-            case (1, 1): key = .bool(true)
-            case (2, 9): key = .number(Double(bitPattern: UInt64(littleEndian: keyBase.loadUnaligned(fromByteOffset: from + 1, as: UInt64.self))))
-            case (3, _): key = .string(String(decoding: UnsafeRawBufferPointer(start: keyBase + from + 1, count: to - from - 1), as: UTF8.self))
-            default: return damaged("the index of \(k)")
-            }
-            let tag = keyBase.load(fromByteOffset: from, as: UInt8.self)
-            guard (tag == 1 ? 0 : tag) == keyTag, out.keys.last.map({ $0 < key }) ?? true else { return damaged("the index of \(k)") }
-            var previous: RowID = -1
-            for r in flat[out.counts[i]..<c] {
-                guard r > previous, Int(r) < rows, fitsType(r) else { return damaged("the index of \(k)") }
-                previous = r
-            }
-            out.keys.append(key)
-            out.counts.append(c)
-        }
-        var previous: RowID = -1
-        for r in nulls {
-            guard r > previous, Int(r) < rows, fitsType(r) else { return damaged("the index of \(k)") }
-            previous = r
-        }
-        return (out, Array(nulls))
+        let index = SavedValueIndex(image: self, entry: entry, entity: declaredIndexes[k].entity, property: declaredIndexes[k].property)
+        if index == nil { noteDamage("the index of \(schema.entities[declaredIndexes[k].entity].name).\(declaredIndexes[k].property.name)") }
+        savedIndexes[k] = .some(index)
+        return index
     }
 
     /// Checks row group `g`: its checksum, then every record's bounds, id order
@@ -339,12 +284,12 @@ final class MappedImage {
         }
     }
 
-    private func damaged<T>(_ what: String) -> T? {
+    func damaged<T>(_ what: String) -> T? {
         noteDamage(what)
         return nil
     }
 
-    private func noteDamage(_ what: String) {
+    func noteDamage(_ what: String) {
         if damage == nil { damage = "\(what) fail their checks" }
     }
 
@@ -370,6 +315,7 @@ final class MappedImage {
         }.flatMap { $0 }
         for g in failed { noteDamage("rows from \(g << SnapshotImage.groupShift)") }
         for e in schema.entities.indices where checkedTypeRows(e) == nil { noteDamage("the type index of \(schema.entities[e].name)") }
+        for k in savedIndexes.indices { _ = savedIndex(k)?.checkAll() }
         return failed
     }
 }

@@ -70,7 +70,7 @@ extension ObjectTable {
             }
         }
         // Each declared index over the new rows, as `ValueIndex` orders it.
-        var indexBlobs: [(blob: [UInt8], keys: Int, rows: Int, nulls: Int, keyBytes: Int)] = []
+        var indexBlobs: [SavedIndexBytes] = []
         for index in valueIndexes {
             let closure = Set(schema.entities[index.entity].closure)
             var entries: [(IndexKey?, RowID)] = []
@@ -79,11 +79,12 @@ extension ObjectTable {
             }
             let fresh = ValueIndex(entity: index.entity, property: index.property)
             fresh.build(entries)
-            indexBlobs.append(ObjectTable.imageBlob(fresh.ordered(), nulls: fresh.rowsWithoutValue))
+            indexBlobs.append(SavedIndexBytes(fresh.ordered(), nulls: fresh.rowsWithoutValue, 
+                                              text: index.property.attribute.map { SavedValueIndex.keyTag($0.type) == 3 } ?? false))
         }
         var h = header
         h.valueIndexes = Int64(indexBlobs.count)
-        h.valueIndexBytes = Int64(indexBlobs.reduce(0) { $0 + $1.blob.count })
+        h.valueIndexBytes = Int64(indexBlobs.reduce(0) { $0 + $1.bytes.count })
         h.rows = Int64(order.count)
         h.lists = Int64(listStarts.count - 1)
         h.listElements = Int64(listElements.count)
@@ -123,9 +124,10 @@ extension ObjectTable {
         pad()
         var blobAt = layout.valueIndexes
         for b in indexBlobs {
-            put(Int64(blobAt)); put(Int64(b.blob.count)); put(b.blob.withUnsafeBytes { PageHash.hash($0) })
-            put(Int64(b.keys)); put(Int64(b.rows)); put(Int64(b.nulls)); put(Int64(b.keyBytes))
-            blobAt += b.blob.count
+            for field in SavedValueIndex.Field.allCases {
+                put(field == .offset ? Int64(blobAt) : b.fields[field.rawValue])
+            }
+            blobAt += b.bytes.count
         }
         h.directoryHash = directory.withUnsafeBytes { PageHash.hash($0) }
 
@@ -147,44 +149,12 @@ extension ObjectTable {
         try typeRows.flatMap { $0 }.withUnsafeBytes(write)
         try listStarts.withUnsafeBytes(write)
         try listElements.withUnsafeBytes(write)
-        for b in indexBlobs { try b.blob.withUnsafeBytes(write) }
+        for b in indexBlobs { try b.bytes.withUnsafeBytes(write) }
         CrashPoint.hit("image-mid-write")
         try FileIO.writeAll(fd, recordBytes, path: path)
         written += recordBytes.count
         guard written == layout.fileBytes else {
             throw IOError(operation: "write", path: path, code: EIO)
         }
-    }
-
-    /// One value index in the image's form: key offsets and running row
-    /// counts (`Int64`), the rows and the rows without a value (`Int32`),
-    /// then the keys (a tag: 0 false, 1 true, 2 a number's 8 bytes, 3 a
-    /// string's UTF-8), every part padded to 8 bytes.
-    static func imageBlob(_ o: ValueIndex.Ordered, nulls: [RowID]) -> (blob: [UInt8], keys: Int, rows: Int, nulls: Int, keyBytes: Int) {
-        var keyBytes: [UInt8] = []
-        var offsets: [Int64] = [0]
-        for k in o.keys {
-            switch k {
-            case .bool(let b): keyBytes.append(b ? 1 : 0)
-            case .number(let d):
-                keyBytes.append(2)
-                withUnsafeBytes(of: d.bitPattern.littleEndian) { keyBytes.append(contentsOf: $0) }
-            case .string(let s):
-                keyBytes.append(3)
-                keyBytes.append(contentsOf: s.utf8)
-            }
-            offsets.append(Int64(keyBytes.count))
-        }
-        var blob: [UInt8] = []
-        func add<T>(_ a: [T]) {
-            a.withUnsafeBytes { blob.append(contentsOf: $0) }
-            while blob.count % 8 != 0 { blob.append(0) }
-        }
-        add(offsets)
-        add(o.counts.map { Int64($0) })
-        add(o.flat)
-        add(nulls)
-        add(keyBytes)
-        return (blob, o.keys.count, o.flat.count, nulls.count, keyBytes.count)
     }
 }

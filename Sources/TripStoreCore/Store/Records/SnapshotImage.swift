@@ -13,7 +13,8 @@ import TripStoreSystem
 /// Opening reads the header and a small directory (checked at once); every
 /// other piece is checked the first time the process touches it: a group of
 /// 256 rows (their entities, record offsets, id prefixes and records), a
-/// group of 256 relationship lists, one entity's rows in the type index.
+/// group of 256 relationship lists, one entity's rows in the type index, a
+/// group of 256 values of a value index or of 256 buckets of its text index.
 /// Damage found then makes the command answer from the JSON instead (see
 /// `Store.imageDamage`). It is written after the snapshot is durable,
 /// without fsync: a torn image fails its checks and costs only speed.
@@ -34,13 +35,13 @@ import TripStoreSystem
 /// | type rows | `Int32` per row: each entity's rows, ascending |
 /// | list starts | `Int64` per list and one more: list n is `starts[n]..<starts[n+1]` |
 /// | list elements | `Int32` rows |
-/// | value indexes | per index: key offsets and row counts (`Int64`), rows and rows without a value (`Int32`), the keys |
+/// | value indexes | per index, as `SavedValueIndex` describes: checksums, rows without a value, key offsets, row counts, rows, keys, text buckets |
 /// | records | the records (`RecordCoding`), relationship slots holding image rows and lists |
 ///
 /// The directory (row groups to type checksums) is covered by the header's
 /// directory checksum, so it is checked at open.
 enum SnapshotImage {
-    static let magic = Array("TSIMAGE4".utf8)
+    static let magic = Array("TSIMAGE5".utf8)
     static let groupShift = 8
     static let groupSize = 1 << groupShift
 
@@ -116,8 +117,8 @@ enum SnapshotImage {
         var fileBytes = 0
 
         static let rowGroupEntry = 24
-        /// Offset, bytes, checksum, keys, rows, rows without a value, key bytes.
-        static let valueIndexEntry = 56
+        /// `SavedValueIndex.Field`s.
+        static let valueIndexEntry = SavedValueIndex.Field.allCases.count * 8
 
         init?(_ h: Header) {
             guard h.rows >= 0, h.rows < Int64(Int32.max), h.lists >= 1, h.lists < Int64(Int32.max),
