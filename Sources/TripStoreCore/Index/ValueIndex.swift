@@ -191,7 +191,11 @@ package final class ValueIndex {
 
     /// Distinct values within `bounds`.
     func distinctCount(_ bounds: KeyBounds = .all) -> Int {
-        guard let o = saved else { return ordered().positions(bounds).count }
+        guard let o = saved else {
+            // All values: counted without ordering them again after a change.
+            if bounds.lower == nil && bounds.upper == nil, orderedCache == nil, let table { return table.count }
+            return ordered().positions(bounds).count
+        }
         return o.base.positions(bounds).count - bounds.positions(o.emptied.count, key: { o.emptied[$0] }).count
             + bounds.positions(o.new.count, key: { o.new[$0] }).count
     }

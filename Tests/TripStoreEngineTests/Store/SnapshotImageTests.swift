@@ -65,14 +65,15 @@ import TripStoreModels
         })
         // The first key's only row (names are distinct) becomes that object; then every checksum is made to match.
         let groupHashes = at, nullsAt = at + SavedValueIndex.groups(keys) * 8 + SavedValueIndex.groups(field(.buckets)) * 8
-        let offsets = nullsAt + SavedValueIndex.pad(nulls * 4), counts = offsets + (keys + 1) * 8, flat = counts + (keys + 1) * 8
-        let keyBytes = flat + SavedValueIndex.pad(rows * 4)
+        let offsets = nullsAt + SavedValueIndex.pad(nulls * 4), counts = offsets + (keys + 1) * 8, rowHashes = counts + (keys + 1) * 8
+        let flat = rowHashes + keys * 8, keyBytes = flat + SavedValueIndex.pad(rows * 4)
         put(Int32(other), at: flat)
+        put(bytes[flat..<(flat + 4)].withUnsafeBytes { PageHash.hash($0, seed: 0) }, at: rowHashes)
         let stop = min(keys, 256)
         var h = bytes[offsets..<(offsets + (stop + 1) * 8)].withUnsafeBytes { PageHash.hash($0, seed: 0) }
         h = bytes[counts..<(counts + (stop + 1) * 8)].withUnsafeBytes { PageHash.hash($0, seed: h) }
+        h = bytes[rowHashes..<(rowHashes + stop * 8)].withUnsafeBytes { PageHash.hash($0, seed: h) }
         h = bytes[keyBytes..<(keyBytes + int64(offsets + stop * 8))].withUnsafeBytes { PageHash.hash($0, seed: h) }
-        h = bytes[flat..<(flat + int64(counts + stop * 8) * 4)].withUnsafeBytes { PageHash.hash($0, seed: h) }
         put(h, at: groupHashes)
         put(bytes[at..<(nullsAt + SavedValueIndex.pad(nulls * 4))].withUnsafeBytes { PageHash.hash($0) }, at: entry + 16)
         var forged = header

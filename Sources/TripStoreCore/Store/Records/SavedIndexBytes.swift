@@ -27,17 +27,18 @@ struct SavedIndexBytes {
             offsets.append(Int64(keyBytes.count))
         }
         let counts = o.counts.map { Int64($0) }
+        let rowHashes = o.keys.indices.map { i in o.flat[o.counts[i]..<o.counts[i + 1]].withUnsafeBytes { PageHash.hash($0, seed: UInt64(i)) } }
         let buckets = text ? TrigramBuckets(folded: folded) : nil
         let shift = SavedValueIndex.groupShift
 
-        // Per group of values: offsets and counts (one past the group too), key bytes, rows.
+        // Per group of values: offsets and counts (one past the group too), the rows' checksums, key bytes.
         var groupHashes: [UInt64] = []
         for g in 0..<SavedValueIndex.groups(o.keys.count) {
             let first = g << shift, stop = min(o.keys.count, first + (1 << shift))
             var h = offsets[first...stop].withUnsafeBytes { PageHash.hash($0, seed: UInt64(g)) }
             h = counts[first...stop].withUnsafeBytes { PageHash.hash($0, seed: h) }
+            h = rowHashes[first..<stop].withUnsafeBytes { PageHash.hash($0, seed: h) }
             h = keyBytes[Int(offsets[first])..<Int(offsets[stop])].withUnsafeBytes { PageHash.hash($0, seed: h) }
-            h = o.flat[o.counts[first]..<o.counts[stop]].withUnsafeBytes { PageHash.hash($0, seed: h) }
             groupHashes.append(h)
         }
         var bucketHashes: [UInt64] = []
@@ -60,6 +61,7 @@ struct SavedIndexBytes {
         let head = bytes.withUnsafeBytes { PageHash.hash($0) }
         add(offsets)
         add(counts)
+        add(rowHashes)
         add(o.flat)
         add(keyBytes)
         if let buckets {

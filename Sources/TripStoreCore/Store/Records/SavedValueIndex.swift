@@ -3,9 +3,10 @@ import TripStoreSystem
 
 /// One value index as a snapshot image saved it, used in place: a query
 /// reads the values and rows it needs, and each group of 256 values (their
-/// key bytes, running counts and rows) or of 256 text buckets passes its
-/// checksum and checks the first time it is touched. A group that fails
-/// reads as empty and notes the damage, so the command answers from the JSON.
+/// key bytes, running counts and the checksums of their rows), each value's
+/// rows, and each group of 256 text buckets passes its checksum and checks
+/// the first time it is touched. A piece that fails reads as empty and notes
+/// the damage, so the command answers from the JSON.
 ///
 /// Its bytes (every part 8-byte aligned):
 ///
@@ -16,6 +17,7 @@ import TripStoreSystem
 /// | rows without a value | `Int32`, ascending |
 /// | key offsets | `Int64` per value and one more: value `i` is `keys[offsets[i]..<offsets[i + 1]]` |
 /// | counts | `Int64` per value and one more: rows before value `i` |
+/// | row checksums | `UInt64` per value: the checksum of its rows |
 /// | rows | `Int32`, grouped by value, ascending within each |
 /// | keys | a tag byte (0 false, 1 true, 2 number, 3 string) and the value's bytes |
 /// | bucket starts | `Int64` per bucket and one more (see `TrigramBuckets`) |
@@ -41,6 +43,7 @@ final class SavedValueIndex: SortedEntries {
     private let bucketGroupHashes: UnsafePointer<UInt64>
     private let offsets: UnsafePointer<Int64>
     private let counts: UnsafePointer<Int64>
+    private let rowHashes: UnsafePointer<UInt64>
     private let flat: UnsafePointer<Int32>
     private let keyBytes: UnsafeRawPointer
     private let keyByteCount: Int
@@ -50,6 +53,8 @@ final class SavedValueIndex: SortedEntries {
     /// Per group: 0 not checked, 1 good, 2 damaged.
     private var groupState: [UInt8]
     private var bucketGroupState: [UInt8]
+    /// Per value: whether its rows passed their checks (0 not checked, 1 good, 2 damaged).
+    private var valueState: [UInt8]
 
     /// Fields of a directory entry, in order.
     enum Field: Int, CaseIterable {
@@ -74,7 +79,7 @@ final class SavedValueIndex: SortedEntries {
         let limit = 1 << 36
         guard keys >= 0, rows >= 0, nulls >= 0, keyBytes >= 0, postings >= 0, keys < limit, rows < limit, nulls < limit,
               keyBytes < limit, postings < limit, buckets == 0 || TrigramBuckets.isValidBucketCount(buckets) else { return nil }
-        return groups(keys) * 8 + groups(buckets) * 8 + pad(nulls * 4) + (keys + 1) * 16 + pad(rows * 4) + pad(keyBytes)
+        return groups(keys) * 8 + groups(buckets) * 8 + pad(nulls * 4) + (keys + 1) * 16 + keys * 8 + pad(rows * 4) + pad(keyBytes)
             + (buckets == 0 ? 0 : (buckets + 1) * 8) + pad(postings * 4)
     }
 
@@ -115,6 +120,7 @@ final class SavedValueIndex: SortedEntries {
         }
         offsets = take(keyCount + 1, Int64.self)
         counts = take(keyCount + 1, Int64.self)
+        rowHashes = take(keyCount, UInt64.self)
         flat = take(rowCount, Int32.self)
         keyBytes = p
         p += SavedValueIndex.pad(keyByteCount)
@@ -122,6 +128,7 @@ final class SavedValueIndex: SortedEntries {
         postings = take(postingCount, Int32.self)
         groupState = Array(repeating: 0, count: SavedValueIndex.groups(keyCount))
         bucketGroupState = Array(repeating: 0, count: SavedValueIndex.groups(bucketCount))
+        valueState = Array(repeating: 0, count: keyCount)
         nulls = Array(nullRows)
         var previous: RowID = -1
         for r in nulls {
@@ -154,6 +161,7 @@ final class SavedValueIndex: SortedEntries {
         guard !positions.isEmpty, positions.lowerBound >= 0, positions.upperBound <= keyCount else { return [] }
         let first = positions.lowerBound >> SavedValueIndex.groupShift, last = (positions.upperBound - 1) >> SavedValueIndex.groupShift
         for g in first...last where !checkGroup(g) { return [] }
+        for i in positions where !checkRows(i) { return [] }
         let from = Int(counts[positions.lowerBound])
         let to = positions.upperBound == keyCount ? rowCount : Int(counts[positions.upperBound])
         guard from <= to else { return [] }
@@ -194,6 +202,7 @@ final class SavedValueIndex: SortedEntries {
         var ok = true
         for g in groupState.indices where !checkGroup(g) { ok = false }
         for g in bucketGroupState.indices where !checkBucketGroup(g) { ok = false }
+        for i in valueState.indices where groupState[i >> SavedValueIndex.groupShift] == 1 && !checkRows(i) { ok = false }
         return ok
     }
 
@@ -221,8 +230,7 @@ final class SavedValueIndex: SortedEntries {
 
     /// Values `first..<stop`: offsets and counts in order and in bounds (also
     /// the first of the next group, so the order holds across groups), the
-    /// checksum, each key of the attribute's kind and after the one before,
-    /// and each row of the index's types, ascending within its value.
+    /// checksum, and each key of the attribute's kind and after the one before.
     private func groupIsSound(_ g: Int) -> Bool {
         let first = g << SavedValueIndex.groupShift, stop = min(keyCount, first + (1 << SavedValueIndex.groupShift))
         guard g > 0 || (offsets[0] == 0 && counts[0] == 0), stop < keyCount || (Int(offsets[stop]) == keyByteCount && Int(counts[stop]) == rowCount) else {
@@ -232,11 +240,11 @@ final class SavedValueIndex: SortedEntries {
             guard offsets[i] >= 0, offsets[i] < offsets[i + 1], Int(offsets[i + 1]) <= keyByteCount,
                   counts[i] >= 0, counts[i] <= counts[i + 1], Int(counts[i + 1]) <= rowCount else { return false }
         }
-        let keyFrom = Int(offsets[first]), keyTo = Int(offsets[stop]), rowFrom = Int(counts[first]), rowTo = Int(counts[stop])
+        let keyFrom = Int(offsets[first]), keyTo = Int(offsets[stop])
         var h = PageHash.hash(UnsafeRawBufferPointer(start: offsets + first, count: (stop - first + 1) * 8), seed: UInt64(g))
         h = PageHash.hash(UnsafeRawBufferPointer(start: counts + first, count: (stop - first + 1) * 8), seed: h)
+        h = PageHash.hash(UnsafeRawBufferPointer(start: rowHashes + first, count: (stop - first) * 8), seed: h)
         h = PageHash.hash(UnsafeRawBufferPointer(start: keyBytes + keyFrom, count: keyTo - keyFrom), seed: h)
-        h = PageHash.hash(UnsafeRawBufferPointer(start: flat + rowFrom, count: (rowTo - rowFrom) * 4), seed: h)
         guard h == groupHashes[g] else { return false }
         var previous: IndexKey?
         // The next group's first value too, so the order holds across groups.
@@ -245,14 +253,25 @@ final class SavedValueIndex: SortedEntries {
             let tag = keyBytes.load(fromByteOffset: Int(offsets[i]), as: UInt8.self)
             guard (tag == 1 ? 0 : tag) == keyTag, previous.map({ $0 < k }) ?? true else { return false }
             previous = k
-            guard i < stop else { break }
-            var previousRow: RowID = -1
-            for r in UnsafeBufferPointer(start: flat + Int(counts[i]), count: Int(counts[i + 1] - counts[i])) {
-                guard r > previousRow, fits(r) else { return false }
-                previousRow = r
-            }
         }
         return true
+    }
+
+    /// Value `i`'s rows (its group already checked): their checksum, each a
+    /// row of the index's types, ascending.
+    private func checkRows(_ i: Int) -> Bool {
+        if valueState[i] == 0 {
+            let rows = UnsafeBufferPointer(start: flat + Int(counts[i]), count: Int(counts[i + 1] - counts[i]))
+            var ok = PageHash.hash(UnsafeRawBufferPointer(rows), seed: UInt64(i)) == rowHashes[i]
+            var previous: RowID = -1
+            for r in rows where ok {
+                ok = r > previous && fits(r)
+                previous = r
+            }
+            valueState[i] = ok ? 1 : 2
+            if !ok { image.noteDamage("the index of \(name), the rows of value \(i),") }
+        }
+        return valueState[i] == 1
     }
 
     private func checkBucketGroup(_ g: Int) -> Bool {
