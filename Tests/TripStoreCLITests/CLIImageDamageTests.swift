@@ -85,4 +85,21 @@ import TripStoreModels
         #expect(CLIRunner.run(["verify", "--repair"], store: folder).code == 0)
         #expect(!FileManager.default.fileExists(atPath: path))
     }
+
+    /// A copied folder's image is bound to the other copy of the snapshot:
+    /// stale, not damage. `verify` says so and succeeds; the next writer writes it again.
+    @Test func aCopiedStoresImageIsStaleNotDamagedAndTheNextWriterRewritesIt() throws {
+        let (folder, ids) = try Self.makeStore()
+        let copy = CLIRunner.scratch()
+        try? FileManager.default.removeItem(atPath: copy)
+        try FileManager.default.copyItem(atPath: folder, toPath: copy)
+        let v = CLIRunner.run(["verify"], store: copy)
+        #expect(v.code == 0, "\(v.err)")
+        #expect(v.out.contains("is stale (it was made beside another copy of the snapshot file"), "\(v.out)")
+        #expect(CLIRunner.run(["stats"], store: copy).out.contains("(does not match; opened from the JSON)"))
+        #expect(CLIRunner.run(["update", ids[7], "--set", "name=In the copy"], store: copy).code == 0)
+        let after = CLIRunner.run(["verify"], store: copy)
+        #expect(after.code == 0 && after.out.contains("and the image verified"), "\(after.out)")
+        #expect(CLIRunner.run(["stats"], store: copy).out.contains("(opened from it)"))
+    }
 }

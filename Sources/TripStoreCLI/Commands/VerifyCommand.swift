@@ -47,10 +47,15 @@ enum VerifyCommand {
                 return 2
             }
             FileIO.unlink(image)
-            c.line("repaired: deleted \(image) (\(problem)); the next compact writes it again")
+            c.line("repaired: deleted \(image) (\(problem)); the next writer writes it again")
             return 0
         }
-        c.line("ok: \(store.table.count) objects, \(store.history.count) transactions in history, last token \(store.lastToken); checksums, order, references, ids\(store.hasSnapshotFile && FileIO.exists(store.files.image(store.snapshotToken)) ? " and the image" : "") verified")
+        var stale: String?
+        if store.hasSnapshotFile, let why = store.imageStaleness() {
+            stale = why
+            c.line("note: \(store.files.image(store.snapshotToken)) is stale (\(why)): it is ignored, and the next writer writes it again")
+        }
+        c.line("ok: \(store.table.count) objects, \(store.history.count) transactions in history, last token \(store.lastToken); checksums, order, references, ids\(store.hasSnapshotFile && stale == nil && FileIO.exists(store.files.image(store.snapshotToken)) ? " and the image" : "") verified")
         return 0
     }
 
@@ -64,8 +69,8 @@ enum VerifyCommand {
         guard lstat(path, &st) == 0 else { return nil }  // no image: nothing to check
         let fromImage = try ctx.open(.read, options: try ctx.options())
         guard fromImage.loadedFromImage else {
-            // Made before the store's schema was extended: stale, and ignored, not damaged.
-            if json.imageIsForAnotherSchema() { return nil }
+            // Stale (another format version, schema or copy of the snapshot): ignored, not damaged.
+            if json.imageStaleness() != nil { return nil }
             return "it does not match its snapshot or fails its checks"
         }
         // Its type and value indexes must agree with its own records (read from the image, not built).

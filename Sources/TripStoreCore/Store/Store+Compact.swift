@@ -139,7 +139,7 @@ extension Store {
 
     /// Writes the snapshot's image beside it (see `SnapshotImage`); a failure
     /// only means the next open reads the JSON.
-    private func writeImage(order: [RowID], binding: SnapshotImage.Binding, historyStart: Int, historyCount: Int) {
+    func writeImage(order: [RowID], binding: SnapshotImage.Binding, historyStart: Int, historyCount: Int) {
         let path = files.image(binding.token)
         let temp = path + ".tmp"
         guard let fd = try? FileIO.open(temp, O_WRONLY | O_CREAT | O_TRUNC) else { return }

@@ -140,6 +140,13 @@ extension Store {
         }
         snapshotHistoryCount = trailer.history
         lastToken = token
+        // A writer rebuilds a missing, stale or damaged image now, while the
+        // table holds exactly the snapshot (the journal is replayed after).
+        if access == .write && options.useSnapshotImage, let file = FileIdentity.of(fd) {
+            writeImage(order: table.rowsSortedByID(), binding: SnapshotImage.Binding(
+                token: token, snapshotBytes: Int64(size), snapshotCRC: trailer.crc, fingerprint: SnapshotImage.fingerprint(schema), file: file),
+                historyStart: historyStart ?? trailer.start, historyCount: trailer.history)
+        }
     }
 
     /// Loads the snapshot's image if it matches; false when there is none or it does not.

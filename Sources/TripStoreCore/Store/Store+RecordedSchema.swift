@@ -129,15 +129,27 @@ extension Store {
 }
 
 extension Store {
-    /// True when the snapshot's image was made for another schema (the
-    /// store's schema was extended since): stale, not damaged; the next
-    /// snapshot writes a new one.
-    package func imageIsForAnotherSchema() -> Bool {
-        guard let fd = try? FileIO.openRegular(files.image(snapshotToken)) else { return false }
+    /// Why the snapshot's image is stale rather than damaged, if it is: made
+    /// by another version of the format, for another schema (the store's
+    /// schema was extended since), or beside another copy of the snapshot
+    /// file (the folder was copied or restored). The next writer writes a new one.
+    package func imageStaleness() -> String? {
+        guard let fd = try? FileIO.openRegular(files.image(snapshotToken)) else { return nil }
         defer { FileIO.close(fd) }
         var bytes = [UInt8](repeating: 0, count: SnapshotImage.Header.byteCount)
         let n = bytes.withUnsafeMutableBytes { FileIO.read(fd, into: $0, at: 0) }
-        guard n == bytes.count, let header = bytes.withUnsafeBytes(SnapshotImage.Header.decode) else { return false }
-        return header.binding.fingerprint != SnapshotImage.fingerprint(schema)
+        guard n == bytes.count else { return nil }
+        if bytes.prefix(7).elementsEqual(SnapshotImage.magic.prefix(7)) && bytes[7] != SnapshotImage.magic[7] {
+            return "it was written by another version of tripstore"
+        }
+        guard let header = bytes.withUnsafeBytes(SnapshotImage.Header.decode) else { return nil }
+        if header.binding.fingerprint != SnapshotImage.fingerprint(schema) { return "it was made for an earlier schema" }
+        guard let snapshot = try? FileIO.openRegular(files.snapshot(snapshotToken)) else { return nil }
+        defer { FileIO.close(snapshot) }
+        if let file = FileIdentity.of(snapshot), header.binding.token == snapshotToken, header.binding.snapshotBytes == file.size,
+           header.binding.file != file {
+            return "it was made beside another copy of the snapshot file (a copied or restored folder)"
+        }
+        return nil
     }
 }

@@ -90,6 +90,34 @@ import TripStoreModels
         #expect(store.imageDamage != nil)
     }
 
+    /// A missing or damaged image is written again by the next writer (SPEC
+    /// §5), from the snapshot alone though the journal holds changes after it.
+    @Test func theNextWriterRebuildsAMissingOrDamagedImage() throws {
+        let folder = try makeStore()
+        let path = try imagePath(folder)
+        let good = try FileIO.readFile(path)
+        // A journal line after the snapshot, then the image lost.
+        let w = try Store.open(folder, schema: schema, access: .write)
+        var tx = w.transaction()
+        tx.setAttribute(try w.run(try Query("is Trip")).rows[3], slot: schema.entity(named: "Trip")!.property(named: "name")!.slot,
+                        to: .string("after the snapshot"))
+        try w.commit(tx, author: "test")
+        w.close()
+        for damage in [{ FileIO.unlink(path) }, { try? Data(good.prefix(good.count / 2)).write(to: URL(fileURLWithPath: path)) }] {
+            damage()
+            #expect(try !open(folder, image: true).loadedFromImage)
+            try Store.open(folder, schema: schema, access: .write).close()
+            #expect(FileIO.exists(path))
+            let reader = try open(folder, image: true), json = try open(folder, image: false)
+            #expect(reader.loadedFromImage)
+            for q in [#"name ~ "after the""#, "is Trip", #"destination ^= "a""#, "startDate > 2026-01-01"] {
+                #expect(try reader.run(try Query(q)).rows == json.run(try Query(q)).rows, "\(q)")
+            }
+            #expect(try reader.run(try Query(#"name ~ "after the""#)).rows.count == 1)
+            #expect(reader.checkImage() && reader.checkInvariants().isEmpty)
+        }
+    }
+
     @Test func imageAndJSONLoadTheSameObjectsInTheSameRows() throws {
         let folder = try makeStore()
         let fromImage = try open(folder, image: true)
