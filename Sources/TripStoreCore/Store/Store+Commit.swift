@@ -58,7 +58,8 @@ extension Store {
         loadedHistory.append(t)
         lastToken = t.token
         journalTransactions += 1
-        if journalSize >= options.snapshotAfterBytes || journalTransactions >= options.snapshotAfterTransactions {
+        if journalSize >= options.snapshotAfterBytes || journalTransactions >= options.snapshotAfterTransactions
+            || journalSize >= options.snapshotWhenJournalOutgrowsSnapshotAfter && journalSize >= (FileIO.fileSize(files.snapshot(snapshotToken)) ?? 0) {
             do {
                 try compact()
             } catch {

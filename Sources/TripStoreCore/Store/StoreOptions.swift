@@ -7,6 +7,10 @@ public struct StoreOptions: Sendable {
     public var snapshotAfterBytes: Int = 64 << 20
     /// … or this many transactions.
     public var snapshotAfterTransactions: Int = 10_000
+    /// … or, past this many bytes, once the journal is as big as the snapshot
+    /// (replaying it would cost more than reading the snapshot again; Redis
+    /// rewrites its append-only file on the same rule).
+    public var snapshotWhenJournalOutgrowsSnapshotAfter: Int = 1 << 20
     /// A transaction with at least this many changes is committed by writing
     /// a snapshot (atomic by rename) instead of a journal line: a big import
     /// is then written once, not twice.
