@@ -178,7 +178,10 @@ extension Store {
             }
         }
         if tornTail != nil {
-            if access == .write || !StoreLock.isHeld(folder: files.folder) {
+            // A reader that met a writer's line half-written is silent: the
+            // writer holds the lock, or has finished the line since (the file grew).
+            let finishedSince = (FileIO.fileSize(path) ?? 0) > bytes.count
+            if access == .write || !finishedSince && !StoreLock.isHeld(folder: files.folder) {
                 warnings.append("warning: \(path) ends with an incomplete transaction (a write cut short); it is ignored"
                                 + (access == .write ? " and cut" : "; the next writer or a repair cuts it"))
             }
