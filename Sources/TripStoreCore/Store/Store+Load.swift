@@ -36,6 +36,14 @@ extension Store {
             throw IOError(operation: "open", path: journal, code: ENOENT)
         }
         try checkReplayedDeletes()
+        if access == .write && hasSnapshot {
+            // Files a compaction cut short before removing them (the newest snapshot holds all they held).
+            for s in listing.snapshots where s < snapshotToken {
+                FileIO.unlink(files.image(s))
+                FileIO.unlink(files.snapshot(s))
+            }
+            for j in listing.journals where j < snapshotToken { FileIO.unlink(files.journal(j)) }
+        }
         // The type index followed the snapshot's rows and the journal's inserts and deletes as they were read.
         Trace.mark("replay journal")
     }

@@ -210,6 +210,25 @@ import TripStoreModels
         #expect(try Store.open(folder, schema: schema, access: .read).lastToken == w.lastToken)
     }
 
+    /// A compaction killed after its rename leaves the older files; the next writer removes them.
+    @Test func theNextWriterRemovesFilesACompactionLeftBehind() throws {
+        let folder = TestFolders.make()
+        try importBytes(generated(5), into: folder)
+        let w = try Store.open(folder, schema: schema, access: .write)
+        try w.compact()
+        let token = w.snapshotToken
+        w.close()
+        // What a kill between the rename and the clean-up leaves: the previous snapshot, image and journal.
+        for name in ["snapshot-0.jsonl", "snapshot-0.image", "journal-0.jsonl"] {
+            try Data("left".utf8).write(to: URL(fileURLWithPath: folder + "/" + name))
+        }
+        #expect(try Store.open(folder, schema: schema, access: .read).lastToken == 1)
+        try Store.open(folder, schema: schema, access: .write).close()
+        let listing = try StoreFiles(folder: folder).list()
+        #expect(listing.snapshots == [token] && listing.journals == [token])
+        #expect(!FileIO.exists(folder + "/snapshot-0.image"))
+    }
+
     @Test func tornTailIsIgnoredThenCutByTheNextWriter() throws {
         let folder = TestFolders.make()
         try importBytes(generated(5), into: folder)
