@@ -18,6 +18,23 @@ package enum TextFolding {
             return String(decoding: s.utf8.map { $0 >= 65 && $0 <= 90 ? $0 + 32 : $0 }, as: UTF8.self)
         }
         var out = String.UnicodeScalarView()
+        // Foundation's decomposition takes time quadratic in the string's
+        // length, so a long value is decomposed a piece at a time, each cut
+        // before a scalar that starts a new combining sequence (where
+        // decomposition and reordering never reach across).
+        var piece = String.UnicodeScalarView()
+        for scalar in s.unicodeScalars {
+            if piece.count >= 1024 && scalar.properties.canonicalCombiningClass == .notReordered {
+                appendFolded(String(piece), to: &out)
+                piece = String.UnicodeScalarView()
+            }
+            piece.append(scalar)
+        }
+        appendFolded(String(piece), to: &out)
+        return String(out)
+    }
+
+    private static func appendFolded(_ s: String, to out: inout String.UnicodeScalarView) {
         for scalar in s.decomposedStringWithCanonicalMapping.unicodeScalars where !isMark(scalar) {
             guard let folded = caseFolding[scalar.value] else {
                 out.append(scalar)
@@ -25,7 +42,6 @@ package enum TextFolding {
             }
             for f in folded where !isMark(f) { out.append(f) }
         }
-        return String(out)
     }
 
     /// Unicode's full case folding (C + F), from `CaseFoldingTable.swift`.

@@ -51,4 +51,13 @@ struct TextIndexTests {
             }
         }
     }
+
+    /// A long value is folded a piece at a time (Foundation's decomposition is
+    /// quadratic in length): the same result as folding its words one by one.
+    @Test func aLongValueFoldsAsItsWordsDo() {
+        let words = ["Ze\u{301}bre", "STRAẞE", "o\u{308}\u{323}l", "한국어", "ǅungla", "Ωμέγα", "x\u{334}\u{301}\u{302}"]
+        var rng = SplitMix64(seed: 79)
+        let picked = (0..<3000).map { _ in words[Int(rng.next() % UInt64(words.count))] }
+        #expect(TextFolding.fold(picked.joined(separator: " ")) == picked.map(TextFolding.fold).joined(separator: " "))
+    }
 }
