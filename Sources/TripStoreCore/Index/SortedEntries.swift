@@ -37,8 +37,6 @@ struct KeyBounds {
 
     static let all = KeyBounds()
 
-    static func only(_ k: IndexKey) -> KeyBounds { KeyBounds(lower: k, lowerInclusive: true, upper: k, upperInclusive: true) }
-
     /// Positions `0..<count` of ascending values (`key(i)`) within these bounds.
     func positions(_ count: Int, key: (Int) -> IndexKey) -> Range<Int> {
         var lo = 0, hi = count

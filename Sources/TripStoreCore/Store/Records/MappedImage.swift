@@ -284,7 +284,7 @@ final class MappedImage {
         }
     }
 
-    func damaged<T>(_ what: String) -> T? {
+    private func damaged<T>(_ what: String) -> T? {
         noteDamage(what)
         return nil
     }
