@@ -45,6 +45,8 @@ struct ValueTest {
     enum Literal {
         case null
         case string(String, folded: String)
+        /// An `Int` attribute's literal when it is a whole number an `Int` holds.
+        case integer(Int64)
         case number(Double)
         case bool(Bool)
     }
@@ -58,6 +60,7 @@ struct ValueTest {
         switch literal {
         case .null: return nil
         case .string(let s, _): return .string(s)
+        case .integer(let i): return .integer(i)
         case .number(let d): return .number(d)
         case .bool(let b): return .bool(b)
         }
@@ -138,7 +141,9 @@ extension ValueTest {
             case .contains: return TextFolding.contains(TextFolding.fold(s), folded)
             case .beginsWith: return TextFolding.hasPrefix(TextFolding.fold(s), folded)
             }
-        case (.int(let i), .number(let l)): return compare(Double(i), l)
+        case (.int(let i), .integer(let l)): return compare(i == l ? 0 : i < l ? -1 : 1)
+        case (.int(let i), .number(let l)): return compare(ExactNumbers.compare(i, l))
+        case (.double(let d), .integer(let l)): return compare(d, Double(l))
         case (.double(let d), .number(let l)): return compare(d, l)
         case (.date(let d), .number(let l)): return compare(d, l)
         case (.bool(let b), .bool(let l)):
@@ -149,6 +154,19 @@ extension ValueTest {
             }
         case (.toOne, _), (.toMany, _), (.embedded, _): return op == .notEqual
         default: return op == .notEqual
+        }
+    }
+
+    /// `op` applied to an exact comparison's sign.
+    func compare(_ sign: Int) -> Bool {
+        switch op {
+        case .equal: return sign == 0
+        case .notEqual: return sign != 0
+        case .less: return sign < 0
+        case .lessOrEqual: return sign <= 0
+        case .greater: return sign > 0
+        case .greaterOrEqual: return sign >= 0
+        case .contains, .beginsWith: return false
         }
     }
 

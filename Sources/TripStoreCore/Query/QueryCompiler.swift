@@ -213,6 +213,11 @@ struct QueryCompiler {
                     throw error("'\(path)' is a \(type.displayName); compare it with a number, found \(lit.text)", column)
                 }
                 guard d.isFinite else { throw error("\(lit.text) is outside the range of a Double", lit.column) }
+                // An Int attribute compares with a whole number exactly (the text keeps every digit).
+                if case .int = type {
+                    if let i = Int64(lit.text) { return ValueTest(op: op, literal: .integer(i), text: lit.text) }
+                    if d == d.rounded(), abs(d) < 9_223_372_036_854_775_808.0 { return ValueTest(op: op, literal: .integer(Int64(d)), text: lit.text) }
+                }
                 return ValueTest(op: op, literal: .number(d), text: lit.text)
             case .date:
                 guard !isText else { throw error("'\(op.rawValue)' works on text; '\(path)' is a Date", column) }

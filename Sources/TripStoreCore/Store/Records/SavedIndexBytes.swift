@@ -16,6 +16,9 @@ struct SavedIndexBytes {
         for k in o.keys {
             switch k {
             case .bool(let b): keyBytes.append(b ? 1 : 0)
+            case .integer(let i):
+                keyBytes.append(4)
+                withUnsafeBytes(of: i.littleEndian) { keyBytes.append(contentsOf: $0) }
             case .number(let d):
                 keyBytes.append(2)
                 withUnsafeBytes(of: d.bitPattern.littleEndian) { keyBytes.append(contentsOf: $0) }

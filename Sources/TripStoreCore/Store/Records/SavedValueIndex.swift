@@ -19,7 +19,7 @@ import TripStoreSystem
 /// | counts | `Int64` per value and one more: rows before value `i` |
 /// | row checksums | `UInt64` per value: the checksum of its rows |
 /// | rows | `Int32`, grouped by value, ascending within each |
-/// | keys | a tag byte (0 false, 1 true, 2 number, 3 string) and the value's bytes |
+/// | keys | a tag byte (0 false, 1 true, 2 a double, 3 a string, 4 an integer) and the value's bytes |
 /// | bucket starts | `Int64` per bucket and one more (see `TrigramBuckets`) |
 /// | postings | `Int32` value positions |
 ///
@@ -65,7 +65,8 @@ final class SavedValueIndex: SortedEntries {
     static func keyTag(_ type: ValueType) -> UInt8 {
         switch type {
         case .bool: return 0
-        case .int, .double, .date: return 2
+        case .int: return 4
+        case .double, .date: return 2
         default: return 3
         }
     }
@@ -214,6 +215,7 @@ final class SavedValueIndex: SortedEntries {
         switch (keyBytes.load(fromByteOffset: from, as: UInt8.self), to - from) {
         case (0, 1): return .bool(false)
         case (1, 1): return .bool(true)
+        case (4, 9): return .integer(Int64(littleEndian: keyBytes.loadUnaligned(fromByteOffset: from + 1, as: Int64.self)))
         case (2, 9): return .number(Double(bitPattern: UInt64(littleEndian: keyBytes.loadUnaligned(fromByteOffset: from + 1, as: UInt64.self))))
         case (3, _): return .string(String(decoding: UnsafeRawBufferPointer(start: keyBytes + from + 1, count: to - from - 1), as: UTF8.self))
         default: return nil

@@ -41,7 +41,7 @@ import TripStoreSystem
 /// The directory (row groups to type checksums) is covered by the header's
 /// directory checksum, so it is checked at open.
 enum SnapshotImage {
-    static let magic = Array("TSIMAGE5".utf8)
+    static let magic = Array("TSIMAGE6".utf8)
     static let groupShift = 8
     static let groupSize = 1 << groupShift
 
