@@ -22,9 +22,12 @@ package enum TextFolding {
         // length, so a long value is decomposed a piece at a time, each cut
         // before a scalar that starts a new combining sequence (where
         // decomposition and reordering never reach across).
+        // A run of thousands of combining marks (hostile input) is cut too:
+        // the marks are dropped, so only their reordering among themselves,
+        // which folding discards, could differ.
         var piece = String.UnicodeScalarView()
         for scalar in s.unicodeScalars {
-            if piece.count >= 1024 && scalar.properties.canonicalCombiningClass == .notReordered {
+            if piece.count >= 1024 && (scalar.properties.canonicalCombiningClass == .notReordered || piece.count >= 4096) {
                 appendFolded(String(piece), to: &out)
                 piece = String.UnicodeScalarView()
             }
