@@ -85,7 +85,7 @@ extension Store {
         Trace.mark("snapshot sort+objects")
         let historyStart = written + buffer.bytes.count
         for t in history {
-            HistoryCoding.appendCompact(t, to: &buffer.bytes)
+            HistoryCoding.appendCompact(t, to: &buffer.bytes, groupInserts: true)
             buffer.bytes.append(0x0A)
             try flush(force: false)
         }

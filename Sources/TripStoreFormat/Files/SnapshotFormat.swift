@@ -4,7 +4,9 @@ import TripStoreSystem
 /// one line per history transaction, and a trailer whose CRC-32C covers
 /// every byte before it.
 package enum SnapshotFormat {
-    package static let version = 1
+    /// 2 stores a run of inserts of one type in history as one change with
+    /// `ids` (see `HistoryCoding.appendCompact`); format 1 is still read.
+    package static let version = 2
 
     package static func header(schema: Schema, token: Int64, objects: Int) -> [UInt8] {
         var w = JSONWriter()

@@ -54,10 +54,24 @@ package enum HistoryCoding {
         var changes: [Change] = []
         changes.reserveCapacity(items.count)
         for item in items {
-            guard let c = readChange(item) else { return nil }
-            changes.append(c)
+            guard readChanges(item, into: &changes) else { return nil }
         }
         return HistoryTransaction(token: token, timestamp: time, author: author, changes: changes)
+    }
+
+    /// Reads one stored change: one object's, or (`"ids"`) a run of inserts of one type.
+    static func readChanges(_ item: JSONValue, into changes: inout [Change]) -> Bool {
+        guard case .string("insert")? = item["kind"], case .array(let ids)? = item["ids"] else {
+            guard let c = readChange(item) else { return false }
+            changes.append(c)
+            return true
+        }
+        guard case .string(let type)? = item["type"], item["id"] == nil, ids.count >= 2 else { return false }
+        for v in ids {
+            guard case .string(let id) = v else { return false }
+            changes.append(Change(kind: .insert, type: type, id: id))
+        }
+        return true
     }
 
     static func readChange(_ item: JSONValue) -> Change? {
@@ -79,7 +93,11 @@ package enum HistoryCoding {
 
     /// Compact bytes of a transaction, as `write` gives them, without the
     /// writer's bookkeeping per value: the snapshot and journal path.
-    package static func appendCompact(_ t: HistoryTransaction, to out: inout [UInt8],
+    ///
+    /// `groupInserts` (snapshot history, format 2) stores each run of two or
+    /// more inserts of one type as one change, `{"kind":"insert","type":T,"ids":[…]}`:
+    /// a bulk import's history then costs about its ids, not a wrapper per object.
+    package static func appendCompact(_ t: HistoryTransaction, to out: inout [UInt8], groupInserts: Bool = false,
                               insertData: ((Int, inout [UInt8]) -> Void)? = nil) {
         var w = JSONWriter()
         swap(&w.bytes, &out)
@@ -90,8 +108,27 @@ package enum HistoryCoding {
         w.bytes.append(contentsOf: authorKey)
         w.appendQuoted(t.author)
         w.bytes.append(contentsOf: changesKey)
-        for (i, c) in t.changes.enumerated() {
+        var i = 0
+        while i < t.changes.count {
+            let c = t.changes[i]
             if i > 0 { w.bytes.append(UInt8(ascii: ",")) }
+            defer { i += 1 }
+            if groupInserts && insertData == nil && c.kind == .insert {
+                var end = i + 1
+                while end < t.changes.count && t.changes[end].kind == .insert && t.changes[end].type == c.type { end += 1 }
+                if end - i >= 2 {
+                    w.bytes.append(contentsOf: insertKind)
+                    w.appendQuoted(c.type)
+                    w.bytes.append(contentsOf: idsKey)
+                    for k in i..<end {
+                        if k > i { w.bytes.append(UInt8(ascii: ",")) }
+                        w.appendQuoted(t.changes[k].id)
+                    }
+                    w.bytes.append(contentsOf: Array("]}".utf8))
+                    i = end - 1
+                    continue
+                }
+            }
             switch c.kind {
             case .insert: w.bytes.append(contentsOf: insertKind)
             case .update: w.bytes.append(contentsOf: updateKind)
@@ -132,6 +169,7 @@ private let insertKind = Array(#"{"kind":"insert","type":"#.utf8)
 private let updateKind = Array(#"{"kind":"update","type":"#.utf8)
 private let deleteKind = Array(#"{"kind":"delete","type":"#.utf8)
 private let idKey = Array(#","id":"#.utf8)
+private let idsKey = Array(#","ids":["#.utf8)
 private let dataKey = Array(#","data":"#.utf8)
 private let valuesKey = Array(#","values":"#.utf8)
 private let tombstoneKey = Array(#","tombstone":"#.utf8)

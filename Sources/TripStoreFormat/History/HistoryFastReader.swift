@@ -24,11 +24,21 @@ package enum HistoryFastReader {
         } else {
             while true {
                 if expect(insertKind) {
-                    guard let type = string(), expect(idKey), let id = string(), expect(closeObject) else { return nil }
-                    changes.append(Change(kind: .insert, type: type, id: id))
+                    guard let type = string() else { return nil }
+                    if expect(idsKey) {
+                        // A run of inserts of one type, as a format-2 snapshot stores it.
+                        let first = changes.count
+                        repeat {
+                            guard let id = string() else { return nil }
+                            changes.append(Change(kind: .insert, type: type, id: id))
+                        } while expect(comma)
+                        guard changes.count - first >= 2, expect(closeArray), expect(closeObject) else { return nil }
+                    } else {
+                        guard expect(idKey), let id = string(), expect(closeObject) else { return nil }
+                        changes.append(Change(kind: .insert, type: type, id: id))
+                    }
                 } else {
-                    guard let v = try? r.parseValue(), let c = HistoryCoding.readChange(v) else { return nil }
-                    changes.append(c)
+                    guard let v = try? r.parseValue(), HistoryCoding.readChanges(v, into: &changes) else { return nil }
                 }
                 if expect(comma) { continue }
                 guard expect(closeArray) else { return nil }
@@ -46,6 +56,7 @@ private let authorKey = Array(#","author":"#.utf8)
 private let changesKey = Array(#","changes":["#.utf8)
 private let insertKind = Array(#"{"kind":"insert","type":"#.utf8)
 private let idKey = Array(#","id":"#.utf8)
+private let idsKey = Array(#","ids":["#.utf8)
 private let comma = Array(",".utf8)
 private let closeArray = Array("]".utf8)
 private let closeObject = Array("}".utf8)

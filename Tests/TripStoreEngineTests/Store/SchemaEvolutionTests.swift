@@ -51,14 +51,14 @@ import TripStoreModels
         let folder = try filmStore()
         let path = folder + "/snapshot-1.jsonl"
         try Self.rewrite(path) { lines in
-            lines[0] = lines[0].replacingOccurrences(of: #"{"format":1,"#, with: #"{"format":2,"#)
+            lines[0] = lines[0].replacingOccurrences(of: #"{"format":2,"#, with: #"{"format":3,"#)
         }
         do {
             _ = try Store.open(folder, schema: FilmSchema.schema, access: .read)
             Issue.record("opened a newer format")
         } catch let e as StoreError {
             #expect(e.isDamage)
-            #expect(e.description.hasSuffix("was written in store format 2, newer than this version reads (1)"))
+            #expect(e.description.hasSuffix("was written in store format 3, newer than this version reads (2)"))
         }
     }
 
