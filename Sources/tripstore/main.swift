@@ -5,6 +5,7 @@ import Darwin
 #endif
 import TripStoreCLI
 import TripStoreEngine
+import TripStoreSystem
 
 var environment: [String: String] = [:]
 var p = environ
@@ -14,6 +15,7 @@ while let entry = p.pointee {
     p += 1
 }
 signal(SIGPIPE, SIG_IGN)
+MemoryTuning.keepFreedMemory()
 let status = TripStoreCLI.run(Array(CommandLine.arguments.dropFirst()), console: .standard(), environment: environment)
 Trace.mark("command returned")
 exit(status)

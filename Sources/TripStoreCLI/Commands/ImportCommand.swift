@@ -48,8 +48,8 @@ enum ImportCommand {
         Trace.mark("stage (link)")
         phase("writing and flushing")
         let committed = try ctx.commit(tx, to: store)
-        // Freeing a big transaction object by object takes longer than exiting.
-        ctx.console.keepUntilExit(KeptValue(tx))
+        // Freeing a big transaction, its input and its history object by object takes longer than exiting.
+        ctx.console.keepUntilExit(KeptValue((tx, objects, committed)))
         if showProgress { ctx.console.endProgress() }
         guard let t = committed else {
             ctx.console.line("nothing to import: the store is unchanged")

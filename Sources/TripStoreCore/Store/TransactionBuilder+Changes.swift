@@ -5,10 +5,11 @@ extension TransactionBuilder {
     /// What this transaction does, as history changes: inserts, then updates
     /// (each changed value old and new), then deletes with tombstones. An
     /// object inserted and deleted in the same transaction leaves no trace.
+    /// Inserts come in `insertOrder`.
     public func changes() -> [Change] {
         var out: [Change] = []
-        for (i, o) in newObjects.enumerated() {
-            guard let o, !deleted.contains(RowID(base + i)) else { continue }
+        for i in insertOrder() {
+            guard let o = newObjects[i] else { continue }
             out.append(Change(kind: .insert, type: schema.entities[o.entity].name, id: o.id))
         }
         for row in changedOrder where !deleted.contains(row) {
@@ -30,5 +31,22 @@ extension TransactionBuilder {
                               tombstone: Tombstone.values(of: o, schema: schema)))
         }
         return out
+    }
+
+    /// The new objects that are still there at commit, by index in
+    /// `newObjects`: grouped by type, types in the order they first appear,
+    /// each type's objects in the order they were inserted. Nested input
+    /// (a trip, its items, the next trip…) then gives one run per type, which
+    /// a snapshot stores once with its ids instead of a wrapper per object.
+    func insertOrder() -> [Int] {
+        var byEntity = Array(repeating: [Int](), count: schema.entities.count)
+        var firstSeen: [Int] = []
+        for (i, o) in newObjects.enumerated() {
+            guard let o, !deleted.contains(RowID(base + i)) else { continue }
+            if byEntity[o.entity].isEmpty { firstSeen.append(o.entity) }
+            byEntity[o.entity].append(i)
+        }
+        if firstSeen.count == 1 { return byEntity[firstSeen[0]] }
+        return firstSeen.flatMap { byEntity[$0] }
     }
 }

@@ -360,7 +360,8 @@ public struct TransactionBuilder: ObjectLookup {
     }
 
     /// The inserted objects, in insert order (for the journal's envelopes).
+    /// The inserted objects, in the order of the insert changes (`insertOrder`).
     var insertedObjects: [StoredObject] {
-        newObjects.indices.compactMap { deleted.contains(RowID(base + $0)) ? nil : newObjects[$0] }
+        insertOrder().compactMap { newObjects[$0] }
     }
 }

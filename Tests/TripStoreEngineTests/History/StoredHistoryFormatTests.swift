@@ -85,3 +85,36 @@ import TripStoreModels
         #expect(reopened.history == store.history)
     }
 }
+
+@Suite struct InsertOrderTests {
+    /// Nested input lists a trip, its items, the next trip…: history lists the
+    /// inserts by type (in the order types first appear), the same from the
+    /// writer, from the journal and from the snapshot, and the snapshot stores
+    /// each type's run once.
+    @Test func insertsAreGroupedByTypeInEveryView() throws {
+        let folder = TestFolders.make("insert-order")
+        let store = try Store.open(folder, schema: TripSchema.schema, access: .write)
+        let input = #"""
+        [{"type":"Trip","id":"t1","data":{"name":"A","destination":"X","startDate":"2026-01-01","endDate":"2026-01-02",
+          "bucketList":[{"type":"BucketListItem","id":"i1","data":{"title":"a","isCompleted":false}},
+                        {"type":"BucketListItem","id":"i2","data":{"title":"b","isCompleted":false}}]}},
+         {"type":"Trip","id":"t2","data":{"name":"B","destination":"Y","startDate":"2026-01-01","endDate":"2026-01-02",
+          "bucketList":[{"type":"BucketListItem","id":"i3","data":{"title":"c","isCompleted":true}}]}}]
+        """#
+        var tx = store.transaction()
+        try store.stage(try EnvelopeInput.decode(Array(input.utf8), schema: store.schema), mode: .insert, into: &tx)
+        let t = try #require(try store.commit(tx, author: "a"))
+        let expected = ["Trip t1", "Trip t2", "BucketListItem i1", "BucketListItem i2", "BucketListItem i3"]
+        #expect(t.changes.map { "\($0.type) \($0.id)" } == expected)
+        store.close()
+        let fromJournal = try Store.open(folder, schema: TripSchema.schema, access: .write)
+        #expect(fromJournal.history.first?.changes.map { "\($0.type) \($0.id)" } == expected)
+        #expect(fromJournal.table.count == 5)
+        try fromJournal.compact()
+        fromJournal.close()
+        let snapshot = String(decoding: try FileIO.readFile(folder + "/snapshot-1.jsonl"), as: UTF8.self)
+        #expect(snapshot.contains(#"{"kind":"insert","type":"Trip","ids":["t1","t2"]},{"kind":"insert","type":"BucketListItem","ids":["i1","i2","i3"]}"#))
+        let fromSnapshot = try Store.open(folder, schema: TripSchema.schema, access: .read)
+        #expect(fromSnapshot.history.first?.changes.map { "\($0.type) \($0.id)" } == expected)
+    }
+}
