@@ -33,10 +33,39 @@ package enum Parallel {
         return results.take()
     }
 
+    /// Starts `body` on a thread of its own; `Pending.wait()` returns its result.
+    /// For work that overlaps the caller's (the caller goes on meanwhile).
+    package static func start<T: Sendable>(_ body: @escaping @Sendable () -> T) -> Pending<T> {
+        let pending = Pending<T>()
+        let t = Thread {
+            pending.results.put(0, body())
+            pending.done.signal()
+        }
+        t.stackSize = 8 << 20
+        t.start()
+        return pending
+    }
+
+    /// The result of `start`, once its thread is done.
+    package final class Pending<T>: @unchecked Sendable {
+        fileprivate let results = Slots<T>(1)
+        fileprivate let done = DispatchSemaphore(value: 0)
+        private var taken: T?
+
+        /// Waits for the thread (once) and returns what it returned.
+        package func wait() -> T {
+            if let taken { return taken }
+            done.wait()
+            let value = results.take()[0]
+            taken = value
+            return value
+        }
+    }
+
     /// One slot per worker. Safe to share: each slot is written by its own
     /// worker only, and read only after every worker has signalled, which
     /// orders the writes before the reads.
-    private final class Slots<T>: @unchecked Sendable {
+    fileprivate final class Slots<T>: @unchecked Sendable {
         private let slots: UnsafeMutablePointer<T?>
         private let count: Int
 

@@ -65,6 +65,19 @@ extension Store {
         Trace.mark("snapshot start")
         let rows = table.rowsSortedByID()
         Trace.mark("snapshot sort \(rows.count) rows")
+        // The image is built on a thread of its own while the snapshot is
+        // encoded and written (both only read the table); it is bound to the
+        // snapshot file after the rename. A table with image groups not yet
+        // checked is read in turn instead, as checking them changes it.
+        let image: Parallel.Pending<PreparedImage?>?
+        if options.useSnapshotImage && (table.image == nil || table.checkEverything()) {
+            let view = TableForWorker(table), indexed = IndexedProperty.of(indexes.valueIndexes)
+            image = Parallel.start { view.table.prepareImage(order: rows, indexed: indexed) }
+        } else {
+            image = nil
+        }
+        // Never leave the image thread reading a table this function's caller may change.
+        defer { _ = image?.wait() }
         // Objects are encoded on every core a block at a time, then written in order.
         let encoder = RecordEnvelopeWriter(schema: schema)
         var start = 0
@@ -111,7 +124,7 @@ extension Store {
         if let fd = try? FileIO.openRegular(path) {
             let file = FileIdentity.of(fd)
             FileIO.close(fd)
-            if let file { writeImage(order: rows, binding: SnapshotImage.Binding(
+            if let file, let image { writeImage(image.wait(), binding: SnapshotImage.Binding(
                 token: token, snapshotBytes: Int64(bodyBytes + buffer.bytes.count), snapshotCRC: crc,
                 fingerprint: SnapshotImage.fingerprint(schema), file: file), historyStart: historyStart, historyCount: history.count) }
         }
@@ -139,13 +152,13 @@ extension Store {
 
     /// Writes the snapshot's image beside it (see `SnapshotImage`); a failure
     /// only means the next open reads the JSON.
-    func writeImage(order: [RowID], binding: SnapshotImage.Binding, historyStart: Int, historyCount: Int) {
+    func writeImage(_ prepared: PreparedImage?, binding: SnapshotImage.Binding, historyStart: Int, historyCount: Int) {
+        guard let prepared else { return }
         let path = files.image(binding.token)
         let temp = path + ".tmp"
         guard let fd = try? FileIO.open(temp, O_WRONLY | O_CREAT | O_TRUNC) else { return }
-        let header = SnapshotImage.Header(binding: binding, historyStart: Int64(historyStart), historyCount: Int64(historyCount))
         do {
-            try table.writeImage(order: order, header: header, valueIndexes: indexes.valueIndexes, to: fd, path: temp)
+            try prepared.write(binding: binding, historyStart: historyStart, historyCount: historyCount, to: fd, path: temp)
             FileIO.close(fd)
             try FileIO.rename(temp, path)
         } catch {
@@ -215,4 +228,12 @@ extension Store {
                                      repairable: false)
         }
     }
+}
+
+/// The table handed to the image thread, which only reads it while
+/// `compact` encodes the snapshot (also only reading it) and waits for it
+/// before returning.
+private struct TableForWorker: @unchecked Sendable {
+    let table: ObjectTable
+    init(_ table: ObjectTable) { self.table = table }
 }

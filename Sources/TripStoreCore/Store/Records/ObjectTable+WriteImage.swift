@@ -17,9 +17,13 @@ extension ObjectTable {
         case toMany(derived: Bool)
     }
 
-    /// Writes the image of the table (see `SnapshotImage`) with `order` as the
-    /// new row order (the snapshot's id order) to `fd`.
-    func writeImage(order: [RowID], header: SnapshotImage.Header, valueIndexes: [ValueIndex], to fd: Int32, path: String) throws {
+    /// The image of the table (see `SnapshotImage`) with `order` as the new
+    /// row order (the snapshot's id order), in memory and complete but for the
+    /// header's binding to its snapshot file, which exists only after the
+    /// snapshot's rename: so it can be built while the snapshot is written.
+    /// Reads the table only (through workers' rules: nothing may change it meanwhile).
+    /// Nil when a count does not fit the layout.
+    func prepareImage(order: [RowID], indexed: [IndexedProperty]) -> PreparedImage? {
         let plans: [[ImageSlot]] = schema.entities.map { e in
             e.properties.map { p in
                 guard let r = p.relationship else { return .attribute }
@@ -71,7 +75,7 @@ extension ObjectTable {
         }
         // Each declared index over the new rows, as `ValueIndex` orders it.
         var indexBlobs: [SavedIndexBytes] = []
-        for index in valueIndexes {
+        for index in indexed {
             let closure = Set(schema.entities[index.entity].closure)
             var entries: [(IndexKey?, RowID)] = []
             for (i, r) in order.enumerated() where closure.contains(Int(entities[i])) {
@@ -82,7 +86,9 @@ extension ObjectTable {
             indexBlobs.append(SavedIndexBytes(fresh.ordered(), nulls: fresh.rowsWithoutValue, 
                                               text: index.property.attribute.map { SavedValueIndex.keyTag($0.type) == 3 } ?? false))
         }
-        var h = header
+        var h = SnapshotImage.Header(binding: SnapshotImage.Binding(token: 0, snapshotBytes: 0, snapshotCRC: 0, fingerprint: [],
+                                                                    file: FileIdentity(device: 0, inode: 0, size: 0, modified: 0, changed: 0)),
+                                     historyStart: 0, historyCount: 0)
         h.valueIndexes = Int64(indexBlobs.count)
         h.valueIndexBytes = Int64(indexBlobs.reduce(0) { $0 + $1.bytes.count })
         h.rows = Int64(order.count)
@@ -90,7 +96,7 @@ extension ObjectTable {
         h.listElements = Int64(listElements.count)
         h.recordBytes = Int64(records.count)
         h.entities = Int64(schema.entities.count)
-        guard let layout = SnapshotImage.Layout(h) else { throw IOError(operation: "write", path: path, code: EOVERFLOW) }
+        guard let layout = SnapshotImage.Layout(h) else { return nil }
 
         // The directory: per row group, per list group, per entity.
         var directory: [UInt8] = []
@@ -130,7 +136,32 @@ extension ObjectTable {
             blobAt += b.bytes.count
         }
         h.directoryHash = directory.withUnsafeBytes { PageHash.hash($0) }
+        return PreparedImage(header: h, layout: layout, directory: directory, entities: entities, offsets: offsets,
+                             prefixes: prefixes, typeRows: typeRows.flatMap { $0 }, listStarts: listStarts,
+                             listElements: listElements, indexBlobs: indexBlobs, records: OwnedBytes(records.release()))
+    }
+}
 
+/// An image built in memory, waiting for its snapshot's binding (see `ObjectTable.prepareImage`).
+struct PreparedImage: @unchecked Sendable {
+    var header: SnapshotImage.Header
+    let layout: SnapshotImage.Layout
+    let directory: [UInt8]
+    let entities: [Int16]
+    let offsets: [Int64]
+    let prefixes: [UInt64]
+    let typeRows: [RowID]
+    let listStarts: [Int64]
+    let listElements: [Int32]
+    let indexBlobs: [SavedIndexBytes]
+    let records: OwnedBytes
+
+    /// Writes the image, bound to its snapshot, to `fd`.
+    func write(binding: SnapshotImage.Binding, historyStart: Int, historyCount: Int, to fd: Int32, path: String) throws {
+        var h = header
+        h.binding = binding
+        h.historyStart = Int64(historyStart)
+        h.historyCount = Int64(historyCount)
         var written = 0
         func write(_ bytes: UnsafeRawBufferPointer) throws {
             try FileIO.writeAll(fd, bytes, path: path)
@@ -146,15 +177,38 @@ extension ObjectTable {
         try entities.withUnsafeBytes(write)
         try offsets.withUnsafeBytes(write)
         try prefixes.withUnsafeBytes(write)
-        try typeRows.flatMap { $0 }.withUnsafeBytes(write)
+        try typeRows.withUnsafeBytes(write)
         try listStarts.withUnsafeBytes(write)
         try listElements.withUnsafeBytes(write)
         for b in indexBlobs { try b.bytes.withUnsafeBytes(write) }
         CrashPoint.hit("image-mid-write")
+        let recordBytes = UnsafeRawBufferPointer(start: records.base, count: records.count)
         try FileIO.writeAll(fd, recordBytes, path: path)
         written += recordBytes.count
         guard written == layout.fileBytes else {
             throw IOError(operation: "write", path: path, code: EIO)
         }
+    }
+}
+
+/// Bytes given up by a `RecordBuffer`, freed with this object.
+final class OwnedBytes: @unchecked Sendable {
+    let base: UnsafeMutableRawPointer
+    let count: Int
+
+    init(_ bytes: (UnsafeMutableRawPointer, Int)) {
+        (base, count) = bytes
+    }
+
+    deinit { base.deallocate() }
+}
+
+/// A declared value index: its entity and property (what an image needs of it).
+struct IndexedProperty: Sendable {
+    let entity: Int
+    let property: Property
+
+    static func of(_ indexes: [ValueIndex]) -> [IndexedProperty] {
+        indexes.map { IndexedProperty(entity: $0.entity, property: $0.property) }
     }
 }
