@@ -99,7 +99,25 @@ do {
         sample = g.jsonArray(trips: 100_000)
     }
     let sampleMB = Double(sample.count) / 1e6
+    // The reader alone (validating every byte, building nothing), on the
+    // document and on the same objects as JSON Lines; then building a tree.
     var t = now()
+    try sample.withUnsafeBufferPointer { (b) throws(JSONSyntaxError) in try JSONReader.validate(b) }
+    emit("json_read_document_MBps", sampleMB / (now() - t), "MB/s")
+    var lineGenerator = TripDataGenerator(seed: options.seed)
+    let lines = lineGenerator.jsonLines(trips: min(n, 100_000))
+    t = now()
+    try lines.withUnsafeBufferPointer { b in
+        var start = 0
+        while start < b.count {
+            var end = start
+            while end < b.count && b[end] != 0x0A { end += 1 }
+            try JSONReader.validate(UnsafeBufferPointer(rebasing: b[start..<end]))
+            start = end + 1
+        }
+    }
+    emit("json_read_lines_MBps", Double(lines.count) / 1e6 / (now() - t), "MB/s")
+    t = now()
     _ = try JSONReader.parse(sample)
     emit("json_parse_MBps", sampleMB / (now() - t), "MB/s")
     t = now()
@@ -232,7 +250,7 @@ let cli = options.cli ?? (URL(fileURLWithPath: CommandLine.arguments[0]).deletin
 /// Foundation's `Process` adds tens of milliseconds of its own here) and
 /// returns the seconds to its exit, its output, and with `trace` its
 /// `TRIPSTORE_TRACE` lines.
-func runCLI(_ arguments: [String], trace: Bool = false) -> (Double, String, String) {
+func runCLI(_ arguments: [String], trace: Bool = false, store: String = storePath) -> (Double, String, String) {
     var outPipe: [Int32] = [0, 0], errPipe: [Int32] = [0, 0]
     guard pipe(&outPipe) == 0, pipe(&errPipe) == 0 else { fail("cannot make a pipe") }
     var actions = posix_spawn_file_actions_t()
@@ -245,7 +263,7 @@ func runCLI(_ arguments: [String], trace: Bool = false) -> (Double, String, Stri
         posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
     }
     for fd in outPipe + errPipe { posix_spawn_file_actions_addclose(&actions, fd) }
-    let argv = [cli, "--store", storePath] + arguments
+    let argv = [cli, "--store", store] + arguments
     var environment = ProcessInfo.processInfo.environment
     if trace { environment["TRIPSTORE_TRACE"] = "1" }
     let envp = environment.map { "\($0.key)=\($0.value)" }
@@ -275,13 +293,31 @@ func runCLI(_ arguments: [String], trace: Bool = false) -> (Double, String, Stri
     while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
     return (now() - t, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
 }
-if options.coldProcesses && FileManager.default.isExecutableFile(atPath: cli) {
-    // The child's own high-water mark (VmHWM, which its trace prints): its
-    // ru_maxrss would start from this process's size at fork.
-    let traced = runCLI(["stats"], trace: true).2
+/// The child's own high-water mark (VmHWM, which its trace prints): its
+/// ru_maxrss would start from this process's size at fork.
+func tracedPeak(_ traced: String) -> Double {
     let peakMB = traced.split(separator: "\n").last { $0.contains("peak ") }
         .flatMap { $0.components(separatedBy: "peak ").last?.split(separator: " ").first.flatMap { Double($0) } } ?? 0
-    let peak = peakMB * 1024 * 1024
+    return peakMB * 1024 * 1024
+}
+if options.coldProcesses && FileManager.default.isExecutableFile(atPath: cli) {
+    // `tripstore import` as a user runs it, into a new store: time, peak
+    // memory, and what it leaves on disk, each against the input's size.
+    let importStore = options.work + "/cli-import-store"
+    let (seconds, _, traced) = runCLI(["import", dataPath, "--author", "bench"], trace: true, store: importStore)
+    let peakImport = tracedPeak(traced)
+    emit("cli_import_s", seconds, "s")
+    emit("cli_import_MBps", megabytes / seconds, "MB/s")
+    emit("cli_import_peak_rss_bytes", peakImport, "bytes")
+    emit("cli_import_peak_vs_input", peakImport / Double(data.count), "x")
+    let names = (try? FileManager.default.contentsOfDirectory(atPath: importStore)) ?? []
+    let json = names.filter { $0.hasSuffix(".jsonl") || $0 == "schema.json" }.reduce(0) { $0 + (FileIO.fileSize(importStore + "/" + $1) ?? 0) }
+    let image = names.filter { $0.hasSuffix(".image") }.reduce(0) { $0 + (FileIO.fileSize(importStore + "/" + $1) ?? 0) }
+    emit("store_json_vs_input", Double(json) / Double(data.count), "x")
+    emit("image_vs_input", Double(image) / Double(data.count), "x")
+    try? FileManager.default.removeItem(atPath: importStore)
+
+    let peak = tracedPeak(runCLI(["stats"], trace: true).2)
     emit("memory_peak_bytes", peak, "bytes")
     emit("memory_bytes_per_object", peak / Double(objectCount), "bytes")
     emit("memory_vs_json", peak / Double(data.count), "x")
@@ -405,6 +441,7 @@ if options.compareSQLite {
     // Ratios: above 1 means tripstore is better. (ours, SQLite's, scale of theirs to ours, higher is better)
     var pairs: [(String, String, Double, Bool)] = [
         ("import_MBps", "import_mb_per_s", 1, true), ("import_objects_per_s", "import_objects_per_s", 1, true),
+        ("cli_import_MBps", "import_mb_per_s", 1, true), ("cli_import_peak_rss_bytes", "import_peak_rss_bytes", 1, false),
         ("open_s", "open_first_query_ms", 0.001, false), ("commits_per_s", "commit_full_per_s", 1, true),
     ]
     for q in ["a", "b", "c", "d", "e"] {

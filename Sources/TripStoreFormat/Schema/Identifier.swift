@@ -6,8 +6,19 @@ import Foundation
 package enum Identifier {
     /// The id in NFC (unchanged, and cheap, when it is ASCII).
     @inline(__always) package static func normalized(_ id: String) -> String {
-        if id.utf8.allSatisfy({ $0 < 0x80 }) { return id }
+        if isASCII(id) { return id }
         return id.precomposedStringWithCanonicalMapping
+    }
+
+    /// Whether every byte is ASCII, read through the string's own storage
+    /// where it has one (ids are checked on every lookup; the generic view is slow).
+    @inline(__always) static func isASCII(_ s: String) -> Bool {
+        if let answer = s.utf8.withContiguousStorageIfAvailable({ bytes -> Bool in
+            var any: UInt8 = 0
+            for b in bytes { any |= b }
+            return any < 0x80
+        }) { return answer }
+        return s.utf8.allSatisfy { $0 < 0x80 }
     }
 
     /// What is wrong with an id, if anything.

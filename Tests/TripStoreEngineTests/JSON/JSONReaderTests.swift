@@ -111,10 +111,35 @@ import Testing
         for name in names.sorted() where name.hasSuffix(".json") {
             let bytes = try Array(Data(contentsOf: URL(fileURLWithPath: folder + "/" + name)))
             let accepted = (try? JSONReader.parse(bytes)) != nil
+            #expect(Self.verdict(bytes) == Self.validateVerdict(bytes), "\(name): validate and parse disagree")
             if name.hasPrefix("y_") { #expect(accepted, "\(name) should be accepted") }
             if name.hasPrefix("n_") { #expect(!accepted, "\(name) should be rejected") }
             checked += 1
         }
         #expect(checked >= 300)
+    }
+
+    /// nil when accepted, else the error message (with its line and column).
+    static func verdict(_ bytes: [UInt8]) -> String? {
+        do { _ = try JSONReader.parse(bytes); return nil } catch { return "\(error)" }
+    }
+
+    static func validateVerdict(_ bytes: [UInt8]) -> String? {
+        do { try bytes.withUnsafeBufferPointer { (b) throws(JSONSyntaxError) in try JSONReader.validate(b) }; return nil } catch { return "\(error)" }
+    }
+
+    /// The validating pass says what the tree parser says, error for error, on mutated input.
+    @Test func validateAgreesWithParseOnMutatedInput() {
+        var rng = RandomQueries(state: 4242)
+        var refused = 0
+        for _ in 0..<ReaderFuzzTests.cases {
+            let input = ReaderFuzzTests.mutate(ReaderFuzzTests.sample, &rng)
+            let v = Self.verdict(input)
+            #expect(v == Self.validateVerdict(input))
+            if v != nil { refused += 1 }
+        }
+        #expect(refused > 0)
+        let deep = Array(repeating: UInt8(ascii: "["), count: 600)
+        #expect(Self.validateVerdict(deep) == Self.verdict(deep))
     }
 }
