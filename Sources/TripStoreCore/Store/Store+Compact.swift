@@ -65,19 +65,17 @@ extension Store {
         Trace.mark("snapshot start")
         let rows = table.rowsSortedByID()
         Trace.mark("snapshot sort \(rows.count) rows")
+        // Every image group is checked before anything is read for writing
+        // (a damaged one must never become a smaller snapshot), and so
+        // before the workers below read the table: checking changes it.
+        guard table.checkEverything() else { throw StoreError.imageDamaged(file: imagePath, detail: table.imageDamage ?? "") }
         // The image is built on a thread of its own while the snapshot is
         // encoded and written (both only read the table); it is bound to the
-        // snapshot file after the rename. A table with image groups not yet
-        // checked is read in turn instead, as checking them changes it.
-        let image: Parallel.Pending<PreparedImage?>?
-        if options.useSnapshotImage && (table.image == nil || table.checkEverything()) {
-            let view = TableForWorker(table), indexed = IndexedProperty.of(indexes.valueIndexes)
-            image = Parallel.start { view.table.prepareImage(order: rows, indexed: indexed) }
-        } else {
-            image = nil
-        }
+        // snapshot file after the rename.
+        let view = TableForWorker(table), indexed = IndexedProperty.of(indexes.valueIndexes)
+        let image = Parallel.start { view.table.prepareImage(order: rows, indexed: indexed) }
         // Never leave the image thread reading a table this function's caller may change.
-        defer { _ = image?.wait() }
+        defer { _ = image.wait() }
         // Objects are encoded on every core a block at a time, then written in order.
         let encoder = RecordEnvelopeWriter(schema: schema)
         var start = 0
@@ -124,7 +122,7 @@ extension Store {
         if let fd = try? FileIO.openRegular(path) {
             let file = FileIdentity.of(fd)
             FileIO.close(fd)
-            if let file, let image { writeImage(image.wait(), binding: SnapshotImage.Binding(
+            if let file { writeImage(image.wait(), binding: SnapshotImage.Binding(
                 token: token, snapshotBytes: Int64(bodyBytes + buffer.bytes.count), snapshotCRC: crc,
                 fingerprint: SnapshotImage.fingerprint(schema), file: file), historyStart: historyStart, historyCount: history.count) }
         }

@@ -195,6 +195,32 @@ import TripStoreModels
     }
 
     /// Damage found after a piece-by-piece open is reported, and a commit then writes nothing.
+    /// A compaction never writes a snapshot from a table whose image turned out damaged.
+    @Test func damageInTheImageStopsACompaction() throws {
+        let folder = TestFolders.make("compact-damage")
+        var g = TripDataGenerator(seed: 43)
+        let writer = try Store.open(folder, schema: TripSchema.schema, access: .write)
+        var load = writer.transaction()
+        try writer.stage(try EnvelopeInput.decode(g.jsonArray(trips: 150), schema: writer.schema), mode: .insert, into: &load)
+        try writer.commit(load, author: "t")
+        try writer.compact()
+        writer.close()
+        let image = try #require(try FileIO.listDirectory(folder).first { $0.hasSuffix(".image") })
+        var bytes = try FileIO.readFile(folder + "/" + image)
+        bytes[bytes.count - 2] ^= 0x10  // the last record
+        try Data(bytes).write(to: URL(fileURLWithPath: folder + "/" + image))
+        let snapshot = try #require(try FileIO.listDirectory(folder).first { $0.hasPrefix("snapshot-") && $0.hasSuffix(".jsonl") })
+        let before = try FileIO.readFile(folder + "/" + snapshot)
+        var lazy = StoreOptions()
+        lazy.imageChecks = .onFirstTouch
+        let store = try Store.open(folder, schema: TripSchema.schema, access: .write, options: lazy)
+        #expect(store.loadedFromImage)
+        #expect(throws: StoreError.self) { try store.compact() }
+        store.close()
+        #expect(try FileIO.readFile(folder + "/" + snapshot) == before)
+        #expect(try answers(folder, image: true) == answers(folder, image: false))
+    }
+
     @Test func damageFoundAfterOpenStopsACommit() throws {
         let folder = TestFolders.make("late-damage")
         var g = TripDataGenerator(seed: 41)
