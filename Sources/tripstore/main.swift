@@ -5,7 +5,6 @@ import Darwin
 #endif
 import TripStoreCLI
 import TripStoreEngine
-import TripStoreSystem
 
 var environment: [String: String] = [:]
 var p = environ
