@@ -16,8 +16,8 @@ import TripStoreCLI
         let path = s + "/" + name
         var lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").map(String.init)
         let trailer = lines.removeLast()
-        let i = try #require(lines.firstIndex { $0.contains(#""bucketList":[{"id":""#) })
-        let range = try #require(lines[i].range(of: #"\{"id":"[^"]*"\}"#, options: .regularExpression))
+        let i = try #require(lines.firstIndex { $0.contains(#""bucketList":[{"type":"BucketListItem","id":""#) })
+        let range = try #require(lines[i].range(of: #"\{"type":"BucketListItem","id":"[^"]*"\}"#, options: .regularExpression))
         lines[i].replaceSubrange(range, with: "null")
         let body = Array((lines.joined(separator: "\n") + "\n").utf8)
         let counts = try #require(trailer.range(of: #""crc32c":"[0-9a-f]+""#, options: .regularExpression))

@@ -156,20 +156,9 @@ extension Store {
 
     private func dropMissing(_ value: JSONValue, file: String, line: Int, type: String, id: String, property: String,
                              known: (String) -> Bool) -> JSONValue {
-        // History's old value names each reference's type, as every other reference in history does;
-        // a snapshot writes `{"id":…}` where the destination has no subclasses.
-        let destination = schema.entity(named: type)?.property(named: property)?.relationship.map { schema.entities[$0.destination].name }
-        func typed(_ v: JSONValue) -> JSONValue {
-            switch v {
-            case .array(let items): return .array(items.map(typed))
-            case .object(let m) where m.count == 1 && m[0].key == "id":
-                return destination.map { .object([JSONMember("type", .string($0)), m[0]]) } ?? v
-            default: return v
-            }
-        }
         func note(_ missing: String?) {
             danglingReferences.append(DanglingReference(file: file, line: line, type: type, id: id, property: property,
-                                                        missingID: missing, recorded: typed(value)))
+                                                        missingID: missing, recorded: value))
         }
         switch value {
         case .array(let items):
