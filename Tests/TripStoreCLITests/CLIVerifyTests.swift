@@ -9,6 +9,16 @@ import TripStoreCLI
     /// A sample store compacted, whose snapshot then holds `null` in place of
     /// the first bucket-list reference (with a correct checksum), image removed.
     func damagedStore() throws -> String {
+        try storeWithEditedSnapshot { lines in
+            let i = try #require(lines.firstIndex { $0.contains(#""bucketList":[{"type":"BucketListItem","id":""#) })
+            let range = try #require(lines[i].range(of: #"\{"type":"BucketListItem","id":"[^"]*"\}"#, options: .regularExpression))
+            lines[i].replaceSubrange(range, with: "null")
+        }
+    }
+
+    /// The sample store compacted, its snapshot's lines (trailer aside) edited
+    /// by `edit` and sealed with a correct checksum, its image removed.
+    func storeWithEditedSnapshot(_ edit: (inout [String]) throws -> Void) throws -> String {
         let s = NSTemporaryDirectory() + "verify-\(UUID().uuidString)"
         #expect(CLIRunner.run(["import", CLIRunner.projectRoot + "/SampleData/trips.json"], store: s).code == 0)
         #expect(CLIRunner.run(["compact"], store: s).code == 0)
@@ -16,15 +26,29 @@ import TripStoreCLI
         let path = s + "/" + name
         var lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").map(String.init)
         let trailer = lines.removeLast()
-        let i = try #require(lines.firstIndex { $0.contains(#""bucketList":[{"type":"BucketListItem","id":""#) })
-        let range = try #require(lines[i].range(of: #"\{"type":"BucketListItem","id":"[^"]*"\}"#, options: .regularExpression))
-        lines[i].replaceSubrange(range, with: "null")
+        try edit(&lines)
         let body = Array((lines.joined(separator: "\n") + "\n").utf8)
         let counts = try #require(trailer.range(of: #""crc32c":"[0-9a-f]+""#, options: .regularExpression))
         let fixed = trailer.replacingCharacters(in: counts, with: #""crc32c":"\#(CRC32C.hex(CRC32C.checksum(body)))""#)
         try Data(body + Array((fixed + "\n").utf8)).write(to: URL(fileURLWithPath: path))
         try? FileManager.default.removeItem(atPath: path.replacingOccurrences(of: ".jsonl", with: ".image"))
         return s
+    }
+
+    /// A history line whose checksum holds but which is no transaction (here a
+    /// group of inserts with no ids) is damage for `history` too, never a
+    /// transaction left out in silence.
+    @Test func anUnreadableHistoryLineIsDamageThatHistoryReports() throws {
+        let s = try storeWithEditedSnapshot { lines in
+            let i = try #require(lines.lastIndex { $0.hasPrefix(#"{"token":1,"#) })
+            let range = try #require(lines[i].range(of: #""ids":\["[^\]]*\]"#, options: .regularExpression))
+            lines[i].replaceSubrange(range, with: #""ids":[]"#)
+        }
+        let history = CLIRunner.run(["history", "--format", "jsonl"], store: s)
+        #expect(history.code == 2)
+        #expect(history.out == "")
+        #expect(history.err.contains("unreadable history transaction"))
+        #expect(CLIRunner.run(["verify"], store: s).code == 2)
     }
 
     @Test func aDanglingReferenceIsDamageThatVerifyNamesAndRepairRemoves() throws {

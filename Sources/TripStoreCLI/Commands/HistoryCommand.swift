@@ -44,7 +44,7 @@ enum HistoryCommand {
         if ctx.args.has("deletes") { filter.kinds = [.delete] }
         filter.author = ctx.args.value("author")
         let format = ctx.args.value("format") ?? (ctx.console.outIsTerminal ? "table" : "jsonl")
-        let transactions = filter.apply(to: store.history)
+        let transactions = filter.apply(to: try store.checkedHistory())
         switch format {
         case "jsonl":
             for t in transactions {

@@ -61,6 +61,17 @@ public final class Store {
     /// Checks every piece of the image now; false when one is damaged (see `imageDamage`).
     public func checkImage() -> Bool { table.checkEverything() }
     /// How many transactions the history holds, without reading it.
+    /// `history`, or `StoreError.damaged` naming the first history line that
+    /// could not be read (a line whose checksum held but whose content is not
+    /// a transaction): an audit view never leaves a transaction out silently.
+    public func checkedHistory() throws -> [HistoryTransaction] {
+        let all = history
+        if let problem = historyProblems.first {
+            throw StoreError.damaged(file: files.snapshot(snapshotToken), line: nil, detail: problem, repairable: false)
+        }
+        return all
+    }
+
     public var historyCount: Int {
         pendingHistory == nil ? loadedHistory.count : snapshotHistoryCount + loadedHistory.count
     }

@@ -195,20 +195,29 @@ import TripStoreModels
     }
 
     /// Damage found after a piece-by-piece open is reported, and a commit then writes nothing.
-    /// A compaction never writes a snapshot from a table whose image turned out damaged.
-    @Test func damageInTheImageStopsACompaction() throws {
-        let folder = TestFolders.make("compact-damage")
-        var g = TripDataGenerator(seed: 43)
+    /// A compacted store of 150 trips (two groups of rows at least) whose
+    /// image's last record then has a bit flipped.
+    func storeWithDamagedImage(_ name: String, seed: UInt64) throws -> String {
+        let folder = TestFolders.make(name)
+        var g = TripDataGenerator(seed: seed)
         let writer = try Store.open(folder, schema: TripSchema.schema, access: .write)
         var load = writer.transaction()
         try writer.stage(try EnvelopeInput.decode(g.jsonArray(trips: 150), schema: writer.schema), mode: .insert, into: &load)
         try writer.commit(load, author: "t")
         try writer.compact()
         writer.close()
+        #expect(try answers(folder, image: true).count > 1024)
         let image = try #require(try FileIO.listDirectory(folder).first { $0.hasSuffix(".image") })
         var bytes = try FileIO.readFile(folder + "/" + image)
-        bytes[bytes.count - 2] ^= 0x10  // the last record
+        bytes[bytes.count - 2] ^= 0x10
         try Data(bytes).write(to: URL(fileURLWithPath: folder + "/" + image))
+        return folder
+    }
+
+    /// A compaction found damage in the image (checked before it reads the
+    /// table) and refuses: the snapshot stays as it was, never a smaller one.
+    @Test func damageInTheImageStopsACompaction() throws {
+        let folder = try storeWithDamagedImage("compact-damage", seed: 43)
         let snapshot = try #require(try FileIO.listDirectory(folder).first { $0.hasPrefix("snapshot-") && $0.hasSuffix(".jsonl") })
         let before = try FileIO.readFile(folder + "/" + snapshot)
         var lazy = StoreOptions()
@@ -222,19 +231,7 @@ import TripStoreModels
     }
 
     @Test func damageFoundAfterOpenStopsACommit() throws {
-        let folder = TestFolders.make("late-damage")
-        var g = TripDataGenerator(seed: 41)
-        let writer = try Store.open(folder, schema: TripSchema.schema, access: .write)
-        var load = writer.transaction()
-        try writer.stage(try EnvelopeInput.decode(g.jsonArray(trips: 150), schema: writer.schema), mode: .insert, into: &load)
-        try writer.commit(load, author: "t")
-        try writer.compact()
-        writer.close()
-        #expect(try answers(folder, image: true).count > 1024)  // two groups of rows at least
-        let image = try #require(try FileIO.listDirectory(folder).first { $0.hasSuffix(".image") })
-        var bytes = try FileIO.readFile(folder + "/" + image)
-        bytes[bytes.count - 2] ^= 0x10  // the last record
-        try Data(bytes).write(to: URL(fileURLWithPath: folder + "/" + image))
+        let folder = try storeWithDamagedImage("late-damage", seed: 41)
         var lazy = StoreOptions()
         lazy.imageChecks = .onFirstTouch
         let store = try Store.open(folder, schema: TripSchema.schema, access: .write, options: lazy)
