@@ -101,6 +101,7 @@ enum HistoryCommand {
                 case .insert: details = ""
                 case .update: details = c.values.map { "\($0.name): \(text($0.old)) → \(text($0.new))" }.joined(separator: "; ")
                 case .delete: details = c.tombstone.map { "\($0.key)=\(text($0.value))" }.joined(separator: ", ")
+                case .redact: details = "values removed from history"
                 }
                 let row = audit ? [ISODate.format(t.timestamp), t.author, String(t.token), c.type, c.id, details]
                                 : [String(t.token), ISODate.format(t.timestamp), t.author, c.kind.rawValue, c.type, c.id, details]

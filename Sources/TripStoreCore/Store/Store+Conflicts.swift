@@ -26,6 +26,8 @@ extension Store {
                 case .delete: out.deleted[c.id] = (t.token, c.type)
                 case .update:
                     for v in c.values { out.properties[c.id, default: [:]][v.name] = t.token }
+                case .redact:
+                    break  // history only: the object's values are unchanged
                 }
             }
         }

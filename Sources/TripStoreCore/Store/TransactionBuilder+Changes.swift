@@ -3,7 +3,8 @@ import TripStoreJSON
 import TripStoreSystem
 extension TransactionBuilder {
     /// What this transaction does, as history changes: inserts, then updates
-    /// (each changed value old and new), then deletes with tombstones. An
+    /// (each changed value old and new), then deletes with tombstones and
+    /// the values the objects had. An
     /// object inserted and deleted in the same transaction leaves no trace.
     /// Inserts come in `insertOrder`.
     public func changes() -> [Change] {
@@ -28,7 +29,8 @@ extension TransactionBuilder {
         for row in deletedOrder where Int(row) < base {
             guard let o = table.object(at: row) else { continue }
             out.append(Change(kind: .delete, type: schema.entities[o.entity].name, id: o.id,
-                              tombstone: Tombstone.values(of: o, schema: schema)))
+                              tombstone: Tombstone.values(of: o, schema: schema),
+                              deletedValues: Tombstone.allValues(of: o, schema: schema, lookup: table)))
         }
         return out
     }

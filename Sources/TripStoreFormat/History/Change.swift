@@ -22,8 +22,9 @@ public struct ValueChange: Sendable, Equatable {
 public struct Change: Sendable, Equatable {
     /// What happened to the object.
     public enum Kind: String, Sendable, CaseIterable {
-        /// Inserted, updated (with old and new values), or deleted (with a tombstone).
-        case insert, update, delete
+        /// Inserted, updated (with old and new values), or deleted (with a
+        /// tombstone); `redact`: the object's values were removed from history.
+        case insert, update, delete, redact
     }
 
     /// Insert, update or delete.
@@ -36,14 +37,22 @@ public struct Change: Sendable, Equatable {
     public var values: [ValueChange]
     /// For a delete: the values of the attributes marked preserve-on-deletion.
     public var tombstone: [JSONMember]
+    /// For a delete, as stored history keeps it: every attribute and
+    /// relationship of the object just before it went (its envelope's `data`),
+    /// for time travel and the change feed. nil in history written before
+    /// these were kept; after `history redact`, only the preserved values.
+    /// The audit views (`history`, `jsonl`) do not print it.
+    public var deletedValues: [JSONMember]?
 
     /// A change of one object.
-    public init(kind: Kind, type: String, id: String, values: [ValueChange] = [], tombstone: [JSONMember] = []) {
+    public init(kind: Kind, type: String, id: String, values: [ValueChange] = [], tombstone: [JSONMember] = [],
+                deletedValues: [JSONMember]? = nil) {
         self.kind = kind
         self.type = type
         self.id = id
         self.values = values
         self.tombstone = tombstone
+        self.deletedValues = deletedValues
     }
 
     /// A tombstone value by attribute name.

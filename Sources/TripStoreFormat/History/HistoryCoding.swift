@@ -2,10 +2,14 @@ import TripStoreJSON
 import TripStoreSystem
 /// History transactions as JSON: the `history --format jsonl` line, which is
 /// also a snapshot's history line and (with insert data added) a journal line.
+/// Stored lines also keep a deleted object's `values` beside its tombstone.
 package enum HistoryCoding {
-    /// Writes a transaction. `insertData(i, &w)` may write a `"data"` member for insert change `i`.
+    /// Writes a transaction as `history` prints it. With `feed`, the line
+    /// `history --format feed` prints: each insert also carries `envelope`
+    /// (`feed(i)` for change `i`: the object right after the transaction) and
+    /// each delete the deleted object's `values`, so the line can be replayed.
     package static func write(_ t: HistoryTransaction, to w: inout JSONWriter,
-                             insertData: ((Int, inout JSONWriter) -> Void)? = nil) {
+                             feed: ((Int) -> JSONValue?)? = nil) {
         w.beginObject()
         w.key("token"); w.int(t.token)
         w.key("timestamp"); w.date(t.timestamp)
@@ -19,13 +23,20 @@ package enum HistoryCoding {
             w.key("id"); w.string(c.id)
             switch c.kind {
             case .insert:
-                insertData?(i, &w)
+                if let envelope = feed?(i) {
+                    w.key("envelope"); w.value(envelope)
+                }
             case .update:
                 w.key("values")
                 writeValues(c.values, to: &w)
             case .delete:
                 w.key("tombstone")
                 w.value(.object(c.tombstone))
+                if feed != nil, let values = c.deletedValues {
+                    w.key("values"); w.value(.object(values))
+                }
+            case .redact:
+                break
             }
             w.endObject()
         }
@@ -87,6 +98,11 @@ package enum HistoryCoding {
         } else if kind == .delete {
             guard case .object(let members)? = item["tombstone"] else { return nil }
             c.tombstone = members
+            switch item["values"] {
+            case .object(let values)?: c.deletedValues = values
+            case nil: break
+            default: return nil
+            }
         }
         return c
     }
@@ -133,6 +149,7 @@ package enum HistoryCoding {
             case .insert: w.bytes.append(contentsOf: insertKind)
             case .update: w.bytes.append(contentsOf: updateKind)
             case .delete: w.bytes.append(contentsOf: deleteKind)
+            case .redact: w.bytes.append(contentsOf: redactKind)
             }
             w.appendQuoted(c.type)
             w.bytes.append(contentsOf: idKey)
@@ -153,6 +170,14 @@ package enum HistoryCoding {
                 v.value(.object(c.tombstone))
                 w.bytes.append(contentsOf: tombstoneKey)
                 w.bytes.append(contentsOf: v.bytes)
+                if let values = c.deletedValues {
+                    var d = JSONWriter()
+                    d.value(.object(values))
+                    w.bytes.append(contentsOf: valuesKey)
+                    w.bytes.append(contentsOf: d.bytes)
+                }
+            case .redact:
+                break
             }
             w.bytes.append(UInt8(ascii: "}"))
         }
@@ -168,6 +193,7 @@ private let changesKey = Array(#","changes":["#.utf8)
 private let insertKind = Array(#"{"kind":"insert","type":"#.utf8)
 private let updateKind = Array(#"{"kind":"update","type":"#.utf8)
 private let deleteKind = Array(#"{"kind":"delete","type":"#.utf8)
+private let redactKind = Array(#"{"kind":"redact","type":"#.utf8)
 private let idKey = Array(#","id":"#.utf8)
 private let idsKey = Array(#","ids":["#.utf8)
 private let dataKey = Array(#","data":"#.utf8)

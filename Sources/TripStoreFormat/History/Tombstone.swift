@@ -14,4 +14,14 @@ package enum Tombstone {
         }
         return out
     }
+
+    /// Every attribute and relationship of the object (references through
+    /// `lookup`), as its envelope's `data`: what time travel needs to bring
+    /// a deleted object back.
+    package static func allValues<L: ObjectLookup>(of o: StoredObject, schema: Schema, lookup: L) -> [JSONMember] {
+        var w = JSONWriter()
+        EnvelopeEncoder.writeData(o, entity: schema.entities[o.entity], schema: schema, lookup: lookup, to: &w)
+        guard case .object(let members)? = try? JSONReader.parse(w.bytes) else { return [] }
+        return members
+    }
 }
