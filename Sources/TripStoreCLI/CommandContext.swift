@@ -63,6 +63,33 @@ struct CommandContext {
         return store
     }
 
+    /// Opens the store to read, as it was right after `--as-of TOKEN|TIME`
+    /// when that is given (digits only: a token; anything else: an ISO 8601
+    /// time, meaning the last token committed at or before it).
+    func openStoreToRead() throws -> Store {
+        let store = try openStore(.read)
+        guard let asOf = args.value("as-of") else { return store }
+        try store.rewind(to: try token(asOf, in: store, option: "--as-of"))
+        return store
+    }
+
+    /// A token argument: digits, or an ISO 8601 time (the last token at or before it).
+    func token(_ text: String, in store: Store, option: String) throws -> Int64 {
+        if !text.isEmpty && text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
+            guard let t = Int64(text) else { throw usageError("\(option) \(text): not a token (a whole number up to \(Int64.max))") }
+            return t
+        }
+        guard let time = ISODate.parse(text) else {
+            throw usageError("\(option) takes a token (digits) or an ISO 8601 time such as 2026-11-16 or 2026-11-16T09:00:00Z, got '\(text)'")
+        }
+        guard let t = store.token(at: time) else {
+            let r = store.reachableTokens
+            let first = store.history.first.map { " (token \($0.token) was committed at \(ISODate.format($0.timestamp)))" } ?? ""
+            throw CLIError("\(option) \(text) is before the oldest reachable state: --as-of reaches tokens \(r.lowerBound) to \(r.upperBound)\(first)")
+        }
+        return t
+    }
+
     /// Opens the store with this command's schema. Without `--schema`, a
     /// writer may extend the store's schema between reading its record and
     /// reading its files: then the record is read again and the open retried,

@@ -4,20 +4,22 @@ import TripStoreEngine
 enum ExportCommand {
     static let spec = CommandSpec(
         name: "export", summary: "write objects as envelopes (a JSON array, or JSON Lines)",
-        usage: "tripstore export [--from TYPE] [PREDICATE] [--format json|jsonl] [--output FILE]",
+        usage: "tripstore export [--from TYPE] [PREDICATE] [--format json|jsonl] [--output FILE] [--as-of TOKEN|TIME]",
         valueOptions: ["from": "export this type (subclasses included) with its owned objects inline",
+                       "as-of": "the store as it was right after this token, or at this ISO 8601 time",
                        "format": "json (default, an array) or jsonl",
                        "output": "write to FILE instead of standard output"],
         examples: ["tripstore export > all.json",
                    "tripstore export --from BusinessTrip --format jsonl",
-                   "tripstore export --from Trip 'destination ~ \"Rome\"'"])
+                   "tripstore export --from Trip 'destination ~ \"Rome\"'",
+                   "tripstore export --as-of 2026-11-16 > last-monday.json"])
 
     static func run(_ ctx: CommandContext) throws -> Int32 {
         let format = ctx.args.value("format") ?? "json"
         guard format == "json" || format == "jsonl" else {
             throw ctx.usageError("--format must be json or jsonl, got '\(format)'")
         }
-        let store = try ctx.openStore(.read)
+        let store = try ctx.openStoreToRead()
         var rows: [RowID]
         let from = ctx.args.value("from")
         if from == nil && ctx.args.positionals.isEmpty {

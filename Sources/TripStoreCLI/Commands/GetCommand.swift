@@ -4,13 +4,14 @@ import TripStoreEngine
 enum GetCommand {
     static let spec = CommandSpec(
         name: "get", summary: "print one object as an envelope",
-        usage: "tripstore get ID [--expand]",
+        usage: "tripstore get ID [--expand] [--as-of TOKEN|TIME]",
+        valueOptions: ["as-of": "the object as it was right after this token, or at this ISO 8601 time"],
         flagOptions: ["expand": "put related objects inline instead of references"],
-        examples: ["tripstore get 7C1E4D2A-0000-4000-8000-000000000001 --expand"])
+        examples: ["tripstore get 7C1E4D2A-0000-4000-8000-000000000001 --expand", "tripstore get rome-summit --as-of 3"])
 
     static func run(_ ctx: CommandContext) throws -> Int32 {
         let id = try ctx.positional(0, "ID")
-        let store = try ctx.openStore(.read)
+        let store = try ctx.openStoreToRead()
         guard let row = store.table.row(for: id), let o = store.table.object(at: row) else {
             throw StoreError.notFound(id: id)
         }

@@ -4,8 +4,9 @@ import TripStoreEngine
 enum QueryCommand {
     static let spec = CommandSpec(
         name: "query", summary: "print the objects that match a predicate",
-        usage: "tripstore query [PREDICATE] [--from TYPE] [--sort KEY[,KEY]] [--limit N] [--offset N] [--fields a,b] [--format table|json|jsonl|csv|ids] [--count] [--explain]",
-        valueOptions: ["from": "the root type to query (subclasses included; default: the store's first root type, Trip for trips)",
+        usage: "tripstore query [PREDICATE] [--from TYPE] [--sort KEY[,KEY]] [--limit N] [--offset N] [--fields a,b] [--format table|json|jsonl|csv|ids] [--count] [--explain] [--as-of TOKEN|TIME]",
+        valueOptions: ["as-of": "answer as the store was right after this token, or at this ISO 8601 time",
+                       "from": "the root type to query (subclasses included; default: the store's first root type, Trip for trips)",
                        "sort": "sort keys, comma-separated; -KEY sorts descending; ties are broken by id",
                        "limit": "print at most N objects", "offset": "skip the first N objects",
                        "fields": "only these attributes (json/jsonl: in data; table/csv: as columns)",
@@ -14,7 +15,8 @@ enum QueryCommand {
         examples: ["tripstore query 'is BusinessTrip && destination ~ \"Rome\"'",
                    "tripstore query 'is PersonalTrip && reason == \"family\" && startDate >= 2026-06-01' --sort -startDate",
                    "tripstore query 'perDiemRate > 100' --sort=-startDate --limit 20 --format ids",
-                   "tripstore query --from BusinessMeal 'cost > 80' --count"])
+                   "tripstore query --from BusinessMeal 'cost > 80' --count",
+                   "tripstore query 'destination ~ \"Rome\"' --as-of 2026-11-16"])
 
     /// What a query prints, as the command line or the shell sets it.
     struct Settings {
@@ -56,7 +58,7 @@ enum QueryCommand {
 
     static func run(_ ctx: CommandContext) throws -> Int32 {
         let s = try settings(ctx)
-        let store = try ctx.openStore(.read)
+        let store = try ctx.openStoreToRead()
         try execute(ctx.args.positionals.joined(separator: " "), s, store: store, console: ctx.console)
         return 0
     }

@@ -29,6 +29,7 @@ extension Store {
     @discardableResult
     public func commit(_ staged: TransactionBuilder, author: String, timestamp: Double? = nil) throws -> HistoryTransaction? {
         guard access == .write, lock != nil else { throw StoreError.usage("the store was opened read-only") }
+        guard !rewound else { throw StoreError.usage("the store was rewound to an earlier token (time travel) and is read-only") }
         guard !needsReopen else { throw StoreError.usage("an earlier commit failed while writing its snapshot; open the store again") }
         guard staged.table === table else { throw StoreError.usage("the transaction belongs to another open store") }
         var tx = staged

@@ -107,6 +107,8 @@ public final class Store {
     var lock: StoreLock?
     /// Set when a commit by snapshot failed after changing memory.
     var needsReopen = false
+    /// Set by `rewind(to:)`: memory holds an earlier state, never to be committed on.
+    public internal(set) var rewound = false
     /// The journal, kept open between commits by a writer.
     var journalFD: Int32 = -1
 

@@ -1,0 +1,186 @@
+import TripStoreFormat
+import TripStoreJSON
+import TripStoreSystem
+
+/// One object at an earlier token, as retained history rebuilds it.
+package enum PastState: Equatable, Sendable {
+    /// The object did not exist then.
+    case absent
+    /// It existed with these values (its envelope's `data`, relationships as references).
+    case present(type: String, data: [JSONMember])
+}
+
+extension Store {
+    /// The tokens `--as-of` can reach: from just before the oldest retained
+    /// transaction (0, the empty store, while token 1 is retained) to the last.
+    public var reachableTokens: ClosedRange<Int64> {
+        guard let oldest = history.first?.token else { return lastToken...lastToken }
+        return (oldest - 1)...lastToken
+    }
+
+    /// The last token committed at or before `time` (seconds since the
+    /// reference date), or nil when that is before every reachable token.
+    public func token(at time: Double) -> Int64? {
+        let h = history
+        guard let last = h.last else { return lastToken }
+        if last.timestamp <= time { return lastToken }
+        // Commit timestamps never decrease: find the last transaction at or before `time`.
+        var lo = 0, hi = h.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if h[mid].timestamp <= time { lo = mid + 1 } else { hi = mid }
+        }
+        return lo == 0 ? nil : h[lo - 1].token
+    }
+
+    /// Checks that `token` is reachable, naming the range when it is not.
+    func checkReachable(_ token: Int64) throws {
+        let r = reachableTokens
+        guard r.contains(token) else {
+            let oldest = history.first?.token
+            throw StoreError.usage("token \(token) is out of reach: --as-of reaches tokens \(r.lowerBound) to \(r.upperBound)"
+                                   + (token < r.lowerBound ? (oldest.map { " (the oldest retained history is token \($0))" } ?? " (no history is retained)") : ""))
+        }
+    }
+
+    /// The objects whose state at `token` differs from now, worked out by
+    /// undoing each later transaction, newest first: an insert undone is
+    /// `.absent`, a delete brings back its kept values, an update its old ones.
+    /// Cost: proportional to the changes after `token`, never to the store.
+    package func pastStates(at token: Int64) throws -> [String: PastState] {
+        try checkReachable(token)
+        var states: [String: PastState] = [:]
+        func damaged(_ t: HistoryTransaction, _ detail: String) -> StoreError {
+            .damaged(file: files.folder, line: nil, detail: "history token \(t.token) \(detail)", repairable: false)
+        }
+        for t in try checkedHistory().reversed() where t.token > token {
+            for c in t.changes.reversed() {
+                switch c.kind {
+                case .insert:
+                    states[c.id] = .absent
+                case .delete:
+                    guard let values = c.deletedValues else {
+                        throw StoreError.usage("token \(token) is out of reach: the delete of '\(c.id)' at token \(t.token) was recorded "
+                                               + "before history kept deleted values; --as-of reaches tokens \(t.token) to \(lastToken)")
+                    }
+                    states[c.id] = .present(type: c.type, data: values)
+                case .update:
+                    guard case .present(let type, var data)? = states[c.id] ?? currentState(c.id) else {
+                        throw damaged(t, "updates '\(c.id)', which does not exist after it")
+                    }
+                    for v in c.values {
+                        if let k = data.firstIndex(where: { $0.key == v.name }) {
+                            data[k].value = v.old
+                        } else {
+                            data.append(JSONMember(v.name, v.old))
+                        }
+                    }
+                    states[c.id] = .present(type: type, data: data)
+                case .redact:
+                    break
+                }
+            }
+        }
+        return states
+    }
+
+    /// An object as it is now; nil when there is no such object.
+    func currentState(_ id: String) -> PastState? {
+        guard let row = table.row(for: id), let o = table.object(at: row) else { return nil }
+        return .present(type: schema.entities[o.entity].name, data: Tombstone.allValues(of: o, schema: schema, lookup: table))
+    }
+
+    /// One object's envelope at `token` (nil when it did not exist then), from `states`.
+    package func envelope(_ id: String, in states: [String: PastState]) -> JSONValue? {
+        switch states[id] ?? currentState(id) {
+        case .present(let type, let data)?:
+            return .object([JSONMember("type", .string(type)), JSONMember("id", .string(id)), JSONMember("data", .object(data))])
+        default:
+            return nil
+        }
+    }
+
+    /// Turns this open store, in memory only, into the store as it was right
+    /// after `token`: queries, gets and exports then answer as of that token.
+    /// Nothing is written, and the store refuses commits afterwards.
+    public func rewind(to token: Int64) throws {
+        let states = try pastStates(at: token)
+        rewound = true
+        guard !states.isEmpty else { return }
+        let decoder = EnvelopeDecoder(schema: schema)
+        func damaged(_ detail: String) -> StoreError {
+            .damaged(file: files.folder, line: nil, detail: "history does not rebuild token \(token): \(detail)", repairable: false)
+        }
+        var removals: [RowID] = []
+        var rebuilt: [(row: RowID?, object: DecodedObject)] = []
+        for id in states.keys.sorted() {
+            let row = table.row(for: id)
+            guard case .present(let type, _)? = states[id], let envelope = envelope(id, in: states) else {
+                if let row { removals.append(row) }
+                continue
+            }
+            var decoded: [DecodedObject] = []
+            do {
+                try decoder.decode(envelope, at: nil, into: &decoded)
+            } catch {
+                throw damaged("'\(id)': \(error)")
+            }
+            guard decoded.count == 1, let d = decoded.first else { throw damaged("'\(id)' holds an inline object") }
+            if let row, let e = table.entity(at: row), schema.entities[e].name == type {
+                rebuilt.append((row, d))
+            } else {
+                if let row { removals.append(row) }
+                rebuilt.append((nil, d))
+            }
+        }
+        // Rows for the objects brought back, so that references can name them.
+        var newRows: [String: RowID] = [:]
+        var next = table.rowCount
+        for r in rebuilt where r.row == nil {
+            newRows[r.object.id] = RowID(next)
+            next += 1
+        }
+        let removed = Set(removals)
+        func row(for id: String) -> RowID? {
+            if let r = newRows[id] { return r }
+            guard let r = table.row(for: id), !removed.contains(r) else { return nil }
+            return r
+        }
+        var objects: [(row: RowID?, object: StoredObject)] = []
+        var touched: [RowID] = []
+        for (existing, d) in rebuilt {
+            var values = d.values
+            for link in d.links {
+                var rows: [RowID] = []
+                for t in link.targets {
+                    guard let r = row(for: t.id) else { throw damaged("'\(d.id)' refers to '\(t.id)', which did not exist then") }
+                    rows.append(r)
+                }
+                guard let rel = schema.entities[d.entity].properties[link.slot].relationship else { continue }
+                values[link.slot] = rel.isToMany ? .toMany(rows) : (rows.first.map { .toOne($0) } ?? .null)
+            }
+            objects.append((existing, StoredObject(entity: d.entity, id: d.id, values: values)))
+        }
+        for r in removals {
+            if let old = table.object(at: r) {
+                indexes.remove(r, old)
+                table.oneWay.update(row: r, old: old, new: nil)
+            }
+            table.remove(r)
+        }
+        for (existing, o) in objects {
+            if let existing, let old = table.object(at: existing) {
+                indexes.update(existing, old: old, new: o)
+                table.oneWay.update(row: existing, old: old, new: o)
+                table.set(o, at: existing)
+                touched.append(existing)
+            } else if let r = newRows[o.id] {
+                table.set(o, at: r)
+                indexes.add(r, o)
+                table.oneWay.update(row: r, old: nil, new: o)
+                touched.append(r)
+            }
+        }
+        if let problem = table.referenceProblems(of: touched, limit: 1).first { throw damaged(problem) }
+    }
+}
