@@ -9,6 +9,7 @@ struct ParsedArguments {
     var help = false
 
     func value(_ name: String) -> String? { values[name]?.last }
+    /// Every value of a repeatable option, in order.
     func all(_ name: String) -> [String] { values[name] ?? [] }
     func has(_ flag: String) -> Bool { flags.contains(flag) }
 }

@@ -11,6 +11,7 @@ enum Commands {
         (UpdateCommand.spec, UpdateCommand.run),
         (HistoryCommand.spec, HistoryCommand.run),
         (ExportCommand.spec, ExportCommand.run),
+        (ApplyCommand.spec, ApplyCommand.run),
         (GetCommand.spec, GetCommand.run),
         (StatsCommand.spec, StatsCommand.run),
         (CompactCommand.spec, CompactCommand.run),

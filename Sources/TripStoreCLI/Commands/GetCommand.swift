@@ -4,13 +4,16 @@ import TripStoreEngine
 enum GetCommand {
     static let spec = CommandSpec(
         name: "get", summary: "print one object as an envelope",
-        usage: "tripstore get ID [--expand] [--as-of TOKEN|TIME]",
-        valueOptions: ["as-of": "the object as it was right after this token, or at this ISO 8601 time"],
-        flagOptions: ["expand": "put related objects inline instead of references"],
+        usage: "tripstore get ID [--expand] [--as-of TOKEN|TIME] [--history [--format table|json|jsonl]]",
+        valueOptions: ["as-of": "the object as it was right after this token, or at this ISO 8601 time",
+                       "format": "with --history: table (default on a terminal), json or jsonl"],
+        flagOptions: ["expand": "put related objects inline instead of references",
+                      "history": "the object's timeline instead: its insert with the envelope, updates, delete with tombstone"],
         examples: ["tripstore get 7C1E4D2A-0000-4000-8000-000000000001 --expand", "tripstore get rome-summit --as-of 3"])
 
     static func run(_ ctx: CommandContext) throws -> Int32 {
         let id = try ctx.positional(0, "ID")
+        if ctx.args.has("history") { return try timeline(Identifier.normalized(id), ctx) }
         let store = try ctx.openStoreToRead()
         guard let row = store.table.row(for: id), let o = store.table.object(at: row) else {
             throw StoreError.notFound(id: id)
@@ -22,6 +25,22 @@ enum GetCommand {
             EnvelopeEncoder.write(o, schema: store.schema, lookup: store.table, to: &w)
         }
         ctx.console.line(w.string)
+        return 0
+    }
+
+    /// `get ID --history`: what `history --id ID` prints; an id that is
+    /// neither live nor in retained history is not found.
+    static func timeline(_ id: String, _ ctx: CommandContext) throws -> Int32 {
+        if ctx.args.value("as-of") != nil || ctx.args.has("expand") { throw ctx.usageError("--history takes no --as-of or --expand") }
+        let store = try ctx.openStore(.read)
+        var filter = HistoryFilter()
+        filter.id = id
+        let transactions = filter.apply(to: try store.checkedHistory())
+        guard !transactions.isEmpty || store.table.row(for: id) != nil else { throw StoreError.notFound(id: id) }
+        let format = ctx.args.value("format") ?? (ctx.console.outIsTerminal ? "table" : "jsonl")
+        guard ["table", "json", "jsonl"].contains(format) else { throw ctx.usageError("--format must be table, json or jsonl, got '\(format)'") }
+        let printer = HistoryCommand.Printer(ctx: ctx, format: format, audit: false, withEnvelopes: true)
+        printer.print(transactions, envelopes: try printer.envelopes(transactions, in: store, id: id), whole: true)
         return 0
     }
 

@@ -3,66 +3,185 @@ import TripStoreEngine
 /// `tripstore history` and `tripstore history prune --before TOKEN`.
 enum HistoryCommand {
     static let spec = CommandSpec(
-        name: "history", summary: "list committed transactions and their changes; 'history prune' drops old ones",
-        usage: "tripstore history [--since TOKEN] [--type TYPE] [--kind insert,update,delete] [--deletes] [--author NAME] [--format table|json|jsonl]\n       tripstore history prune --before TOKEN",
-        valueOptions: ["since": "only transactions after this token",
+        name: "history", summary: "list committed transactions and their changes; follow them live; 'history prune' and 'history redact' forget",
+        usage: """
+        tripstore history [--since TOKEN] [--type TYPE] [--kind insert,update,delete,redact] [--deletes] [--author NAME] [--id ID]
+                         [--after TIME] [--before TIME] [--limit N] [--reverse] [--format table|json|jsonl|feed] [--follow]
+               tripstore history prune --before TOKEN
+               tripstore history redact --id ID [--id ID…] | --where PREDICATE [--from TYPE]
+        """,
+        valueOptions: ["since": "only transactions after this token (with --follow: start after it; default now)",
                        "type": "only changes of this type and its subclasses",
-                       "kind": "only these kinds of change: insert, update, delete (comma-separated)",
+                       "kind": "only these kinds of change: insert, update, delete, redact (comma-separated)",
                        "author": "only transactions by this author",
-                       "format": "table (default on a terminal), json or jsonl (default otherwise)",
-                       "before": "with prune: drop transactions with a token below this one"],
-        flagOptions: ["deletes": "only deletes, with their tombstones (the audit view)"],
+                       "id": "only the changes of this object, its insert with the envelope (redact: the object to redact; repeat for more)",
+                       "after": "only transactions committed after this ISO 8601 time (a date alone is midnight UTC)",
+                       "before": "only transactions committed before this ISO 8601 time (prune: drop transactions with a token below this one)",
+                       "limit": "only the newest N transactions that pass the filters (printed oldest first)",
+                       "format": "table (default on a terminal), json, jsonl (default otherwise) or feed (replayable lines for 'apply')",
+                       "where": "with redact: the objects, live or deleted, whose last known state matches this predicate",
+                       "from": "with redact --where: the root type the predicate is over"],
+        flagOptions: ["deletes": "only deletes, with their tombstones (the audit view)",
+                      "reverse": "newest first",
+                      "follow": "keep printing transactions as they are committed, until interrupted"],
         examples: ["tripstore history --deletes", "tripstore history --type Trip --kind update --format jsonl",
-                   "tripstore history prune --before 10"])
+                   "tripstore history --id rome-summit", "tripstore history --after 2026-11-16 --limit 20 --reverse",
+                   "tripstore history --follow --format feed | ssh standby tripstore --store /srv/trips apply -",
+                   "tripstore history prune --before 10", "tripstore history redact --id family-7"])
 
     static func run(_ ctx: CommandContext) throws -> Int32 {
-        if ctx.args.positionals.first == "prune" { return try prune(ctx) }
-        if let extra = ctx.args.positionals.first { throw ctx.usageError("unexpected '\(extra)'") }
+        switch ctx.args.positionals.first {
+        case "prune": return try prune(ctx)
+        case "redact": return try redact(ctx)
+        case let extra?: throw ctx.usageError("unexpected '\(extra)'")
+        case nil: break
+        }
         var filter = HistoryFilter()
         if let s = ctx.args.value("since") {
             guard let t = Int64(s), t >= 0 else { throw ctx.usageError("--since needs a token (a whole number from 0), got '\(s)'") }
             filter.since = t
         }
-        let store = try ctx.openStore(.read)
-        if let t = ctx.args.value("type") {
-            guard let names = store.schema.deepTypeNames(t) else {
-                throw ctx.usageError("unknown type '\(t)'" + NameSuggestion.hint(for: t, in: store.schema.entities.map(\.name)))
+        filter.after = try time(ctx, "after")
+        filter.before = try time(ctx, "before")
+        filter.limit = try ctx.intOption("limit")
+        let format = ctx.args.value("format") ?? (ctx.console.outIsTerminal ? "table" : "jsonl")
+        guard ["table", "json", "jsonl", "feed"].contains(format) else {
+            throw ctx.usageError("--format must be table, json, jsonl or feed, got '\(format)'")
+        }
+        let follow = ctx.args.has("follow")
+        if format == "feed" {
+            // A feed line is a whole transaction: replaying part of one would be another transaction.
+            for o in ["type", "kind", "author", "id"] where ctx.args.value(o) != nil {
+                throw ctx.usageError("--format feed prints whole transactions; it cannot be combined with --\(o)")
             }
-            filter.types = names
+            if ctx.args.has("deletes") { throw ctx.usageError("--format feed prints whole transactions; it cannot be combined with --deletes") }
+        }
+        if follow && format == "json" { throw ctx.usageError("--follow prints as transactions come; use --format jsonl, feed or table, not json") }
+        if follow && (ctx.args.has("reverse") || filter.limit != nil) { throw ctx.usageError("--follow prints oldest first, as transactions come; it takes no --limit or --reverse") }
+        if let id = ctx.args.value("id") {
+            if let problem = Identifier.problem(id) { throw ctx.usageError("--id: \(problem)") }
+            filter.id = Identifier.normalized(id)
         }
         if let k = ctx.args.value("kind") {
             var kinds = Set<Change.Kind>()
             for part in k.split(separator: ",") {
                 guard let kind = Change.Kind(rawValue: String(part).trimmed) else {
-                    throw ctx.usageError("--kind takes insert, update and delete, got '\(part)'")
+                    throw ctx.usageError("--kind takes insert, update, delete and redact, got '\(part)'")
                 }
                 kinds.insert(kind)
             }
-            guard !kinds.isEmpty else { throw ctx.usageError("--kind takes insert, update and delete, got '\(k)'") }
+            guard !kinds.isEmpty else { throw ctx.usageError("--kind takes insert, update, delete and redact, got '\(k)'") }
             filter.kinds = kinds
         }
         if ctx.args.has("deletes") { filter.kinds = [.delete] }
         filter.author = ctx.args.value("author")
-        let format = ctx.args.value("format") ?? (ctx.console.outIsTerminal ? "table" : "jsonl")
-        let transactions = filter.apply(to: try store.checkedHistory())
-        switch format {
-        case "jsonl":
-            for t in transactions {
-                var w = JSONWriter()
-                HistoryCoding.write(t, to: &w)
-                ctx.console.line(w.string)
-            }
-        case "json":
-            var w = JSONWriter(pretty: true)
-            w.beginArray()
-            for t in transactions { HistoryCoding.write(t, to: &w) }
-            w.endArray()
-            ctx.console.line(w.string)
-        case "table":
-            ctx.console.out(table(transactions, audit: ctx.args.has("deletes")))
-        default:
-            throw ctx.usageError("--format must be table, json or jsonl, got '\(format)'")
+        let printer = Printer(ctx: ctx, format: format, audit: ctx.args.has("deletes"), withEnvelopes: format == "feed" || filter.id != nil)
+        if follow { return try self.follow(ctx, filter: filter, printer: printer) }
+        let store = try ctx.openStore(.read)
+        try setTypes(ctx, store, &filter)
+        var transactions = filter.apply(to: try store.checkedHistory())
+        let envelopes = try printer.envelopes(transactions, in: store, id: filter.id)
+        if ctx.args.has("reverse") { transactions.reverse() }
+        printer.print(transactions, envelopes: envelopes, whole: true)
+        return 0
+    }
+
+    static func setTypes(_ ctx: CommandContext, _ store: Store, _ filter: inout HistoryFilter) throws {
+        guard let t = ctx.args.value("type") else { return }
+        guard let names = store.schema.deepTypeNames(t) else {
+            throw ctx.usageError("unknown type '\(t)'" + NameSuggestion.hint(for: t, in: store.schema.entities.map(\.name)))
         }
+        filter.types = names
+    }
+
+    /// `--after` / `--before` as a time; a bare number is refused (a token is not a time).
+    static func time(_ ctx: CommandContext, _ option: String) throws -> Double? {
+        guard let text = ctx.args.value(option) else { return nil }
+        guard let t = ISODate.parse(text) else {
+            throw ctx.usageError("--\(option) takes an ISO 8601 time such as 2026-11-16 or 2026-11-16T09:00:00Z, got '\(text)'"
+                                 + (Int64(text) != nil ? " (for tokens use --since)" : ""))
+        }
+        return t
+    }
+
+    /// `history --follow`: prints each transaction as it is committed until
+    /// SIGINT, SIGTERM or a closed pipe (exit 0 for each).
+    static func follow(_ ctx: CommandContext, filter: HistoryFilter, printer: Printer) throws -> Int32 {
+        var filter = filter
+        Interruption.install()
+        let watch = FolderWatch(folder: ctx.storePath, useInotify: ctx.environment["TRIPSTORE_FOLLOW_POLL"] == nil)
+        let follower = try HistoryFollower(folder: ctx.storePath, since: filter.since) {
+            try ctx.open(.read, options: ctx.options())
+        }
+        var typesSet = false
+        while !Interruption.requested && !ctx.console.outputClosed {
+            if let (store, new) = try follower.poll() {
+                if !typesSet { try setTypes(ctx, store, &filter); typesSet = true }
+                var f = filter
+                f.since = nil
+                let shown = f.apply(to: new)
+                printer.print(shown, envelopes: try printer.envelopes(shown, in: store, id: filter.id), whole: false)
+                ctx.console.flush()
+            }
+            watch.wait(timeout: 1)
+        }
+        return 0
+    }
+
+    /// Writes transactions in one of the formats.
+    struct Printer {
+        let ctx: CommandContext
+        let format: String
+        let audit: Bool
+        let withEnvelopes: Bool
+
+        /// Insert envelopes for the feed and for `--id`: each object right after its transaction.
+        func envelopes(_ ts: [HistoryTransaction], in store: Store, id: String?) throws -> [Int64: [String: JSONValue]] {
+            guard withEnvelopes, let first = ts.first else { return [:] }
+            return try store.insertEnvelopes(after: first.token - 1, wanted: Set(ts.map(\.token)), only: id)
+        }
+
+        /// `whole`: the complete answer (json prints one array); otherwise one batch of a follow.
+        func print(_ ts: [HistoryTransaction], envelopes: [Int64: [String: JSONValue]], whole: Bool) {
+            switch format {
+            case "json":
+                var w = JSONWriter(pretty: true)
+                w.beginArray()
+                for t in ts { HistoryCoding.write(t, to: &w, envelopes: envelopes[t.token]) }
+                w.endArray()
+                ctx.console.line(w.string)
+            case "table":
+                if whole || !ts.isEmpty { ctx.console.out(table(ts, audit: audit, envelopes: envelopes)) }
+            default:
+                for t in ts {
+                    var w = JSONWriter()
+                    HistoryCoding.write(t, to: &w, envelopes: envelopes[t.token], deletedValues: format == "feed")
+                    ctx.console.line(w.string)
+                }
+            }
+        }
+    }
+
+    /// `history redact --id ID…` or `--where PREDICATE`: one transaction, committed by a snapshot.
+    static func redact(_ ctx: CommandContext) throws -> Int32 {
+        var ids = ctx.args.all("id") + ctx.args.positionals.dropFirst()
+        let predicate = ctx.args.value("where")
+        guard !ids.isEmpty || predicate != nil else { throw ctx.usageError("history redact needs --id ID or --where PREDICATE") }
+        guard ids.isEmpty || predicate == nil else { throw ctx.usageError("history redact takes --id or --where, not both") }
+        for id in ids { if let problem = Identifier.problem(id) { throw ctx.usageError("--id: \(problem)") } }
+        guard try StoreFiles(folder: ctx.storePath).exists() else { throw StoreError.noStore(path: ctx.storePath) }
+        let store = try ctx.openStore(.write)
+        if let predicate {
+            let query = try Query(predicate, from: ctx.args.value("from"))
+            ids = try store.idsMatching(query)
+            if ids.isEmpty {
+                ctx.console.line("no object, live or deleted, matches; nothing was redacted")
+                return 0
+            }
+        }
+        let t = try store.redact(ids: ids, author: ctx.author)
+        let n = t.changes.count
+        ctx.console.line("redacted the history of \(n) object\(n == 1 ? "" : "s") (only preserved values and references remain); committed as token \(t.token) with a new snapshot")
         return 0
     }
 
@@ -90,7 +209,7 @@ enum HistoryCommand {
     }
 
     /// One row per change; the audit view shows each tombstone's preserved values.
-    static func table(_ transactions: [HistoryTransaction], audit: Bool) -> String {
+    static func table(_ transactions: [HistoryTransaction], audit: Bool, envelopes: [Int64: [String: JSONValue]] = [:]) -> String {
         var rows: [[String]] = []
         let header = audit ? ["deleted at", "by", "token", "type", "id", "preserved values"]
                            : ["token", "time", "author", "kind", "type", "id", "details"]
@@ -98,10 +217,15 @@ enum HistoryCommand {
             for c in t.changes {
                 let details: String
                 switch c.kind {
-                case .insert: details = ""
+                case .insert:
+                    if case .object(let data)? = envelopes[t.token]?[c.id]?["data"] {
+                        details = data.map { "\($0.key)=\(text($0.value))" }.joined(separator: ", ")
+                    } else {
+                        details = ""
+                    }
+                case .redact: details = "values removed from history"
                 case .update: details = c.values.map { "\($0.name): \(text($0.old)) → \(text($0.new))" }.joined(separator: "; ")
                 case .delete: details = c.tombstone.map { "\($0.key)=\(text($0.value))" }.joined(separator: ", ")
-                case .redact: details = "values removed from history"
                 }
                 let row = audit ? [ISODate.format(t.timestamp), t.author, String(t.token), c.type, c.id, details]
                                 : [String(t.token), ISODate.format(t.timestamp), t.author, c.kind.rawValue, c.type, c.id, details]

@@ -141,12 +141,21 @@ public final class Console {
         if capture {
             capturedOut.append(contentsOf: pending)
         } else {
-            Console.writeAll(1, pending)
+            writeOut(pending)
         }
         pending.removeAll(keepingCapacity: true)
     }
 
-    static func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
+    /// Whether standard output was found closed (a reader of the pipe went away).
+    public private(set) var outputClosed = false
+
+    private func writeOut(_ bytes: [UInt8]) {
+        if !Console.writeAll(1, bytes) { outputClosed = true }
+    }
+
+    /// False when the descriptor would take no more (a closed pipe).
+    @discardableResult
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
         var done = 0
         bytes.withUnsafeBytes { p in
             while done < p.count {
@@ -158,6 +167,7 @@ public final class Console {
                 done += n
             }
         }
+        return done == bytes.count
     }
 }
 

@@ -1,10 +1,19 @@
 import TripStoreFormat
 import TripStoreJSON
 import TripStoreSystem
-/// Which history to show: `--since`, `--type` (deep), `--kind`, `--deletes`, `--author`.
+/// Which history to show: `--since`, `--type` (deep), `--kind`, `--deletes`,
+/// `--author`, `--id`, `--after`, `--before` and `--limit`.
 public struct HistoryFilter: Sendable {
     /// Transactions after this token (not the token itself).
     public var since: Int64?
+    /// Only the changes of this object (an NFC id).
+    public var id: String?
+    /// Transactions committed after this time (seconds since the reference date).
+    public var after: Double?
+    /// Transactions committed before this time.
+    public var before: Double?
+    /// The newest this many transactions that pass the other filters (still oldest first).
+    public var limit: Int?
     /// Changes of these concrete types (a type and its subclasses).
     public var types: Set<String>?
     /// Only changes of these kinds (nil: all).
@@ -27,12 +36,15 @@ public struct HistoryFilter: Sendable {
         for t in history {
             if let since, t.token <= since { continue }
             if let author, t.author != author { continue }
+            if let after, t.timestamp <= after { continue }
+            if let before, t.timestamp >= before { continue }
             var kept = t
             kept.changes = t.changes.filter { c in
-                (kinds?.contains(c.kind) ?? true) && (types?.contains(c.type) ?? true)
+                (kinds?.contains(c.kind) ?? true) && (types?.contains(c.type) ?? true) && (id.map { c.id == $0 } ?? true)
             }
             if !kept.changes.isEmpty { out.append(kept) }
         }
+        if let limit, out.count > limit { out.removeFirst(out.count - limit) }
         return out
     }
 }

@@ -50,38 +50,69 @@ extension Store {
     package func pastStates(at token: Int64) throws -> [String: PastState] {
         try checkReachable(token)
         var states: [String: PastState] = [:]
-        func damaged(_ t: HistoryTransaction, _ detail: String) -> StoreError {
-            .damaged(file: files.folder, line: nil, detail: "history token \(t.token) \(detail)", repairable: false)
+        let h = try checkedHistory()
+        for t in h.reversed() where t.token > token {
+            try undo(t, in: &states, strict: true)
         }
-        for t in try checkedHistory().reversed() where t.token > token {
-            for c in t.changes.reversed() {
-                switch c.kind {
-                case .insert:
-                    states[c.id] = .absent
-                case .delete:
-                    guard let values = c.deletedValues else {
-                        throw StoreError.usage("token \(token) is out of reach: the delete of '\(c.id)' at token \(t.token) was recorded "
-                                               + "before history kept deleted values; --as-of reaches tokens \(t.token) to \(lastToken)")
-                    }
-                    states[c.id] = .present(type: c.type, data: values)
-                case .update:
-                    guard case .present(let type, var data)? = states[c.id] ?? currentState(c.id) else {
-                        throw damaged(t, "updates '\(c.id)', which does not exist after it")
-                    }
-                    for v in c.values {
-                        if let k = data.firstIndex(where: { $0.key == v.name }) {
-                            data[k].value = v.old
-                        } else {
-                            data.append(JSONMember(v.name, v.old))
-                        }
-                    }
-                    states[c.id] = .present(type: type, data: data)
-                case .redact:
-                    break
+        // An object whose history was redacted shows its preserved values only.
+        for t in h { for c in t.changes where c.kind == .redact {
+            guard case .present(let type, let data)? = states[c.id] ?? currentState(c.id) else { continue }
+            states[c.id] = .present(type: type, data: keptPart(of: Change(kind: .delete, type: type, id: c.id, deletedValues: data)).deletedValues ?? [])
+        } }
+        return states
+    }
+
+    /// Each insert's envelope right after its transaction (for `--format feed`
+    /// and `history --id`), for the transactions in `wanted` (tokens after
+    /// `since`), keyed by token and id: one walk back from now.
+    package func insertEnvelopes(after since: Int64, wanted: Set<Int64>,
+                                 only id: String? = nil) throws -> [Int64: [String: JSONValue]] {
+        var states: [String: PastState] = [:]
+        var out: [Int64: [String: JSONValue]] = [:]
+        for t in try checkedHistory().reversed() where t.token > since {
+            if wanted.contains(t.token) {
+                for c in t.changes where c.kind == .insert && (id == nil || c.id == id) {
+                    out[t.token, default: [:]][c.id] = envelope(c.id, in: states)
                 }
             }
+            try undo(t, in: &states, strict: false)
         }
-        return states
+        return out
+    }
+
+    /// Undoes one transaction in `states`. A delete recorded before deleted
+    /// values were kept cannot be undone: `strict` makes that an error,
+    /// otherwise the object's earlier state is unknown (absent).
+    func undo(_ t: HistoryTransaction, in states: inout [String: PastState], strict: Bool) throws {
+        for c in t.changes.reversed() {
+            switch c.kind {
+            case .insert:
+                states[c.id] = .absent
+            case .delete:
+                guard let values = c.deletedValues else {
+                    if !strict { states[c.id] = .absent; continue }
+                    throw StoreError.usage("token \(t.token - 1) is out of reach: the delete of '\(c.id)' at token \(t.token) was recorded "
+                                           + "before history kept deleted values; --as-of reaches tokens \(t.token) to \(lastToken)")
+                }
+                states[c.id] = .present(type: c.type, data: values)
+            case .update:
+                guard case .present(let type, var data)? = states[c.id] ?? currentState(c.id) else {
+                    if !strict { continue }
+                    throw StoreError.damaged(file: files.folder, line: nil,
+                                             detail: "history token \(t.token) updates '\(c.id)', which does not exist after it", repairable: false)
+                }
+                for v in c.values {
+                    if let k = data.firstIndex(where: { $0.key == v.name }) {
+                        data[k].value = v.old
+                    } else {
+                        data.append(JSONMember(v.name, v.old))
+                    }
+                }
+                states[c.id] = .present(type: type, data: data)
+            case .redact:
+                break
+            }
+        }
     }
 
     /// An object as it is now; nil when there is no such object.
@@ -107,7 +138,8 @@ extension Store {
         let states = try pastStates(at: token)
         rewound = true
         guard !states.isEmpty else { return }
-        let decoder = EnvelopeDecoder(schema: schema)
+        var decoder = EnvelopeDecoder(schema: schema)
+        decoder.allowMissingAttributes = true  // redacted values
         func damaged(_ detail: String) -> StoreError {
             .damaged(file: files.folder, line: nil, detail: "history does not rebuild token \(token): \(detail)", repairable: false)
         }

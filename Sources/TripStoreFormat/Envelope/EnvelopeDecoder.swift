@@ -43,6 +43,9 @@ public struct DecodedObject: Sendable {
 /// point forward.
 package struct EnvelopeDecoder {
     package let schema: Schema
+    /// Leaves a missing required attribute nil instead of refusing the
+    /// envelope: for history's view of an object whose values were redacted.
+    package var allowMissingAttributes = false
 
     package init(schema: Schema) {
         self.schema = schema
@@ -154,7 +157,7 @@ package struct EnvelopeDecoder {
             }
         }
         for p in entity.properties where !seen[p.slot] {
-            if let a = p.attribute, !a.isOptional {
+            if let a = p.attribute, !a.isOptional, !allowMissingAttributes {
                 throw fail(.missingAttribute, location, path, entity: entity.name, property: p.name,
                            "required attribute is missing (expected \(ValueDecoding.expectation(a.type)))")
             }

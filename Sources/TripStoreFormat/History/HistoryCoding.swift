@@ -4,26 +4,27 @@ import TripStoreSystem
 /// also a snapshot's history line and (with insert data added) a journal line.
 /// Stored lines also keep a deleted object's `values` beside its tombstone.
 package enum HistoryCoding {
-    /// Writes a transaction as `history` prints it. With `feed`, the line
-    /// `history --format feed` prints: each insert also carries `envelope`
-    /// (`feed(i)` for change `i`: the object right after the transaction) and
-    /// each delete the deleted object's `values`, so the line can be replayed.
+    /// Writes a transaction as `history` prints it. `envelopes[id]`, when
+    /// given, is written as the `envelope` of the insert of `id` (the object
+    /// right after the transaction); `deletedValues` adds each delete's `values`.
+    /// Both together make the line `history --format feed` prints, which
+    /// `apply` replays.
     package static func write(_ t: HistoryTransaction, to w: inout JSONWriter,
-                             feed: ((Int) -> JSONValue?)? = nil) {
+                             envelopes: [String: JSONValue]? = nil, deletedValues: Bool = false) {
         w.beginObject()
         w.key("token"); w.int(t.token)
         w.key("timestamp"); w.date(t.timestamp)
         w.key("author"); w.string(t.author)
         w.key("changes")
         w.beginArray()
-        for (i, c) in t.changes.enumerated() {
+        for c in t.changes {
             w.beginObject()
             w.key("kind"); w.string(c.kind.rawValue)
             w.key("type"); w.string(c.type)
             w.key("id"); w.string(c.id)
             switch c.kind {
             case .insert:
-                if let envelope = feed?(i) {
+                if let envelope = envelopes?[c.id] {
                     w.key("envelope"); w.value(envelope)
                 }
             case .update:
@@ -32,7 +33,7 @@ package enum HistoryCoding {
             case .delete:
                 w.key("tombstone")
                 w.value(.object(c.tombstone))
-                if feed != nil, let values = c.deletedValues {
+                if deletedValues, let values = c.deletedValues {
                     w.key("values"); w.value(.object(values))
                 }
             case .redact:

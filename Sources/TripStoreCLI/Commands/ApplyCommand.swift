@@ -1,0 +1,60 @@
+import TripStoreEngine
+
+/// `tripstore apply FILE|-`: replays `history --format feed` lines into this
+/// store as the same transactions with the same tokens (a standby copy).
+enum ApplyCommand {
+    static let spec = CommandSpec(
+        name: "apply", summary: "replay a change feed ('history --format feed') into this store, token for token",
+        usage: "tripstore apply FILE|- [--author NAME]",
+        examples: ["tripstore --store standby apply feed.jsonl",
+                   "tripstore history --follow --format feed | ssh standby tripstore --store /srv/trips apply -"])
+
+    static func run(_ ctx: CommandContext) throws -> Int32 {
+        let source = try ctx.positional(0, "FILE (or - for standard input)")
+        let store = try ctx.openStore(.write)
+        let first = store.lastToken
+        var applied = 0
+        defer {
+            if applied > 0 {
+                ctx.console.err("applied \(applied) transaction\(applied == 1 ? "" : "s") (tokens \(first + 1) to \(store.lastToken))")
+            }
+        }
+        func apply(_ value: JSONValue, _ number: Int) throws {
+            try store.applyFeedLine(value, line: number)
+            applied += 1
+        }
+        if source == "-" {
+            // A live feed: each line is checked, then committed, as it arrives.
+            var number = 0
+            while let line = ctx.input.readLine() {
+                number += 1
+                if line.allSatisfy({ $0 == " " || $0 == "\t" || $0 == "\r" }) { continue }
+                try apply(try parse(Array(line.utf8), number), number)
+            }
+            return 0
+        }
+        // A file: every line is read and its tokens checked before the first is committed.
+        let bytes = try ctx.readInput(source)
+        var lines: [(Int, JSONValue)] = []
+        var next = store.lastToken + 1
+        try bytes.withUnsafeBufferPointer { buf in
+            try JSONLines.forEachLine(in: buf) { number, range, _ in
+                let value = try parse(Array(buf[range]), number)
+                _ = try store.readFeedLine(value, line: number, expecting: next)
+                next += 1
+                lines.append((number, value))
+            }
+        }
+        for (number, value) in lines { try apply(value, number) }
+        if lines.isEmpty { ctx.console.err("the feed holds no transaction; nothing was applied") }
+        return 0
+    }
+
+    static func parse(_ bytes: [UInt8], _ number: Int) throws -> JSONValue {
+        do {
+            return try JSONReader.parse(bytes)
+        } catch {
+            throw FeedError(line: number, message: "invalid JSON: \(error)")
+        }
+    }
+}

@@ -1,0 +1,124 @@
+import TripStoreFormat
+import TripStoreJSON
+import TripStoreSystem
+
+/// Why a feed line cannot be applied (`tripstore apply`).
+public struct FeedError: Error, Sendable, CustomStringConvertible {
+    /// The line of the feed (from 1).
+    public var line: Int
+    public var message: String
+    public var description: String { "line \(line): \(message)" }
+
+    /// A problem with feed line `line`.
+    public init(line: Int, message: String) {
+        self.line = line
+        self.message = message
+    }
+}
+
+extension Store {
+    /// Reads one line of `history --format feed` and checks that it is the
+    /// next transaction for this store, without applying it.
+    package func readFeedLine(_ value: JSONValue, line: Int, expecting token: Int64) throws(FeedError) -> HistoryTransaction {
+        guard let t = HistoryCoding.read(value) else {
+            throw FeedError(line: line, message: "not a feed transaction (expected {\"token\", \"timestamp\", \"author\", \"changes\"} as 'history --format feed' prints it)")
+        }
+        if t.token <= lastToken && token == lastToken + 1 {
+            throw FeedError(line: line, message: "token \(t.token) is already applied (this store's last token is \(lastToken))")
+        }
+        guard t.token == token else {
+            throw FeedError(line: line, message: "token \(t.token) does not follow token \(token - 1): the feed has a gap or is out of order")
+        }
+        return t
+    }
+
+    /// Replays one feed line as the same transaction, with the feed's token,
+    /// timestamp and author. Delete rules are not run again beyond what the
+    /// feed shows; the transaction the store builds must be the one the feed
+    /// describes, and every update's `old` value must be this store's value
+    /// now: otherwise the standby has diverged (`FeedError`, nothing written).
+    @discardableResult
+    public func applyFeedLine(_ value: JSONValue, line: Int) throws -> HistoryTransaction {
+        let t = try readFeedLine(value, line: line, expecting: lastToken + 1)
+        func diverged(_ m: String) -> FeedError { FeedError(line: line, message: m + "; nothing of this line was applied (the standby has diverged from its primary)") }
+        if t.changes.contains(where: { $0.kind == .redact }) {
+            guard t.changes.allSatisfy({ $0.kind == .redact }) else { throw diverged("a redact transaction holds other changes") }
+            return try redact(ids: t.changes.map(\.id), author: t.author, timestamp: t.timestamp)
+        }
+        guard case .array(let items)? = value["changes"], items.count == t.changes.count else { throw diverged("unreadable changes") }
+        var tx = transaction()
+        var inserts: [DecodedObject] = []
+        let decoder = EnvelopeDecoder(schema: schema)
+        for (item, c) in zip(items, t.changes) where c.kind == .insert {
+            guard let envelope = item["envelope"] else { throw diverged("the insert of '\(c.id)' carries no envelope") }
+            do {
+                try decoder.decode(envelope, at: .line(line), into: &inserts)
+            } catch {
+                throw diverged("the insert of '\(c.id)': \(error)")
+            }
+        }
+        do {
+            if !inserts.isEmpty { try stage(inserts, mode: .insert, into: &tx) }
+        } catch {
+            throw diverged("\(error)")
+        }
+        for c in t.changes where c.kind == .update {
+            guard let row = tx.row(for: c.id), let o = tx.object(at: row) else { throw diverged("it updates '\(c.id)', which is not here") }
+            let entity = schema.entities[o.entity]
+            for v in c.values {
+                guard let p = entity.property(named: v.name) else { throw diverged("'\(c.id)' has no property '\(v.name)'") }
+                if let existing = table.object(at: row), Int(row) < tx.base {
+                    let here = EnvelopeEncoder.jsonValue(existing.values[p.slot], of: p, schema: schema, lookup: table)
+                    guard here == v.old else {
+                        throw diverged("'\(c.id)'.\(v.name) is \(describe(here)) here, but the feed says it was \(describe(v.old))")
+                    }
+                }
+                switch p.kind {
+                case .attribute(let a):
+                    do {
+                        tx.setAttribute(row, slot: p.slot, to: try ValueDecoding.decode(v.new, as: a.type, optional: a.isOptional))
+                    } catch {
+                        throw diverged("'\(c.id)'.\(v.name): \(error.message)")
+                    }
+                case .relationship:
+                    var refs: [JSONValue] = []
+                    if case .array(let l) = v.new { refs = l } else if case .object = v.new { refs = [v.new] }
+                    var rows: [RowID] = []
+                    for ref in refs {
+                        guard case .string(let id)? = ref["id"], let r = tx.row(for: Identifier.normalized(id)) else {
+                            throw diverged("'\(c.id)'.\(v.name) refers to an object that is not here")
+                        }
+                        rows.append(r)
+                    }
+                    try tx.setRelationship(row, slot: p.slot, to: rows, deletingDropped: false)
+                }
+            }
+        }
+        for c in t.changes where c.kind == .delete {
+            guard let row = table.row(for: c.id) else { throw diverged("it deletes '\(c.id)', which is not here") }
+            try tx.delete(row)
+        }
+        try tx.checkDenyRules()
+        let built = tx.changes()
+        func key(_ c: Change) -> String { "\(c.kind.rawValue) \(c.type) \(c.id)" }
+        let expected = t.changes.sorted { key($0) < key($1) }
+        let got = built.sorted { key($0) < key($1) }
+        guard expected.map(key) == got.map(key) else {
+            let missing = Set(expected.map(key)).symmetricDifference(got.map(key)).sorted().prefix(3)
+            throw diverged("replaying it here changes other objects than the feed says (\(missing.joined(separator: ", ")))")
+        }
+        for (a, b) in zip(expected, got) where a.kind == .update && a.values != b.values {
+            throw diverged("replaying it here gives '\(a.id)' other values than the feed says")
+        }
+        guard let committed = try commit(tx, author: t.author, timestamp: t.timestamp) else {
+            throw diverged("it changes nothing here")
+        }
+        return committed
+    }
+
+    private func describe(_ v: JSONValue) -> String {
+        var w = JSONWriter()
+        w.value(v)
+        return w.string
+    }
+}

@@ -1,0 +1,96 @@
+import TripStoreFormat
+import TripStoreJSON
+import TripStoreSystem
+
+extension Store {
+    /// Forgets on purpose: removes from retained history every attribute
+    /// value of these objects (old and new values of updates, deleted
+    /// values) except those marked preserve-on-deletion. References stay, so
+    /// that the history of the objects they link to still rewinds whole; a
+    /// live object's current values stay. Records a transaction with one
+    /// `redact` change per id (who, which ids, when; not the values) and
+    /// commits it by writing a snapshot, so that no file of the store holds
+    /// the removed values afterwards.
+    ///
+    /// - Throws: `StoreError.notFound` for an id that is neither live nor in
+    ///   retained history; `.usage` on a read-only store; what `compact` throws
+    ///   (the files and memory are then as before).
+    @discardableResult
+    public func redact(ids: [String], author: String, timestamp: Double? = nil) throws -> HistoryTransaction {
+        guard access == .write, lock != nil, !rewound else { throw StoreError.usage("the store was opened read-only") }
+        let saved = try checkedHistory()
+        var types: [String: String] = [:]
+        for t in saved { for c in t.changes { types[c.id] = c.type } }
+        var unique: [String] = []
+        for raw in ids {
+            let id = Identifier.normalized(raw)
+            if let row = table.row(for: id), let e = table.entity(at: row) { types[id] = schema.entities[e].name }
+            guard types[id] != nil else { throw StoreError.notFound(id: id) }
+            if !unique.contains(id) { unique.append(id) }
+        }
+        let redacted = Set(unique)
+        var rewritten = saved
+        for i in rewritten.indices {
+            for k in rewritten[i].changes.indices where redacted.contains(rewritten[i].changes[k].id) {
+                rewritten[i].changes[k] = keptPart(of: rewritten[i].changes[k])
+            }
+        }
+        let t = HistoryTransaction(token: lastToken + 1, timestamp: max(timestamp ?? Store.now(), saved.last?.timestamp ?? 0), author: author,
+                                   changes: unique.map { Change(kind: .redact, type: types[$0] ?? "", id: $0) })
+        let savedToken = lastToken
+        history = rewritten + [t]
+        lastToken = t.token
+        do {
+            try compact()
+        } catch {
+            history = saved
+            lastToken = savedToken
+            throw error
+        }
+        return t
+    }
+
+    /// What history keeps of a redacted object's change: preserved attributes and references.
+    func keptPart(of c: Change) -> Change {
+        guard let entity = schema.entity(named: c.type) else { return Change(kind: c.kind, type: c.type, id: c.id) }
+        func keep(_ name: String) -> Bool {
+            guard let p = entity.property(named: name) else { return false }
+            if p.relationship != nil { return true }
+            return p.attribute?.preservesOnDeletion ?? false
+        }
+        var out = c
+        out.values = c.values.filter { keep($0.name) }
+        out.deletedValues = c.deletedValues.map { $0.filter { keep($0.key) } }
+        return out
+    }
+
+    /// The ids of the objects, live or deleted, whose last known state
+    /// matches `query` (`history redact --where`). A deleted object's last
+    /// state is what its delete kept; its references are left out, so a
+    /// predicate over relationships sees them empty.
+    public func idsMatching(_ query: Query) throws -> [String] {
+        var ids = try run(query).rows.compactMap { table.id(at: $0) }
+        var lastDelete: [String: Change] = [:]
+        for t in try checkedHistory() {
+            for c in t.changes {
+                if c.kind == .delete { lastDelete[c.id] = c } else if c.kind == .insert { lastDelete[c.id] = nil }
+            }
+        }
+        let gone = lastDelete.filter { table.row(for: $0.key) == nil }
+        guard !gone.isEmpty else { return ids }
+        let past = Store.empty(schema: schema)
+        for id in gone.keys.sorted() {
+            guard let c = gone[id], let e = schema.entity(named: c.type) else { continue }
+            let data = (c.deletedValues ?? c.tombstone).filter { e.property(named: $0.key)?.attribute != nil }
+            let envelope = JSONValue.object([JSONMember("type", .string(c.type)), JSONMember("id", .string(id)), JSONMember("data", .object(data))])
+            var decoded: [DecodedObject] = []
+            var decoder = EnvelopeDecoder(schema: schema)
+            decoder.allowMissingAttributes = true
+            guard (try? decoder.decode(envelope, at: nil, into: &decoded)) != nil, let d = decoded.first else { continue }
+            let row = past.table.append(StoredObject(entity: d.entity, id: d.id, values: d.values))
+            past.indexes.add(row, StoredObject(entity: d.entity, id: d.id, values: d.values))
+        }
+        ids += try past.run(query).rows.compactMap { past.table.id(at: $0) }
+        return ids
+    }
+}

@@ -1,0 +1,70 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Waits for something in a folder to change: with inotify where the kernel
+/// has it (the wait costs nothing until a writer touches a file), else by
+/// polling the folder's files every `pollInterval` seconds.
+package final class FolderWatch {
+    private var fd: Int32 = -1
+    /// Used without inotify: how often to look.
+    package let pollInterval: Double
+    /// Whether the kernel watches for us (false: polling).
+    package var usesInotify: Bool { fd >= 0 }
+
+    package init(folder: String, pollInterval: Double = 0.1, useInotify: Bool = true) {
+        self.pollInterval = pollInterval
+        #if os(Linux)
+        guard useInotify else { return }
+        let f = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+        guard f >= 0 else { return }
+        let mask = UInt32(IN_MODIFY | IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_CLOSE_WRITE | IN_ATTRIB)
+        guard inotify_add_watch(f, folder, mask) >= 0 else {
+            _ = close(f)
+            return
+        }
+        fd = f
+        #endif
+    }
+
+    deinit {
+        if fd >= 0 { _ = close(fd) }
+    }
+
+    /// Returns after a change in the folder (true), or after `timeout`
+    /// seconds or a signal (false). A polling watch always waits one interval
+    /// (or `timeout`, if shorter) and says true: the caller looks again.
+    @discardableResult
+    package func wait(timeout: Double) -> Bool {
+        guard fd >= 0 else {
+            let seconds = max(0, min(timeout, pollInterval))
+            var ts = timespec(tv_sec: Int(seconds), tv_nsec: Int((seconds - Double(Int(seconds))) * 1e9))
+            _ = nanosleep(&ts, nil)
+            return true
+        }
+        var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        let n = poll(&p, 1, Int32(max(0, min(timeout, 86_400)) * 1000))
+        guard n > 0 else { return false }
+        // Drain the events: which file changed does not matter, only that one did.
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while buffer.withUnsafeMutableBytes({ read(fd, $0.baseAddress, $0.count) }) > 0 {}
+        return true
+    }
+}
+
+/// SIGINT and SIGTERM as a flag that a long-running command checks between
+/// waits, so that it can stop cleanly (exit 0) instead of being killed.
+package enum Interruption {
+    nonisolated(unsafe) private static var flag: sig_atomic_t = 0
+
+    /// Installs the handlers (once per process is enough).
+    package static func install() {
+        signal(SIGINT) { _ in Interruption.flag = 1 }
+        signal(SIGTERM) { _ in Interruption.flag = 1 }
+    }
+
+    /// Whether SIGINT or SIGTERM arrived since `install`.
+    package static var requested: Bool { flag != 0 }
+}
