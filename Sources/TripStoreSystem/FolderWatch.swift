@@ -59,10 +59,17 @@ package final class FolderWatch {
 package enum Interruption {
     nonisolated(unsafe) private static var flag: sig_atomic_t = 0
 
-    /// Installs the handlers (once per process is enough).
+    /// Installs the handlers (once per process is enough), and unblocks the
+    /// two signals: a parent may start us with them blocked (Foundation's
+    /// `Process` passes its thread's mask on), and then nothing would stop us.
     package static func install() {
         signal(SIGINT) { _ in Interruption.flag = 1 }
         signal(SIGTERM) { _ in Interruption.flag = 1 }
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, SIGINT)
+        sigaddset(&set, SIGTERM)
+        pthread_sigmask(SIG_UNBLOCK, &set, nil)
     }
 
     /// Whether SIGINT or SIGTERM arrived since `install`.

@@ -109,9 +109,14 @@ enum HistoryCommand {
     static func follow(_ ctx: CommandContext, filter: HistoryFilter, printer: Printer) throws -> Int32 {
         var filter = filter
         Interruption.install()
+        // Output goes out as it comes: each open checks its image whole instead
+        // of holding output back until the end, which never comes.
+        ctx.console.release()
+        var options = try ctx.options()
+        options.imageChecks = .atOpen
         let watch = FolderWatch(folder: ctx.storePath, useInotify: ctx.environment["TRIPSTORE_FOLLOW_POLL"] == nil)
         let follower = try HistoryFollower(folder: ctx.storePath, since: filter.since) {
-            try ctx.open(.read, options: ctx.options())
+            try ctx.open(.read, options: options)
         }
         var typesSet = false
         while !Interruption.requested && !ctx.console.outputClosed {
