@@ -44,6 +44,14 @@ public final class ModelContainer: @unchecked Sendable {
         store = shared.store
         lock = shared.lock
     }
+
+    /// A container on a store of its own (time travel's read-only past).
+    init(models: ModelSchema, unshared store: Store) {
+        self.models = models
+        shared = SharedStore(store: store)
+        self.store = store
+        lock = shared.lock
+    }
 }
 
 /// One open store per folder in a process. Model objects hold their context
@@ -54,7 +62,7 @@ final class SharedStore: @unchecked Sendable {
     let store: Store
     let lock = NSRecursiveLock()
 
-    private init(store: Store) {
+    init(store: Store) {
         self.store = store
     }
 
