@@ -45,7 +45,7 @@ public final class HistoryFollower {
     }
 
     private func check(_ store: Store) throws {
-        guard let oldest = store.history.first?.token, oldest > cursor + 1, store.lastToken > cursor else { return }
+        guard let oldest = store.oldestRetainedToken, oldest > cursor + 1, store.lastToken > cursor else { return }
         throw StoreError.usage("history after token \(cursor) is no longer retained (pruned): the oldest retained transaction is token \(oldest)")
     }
 
@@ -68,8 +68,7 @@ public final class HistoryFollower {
         }
         try check(store)
         guard store.lastToken > cursor else { return nil }
-        let h = try store.checkedHistory()
-        let new = Array(h.drop { $0.token <= cursor })
+        let new = try store.history(after: cursor)
         cursor = store.lastToken
         return (store, new)
     }

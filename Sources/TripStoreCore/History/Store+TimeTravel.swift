@@ -14,7 +14,7 @@ extension Store {
     /// The tokens `--as-of` can reach: from just before the oldest retained
     /// transaction (0, the empty store, while token 1 is retained) to the last.
     public var reachableTokens: ClosedRange<Int64> {
-        guard let oldest = history.first?.token else { return lastToken...lastToken }
+        guard let oldest = oldestRetainedToken else { return lastToken...lastToken }
         return (oldest - 1)...lastToken
     }
 
@@ -37,7 +37,7 @@ extension Store {
     func checkReachable(_ token: Int64) throws {
         let r = reachableTokens
         guard r.contains(token) else {
-            let oldest = history.first?.token
+            let oldest = oldestRetainedToken
             throw StoreError.usage("token \(token) is out of reach: --as-of reaches tokens \(r.lowerBound) to \(r.upperBound)"
                                    + (token < r.lowerBound ? (oldest.map { " (the oldest retained history is token \($0))" } ?? " (no history is retained)") : ""))
         }
@@ -50,8 +50,8 @@ extension Store {
     package func pastStates(at token: Int64) throws -> [String: PastState] {
         try checkReachable(token)
         var states: [String: PastState] = [:]
-        let h = try checkedHistory()
-        for t in h.reversed() where t.token > token {
+        let h = try history(after: token)
+        for t in h.reversed() {
             try undo(t, in: &states, strict: true)
         }
         // An object whose history was redacted shows its preserved values only.
@@ -69,7 +69,7 @@ extension Store {
                                  only id: String? = nil) throws -> [Int64: [String: JSONValue]] {
         var states: [String: PastState] = [:]
         var out: [Int64: [String: JSONValue]] = [:]
-        for t in try checkedHistory().reversed() where t.token > since {
+        for t in try history(after: since).reversed() {
             if wanted.contains(t.token) {
                 for c in t.changes where c.kind == .insert && (id == nil || c.id == id) {
                     out[t.token, default: [:]][c.id] = envelope(c.id, in: states)

@@ -213,3 +213,64 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+
+extension Store {
+    /// The token of the oldest retained transaction (nil when none is
+    /// retained), known without reading the snapshot's history lines: they
+    /// run without a gap up to the snapshot's token.
+    public var oldestRetainedToken: Int64? {
+        if pendingHistory != nil && snapshotHistoryCount > 0 { return snapshotToken - Int64(snapshotHistoryCount) + 1 }
+        return loadedHistory.first?.token
+    }
+
+    /// The retained transactions after `token`, oldest first. Reads only the
+    /// snapshot history lines after `token` (a line's token is its first
+    /// member), so a follower or a time travel to a recent token does not pay
+    /// for a long history, such as one bulk import's line.
+    /// - Throws: `StoreError.damaged` naming a history line it cannot read.
+    public func history(after token: Int64) throws -> [HistoryTransaction] {
+        guard let pending = pendingHistory else { return Array(try checkedHistory().drop { $0.token <= token }) }
+        if token >= snapshotToken { return Array(loadedHistory.drop { $0.token <= token }) }
+        var bytes = [UInt8](repeating: 0, count: pending.bytes.count)
+        guard bytes.withUnsafeMutableBytes({ FileIO.read(pending.fd, into: $0, at: pending.bytes.lowerBound) }) == bytes.count else {
+            throw StoreError.damaged(file: pending.file, line: nil, detail: "the history could not be read again", repairable: false)
+        }
+        var read: [HistoryTransaction] = []
+        var problem: String?
+        bytes.withUnsafeBufferPointer { buf in
+            var k = 0
+            JSONLines.forEachLine(in: buf) { _, range, _ in
+                defer { k += 1 }
+                let line = UnsafeBufferPointer(rebasing: buf[range])
+                if let t = Self.leadingToken(line), t <= token { return }
+                if let t = HistoryFastReader.read(line) {
+                    read.append(t)
+                    return
+                }
+                var r = JSONReader(buffer: line)
+                if let value = try? r.parseDocument(), let t = HistoryCoding.read(value) {
+                    read.append(t)
+                } else if problem == nil {
+                    problem = "\(pending.file) line \(pending.firstLine + k): unreadable history transaction"
+                }
+            }
+        }
+        if let problem { throw StoreError.damaged(file: pending.file, line: nil, detail: problem, repairable: false) }
+        return read + loadedHistory
+    }
+
+    /// The token of a history line as the store writes it (`{"token":N,…`), nil otherwise.
+    static func leadingToken(_ line: UnsafeBufferPointer<UInt8>) -> Int64? {
+        let prefix = Array(#"{"token":"#.utf8)
+        guard line.count > prefix.count + 1 else { return nil }
+        for (k, b) in prefix.enumerated() where line[k] != b { return nil }
+        var value: Int64 = 0
+        var i = prefix.count
+        while i < line.count, line[i] >= 0x30, line[i] <= 0x39, i - prefix.count < 18 {
+            value = value * 10 + Int64(line[i] - 0x30)
+            i += 1
+        }
+        guard i > prefix.count, i < line.count, line[i] == UInt8(ascii: ",") else { return nil }
+        return value
+    }
+}
