@@ -19,6 +19,7 @@ struct Options {
     var budget = 2.0
     var cli: String?
     var coldProcesses = true
+    var historyTransactions = 10_000
 }
 
 func usage() -> Never {
@@ -30,6 +31,8 @@ func usage() -> Never {
       --cli PATH        the tripstore binary for the cold-process figures (default: next to this one)
       --compare-sqlite  also run ../shared/bench/peer_sqlite.py on the same file and print ratios
       --no-cli          skip the cold-process figures (each loads the whole store)
+      --history-transactions K
+                        random transactions for the --as-of and standby figures (default 10000)
     """)
     exit(1)
 }
@@ -59,6 +62,7 @@ func parseOptions() -> Options {
         case "--cli": options.cli = value()
         case "--compare-sqlite": options.compareSQLite = true
         case "--no-cli": options.coldProcesses = false
+        case "--history-transactions": options.historyTransactions = number(Int.self)
         default: usage()
         }
     }
@@ -414,6 +418,15 @@ do {
         commits += 1
     }
     emit("commits_per_s", Double(commits) / (now() - start), "commits/s")
+}
+
+// The audit trail: the change feed's delay, time travel, a standby.
+if options.coldProcesses && FileManager.default.isExecutableFile(atPath: cli) {
+    var h = HistoryFigures(storePath: storePath, work: options.work, cli: cli, transactions: options.historyTransactions,
+                           emit: { emit($0, $1, $2) }, runCLI: { args, store in let r = runCLI(args, store: store); return (r.0, r.1) })
+    try h.followLatency()
+    try h.timeTravelAndStandby()
+    mismatches += h.mismatches
 }
 
 // SQLite, side by side.

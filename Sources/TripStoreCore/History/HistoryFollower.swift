@@ -61,10 +61,16 @@ public final class HistoryFollower {
         } else {
             let now = Self.signature(folder)
             guard now == nil || now != seen else { return nil }
-            store = try open()
             seen = now
-            current?.close()
-            current = store
+            // Most changes are journal lines: take them in without opening again.
+            if let open = current, (try? open.catchUp()) == true {
+                store = open
+            } else {
+                current?.close()
+                current = nil
+                store = try open()
+                current = store
+            }
         }
         try check(store)
         guard store.lastToken > cursor else { return nil }

@@ -161,28 +161,7 @@ extension Store {
                     journalSize = range.lowerBound
                     return
                 }
-                let line = UnsafeBufferPointer(rebasing: buf[range])
-                guard JournalFormat.isIntact(line) else {
-                    throw StoreError.damaged(file: path, line: number, detail: "checksum mismatch", repairable: false)
-                }
-                var reader = JSONReader(buffer: line)
-                let value: JSONValue
-                do {
-                    value = try reader.parseDocument()
-                } catch {
-                    throw StoreError.damaged(file: path, line: number, detail: "\(error)", repairable: false)
-                }
-                guard let t = HistoryCoding.read(value) else {
-                    throw StoreError.damaged(file: path, line: number, detail: "unreadable transaction", repairable: false)
-                }
-                guard t.token == lastToken + 1 else {
-                    throw StoreError.damaged(file: path, line: number, detail: "token \(t.token) follows \(lastToken)", repairable: false)
-                }
-                let replayed = options.salvageDanglingReferences ? salvage(journalLine: value, file: path, line: number) : value
-                try JournalReplay.apply(replayed, to: self, file: path, line: number)
-                loadedHistory.append(t)
-                lastToken = t.token
-                journalTransactions += 1
+                try replayJournalLine(UnsafeBufferPointer(rebasing: buf[range]), number: number, path: path)
             }
         }
         if tornTail != nil {
@@ -194,6 +173,62 @@ extension Store {
                                 + (access == .write ? " and cut" : "; the next writer or a repair cuts it"))
             }
         }
+    }
+
+    /// Checks one complete journal line and applies it to memory.
+    func replayJournalLine(_ line: UnsafeBufferPointer<UInt8>, number: Int, path: String) throws {
+        guard JournalFormat.isIntact(line) else {
+            throw StoreError.damaged(file: path, line: number, detail: "checksum mismatch", repairable: false)
+        }
+        var reader = JSONReader(buffer: line)
+        let value: JSONValue
+        do {
+            value = try reader.parseDocument()
+        } catch {
+            throw StoreError.damaged(file: path, line: number, detail: "\(error)", repairable: false)
+        }
+        guard let t = HistoryCoding.read(value) else {
+            throw StoreError.damaged(file: path, line: number, detail: "unreadable transaction", repairable: false)
+        }
+        guard t.token == lastToken + 1 else {
+            throw StoreError.damaged(file: path, line: number, detail: "token \(t.token) follows \(lastToken)", repairable: false)
+        }
+        let replayed = options.salvageDanglingReferences ? salvage(journalLine: value, file: path, line: number) : value
+        try JournalReplay.apply(replayed, to: self, file: path, line: number)
+        loadedHistory.append(t)
+        lastToken = t.token
+        journalTransactions += 1
+    }
+
+    /// Takes in, for a store opened to read, the journal lines committed
+    /// since it was opened or last caught up (a follower's way to keep up
+    /// without opening the store again). False when that is not enough: a
+    /// compaction started a new snapshot, or the journal shrank (a repair);
+    /// then open the store again. After a throw the store is unusable.
+    public func catchUp() throws -> Bool {
+        guard access == .read, !rewound else { return false }
+        guard (try files.list().snapshots.last ?? 0) == snapshotToken else { return false }
+        let path = files.journal(snapshotToken)
+        guard let size = FileIO.fileSize(path) else { return journalSize == 0 }
+        guard size >= journalSize else { return false }
+        guard size > journalSize else { return true }
+        let fd = try FileIO.openRegular(path)
+        defer { FileIO.close(fd) }
+        var bytes = [UInt8](repeating: 0, count: size - journalSize)
+        let got = bytes.withUnsafeMutableBytes { FileIO.read(fd, into: $0, at: journalSize) }
+        guard got == bytes.count else { return false }
+        var consumed = 0
+        try bytes.withUnsafeBufferPointer { buf in
+            try JSONLines.forEachLine(in: buf) { number, range, complete in
+                guard complete else { return }  // a writer's line half-written: next time
+                try replayJournalLine(UnsafeBufferPointer(rebasing: buf[range]), number: journalTransactions + 1, path: path)
+                var end = range.upperBound
+                while end < buf.count && buf[end] != 0x0A { end += 1 }
+                consumed = end + 1
+            }
+        }
+        journalSize += consumed
+        return true
     }
 
     /// Cuts a torn last journal line (writers only).

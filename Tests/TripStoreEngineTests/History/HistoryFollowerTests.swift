@@ -1,0 +1,57 @@
+import Testing
+@testable import TripStoreEngine
+@testable import TripStoreCore
+@testable import TripStoreFormat
+@testable import TripStoreJSON
+@testable import TripStoreSystem
+import TripStoreModels
+
+/// `HistoryFollower`: every token once, whether it arrives as a journal line
+/// (taken in by `catchUp`) or after a compaction (the store opened again).
+@Suite struct HistoryFollowerTests {
+    func commitTrip(_ store: Store, _ k: Int) throws {
+        var tx = store.transaction()
+        try store.stage(try EnvelopeInput.decode(Array(#"[{"type":"Trip","id":"t\#(k)","data":{"name":"n","destination":"d","startDate":"2026-01-01","endDate":"2026-01-02"}}]"#.utf8),
+                                                 schema: store.schema), mode: .insert, into: &tx)
+        try store.commit(tx, author: "a")
+    }
+
+    @Test func everyTokenOnceAcrossJournalLinesAndCompactions() throws {
+        let folder = TestFolders.make("follower")
+        let writer = try Store.open(folder, schema: TripSchema.schema, access: .write)
+        try commitTrip(writer, 0)
+        let follower = try HistoryFollower(folder: folder, since: nil) {
+            try Store.open(folder, schema: TripSchema.schema, access: .read)
+        }
+        #expect(follower.cursor == 1)
+        #expect(try follower.poll() == nil)  // the first poll reads the open store: nothing new
+        #expect(try follower.poll() == nil)  // nothing changed on disk
+        var seen: [Int64] = []
+        for k in 1...12 {
+            try commitTrip(writer, k)
+            if k % 5 == 0 { try writer.compact() }
+            if k % 3 == 0, let (store, ts) = try follower.poll() {
+                seen += ts.map(\.token)
+                // The store it read holds every object committed so far.
+                #expect(store.table.row(for: "t\(k)") != nil)
+            }
+        }
+        if let (_, ts) = try follower.poll() { seen += ts.map(\.token) }
+        #expect(seen == Array(2...13))
+        #expect(follower.cursor == 13)
+    }
+
+    @Test func catchUpTakesInNewLinesAndRefusesANewSnapshot() throws {
+        let folder = TestFolders.make("catchup")
+        let writer = try Store.open(folder, schema: TripSchema.schema, access: .write)
+        try commitTrip(writer, 0)
+        let reader = try Store.open(folder, schema: TripSchema.schema, access: .read)
+        #expect(try reader.catchUp())
+        try commitTrip(writer, 1)
+        try commitTrip(writer, 2)
+        #expect(try reader.catchUp())
+        #expect(reader.lastToken == 3 && reader.table.row(for: "t2") != nil && reader.history.map(\.token) == [1, 2, 3])
+        try writer.compact()
+        #expect(try !reader.catchUp())
+    }
+}
