@@ -36,21 +36,34 @@ package final class FolderWatch {
     /// Returns after a change in the folder (true), or after `timeout`
     /// seconds or a signal (false). A polling watch always waits one interval
     /// (or `timeout`, if shorter) and says true: the caller looks again.
+    /// `output`, when given, is watched too: its reader going away (a closed
+    /// pipe) ends the wait at once.
     @discardableResult
-    package func wait(timeout: Double) -> Bool {
+    package func wait(timeout: Double, output: Int32? = nil) -> Bool {
         guard fd >= 0 else {
             let seconds = max(0, min(timeout, pollInterval))
             var ts = timespec(tv_sec: Int(seconds), tv_nsec: Int((seconds - Double(Int(seconds))) * 1e9))
             _ = nanosleep(&ts, nil)
             return true
         }
-        var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        let n = poll(&p, 1, Int32(max(0, min(timeout, 86_400)) * 1000))
-        guard n > 0 else { return false }
+        var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0)]
+        if let output { fds.append(pollfd(fd: output, events: 0, revents: 0)) }
+        let n = poll(&fds, nfds_t(fds.count), Int32(max(0, min(timeout, 86_400)) * 1000))
+        guard n > 0, fds[0].revents != 0 else { return false }
         // Drain the events: which file changed does not matter, only that one did.
         var buffer = [UInt8](repeating: 0, count: 4096)
         while buffer.withUnsafeMutableBytes({ read(fd, $0.baseAddress, $0.count) }) > 0 {}
         return true
+    }
+}
+
+extension FolderWatch {
+    /// Whether `fd` is a pipe or socket whose reader has gone (nothing
+    /// written to it could ever be read).
+    package static func readerGone(_ fd: Int32) -> Bool {
+        var p = pollfd(fd: fd, events: 0, revents: 0)
+        guard poll(&p, 1, 0) > 0 else { return false }
+        return p.revents & Int16(POLLERR | POLLHUP) != 0
     }
 }
 

@@ -63,6 +63,7 @@ import TripStoreModels
             #expect(r.code == 1 && r.err.contains("whole transactions"), "\(extra): \(r.err)")
         }
         #expect(CLIRunner.run(["history", "--follow", "--format", "json"], store: s).code == 1)
+        #expect(CLIRunner.run(["history", "--follow", "--before", "2030-01-01"], store: s).code == 1)
     }
 
     @Test func asOfAnswersAsTheStoreWasAndNamesTheReachableRange() throws {
@@ -121,6 +122,27 @@ import TripStoreModels
         let diverged = CLIRunner.run(["apply", "-"], store: standby, stdin: next.replacingOccurrences(of: "\"token\":6", with: "\"token\":7"))
         #expect(diverged.code == 1 && diverged.err.contains("diverged"), "\(diverged.err)")
         #expect(CLIRunner.run(["export"], store: standby).out != exported)  // only its own change
+        // Commit times never go backwards, not even in a feed.
+        let early = lines[1].replacingOccurrences(of: #""timestamp":"20"#, with: #""timestamp":"19"#)
+        let back = CLIRunner.run(["apply", "-"], store: CLIRunner.scratch() + "/back", stdin: lines[0] + "\n" + early + "\n")
+        #expect(back.code == 1 && back.err.contains("commit times never decrease"), "\(back.err)")
+    }
+
+    /// Redacted history cannot be replayed: a standby starts from a copy then.
+    @Test func aRedactedFeedIsRefusedWithAdvice() throws {
+        let s = primary()
+        #expect(CLIRunner.run(["history", "redact", "--id", "rome-summit"], store: s).code == 0)
+        let feed = CLIRunner.run(["history", "--format", "feed"], store: s).out
+        #expect(feed.contains(#""redacted":true"#))
+        let r = CLIRunner.run(["apply", "-"], store: CLIRunner.scratch() + "/sb", stdin: feed)
+        #expect(r.code == 1 && r.err.contains("line 1: token 1 cannot be replayed") && r.err.contains("copy of the primary's folder"), "\(r.err)")
+        // A copy of the primary's folder follows on from its last token.
+        let copy = CLIRunner.scratch() + "/copy"
+        try FileManager.default.copyItem(atPath: s, toPath: copy)
+        #expect(CLIRunner.run(["update", "zurich-reunion", "--set", "notes=after"], store: s).code == 0)
+        let next = CLIRunner.run(["history", "--format", "feed", "--since", "6"], store: s).out
+        #expect(CLIRunner.run(["apply", "-"], store: copy, stdin: next).code == 0)
+        #expect(CLIRunner.run(["export"], store: copy).out == CLIRunner.run(["export"], store: s).out)
     }
 
     @Test func redactLeavesNoRemovedValueInAnyFile() throws {
@@ -216,8 +238,9 @@ import TripStoreModels
         p.standardOutput = pipe
         p.standardError = FileHandle.nullDevice
         try p.run()
+        usleep(300_000)
         try pipe.fileHandleForReading.close()
-        for k in 0..<3 { _ = try CLIRunner.runProcess(["--store", s, "update", "rome-summit", "--set", "perDiemRate=\(k)"]) }
+        // Nothing is committed: the follower notices its reader went away while it waits.
         for _ in 0..<200 where p.isRunning { usleep(50_000) }
         #expect(!p.isRunning)
         if p.isRunning { p.terminate() }

@@ -37,10 +37,11 @@ enum ApplyCommand {
         let bytes = try ctx.readInput(source)
         var lines: [(Int, JSONValue)] = []
         var next = store.lastToken + 1
+        var time = try store.lastCommitTime()
         try bytes.withUnsafeBufferPointer { buf in
             try JSONLines.forEachLine(in: buf) { number, range, _ in
                 let value = try parse(Array(buf[range]), number)
-                _ = try store.readFeedLine(value, line: number, expecting: next)
+                time = try store.readFeedLine(value, line: number, expecting: next, notBefore: time).timestamp
                 next += 1
                 lines.append((number, value))
             }

@@ -58,6 +58,7 @@ enum HistoryCommand {
         }
         if follow && format == "json" { throw ctx.usageError("--follow prints as transactions come; use --format jsonl, feed or table, not json") }
         if follow && (ctx.args.has("reverse") || filter.limit != nil) { throw ctx.usageError("--follow prints oldest first, as transactions come; it takes no --limit or --reverse") }
+        if follow && filter.before != nil { throw ctx.usageError("--follow prints transactions as they come; it takes no --before") }
         if let id = ctx.args.value("id") {
             if let problem = Identifier.problem(id) { throw ctx.usageError("--id: \(problem)") }
             filter.id = Identifier.normalized(id)
@@ -119,7 +120,8 @@ enum HistoryCommand {
             try ctx.open(.read, options: options)
         }
         var typesSet = false
-        while !Interruption.requested && !ctx.console.outputClosed {
+        let output: Int32? = ctx.console.capture ? nil : 1
+        while !Interruption.requested && !ctx.console.outputClosed && !(output.map(FolderWatch.readerGone) ?? false) {
             if let (store, new) = try follower.poll() {
                 if !typesSet { try setTypes(ctx, store, &filter); typesSet = true }
                 var f = filter
@@ -128,7 +130,7 @@ enum HistoryCommand {
                 printer.print(shown, envelopes: try printer.envelopes(shown, in: store, id: filter.id), whole: false)
                 ctx.console.flush()
             }
-            watch.wait(timeout: 1)
+            watch.wait(timeout: 1, output: output)
         }
         return 0
     }

@@ -19,7 +19,7 @@ public struct FeedError: Error, Sendable, CustomStringConvertible {
 extension Store {
     /// Reads one line of `history --format feed` and checks that it is the
     /// next transaction for this store, without applying it.
-    package func readFeedLine(_ value: JSONValue, line: Int, expecting token: Int64) throws(FeedError) -> HistoryTransaction {
+    package func readFeedLine(_ value: JSONValue, line: Int, expecting token: Int64, notBefore: Double?) throws(FeedError) -> HistoryTransaction {
         guard let t = HistoryCoding.read(value) else {
             throw FeedError(line: line, message: "not a feed transaction (expected {\"token\", \"timestamp\", \"author\", \"changes\"} as 'history --format feed' prints it)")
         }
@@ -28,6 +28,14 @@ extension Store {
         }
         guard t.token == token else {
             throw FeedError(line: line, message: "token \(t.token) does not follow token \(token - 1): the feed has a gap or is out of order")
+        }
+        if let notBefore, t.timestamp < notBefore {
+            throw FeedError(line: line, message: "token \(t.token) was committed at \(ISODate.format(t.timestamp)), before the transaction it follows "
+                                               + "(\(ISODate.format(notBefore))); commit times never decrease")
+        }
+        if let c = t.changes.first(where: \.redacted) {
+            throw FeedError(line: line, message: "token \(t.token) cannot be replayed: the primary removed the values of '\(c.id)' from its history "
+                                               + "(history redact); start the standby from a copy of the primary's folder and follow it with --since its last token")
         }
         return t
     }
@@ -39,7 +47,7 @@ extension Store {
     /// now: otherwise the standby has diverged (`FeedError`, nothing written).
     @discardableResult
     public func applyFeedLine(_ value: JSONValue, line: Int) throws -> HistoryTransaction {
-        let t = try readFeedLine(value, line: line, expecting: lastToken + 1)
+        let t = try readFeedLine(value, line: line, expecting: lastToken + 1, notBefore: try lastCommitTime())
         func diverged(_ m: String) -> FeedError { FeedError(line: line, message: m + "; nothing of this line was applied (the standby has diverged from its primary)") }
         if t.changes.contains(where: { $0.kind == .redact }) {
             guard t.changes.allSatisfy({ $0.kind == .redact }) else { throw diverged("a redact transaction holds other changes") }

@@ -31,11 +31,12 @@ extension Store {
         let redacted = Set(unique)
         var rewritten = saved
         for i in rewritten.indices {
-            for k in rewritten[i].changes.indices where redacted.contains(rewritten[i].changes[k].id) {
+            for k in rewritten[i].changes.indices
+            where redacted.contains(rewritten[i].changes[k].id) && rewritten[i].changes[k].kind != .redact {
                 rewritten[i].changes[k] = keptPart(of: rewritten[i].changes[k])
             }
         }
-        let t = HistoryTransaction(token: lastToken + 1, timestamp: max(timestamp ?? Store.now(), saved.last?.timestamp ?? 0), author: author,
+        let t = HistoryTransaction(token: lastToken + 1, timestamp: max(timestamp ?? Store.now(), try lastCommitTime() ?? 0), author: author,
                                    changes: unique.map { Change(kind: .redact, type: types[$0] ?? "", id: $0) })
         let savedToken = lastToken
         history = rewritten + [t]
@@ -59,6 +60,7 @@ extension Store {
             return p.attribute?.preservesOnDeletion ?? false
         }
         var out = c
+        out.redacted = true
         out.values = c.values.filter { keep($0.name) }
         out.deletedValues = c.deletedValues.map { $0.filter { keep($0.key) } }
         return out

@@ -45,7 +45,9 @@ extension Store {
         let changes = tx.changes()
         Trace.mark("changes")
         if changes.isEmpty { return nil }
-        let t = HistoryTransaction(token: lastToken + 1, timestamp: timestamp ?? Store.now(), author: author, changes: changes)
+        // Commit times never decrease, even when the clock is set back.
+        let t = HistoryTransaction(token: lastToken + 1, timestamp: max(timestamp ?? Store.now(), try lastCommitTime() ?? -.infinity),
+                                   author: author, changes: changes)
         if changes.count >= options.snapshotCommitChanges {
             return try commitBySnapshot(tx, t)
         }

@@ -294,6 +294,46 @@ extension Store {
         return read + loadedHistory
     }
 
+    /// When the last retained transaction was committed (nil when none is
+    /// retained): the newest journal line's, else the snapshot's last
+    /// history line's, read once.
+    public func lastCommitTime() throws -> Double? {
+        if let t = loadedHistory.last { return t.timestamp }
+        guard let pending = pendingHistory, snapshotHistoryCount > 0, !pending.bytes.isEmpty else { return nil }
+        // Only the last line is needed: read backwards until its start.
+        var want = 4096
+        while true {
+            let start = max(pending.bytes.lowerBound, pending.bytes.upperBound - want)
+            var bytes = [UInt8](repeating: 0, count: pending.bytes.upperBound - start)
+            guard bytes.withUnsafeMutableBytes({ FileIO.read(pending.fd, into: $0, at: start) }) == bytes.count else {
+                throw StoreError.damaged(file: pending.file, line: nil, detail: "the history could not be read again", repairable: false)
+            }
+            var end = bytes.count
+            while end > 0 && (bytes[end - 1] == 0x0A || bytes[end - 1] == 0x0D) { end -= 1 }
+            if let nl = bytes[..<end].lastIndex(of: 0x0A) ?? (start == pending.bytes.lowerBound ? -1 : nil) {
+                let line = Array(bytes[(nl + 1)..<end])
+                let time: Double? = line.withUnsafeBufferPointer { buf in
+                    Self.leadingToken(buf) != nil ? Self.leadingTimestamp(buf) : nil
+                }
+                guard let time else {
+                    throw StoreError.damaged(file: pending.file, line: nil, detail: "the last history line has no readable timestamp", repairable: false)
+                }
+                return time
+            }
+            want *= 4
+        }
+    }
+
+    /// The timestamp of a history line as the store writes it (`{"token":N,"timestamp":"…",…`).
+    static func leadingTimestamp(_ line: UnsafeBufferPointer<UInt8>) -> Double? {
+        let key = Array(#","timestamp":""#.utf8)
+        guard let comma = line.firstIndex(of: UInt8(ascii: ",")), comma + key.count < line.count else { return nil }
+        for (k, b) in key.enumerated() where line[comma + k] != b { return nil }
+        let from = comma + key.count
+        guard let close = line[from...].firstIndex(of: UInt8(ascii: "\"")) else { return nil }
+        return ISODate.parse(bytes: UnsafeBufferPointer(rebasing: line[from..<close]))
+    }
+
     /// The token of a history line as the store writes it (`{"token":N,…`), nil otherwise.
     static func leadingToken(_ line: UnsafeBufferPointer<UInt8>) -> Int64? {
         let prefix = Array(#"{"token":"#.utf8)

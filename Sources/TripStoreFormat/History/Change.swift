@@ -43,6 +43,9 @@ public struct Change: Sendable, Equatable {
     /// these were kept; after `history redact`, only the preserved values.
     /// The audit views (`history`, `jsonl`) do not print it.
     public var deletedValues: [JSONMember]?
+    /// Set on a change whose values `history redact` removed (all but the
+    /// preserved ones and references): it can no longer be replayed.
+    public var redacted = false
 
     /// A change of one object.
     public init(kind: Kind, type: String, id: String, values: [ValueChange] = [], tombstone: [JSONMember] = [],

@@ -22,6 +22,7 @@ package enum HistoryCoding {
             w.key("kind"); w.string(c.kind.rawValue)
             w.key("type"); w.string(c.type)
             w.key("id"); w.string(c.id)
+            if c.redacted { w.key("redacted"); w.bool(true) }
             switch c.kind {
             case .insert:
                 if let envelope = envelopes?[c.id] {
@@ -90,6 +91,11 @@ package enum HistoryCoding {
         guard case .string(let k)? = item["kind"], let kind = Change.Kind(rawValue: k),
               case .string(let type)? = item["type"], case .string(let id)? = item["id"] else { return nil }
         var c = Change(kind: kind, type: type, id: id)
+        switch item["redacted"] {
+        case .bool(let b)?: c.redacted = b
+        case nil: break
+        default: return nil
+        }
         if kind == .update {
             guard case .object(let members)? = item["values"] else { return nil }
             for m in members {
@@ -130,9 +136,10 @@ package enum HistoryCoding {
             let c = t.changes[i]
             if i > 0 { w.bytes.append(UInt8(ascii: ",")) }
             defer { i += 1 }
-            if groupInserts && insertData == nil && c.kind == .insert {
+            if groupInserts && insertData == nil && c.kind == .insert && !c.redacted {
                 var end = i + 1
-                while end < t.changes.count && t.changes[end].kind == .insert && t.changes[end].type == c.type { end += 1 }
+                while end < t.changes.count && t.changes[end].kind == .insert && t.changes[end].type == c.type
+                        && !t.changes[end].redacted { end += 1 }
                 if end - i >= 2 {
                     w.bytes.append(contentsOf: insertKind)
                     w.appendQuoted(c.type)
@@ -155,6 +162,7 @@ package enum HistoryCoding {
             w.appendQuoted(c.type)
             w.bytes.append(contentsOf: idKey)
             w.appendQuoted(c.id)
+            if c.redacted { w.bytes.append(contentsOf: redactedKey) }
             switch c.kind {
             case .insert:
                 if let insertData {
@@ -197,6 +205,7 @@ private let deleteKind = Array(#"{"kind":"delete","type":"#.utf8)
 private let redactKind = Array(#"{"kind":"redact","type":"#.utf8)
 private let idKey = Array(#","id":"#.utf8)
 private let idsKey = Array(#","ids":["#.utf8)
+private let redactedKey = Array(#","redacted":true"#.utf8)
 private let dataKey = Array(#","data":"#.utf8)
 private let valuesKey = Array(#","values":"#.utf8)
 private let tombstoneKey = Array(#","tombstone":"#.utf8)
