@@ -3,11 +3,14 @@ import TripStoreJSON
 import TripStoreSystem
 
 /// One object at an earlier token, as retained history rebuilds it.
-package enum PastState: Equatable, Sendable {
+package enum PastState: Sendable {
     /// The object did not exist then.
     case absent
-    /// It existed with these values (its envelope's `data`, relationships as references).
-    case present(type: String, data: [JSONMember])
+    /// It existed: `base` (the object as it is now, when it still exists)
+    /// with `data` laid over it (values as JSON, relationships as references).
+    /// Keeping the current object as it is, rather than as JSON, spares
+    /// reading every object it refers to.
+    case present(type: String, base: StoredObject?, data: [JSONMember])
 }
 
 extension Store {
@@ -56,8 +59,9 @@ extension Store {
         }
         // An object whose history was redacted shows its preserved values only.
         for t in h { for c in t.changes where c.kind == .redact {
-            guard case .present(let type, let data)? = states[c.id] ?? currentState(c.id) else { continue }
-            states[c.id] = .present(type: type, data: keptPart(of: Change(kind: .delete, type: type, id: c.id, deletedValues: data)).deletedValues ?? [])
+            guard let state = states[c.id] ?? currentState(c.id), case .present(let type, _, _) = state else { continue }
+            let kept = keptPart(of: Change(kind: .delete, type: type, id: c.id, deletedValues: fullData(state))).deletedValues ?? []
+            states[c.id] = .present(type: type, base: nil, data: kept)
         } }
         return states
     }
@@ -94,9 +98,9 @@ extension Store {
                     throw StoreError.usage("token \(t.token - 1) is out of reach: the delete of '\(c.id)' at token \(t.token) was recorded "
                                            + "before history kept deleted values; --as-of reaches tokens \(t.token) to \(lastToken)")
                 }
-                states[c.id] = .present(type: c.type, data: values)
+                states[c.id] = .present(type: c.type, base: nil, data: values)
             case .update:
-                guard case .present(let type, var data)? = states[c.id] ?? currentState(c.id) else {
+                guard case .present(let type, let base, var data)? = states[c.id] ?? currentState(c.id) else {
                     if !strict { continue }
                     throw StoreError.damaged(file: files.folder, line: nil,
                                              detail: "history token \(t.token) updates '\(c.id)', which does not exist after it", repairable: false)
@@ -108,7 +112,7 @@ extension Store {
                         data.append(JSONMember(v.name, v.old))
                     }
                 }
-                states[c.id] = .present(type: type, data: data)
+                states[c.id] = .present(type: type, base: base, data: data)
             case .redact:
                 break
             }
@@ -118,17 +122,24 @@ extension Store {
     /// An object as it is now; nil when there is no such object.
     func currentState(_ id: String) -> PastState? {
         guard let row = table.row(for: id), let o = table.object(at: row) else { return nil }
-        return .present(type: schema.entities[o.entity].name, data: Tombstone.allValues(of: o, schema: schema, lookup: table))
+        return .present(type: schema.entities[o.entity].name, base: o, data: [])
+    }
+
+    /// Every value of a present state as JSON (its envelope's `data`).
+    func fullData(_ state: PastState) -> [JSONMember] {
+        guard case .present(_, let base, let data) = state else { return [] }
+        guard let base else { return data }
+        var all = Tombstone.allValues(of: base, schema: schema, lookup: table)
+        for m in data {
+            if let k = all.firstIndex(where: { $0.key == m.key }) { all[k].value = m.value } else { all.append(m) }
+        }
+        return all
     }
 
     /// One object's envelope at `token` (nil when it did not exist then), from `states`.
     package func envelope(_ id: String, in states: [String: PastState]) -> JSONValue? {
-        switch states[id] ?? currentState(id) {
-        case .present(let type, let data)?:
-            return .object([JSONMember("type", .string(type)), JSONMember("id", .string(id)), JSONMember("data", .object(data))])
-        default:
-            return nil
-        }
+        guard let state = states[id] ?? currentState(id), case .present(let type, _, _) = state else { return nil }
+        return .object([JSONMember("type", .string(type)), JSONMember("id", .string(id)), JSONMember("data", .object(fullData(state)))])
     }
 
     /// Turns this open store, in memory only, into the store as it was right
@@ -138,31 +149,47 @@ extension Store {
         let states = try pastStates(at: token)
         rewound = true
         guard !states.isEmpty else { return }
-        var decoder = EnvelopeDecoder(schema: schema)
-        decoder.allowMissingAttributes = true  // redacted values
         func damaged(_ detail: String) -> StoreError {
             .damaged(file: files.folder, line: nil, detail: "history does not rebuild token \(token): \(detail)", repairable: false)
         }
         var removals: [RowID] = []
-        var rebuilt: [(row: RowID?, object: DecodedObject)] = []
+        // Each object as it was, its references by id until every row is known.
+        var rebuilt: [(row: RowID?, object: StoredObject, links: [(slot: Int, ids: [String])])] = []
         for id in states.keys.sorted() {
             let row = table.row(for: id)
-            guard case .present(let type, _)? = states[id], let envelope = envelope(id, in: states) else {
+            guard case .present(let type, let base, let data)? = states[id] else {
                 if let row { removals.append(row) }
                 continue
             }
-            var decoded: [DecodedObject] = []
-            do {
-                try decoder.decode(envelope, at: nil, into: &decoded)
-            } catch {
-                throw damaged("'\(id)': \(error)")
+            guard let entity = schema.entity(named: type) else { throw damaged("'\(id)' is of unknown type '\(type)'") }
+            var values = base.flatMap { $0.entity == entity.id ? $0.values : nil } ?? entity.emptyValues
+            var links: [(slot: Int, ids: [String])] = []
+            for m in data {
+                guard let p = entity.property(named: m.key) else { throw damaged("\(type) has no property '\(m.key)'") }
+                switch p.kind {
+                case .attribute(let a):
+                    do {
+                        values[p.slot] = try ValueDecoding.decode(m.value, as: a.type, optional: true)  // redacted values are nil
+                    } catch {
+                        throw damaged("'\(id)'.\(m.key): \(error.message)")
+                    }
+                case .relationship:
+                    var refs: [JSONValue] = []
+                    if case .array(let l) = m.value { refs = l } else if case .object = m.value { refs = [m.value] }
+                    var ids: [String] = []
+                    for ref in refs {
+                        guard case .string(let target)? = ref["id"] else { throw damaged("'\(id)'.\(m.key) holds something other than a reference") }
+                        ids.append(target)
+                    }
+                    links.append((p.slot, ids))
+                }
             }
-            guard decoded.count == 1, let d = decoded.first else { throw damaged("'\(id)' holds an inline object") }
-            if let row, let e = table.entity(at: row), schema.entities[e].name == type {
-                rebuilt.append((row, d))
+            let o = StoredObject(entity: entity.id, id: id, values: values)
+            if let row, table.entity(at: row) == entity.id {
+                rebuilt.append((row, o, links))
             } else {
                 if let row { removals.append(row) }
-                rebuilt.append((nil, d))
+                rebuilt.append((nil, o, links))
             }
         }
         // Rows for the objects brought back, so that references can name them.
@@ -180,18 +207,18 @@ extension Store {
         }
         var objects: [(row: RowID?, object: StoredObject)] = []
         var touched: [RowID] = []
-        for (existing, d) in rebuilt {
-            var values = d.values
-            for link in d.links {
+        for (existing, o, links) in rebuilt {
+            var o = o
+            for (slot, ids) in links {
                 var rows: [RowID] = []
-                for t in link.targets {
-                    guard let r = row(for: t.id) else { throw damaged("'\(d.id)' refers to '\(t.id)', which did not exist then") }
+                for t in ids {
+                    guard let r = row(for: t) else { throw damaged("'\(o.id)' refers to '\(t)', which did not exist then") }
                     rows.append(r)
                 }
-                guard let rel = schema.entities[d.entity].properties[link.slot].relationship else { continue }
-                values[link.slot] = rel.isToMany ? .toMany(rows) : (rows.first.map { .toOne($0) } ?? .null)
+                guard let rel = schema.entities[o.entity].properties[slot].relationship else { continue }
+                o.values[slot] = rel.isToMany ? .toMany(rows) : (rows.first.map { .toOne($0) } ?? .null)
             }
-            objects.append((existing, StoredObject(entity: d.entity, id: d.id, values: values)))
+            objects.append((existing, o))
         }
         for r in removals {
             if let old = table.object(at: r) {

@@ -266,9 +266,28 @@ extension Store {
     public func history(after token: Int64) throws -> [HistoryTransaction] {
         guard let pending = pendingHistory else { return Array(try checkedHistory().drop { $0.token <= token }) }
         if token >= snapshotToken { return Array(loadedHistory.drop { $0.token <= token }) }
-        var bytes = [UInt8](repeating: 0, count: pending.bytes.count)
-        guard bytes.withUnsafeMutableBytes({ FileIO.read(pending.fd, into: $0, at: pending.bytes.lowerBound) }) == bytes.count else {
-            throw StoreError.damaged(file: pending.file, line: nil, detail: "the history could not be read again", repairable: false)
+        // Lines run in token order: read backwards, a growing window from the
+        // end, until it reaches a line at or before `token` (or the start).
+        var want = 1 << 16
+        var bytes: [UInt8] = []
+        var firstLine = 0
+        while true {
+            let start = max(pending.bytes.lowerBound, pending.bytes.upperBound - want)
+            bytes = [UInt8](repeating: 0, count: pending.bytes.upperBound - start)
+            guard bytes.withUnsafeMutableBytes({ FileIO.read(pending.fd, into: $0, at: start) }) == bytes.count else {
+                throw StoreError.damaged(file: pending.file, line: nil, detail: "the history could not be read again", repairable: false)
+            }
+            if start == pending.bytes.lowerBound { break }
+            guard let nl = bytes.firstIndex(of: 0x0A) else { want *= 4; continue }
+            let reached: Bool = bytes.withUnsafeBufferPointer { buf in
+                Self.leadingToken(UnsafeBufferPointer(rebasing: buf[(nl + 1)...])).map { $0 <= token } ?? false
+            }
+            if reached {
+                bytes.removeSubrange(...nl)
+                firstLine = -1  // line numbers are unknown in a window
+                break
+            }
+            want *= 4
         }
         var read: [HistoryTransaction] = []
         var problem: String?
@@ -286,7 +305,7 @@ extension Store {
                 if let value = try? r.parseDocument(), let t = HistoryCoding.read(value) {
                     read.append(t)
                 } else if problem == nil {
-                    problem = "\(pending.file) line \(pending.firstLine + k): unreadable history transaction"
+                    problem = "\(pending.file)" + (firstLine < 0 ? "" : " line \(pending.firstLine + k)") + ": unreadable history transaction"
                 }
             }
         }

@@ -54,4 +54,27 @@ import TripStoreModels
         try writer.compact()
         #expect(try !reader.catchUp())
     }
+
+    /// `history(after:)` reads the snapshot's history backwards in a growing
+    /// window; whatever the token, it gives what the whole history gives.
+    @Test func historyAfterATokenEqualsTheTailOfTheWholeHistory() throws {
+        let folder = TestFolders.make("history-after")
+        let writer = try Store.open(folder, schema: TripSchema.schema, access: .write)
+        try commitTrip(writer, 0)
+        let trip = writer.schema.entity(named: "Trip")!
+        let row = writer.table.row(for: "t0")!
+        for k in 0..<1500 {
+            var tx = writer.transaction()
+            tx.setAttribute(row, slot: trip.property(named: "destination")!.slot, to: .string(String(repeating: "d", count: 40) + "\(k)"))
+            try writer.commit(tx, author: "a")
+        }
+        try writer.compact()
+        let all = try Store.open(folder, schema: TripSchema.schema, access: .read).checkedHistory()
+        #expect(all.count == 1501)
+        for after: Int64 in [0, 1, 2, 700, 1499, 1500, 1501, 1502] {
+            let reader = try Store.open(folder, schema: TripSchema.schema, access: .read)
+            #expect(try reader.history(after: after) == all.filter { $0.token > after }, "after \(after)")
+            #expect(reader.oldestRetainedToken == 1)
+        }
+    }
 }
