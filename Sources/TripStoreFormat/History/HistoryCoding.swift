@@ -79,9 +79,9 @@ package enum HistoryCoding {
             changes.append(c)
             return true
         }
-        guard case .string(let type)? = item["type"], item["id"] == nil, ids.count >= 2 else { return false }
+        guard case .string(let type)? = item["type"], !type.isEmpty, item["id"] == nil, ids.count >= 2 else { return false }
         for v in ids {
-            guard case .string(let id) = v else { return false }
+            guard case .string(let raw) = v, let id = Identifier.stored(raw) else { return false }
             changes.append(Change(kind: .insert, type: type, id: id))
         }
         return true
@@ -89,7 +89,8 @@ package enum HistoryCoding {
 
     static func readChange(_ item: JSONValue) -> Change? {
         guard case .string(let k)? = item["kind"], let kind = Change.Kind(rawValue: k),
-              case .string(let type)? = item["type"], case .string(let id)? = item["id"] else { return nil }
+              case .string(let type)? = item["type"], !type.isEmpty,
+              case .string(let raw)? = item["id"], let id = Identifier.stored(raw) else { return nil }
         var c = Change(kind: kind, type: type, id: id)
         switch item["redacted"] {
         case .bool(let b)?: c.redacted = b

@@ -24,17 +24,17 @@ package enum HistoryFastReader {
         } else {
             while true {
                 if expect(insertKind) {
-                    guard let type = string() else { return nil }
+                    guard let type = string(), !type.isEmpty else { return nil }
                     if expect(idsKey) {
                         // A run of inserts of one type, as a format-2 snapshot stores it.
                         let first = changes.count
                         repeat {
-                            guard let id = string() else { return nil }
+                            guard let raw = string(), let id = Identifier.stored(raw) else { return nil }
                             changes.append(Change(kind: .insert, type: type, id: id))
                         } while expect(comma)
                         guard changes.count - first >= 2, expect(closeArray), expect(closeObject) else { return nil }
                     } else {
-                        guard expect(idKey), let id = string(), expect(closeObject) else { return nil }
+                        guard expect(idKey), let raw = string(), let id = Identifier.stored(raw), expect(closeObject) else { return nil }
                         changes.append(Change(kind: .insert, type: type, id: id))
                     }
                 } else {

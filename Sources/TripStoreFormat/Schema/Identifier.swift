@@ -34,4 +34,10 @@ package enum Identifier {
         }
         return nil
     }
+
+    /// An id read back from history: in NFC (a store written before ids were
+    /// normalised may hold another form), or nil when it is no id at all.
+    package static func stored(_ id: String) -> String? {
+        problem(id) == nil ? normalized(id) : nil
+    }
 }

@@ -53,6 +53,23 @@ import TripStoreModels
         }
     }
 
+    /// Ids in history are ids: empty ones and control characters make the
+    /// line unreadable (history and verify say so); another normal form is
+    /// read as NFC, as the objects' ids are.
+    @Test func historyIdsAreCheckedAndNormalised() throws {
+        for bad in [#"{"kind":"insert","type":"Trip","id":""}"#, #"{"kind":"insert","type":"Trip","ids":["a","b\u0001"]}"#,
+                    #"{"kind":"delete","type":"Trip","id":"x\u0085","tombstone":{}}"#, #"{"kind":"insert","type":"","id":"t"}"#,
+                    #"{"kind":"update","type":"Trip","id":"","values":{}}"#] {
+            let line = Array((#"{"token":1,"timestamp":"2026-05-08T04:53:20Z","author":"a","changes":["# + bad + "]}").utf8)
+            #expect(line.withUnsafeBufferPointer { HistoryFastReader.read($0) } == nil, "\(bad)")
+            #expect(HistoryCoding.read(try JSONReader.parse(line)) == nil, "\(bad)")
+        }
+        let nfd = Array((#"{"token":1,"timestamp":"2026-05-08T04:53:20Z","author":"a","changes":[{"kind":"insert","type":"Trip","id":"cafe\u0301"},{"kind":"insert","type":"Trip","ids":["re\u0301","x"]}]}"#).utf8)
+        let fast = nfd.withUnsafeBufferPointer { HistoryFastReader.read($0) }
+        #expect(fast?.changes.map(\.id) == ["caf\u{E9}", "r\u{E9}", "x"])
+        #expect(HistoryCoding.read(try JSONReader.parse(nfd))?.changes.map(\.id) == ["caf\u{E9}", "r\u{E9}", "x"])
+    }
+
     /// Mutated lines never trap either reader, and what both accept they read alike.
     @Test func mutatedLinesNeverTrapAndTheReadersAgree() {
         var rng = RandomQueries(state: 909)
