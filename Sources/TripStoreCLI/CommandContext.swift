@@ -82,7 +82,7 @@ struct CommandContext {
         guard let time = ISODate.parse(text) else {
             throw usageError("\(option) takes a token (digits) or an ISO 8601 time such as 2026-11-16 or 2026-11-16T09:00:00Z, got '\(text)'")
         }
-        guard let t = store.token(at: time) else {
+        guard let t = try store.token(at: time) else {
             let r = store.reachableTokens
             let first = store.history.first.map { " (token \($0.token) was committed at \(ISODate.format($0.timestamp)))" } ?? ""
             throw CLIError("\(option) \(text) is before the oldest reachable state: --as-of reaches tokens \(r.lowerBound) to \(r.upperBound)\(first)")

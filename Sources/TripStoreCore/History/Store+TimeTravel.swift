@@ -23,17 +23,31 @@ extension Store {
 
     /// The last token committed at or before `time` (seconds since the
     /// reference date), or nil when that is before every reachable token.
-    public func token(at time: Double) -> Int64? {
-        let h = history
-        guard let last = h.last else { return lastToken }
-        if last.timestamp <= time { return lastToken }
-        // Commit timestamps never decrease: find the last transaction at or before `time`.
-        var lo = 0, hi = h.count
-        while lo < hi {
-            let mid = (lo + hi) / 2
-            if h[mid].timestamp <= time { lo = mid + 1 } else { hi = mid }
+    /// Reads only each history line's leading token and time.
+    public func token(at time: Double) throws -> Int64? {
+        guard let last = try lastCommitTime() else { return lastToken }  // no history: only the current state
+        if last <= time { return lastToken }
+        // The journal's transactions are in memory, and newer than the snapshot's.
+        if let t = loadedHistory.last(where: { $0.timestamp <= time }) { return t.token }
+        guard let pending = pendingHistory else { return nil }
+        var bytes = [UInt8](repeating: 0, count: pending.bytes.count)
+        guard bytes.withUnsafeMutableBytes({ FileIO.read(pending.fd, into: $0, at: pending.bytes.lowerBound) }) == bytes.count else {
+            throw StoreError.damaged(file: pending.file, line: nil, detail: "the history could not be read again", repairable: false)
         }
-        return lo == 0 ? nil : h[lo - 1].token
+        var found: Int64?
+        var unreadable = false
+        bytes.withUnsafeBufferPointer { buf in
+            JSONLines.forEachLine(in: buf) { _, range, _ in
+                let line = UnsafeBufferPointer(rebasing: buf[range])
+                guard let token = Self.leadingToken(line), let at = Self.leadingTimestamp(line) else {
+                    unreadable = true
+                    return
+                }
+                if at <= time { found = token }
+            }
+        }
+        if unreadable { return try checkedHistory().last(where: { $0.timestamp <= time })?.token }
+        return found
     }
 
     /// Checks that `token` is reachable, naming the range when it is not.
