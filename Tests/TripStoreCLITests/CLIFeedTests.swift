@@ -115,6 +115,7 @@ import TripStoreModels
         let fresh = CLIRunner.scratch() + "/fresh"
         #expect(CLIRunner.run(["apply", file], store: fresh).code == 1)
         #expect(CLIRunner.run(["stats"], store: fresh).code == 1, "a file with a gap changes nothing, not even its first line")
+        #expect(!FileManager.default.fileExists(atPath: fresh), "a refused feed leaves no folder behind")
         // Divergence: the standby was changed on its own; the next line's old value differs.
         #expect(CLIRunner.run(["update", "rome-summit", "--set", "expenseCode=LOCAL"], store: standby).code == 0)
         #expect(CLIRunner.run(["update", "rome-summit", "--set", "expenseCode=EX-10"], store: s).code == 0)
@@ -254,5 +255,9 @@ import TripStoreModels
         #expect(CLIRunner.run(["history", "prune", "--before", "2"], store: old).code == 0)
         let pruned = CLIRunner.run(["history", "--follow", "--since", "0"], store: old)
         #expect(pruned.code == 1 && pruned.err.contains("oldest retained transaction is token 2"), "\(pruned.err)")
+        // Everything pruned: nothing after the cursor is retained, which is an error too.
+        #expect(CLIRunner.run(["history", "prune", "--before", "3"], store: old).code == 0)
+        let none = CLIRunner.run(["history", "--follow", "--since", "1"], store: old)
+        #expect(none.code == 1 && none.err.contains("no transaction is retained"), "\(none.err)")
     }
 }

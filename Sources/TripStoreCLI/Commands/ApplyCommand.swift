@@ -11,17 +11,38 @@ enum ApplyCommand {
 
     static func run(_ ctx: CommandContext) throws -> Int32 {
         let source = try ctx.positional(0, "FILE (or - for standard input)")
-        let store = try ctx.openStore(.write)
-        let first = store.lastToken
+        // Lines are checked against the store as it is before it is opened to
+        // write: a refused feed leaves no trace, not even a new folder.
+        let current: (token: Int64, time: Double?)
+        if try StoreFiles(folder: ctx.storePath).exists() {
+            let reader = try ctx.openStore(.read)
+            current = (reader.lastToken, try reader.lastCommitTime())
+            reader.close()
+        } else {
+            current = (0, nil)
+        }
+        var writer: Store?
+        var first: Int64 = 0
         var applied = 0
         defer {
-            if applied > 0 {
-                ctx.console.err("applied \(applied) transaction\(applied == 1 ? "" : "s") (tokens \(first + 1) to \(store.lastToken))")
+            if applied > 0, let writer {
+                ctx.console.err("applied \(applied) transaction\(applied == 1 ? "" : "s") (tokens \(first + 1) to \(writer.lastToken))")
             }
         }
         func apply(_ value: JSONValue, _ number: Int) throws {
-            try store.applyFeedLine(value, line: number)
+            if writer == nil {
+                let w = try ctx.openStore(.write)
+                first = w.lastToken
+                writer = w
+            }
+            try writer?.applyFeedLine(value, line: number)
             applied += 1
+        }
+        var next = current.token + 1
+        var time = current.time
+        func check(_ value: JSONValue, _ number: Int) throws {
+            time = try Store.readFeedLine(value, line: number, expecting: next, after: current.token, notBefore: time).timestamp
+            next += 1
         }
         if source == "-" {
             // A live feed: each line is checked, then committed, as it arrives.
@@ -29,20 +50,19 @@ enum ApplyCommand {
             while let line = ctx.input.readLine() {
                 number += 1
                 if line.allSatisfy({ $0 == " " || $0 == "\t" || $0 == "\r" }) { continue }
-                try apply(try parse(Array(line.utf8), number), number)
+                let value = try parse(Array(line.utf8), number)
+                if writer == nil { try check(value, number) }
+                try apply(value, number)
             }
             return 0
         }
         // A file: every line is read and its tokens checked before the first is committed.
         let bytes = try ctx.readInput(source)
         var lines: [(Int, JSONValue)] = []
-        var next = store.lastToken + 1
-        var time = try store.lastCommitTime()
         try bytes.withUnsafeBufferPointer { buf in
             try JSONLines.forEachLine(in: buf) { number, range, _ in
                 let value = try parse(Array(buf[range]), number)
-                time = try store.readFeedLine(value, line: number, expecting: next, notBefore: time).timestamp
-                next += 1
+                try check(value, number)
                 lines.append((number, value))
             }
         }

@@ -45,7 +45,11 @@ public final class HistoryFollower {
     }
 
     private func check(_ store: Store) throws {
-        guard let oldest = store.oldestRetainedToken, oldest > cursor + 1, store.lastToken > cursor else { return }
+        guard store.lastToken > cursor else { return }
+        guard let oldest = store.oldestRetainedToken else {
+            throw StoreError.usage("history after token \(cursor) is no longer retained (pruned): no transaction is retained; the last token is \(store.lastToken)")
+        }
+        guard oldest > cursor + 1 else { return }
         throw StoreError.usage("history after token \(cursor) is no longer retained (pruned): the oldest retained transaction is token \(oldest)")
     }
 

@@ -18,13 +18,15 @@ public struct FeedError: Error, Sendable, CustomStringConvertible {
 
 extension Store {
     /// Reads one line of `history --format feed` and checks that it is the
-    /// next transaction for this store, without applying it.
-    package func readFeedLine(_ value: JSONValue, line: Int, expecting token: Int64, notBefore: Double?) throws(FeedError) -> HistoryTransaction {
+    /// transaction `token` for a store whose last token is `last` and whose
+    /// last commit time is `notBefore`, without applying it.
+    package static func readFeedLine(_ value: JSONValue, line: Int, expecting token: Int64, after last: Int64,
+                                     notBefore: Double?) throws(FeedError) -> HistoryTransaction {
         guard let t = HistoryCoding.read(value) else {
             throw FeedError(line: line, message: "not a feed transaction (expected {\"token\", \"timestamp\", \"author\", \"changes\"} as 'history --format feed' prints it)")
         }
-        if t.token <= lastToken && token == lastToken + 1 {
-            throw FeedError(line: line, message: "token \(t.token) is already applied (this store's last token is \(lastToken))")
+        if t.token <= last && token == last + 1 {
+            throw FeedError(line: line, message: "token \(t.token) is already applied (this store's last token is \(last))")
         }
         guard t.token == token else {
             throw FeedError(line: line, message: "token \(t.token) does not follow token \(token - 1): the feed has a gap or is out of order")
@@ -47,7 +49,7 @@ extension Store {
     /// now: otherwise the standby has diverged (`FeedError`, nothing written).
     @discardableResult
     public func applyFeedLine(_ value: JSONValue, line: Int) throws -> HistoryTransaction {
-        let t = try readFeedLine(value, line: line, expecting: lastToken + 1, notBefore: try lastCommitTime())
+        let t = try Store.readFeedLine(value, line: line, expecting: lastToken + 1, after: lastToken, notBefore: try lastCommitTime())
         func diverged(_ m: String) -> FeedError { FeedError(line: line, message: m + "; nothing of this line was applied (the standby has diverged from its primary)") }
         if t.changes.contains(where: { $0.kind == .redact }) {
             guard t.changes.allSatisfy({ $0.kind == .redact }) else { throw diverged("a redact transaction holds other changes") }

@@ -52,7 +52,7 @@ extension Store {
         }
         _ = history.count
         if let problem = historyProblems.first {
-            throw StoreError.damaged(file: files.snapshot(snapshotToken), line: nil, detail: problem + "; the snapshot was not rewritten", repairable: false)
+            throw StoreError.damaged(file: problem.file, line: problem.line, detail: problem.detail + "; the snapshot was not rewritten", repairable: false)
         }
         // Never let a table that fails its invariants become the truth on disk.
         let problems = tableIsChecked ? [] : table.referenceProblems()

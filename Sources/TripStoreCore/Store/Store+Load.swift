@@ -58,7 +58,7 @@ extension Store {
         var bytes = [UInt8](repeating: 0, count: pending.bytes.count)
         let ok = bytes.withUnsafeMutableBytes { FileIO.read(pending.fd, into: $0, at: pending.bytes.lowerBound) } == bytes.count
         guard ok else {
-            historyProblems.append("\(pending.file): the history could not be read again")
+            historyProblems.append(HistoryProblem(file: pending.file, line: nil, detail: "the history could not be read again"))
             return
         }
         bytes.withUnsafeBufferPointer { buf in
@@ -71,10 +71,12 @@ extension Store {
                     return
                 }
                 var r = JSONReader(buffer: line)
-                if let value = try? r.parseDocument(), let t = HistoryCoding.read(value) {
+                let value = try? r.parseDocument()
+                if let value, let t = HistoryCoding.read(value) {
                     read.append(t)
                 } else {
-                    historyProblems.append("\(pending.file) line \(pending.firstLine + k): unreadable history transaction")
+                    historyProblems.append(HistoryProblem(file: pending.file, line: pending.firstLine + k,
+                                                          detail: "unreadable history transaction" + (value.flatMap(HistoryCoding.idProblem).map { ": \($0)" } ?? "")))
                 }
             }
         }
@@ -290,7 +292,7 @@ extension Store {
             want *= 4
         }
         var read: [HistoryTransaction] = []
-        var problem: String?
+        var problem: HistoryProblem?
         bytes.withUnsafeBufferPointer { buf in
             var k = 0
             JSONLines.forEachLine(in: buf) { _, range, _ in
@@ -302,14 +304,16 @@ extension Store {
                     return
                 }
                 var r = JSONReader(buffer: line)
-                if let value = try? r.parseDocument(), let t = HistoryCoding.read(value) {
+                let value = try? r.parseDocument()
+                if let value, let t = HistoryCoding.read(value) {
                     read.append(t)
                 } else if problem == nil {
-                    problem = "\(pending.file)" + (firstLine < 0 ? "" : " line \(pending.firstLine + k)") + ": unreadable history transaction"
+                    problem = HistoryProblem(file: pending.file, line: firstLine < 0 ? nil : pending.firstLine + k,
+                                             detail: "unreadable history transaction" + (value.flatMap(HistoryCoding.idProblem).map { ": \($0)" } ?? ""))
                 }
             }
         }
-        if let problem { throw StoreError.damaged(file: pending.file, line: nil, detail: problem, repairable: false) }
+        if let problem { throw StoreError.damaged(file: problem.file, line: problem.line, detail: problem.detail, repairable: false) }
         return read + loadedHistory
     }
 

@@ -67,7 +67,7 @@ public final class Store {
     public func checkedHistory() throws -> [HistoryTransaction] {
         let all = history
         if let problem = historyProblems.first {
-            throw StoreError.damaged(file: files.snapshot(snapshotToken), line: nil, detail: problem, repairable: false)
+            throw StoreError.damaged(file: problem.file, line: problem.line, detail: problem.detail, repairable: false)
         }
         return all
     }
@@ -82,7 +82,7 @@ public final class Store {
     /// How many transactions the snapshot holds (known without reading them).
     var snapshotHistoryCount = 0
     /// History lines that could not be read (reported by `verify`).
-    var historyProblems: [String] = []
+    var historyProblems: [HistoryProblem] = []
     /// The token of the last committed transaction (0 for a new store).
     public internal(set) var lastToken: Int64 = 0
     /// The token of the loaded snapshot (0 when there is none); the journal is `journal-<this>.jsonl`.
@@ -228,6 +228,14 @@ public final class Store {
         closeJournal()
         if let p = pendingHistory { FileIO.close(p.fd) }
     }
+}
+
+/// A snapshot history line that could not be read: where, and why.
+struct HistoryProblem: CustomStringConvertible {
+    var file: String
+    var line: Int?
+    var detail: String
+    var description: String { file + (line.map { " line \($0)" } ?? "") + ": " + detail }
 }
 
 extension Store {

@@ -72,6 +72,20 @@ package enum HistoryCoding {
         return HistoryTransaction(token: token, timestamp: time, author: author, changes: changes)
     }
 
+    /// Why a history line that did not read is wrong, when the reason is an id.
+    package static func idProblem(_ v: JSONValue) -> String? {
+        guard case .array(let items)? = v["changes"] else { return nil }
+        for (k, item) in items.enumerated() {
+            var ids: [JSONValue] = []
+            if let id = item["id"] { ids.append(id) }
+            if case .array(let more)? = item["ids"] { ids += more }
+            for case .string(let id) in ids {
+                if let p = Identifier.problem(id) { return "change \(k + 1): \(p)" }
+            }
+        }
+        return nil
+    }
+
     /// Reads one stored change: one object's, or (`"ids"`) a run of inserts of one type.
     static func readChanges(_ item: JSONValue, into changes: inout [Change]) -> Bool {
         guard case .string("insert")? = item["kind"], case .array(let ids)? = item["ids"] else {
