@@ -5,7 +5,7 @@ import TripStoreEngine
 enum ApplyCommand {
     static let spec = CommandSpec(
         name: "apply", summary: "replay a change feed ('history --format feed') into this store, token for token",
-        usage: "tripstore apply FILE|- [--author NAME]",
+        usage: "tripstore apply FILE|-",
         examples: ["tripstore --store standby apply feed.jsonl",
                    "tripstore history --follow --format feed | ssh standby tripstore --store /srv/trips apply -"])
 
