@@ -51,6 +51,22 @@ import TripStoreCLI
         #expect(CLIRunner.run(["verify"], store: s).code == 2)
     }
 
+    /// A reference to an object of the wrong type (a hand edit that kept the
+    /// checksum) is damage at open, on the fast decoder's path and on the
+    /// tree decoder's; never a derived side written into another type's object.
+    @Test(arguments: [false, true]) func aReferenceOfTheWrongTypeIsDamage(_ slowPath: Bool) throws {
+        let s = try storeWithEditedSnapshot { lines in
+            let i = try #require(lines.firstIndex { $0.contains(#""businessMeals":[{"type":"BusinessMeal","id":""#) })
+            let range = try #require(lines[i].range(of: #"\[\{"type":"BusinessMeal","id":"[^"]*"\}"#, options: .regularExpression))
+            // Keys in another order send the line to the tree decoder.
+            lines[i].replaceSubrange(range, with: slowPath ? #"[{"id":"zurich-reunion","type":"BusinessMeal"}"# : #"[{"type":"BusinessMeal","id":"zurich-reunion"}"#)
+        }
+        for command in [["query", "--count"], ["get", "zurich-reunion"], ["verify"]] {
+            let r = CLIRunner.run(command, store: s)
+            #expect(r.code == 2 && r.err.contains("a reference of the wrong type"), "\(command): \(r.err)")
+        }
+    }
+
     @Test func aDanglingReferenceIsDamageThatVerifyNamesAndRepairRemoves() throws {
         let s = try damagedStore()
         let query = CLIRunner.run(["query", "--count"], store: s)

@@ -232,13 +232,19 @@ extension Store {
             throw StoreError.danglingReferences(file: path, line: nil, detail: "a reference points at missing id '\(id)'")
         }
         let plans = LinkPlan.all(schema)
+        let fits = kindTable()
         for (k, c) in chunks.enumerated() {
-            targetRows[k].withUnsafeBufferPointer { targets in
+            try targetRows[k].withUnsafeBufferPointer { targets in
                 for f in c.fixups {
                     let row = RowID(firstRows[k] + Int(f.line))
                     let plan = plans[Int(c.entities[Int(f.line)])][Int(f.slot)]
                     let first = Int(f.firstTarget)
                     let slice = targets[first..<(first + Int(f.targetCount))]
+                    // A reference must name an object of its relationship's type: never
+                    // write a derived side into an object of another layout.
+                    for t in slice where !(table.entity(at: t).map { fits[plan.destination][$0] } ?? false) {
+                        throw wrongType(row: row, slot: Int(f.slot), target: t, file: path)
+                    }
                     table.fill(table.arena.pointer(bases[k] | Int64(f.slotOffset)), toMany: plan.toMany, slice)
                     guard plan.inverseSlot >= 0 else { continue }
                     for t in slice {
@@ -261,12 +267,13 @@ extension Store {
         var toMany = false
         var inverseSlot = -1
         var inverseToMany = false
+        var destination = 0
 
         static func all(_ schema: Schema) -> [[LinkPlan]] {
             schema.entities.map { e in
                 e.properties.map { p in
                     guard let r = p.relationship else { return LinkPlan() }
-                    var plan = LinkPlan(toMany: r.isToMany)
+                    var plan = LinkPlan(toMany: r.isToMany, destination: r.destination)
                     if let inv = r.inverseSlot, let back = schema.entities[r.destination].properties[inv].relationship, !back.isStoredSide {
                         plan.inverseSlot = inv
                         plan.inverseToMany = back.isToMany
@@ -308,11 +315,35 @@ extension Store {
         if let id = missing.compactMap({ $0 }).first {
             throw StoreError.danglingReferences(file: file, line: nil, detail: "a reference points at missing id '\(id)'")
         }
+        let fits = kindTable()
         for (i, (row, links)) in pending.enumerated() {
+            guard let e = table.entity(at: row) else { continue }
             for (k, link) in links.enumerated() {
+                guard let rel = schema.entities[e].properties[link.slot].relationship else { continue }
+                for (t, target) in zip(resolved[i][k], link.targets) {
+                    let te = table.entity(at: t)
+                    guard let te, fits[rel.destination][te], target.type.map({ $0 == schema.entities[te].name }) ?? true else {
+                        throw wrongType(row: row, slot: link.slot, target: t, file: file)
+                    }
+                }
                 set(resolved[i][k], row: row, slot: link.slot, deriveInverses: true)
             }
         }
+    }
+
+    /// `fits[destination][entity]`: whether an object of `entity` may stand in a relationship to `destination`.
+    func kindTable() -> [[Bool]] {
+        schema.entities.map { d in schema.entities.map { schema.isKind($0.id, of: d.id) } }
+    }
+
+    func wrongType(row: RowID, slot: Int, target: RowID, file: String) -> StoreError {
+        let owner = table.entity(at: row).map { schema.entities[$0] }
+        let property = owner.map { $0.properties[slot] }
+        let destination = property?.relationship.map { schema.entities[$0.destination].name } ?? "?"
+        let actual = table.entity(at: target).map { schema.entities[$0].name } ?? "nothing"
+        return .damaged(file: file, line: nil,
+                        detail: "\(owner?.name ?? "?") '\(table.id(at: row) ?? "?")'.\(property?.name ?? "?") refers to '\(table.id(at: target) ?? "?")', "
+                              + "a \(actual), where a \(destination) belongs (a reference of the wrong type)", repairable: false)
     }
 
 }
