@@ -10,8 +10,8 @@ import TripStoreCLI
     /// the first bucket-list reference (with a correct checksum), image removed.
     func damagedStore() throws -> String {
         try storeWithEditedSnapshot { lines in
-            let i = try #require(lines.firstIndex { $0.contains(#""bucketList":[{"type":"BucketListItem","id":""#) })
-            let range = try #require(lines[i].range(of: #"\{"type":"BucketListItem","id":"[^"]*"\}"#, options: .regularExpression))
+            let i = try #require(lines.firstIndex { $0.contains(#""bucketList":[{"id":""#) })
+            let range = try #require(lines[i].range(of: #"\{"id":"[^"]*"\}"#, options: .regularExpression))
             lines[i].replaceSubrange(range, with: "null")
         }
     }
@@ -56,10 +56,10 @@ import TripStoreCLI
     /// tree decoder's; never a derived side written into another type's object.
     @Test(arguments: [false, true]) func aReferenceOfTheWrongTypeIsDamage(_ slowPath: Bool) throws {
         let s = try storeWithEditedSnapshot { lines in
-            let i = try #require(lines.firstIndex { $0.contains(#""businessMeals":[{"type":"BusinessMeal","id":""#) })
-            let range = try #require(lines[i].range(of: #"\[\{"type":"BusinessMeal","id":"[^"]*"\}"#, options: .regularExpression))
-            // Keys in another order send the line to the tree decoder.
-            lines[i].replaceSubrange(range, with: slowPath ? #"[{"id":"zurich-reunion","type":"BusinessMeal"}"# : #"[{"type":"BusinessMeal","id":"zurich-reunion"}"#)
+            let i = try #require(lines.firstIndex { $0.contains(#""businessMeals":[{"id":""#) })
+            let range = try #require(lines[i].range(of: #""businessMeals":\[\{"id":"[^"]*"\}"#, options: .regularExpression))
+            // A typed reference with its keys in another order sends the line to the tree decoder.
+            lines[i].replaceSubrange(range, with: #""businessMeals":"# + (slowPath ? #"[{"id":"zurich-reunion","type":"BusinessMeal"}"# : #"[{"id":"zurich-reunion"}"#))
         }
         for command in [["query", "--count"], ["get", "zurich-reunion"], ["verify"]] {
             let r = CLIRunner.run(command, store: s)

@@ -79,7 +79,8 @@ extension Store {
             if case .string(let id)? = v["id"] { ids.insert(id) }
             envelopes.append(v)
         }
-        let decoder = EnvelopeDecoder(schema: schema)
+        var decoder = EnvelopeDecoder(schema: schema)
+        decoder.bareReferences = true
         var pending: [(RowID, [PendingLink])] = []
         for (k, envelope) in envelopes.enumerated() {
             let cleaned = withoutDanglingReferences(envelope, file: path, line: k + 2) { ids.contains($0) }
@@ -156,9 +157,20 @@ extension Store {
 
     private func dropMissing(_ value: JSONValue, file: String, line: Int, type: String, id: String, property: String,
                              known: (String) -> Bool) -> JSONValue {
+        // History's old value names each reference's type, as every other reference in history does;
+        // a snapshot writes `{"id":…}` where the destination has no subclasses.
+        let destination = schema.entity(named: type)?.property(named: property)?.relationship.map { schema.entities[$0.destination].name }
+        func typed(_ v: JSONValue) -> JSONValue {
+            switch v {
+            case .array(let items): return .array(items.map(typed))
+            case .object(let m) where m.count == 1 && m[0].key == "id":
+                return destination.map { .object([JSONMember("type", .string($0)), m[0]]) } ?? v
+            default: return v
+            }
+        }
         func note(_ missing: String?) {
             danglingReferences.append(DanglingReference(file: file, line: line, type: type, id: id, property: property,
-                                                        missingID: missing, recorded: value))
+                                                        missingID: missing, recorded: typed(value)))
         }
         switch value {
         case .array(let items):

@@ -46,6 +46,10 @@ package struct EnvelopeDecoder {
     /// Leaves a missing required attribute nil instead of refusing the
     /// envelope: for history's view of an object whose values were redacted.
     package var allowMissingAttributes = false
+    /// Accepts a reference without `type` whatever its destination (a
+    /// snapshot's own lines: written so when the destination had no
+    /// subclasses; the target's type is checked when links are set).
+    package var bareReferences = false
 
     package init(schema: Schema) {
         self.schema = schema
@@ -198,7 +202,7 @@ package struct EnvelopeDecoder {
                 throw fail(.unknownType, location, path, entity: owner.name, property: property,
                            "reference type '\(type)' is not a \(dest.name); expected one of \(allowed.joined(separator: ", "))")
             }
-        } else if dest.closure.count > 1 {
+        } else if dest.closure.count > 1 && !bareReferences {
             throw fail(.wrongType, location, path, entity: owner.name, property: property,
                        "a reference to a \(dest.name) needs a \"type\", since \(dest.name) has subclasses")
         }

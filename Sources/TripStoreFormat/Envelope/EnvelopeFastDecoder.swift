@@ -13,6 +13,8 @@ package struct EnvelopeFastDecoder {
     let entityNames: [[UInt8]]
     let propertyNames: [[[UInt8]]]
     let wantPaths: Bool
+    /// See `EnvelopeDecoder.bareReferences`.
+    package var bareReferences = false
     // Per decoder, not global: a decoder per core then shares no reference counts.
     let typeKey = Array("type".utf8)
     let idKey = Array("id".utf8)
@@ -184,7 +186,7 @@ package struct EnvelopeFastDecoder {
             }
         } while try r.moreMembers(close: UInt8(ascii: "}"))
         guard let id else { throw GiveUp() }
-        if type == nil && dest.closure.count > 1 { throw GiveUp() }
+        if type == nil && dest.closure.count > 1 && !bareReferences { throw GiveUp() }
         return ObjectReference(type: type, id: id, path: path)
     }
 

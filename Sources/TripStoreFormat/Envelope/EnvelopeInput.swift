@@ -106,12 +106,16 @@ public enum EnvelopeInput {
 
 /// Decodes one record: the fast byte-level path, or the tree path when that gives up.
 package struct RecordDecoder {
-    let fast: EnvelopeFastDecoder
-    let slow: EnvelopeDecoder
+    var fast: EnvelopeFastDecoder
+    var slow: EnvelopeDecoder
 
-    package init(schema: Schema, wantPaths: Bool) {
+    /// `snapshotLines`: the store's own lines, whose references may leave out
+    /// `type` (see `EnvelopeDecoder.bareReferences`).
+    package init(schema: Schema, wantPaths: Bool, snapshotLines: Bool = false) {
         fast = EnvelopeFastDecoder(schema: schema, wantPaths: wantPaths)
         slow = EnvelopeDecoder(schema: schema)
+        fast.bareReferences = snapshotLines
+        slow.bareReferences = snapshotLines
     }
 
     /// Decodes the value at the reader's position; throws `JSONSyntaxError` or `EnvelopeError`.

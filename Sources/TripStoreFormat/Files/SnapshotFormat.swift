@@ -5,8 +5,9 @@ import TripStoreSystem
 /// every byte before it.
 package enum SnapshotFormat {
     /// 2 stores a run of inserts of one type in history as one change with
-    /// `ids` (see `HistoryCoding.appendCompact`); format 1 is still read.
-    package static let version = 2
+    /// `ids` (see `HistoryCoding.appendCompact`); 3 writes a reference to a
+    /// destination without subclasses as `{"id":…}`. Formats 1 and 2 are still read.
+    package static let version = 3
 
     package static func header(schema: Schema, token: Int64, objects: Int) -> [UInt8] {
         var w = JSONWriter()

@@ -96,7 +96,7 @@ import TripStoreModels
         // The next snapshot is written in the current format.
         try store.compact()
         let snapshot = String(decoding: try FileIO.readFile(folder + "/snapshot-3.jsonl"), as: UTF8.self)
-        #expect(snapshot.hasPrefix(#"{"format":2,"#))
+        #expect(snapshot.hasPrefix(#"{"format":3,"#))
         store.close()
         let reopened = try Store.open(folder, schema: TripSchema.schema, access: .read)
         #expect(reopened.history == store.history)

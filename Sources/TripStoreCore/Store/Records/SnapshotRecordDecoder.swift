@@ -96,7 +96,7 @@ struct SnapshotRecordDecoder {
         var out = RecordBuffer(capacity: lines.reduce(0) { $0 + $1.count } * 3 / 4 + 4096)
         chunk.entities.reserveCapacity(lines.count)
         chunk.offsets.reserveCapacity(lines.count)
-        let fallbackDecoder = RecordDecoder(schema: schema, wantPaths: false)
+        let fallbackDecoder = RecordDecoder(schema: schema, wantPaths: false, snapshotLines: true)
         for (k, range) in lines.enumerated() {
             let start = out.count
             let fixups = chunk.fixups.count, targets = chunk.targetStarts.count
@@ -265,7 +265,7 @@ struct SnapshotRecordDecoder {
         }
     }
 
-    /// `{"type":"…","id":"…"}` (the type may be left out where only one fits).
+    /// `{"type":"…","id":"…"}`, or `{"id":"…"}` (a snapshot writes it where the destination has no subclasses).
     @inline(__always) private func reference(_ r: inout JSONReader, _ destination: Int, chunk: inout Chunk) throws(GiveUp) {
         try r.expectByte(UInt8(ascii: "{"))
         let dest = schema.entities[destination]
@@ -275,7 +275,8 @@ struct SnapshotRecordDecoder {
             try r.expectByte(UInt8(ascii: ","))
             guard try key(&r, "id") else { throw GiveUp() }
         } else {
-            guard dest.closure.count == 1, try key(&r, "id") else { throw GiveUp() }
+            // Written so where the destination had no subclasses; the target's type is checked when linked.
+            guard try key(&r, "id") else { throw GiveUp() }
         }
         let id = try r.plainString()
         chunk.targetStarts.append(chunk.targetBytes.count)
