@@ -26,6 +26,10 @@ extension Store {
                 case .delete: out.deleted[c.id] = (t.token, c.type)
                 case .update:
                     for v in c.values { out.properties[c.id, default: [:]][v.name] = t.token }
+                    if c.redacted, let e = schema.entity(named: c.type) {
+                        // Which values changed was redacted away: count every property as changed.
+                        for p in e.properties { out.properties[c.id, default: [:]][p.name] = t.token }
+                    }
                 case .redact:
                     break  // history only: the object's values are unchanged
                 }

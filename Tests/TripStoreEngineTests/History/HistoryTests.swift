@@ -229,4 +229,21 @@ import TripStoreModels
         HistoryCoding.appendCompact(empty, to: &e)
         #expect(e.withUnsafeBufferPointer { HistoryFastReader.read($0) } == empty)
     }
+
+    /// A redact strips the values of earlier updates; a transaction staged
+    /// before them must still conflict with them, not overwrite in silence.
+    @Test func aRedactedUpdateStillConflictsWithAStaleTransaction() throws {
+        let store = try sampleStore()
+        let trip = store.schema.entity(named: "Trip")!
+        let row = try #require(store.table.row(for: "rome-summit"))
+        let slot = trip.property(named: "destination")!.slot
+        var stale = store.transaction()
+        stale.setAttribute(row, slot: slot, to: .string("Lima"))
+        try commit(store) { tx in tx.setAttribute(row, slot: slot, to: .string("Oslo")) }
+        try store.redact(ids: ["rome-summit"], author: "dpo")
+        #expect(store.history.last { $0.changes.contains { $0.kind == .update } }?.changes.first?.values.isEmpty == true)
+        #expect(throws: StoreError.self) { try store.commit(stale, author: "late") }
+        #expect(store.object(id: "rome-summit")?.values[slot] == .string("Oslo"))
+    }
 }
+
