@@ -91,13 +91,10 @@ extension Store {
                         throw diverged("'\(c.id)'.\(v.name): \(error.message)")
                     }
                 case .relationship:
-                    var refs: [JSONValue] = []
-                    if case .array(let l) = v.new { refs = l } else if case .object = v.new { refs = [v.new] }
+                    guard let ids = ValueDecoding.referenceIDs(v.new) else { throw diverged("'\(c.id)'.\(v.name) holds something other than references") }
                     var rows: [RowID] = []
-                    for ref in refs {
-                        guard case .string(let id)? = ref["id"], let r = tx.row(for: Identifier.normalized(id)) else {
-                            throw diverged("'\(c.id)'.\(v.name) refers to an object that is not here")
-                        }
+                    for id in ids {
+                        guard let r = tx.row(for: id) else { throw diverged("'\(c.id)'.\(v.name) refers to an object that is not here") }
                         rows.append(r)
                     }
                     try tx.setRelationship(row, slot: p.slot, to: rows, deletingDropped: false)

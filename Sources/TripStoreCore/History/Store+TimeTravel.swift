@@ -188,13 +188,7 @@ extension Store {
                         throw damaged("'\(id)'.\(m.key): \(error.message)")
                     }
                 case .relationship:
-                    var refs: [JSONValue] = []
-                    if case .array(let l) = m.value { refs = l } else if case .object = m.value { refs = [m.value] }
-                    var ids: [String] = []
-                    for ref in refs {
-                        guard case .string(let target)? = ref["id"] else { throw damaged("'\(id)'.\(m.key) holds something other than a reference") }
-                        ids.append(target)
-                    }
+                    guard let ids = ValueDecoding.referenceIDs(m.value) else { throw damaged("'\(id)'.\(m.key) holds something other than references") }
                     links.append((p.slot, ids))
                 }
             }

@@ -57,11 +57,10 @@ enum JournalReplay {
                         throw damaged("property '\(m.key)': \(error.message)")
                     }
                 case .relationship(let r):
-                    var refs: [JSONValue] = []
-                    if case .array(let items) = new { refs = items } else if case .object = new { refs = [new] }
+                    guard let ids = ValueDecoding.referenceIDs(new) else { throw damaged("property '\(m.key)' holds something other than references") }
                     var rows: [RowID] = []
-                    for ref in refs {
-                        guard case .string(let tid)? = ref["id"], let tr = table.row(for: tid) else {
+                    for tid in ids {
+                        guard let tr = table.row(for: tid) else {
                             throw StoreError.danglingReferences(file: file, line: number, detail: "property '\(m.key)' of '\(id)' references a missing object")
                         }
                         rows.append(tr)

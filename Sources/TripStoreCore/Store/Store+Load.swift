@@ -64,19 +64,12 @@ extension Store {
         bytes.withUnsafeBufferPointer { buf in
             var k = 0
             JSONLines.forEachLine(in: buf) { _, range, _ in
-                let line = UnsafeBufferPointer(rebasing: buf[range])
                 defer { k += 1 }
-                if let t = HistoryFastReader.read(line) {
-                    read.append(t)
-                    return
-                }
-                var r = JSONReader(buffer: line)
-                let value = try? r.parseDocument()
-                if let value, let t = HistoryCoding.read(value) {
+                var why = ""
+                if let t = Self.readHistoryLine(UnsafeBufferPointer(rebasing: buf[range]), why: &why) {
                     read.append(t)
                 } else {
-                    historyProblems.append(HistoryProblem(file: pending.file, line: pending.firstLine + k,
-                                                          detail: "unreadable history transaction" + (value.flatMap(HistoryCoding.idProblem).map { ": \($0)" } ?? "")))
+                    historyProblems.append(HistoryProblem(file: pending.file, line: pending.firstLine + k, detail: why))
                 }
             }
         }
@@ -299,17 +292,11 @@ extension Store {
                 defer { k += 1 }
                 let line = UnsafeBufferPointer(rebasing: buf[range])
                 if let t = Self.leadingToken(line), t <= token { return }
-                if let t = HistoryFastReader.read(line) {
-                    read.append(t)
-                    return
-                }
-                var r = JSONReader(buffer: line)
-                let value = try? r.parseDocument()
-                if let value, let t = HistoryCoding.read(value) {
+                var why = ""
+                if let t = Self.readHistoryLine(line, why: &why) {
                     read.append(t)
                 } else if problem == nil {
-                    problem = HistoryProblem(file: pending.file, line: firstLine < 0 ? nil : pending.firstLine + k,
-                                             detail: "unreadable history transaction" + (value.flatMap(HistoryCoding.idProblem).map { ": \($0)" } ?? ""))
+                    problem = HistoryProblem(file: pending.file, line: firstLine < 0 ? nil : pending.firstLine + k, detail: why)
                 }
             }
         }
@@ -355,6 +342,18 @@ extension Store {
         let from = comma + key.count
         guard let close = line[from...].firstIndex(of: UInt8(ascii: "\"")) else { return nil }
         return ISODate.parse(bytes: UnsafeBufferPointer(rebasing: line[from..<close]))
+    }
+
+    /// One snapshot history line: by the byte reader where it has the form
+    /// the store writes, else by the tree reader; nil, and `why`, when it is
+    /// no transaction.
+    static func readHistoryLine(_ line: UnsafeBufferPointer<UInt8>, why: inout String) -> HistoryTransaction? {
+        if let t = HistoryFastReader.read(line) { return t }
+        var r = JSONReader(buffer: line)
+        let value = try? r.parseDocument()
+        if let value, let t = HistoryCoding.read(value) { return t }
+        why = "unreadable history transaction" + (value.flatMap(HistoryCoding.idProblem).map { ": \($0)" } ?? "")
+        return nil
     }
 
     /// The token of a history line as the store writes it (`{"token":N,…`), nil otherwise.

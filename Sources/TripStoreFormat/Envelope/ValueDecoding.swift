@@ -2,6 +2,26 @@ import TripStoreJSON
 import TripStoreSystem
 /// Turns JSON into attribute values of a declared type.
 package enum ValueDecoding {
+    /// The ids of a relationship value as history and the journal record it
+    /// (a reference `{"type","id"}`, an array of them, or null), in NFC; nil
+    /// when it holds anything else.
+    package static func referenceIDs(_ value: JSONValue) -> [String]? {
+        let refs: [JSONValue]
+        switch value {
+        case .null: return []
+        case .array(let items): refs = items
+        case .object: refs = [value]
+        default: return nil
+        }
+        var ids: [String] = []
+        ids.reserveCapacity(refs.count)
+        for ref in refs {
+            guard case .string(let id)? = ref["id"], Identifier.problem(id) == nil else { return nil }
+            ids.append(Identifier.normalized(id))
+        }
+        return ids
+    }
+
     /// Why a JSON value does not fit a type: the expectation, for `EnvelopeError.message`.
     package struct Mismatch: Error {
         package var kind: EnvelopeError.Kind

@@ -10,20 +10,13 @@ import TripStoreModels
 /// The library's side of the audit trail: `container.changes(since:)` and
 /// `context.fetch(_:asOf:)`.
 @Suite struct HistoryFeedModelTests {
-    static func day(_ text: String) -> Date { Date(timeIntervalSinceReferenceDate: ISODate.parse(text)!) }
-
+    /// A trip store with trip "t1" (one bucket-list item), saved as token 1.
     func container() throws -> ModelContainer {
-        let container = try ModelContainer(folder: TestFolders.make("feed-models"), models: TripSchema.models)
-        let context = ModelContext(container)
-        let trip = Trip(name: "Rome", destination: "Rome, Italy", startDate: Self.day("2026-03-02"), endDate: Self.day("2026-03-06"))
-        trip.persistentModelID = "t1"
-        trip.bucketList = [BucketListItem(title: "Colosseum")]
-        context.insert(trip)
-        try context.save(author: "setup")
-        return container
+        try ContextWriteTests().tripContainer(TestFolders.make("feed-models"))
     }
 
-    @Test func changesDeliversEachSaveOnceInOrder() async throws {
+    // A feed that misses a save would wait for ever: the limit makes that a failure.
+    @Test(.timeLimit(.minutes(1))) func changesDeliversEachSaveOnceInOrder() async throws {
         let container = try container()
         let feed = Task {
             var seen: [(Int64, String)] = []
