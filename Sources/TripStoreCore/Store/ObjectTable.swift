@@ -219,6 +219,11 @@ package final class ObjectTable: ObjectLookup {
         return String(decoding: RecordReader.id(record(row)).0, as: UTF8.self)
     }
 
+    package func reference(at row: RowID) -> (entity: Int, id: String)? {
+        guard let e = entity(at: row) else { return nil }
+        return (e, String(decoding: RecordReader.id(record(row)).0, as: UTF8.self))
+    }
+
     /// One slot of a live row (`.null` for a row with no object).
     @inline(__always) package func value(at row: RowID, slot: Int) -> Value {
         // A slot past the entity's is a row of another type than an index said (only a hostile image says so).

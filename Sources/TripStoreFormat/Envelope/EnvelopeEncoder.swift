@@ -81,6 +81,54 @@ package enum EnvelopeEncoder {
         }
     }
 
+    /// An object's `data` as JSON values, built directly (no text in
+    /// between): the values a delete keeps in history. The same tree as
+    /// writing the data and reading it back.
+    package static func dataMembers<L: ObjectLookup>(_ o: StoredObject, schema: Schema, lookup: L,
+                                                    only keep: ((Property) -> Bool)? = nil) -> [JSONMember] {
+        var out: [JSONMember] = []
+        for p in schema.entities[o.entity].properties where keep?(p) ?? true {
+            let v = o.values[p.slot]
+            switch p.kind {
+            case .attribute(let a):
+                out.append(JSONMember(p.name, jsonAttribute(v, type: a.type)))
+            case .relationship(let r):
+                func reference(_ row: RowID) -> JSONValue {
+                    guard let t = lookup.reference(at: row) else { return .null }
+                    return .object([JSONMember("type", .string(schema.entities[t.entity].name)), JSONMember("id", .string(t.id))])
+                }
+                switch v {
+                case .toOne(let row): out.append(JSONMember(p.name, reference(row)))
+                case .toMany(let rows): out.append(JSONMember(p.name, .array(rows.map(reference))))
+                default: out.append(JSONMember(p.name, r.isToMany ? .array([]) : .null))
+                }
+            }
+        }
+        return out
+    }
+
+    /// An attribute value as the JSON tree `writeAttribute` then a reader give.
+    package static func jsonAttribute(_ v: Value, type: ValueType) -> JSONValue {
+        switch v {
+        case .null, .toOne, .toMany: return .null
+        case .string(let s): return .string(s)
+        case .int(let i): return .int(i)
+        case .bool(let b): return .bool(b)
+        case .date(let d): return .string(ISODate.format(d))
+        case .double(let d):
+            // As the writer prints it: whole numbers without a fraction, no NaN or infinity.
+            guard d.isFinite else { return .null }
+            return d == d.rounded() && abs(d) < 9.0e15 ? .int(Int64(d)) : .double(d)
+        case .array(let items):
+            var inner = type
+            if case .array(let t) = type { inner = t }
+            return .array(items.map { jsonAttribute($0, type: inner) })
+        case .embedded(let fields):
+            guard case .embedded(let e) = type else { return .object([]) }
+            return .object(zip(e.fields, fields).map { JSONMember($0.name, jsonAttribute($1, type: $0.type)) })
+        }
+    }
+
     /// A value as a JSON tree (for history's old and new values).
     package static func jsonValue<L: ObjectLookup>(_ v: Value, of p: Property, schema: Schema, lookup: L) -> JSONValue {
         var w = JSONWriter()

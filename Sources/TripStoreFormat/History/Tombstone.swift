@@ -8,9 +8,7 @@ package enum Tombstone {
         var out: [JSONMember] = []
         for p in schema.entities[o.entity].properties {
             guard let a = p.attribute, a.preservesOnDeletion else { continue }
-            var w = JSONWriter()
-            EnvelopeEncoder.writeAttribute(o.values[p.slot], type: a.type, to: &w)
-            out.append(JSONMember(p.name, (try? JSONReader.parse(w.bytes)) ?? .null))
+            out.append(JSONMember(p.name, EnvelopeEncoder.jsonAttribute(o.values[p.slot], type: a.type)))
         }
         return out
     }
@@ -19,9 +17,6 @@ package enum Tombstone {
     /// `lookup`), as its envelope's `data`: what time travel needs to bring
     /// a deleted object back.
     package static func allValues<L: ObjectLookup>(of o: StoredObject, schema: Schema, lookup: L) -> [JSONMember] {
-        var w = JSONWriter()
-        EnvelopeEncoder.writeData(o, entity: schema.entities[o.entity], schema: schema, lookup: lookup, to: &w)
-        guard case .object(let members)? = try? JSONReader.parse(w.bytes) else { return [] }
-        return members
+        EnvelopeEncoder.dataMembers(o, schema: schema, lookup: lookup)
     }
 }

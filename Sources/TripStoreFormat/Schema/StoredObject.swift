@@ -24,8 +24,11 @@ package protocol ObjectLookup {
     func object(at row: RowID) -> StoredObject?
     /// The id of the object at a row (without decoding its values where the lookup can).
     func id(at row: RowID) -> String?
+    /// The concrete entity and id at a row, for a reference (without decoding values where the lookup can).
+    func reference(at row: RowID) -> (entity: Int, id: String)?
 }
 
 extension ObjectLookup {
     package func id(at row: RowID) -> String? { object(at: row)?.id }
+    package func reference(at row: RowID) -> (entity: Int, id: String)? { object(at: row).map { ($0.entity, $0.id) } }
 }

@@ -47,6 +47,29 @@ import TripStoreModels
         try check(history.string + "\n", "history.json")
     }
 
+    /// The JSON values a delete keeps in history, built without text, are
+    /// the tree that writing an object's data and reading it back gives.
+    @Test func dataMembersEqualTheWrittenDataReadBack() throws {
+        let store = try Store.open(TestFolders.make("members"), schema: TripSchema.schema, access: .write)
+        var tx = store.transaction()
+        var g = TripDataGenerator(seed: 77)
+        try store.stage(try EnvelopeInput.decode(try FileIO.readFile(TestFolders.projectRoot + "/SampleData/trips.json"), schema: store.schema),
+                        mode: .insert, into: &tx)
+        try store.stage(try EnvelopeInput.decode(g.jsonArray(trips: 40), schema: store.schema), mode: .insert, into: &tx)
+        try store.commit(tx, author: "t")
+        for row in store.table.liveRows {
+            let o = try #require(store.table.object(at: row))
+            var w = JSONWriter()
+            EnvelopeEncoder.writeData(o, entity: store.schema.entities[o.entity], schema: store.schema, lookup: store.table, to: &w)
+            #expect(.object(EnvelopeEncoder.dataMembers(o, schema: store.schema, lookup: store.table)) == (try JSONReader.parse(w.bytes)), "\(o.id)")
+        }
+        for d in [150.0, 0.45, -0.0, 1e300, 9.0e15, 123456789.125, -3] {
+            var w = JSONWriter()
+            EnvelopeEncoder.writeAttribute(.double(d), type: .double, to: &w)
+            #expect(EnvelopeEncoder.jsonAttribute(.double(d), type: .double) == (try JSONReader.parse(w.bytes)), "\(d)")
+        }
+    }
+
     @Test func fastAndTreeEncodersWriteTheSameBytes() throws {
         let store = try Store.open(TestFolders.make("encoders"), schema: TripSchema.schema, access: .write)
         var tx = store.transaction()
