@@ -25,6 +25,25 @@ enum ImportCommand {
         func phase(_ text: String) {
             if showProgress { ctx.console.progress("\(path): \(text)") }
         }
+        // A big input into an empty store goes straight into records, as a snapshot is loaded.
+        var opened: Store?
+        if bytes.count >= (try ctx.options()).snapshotCommitChanges * 16 {
+            phase("opening the store")
+            let store = try ctx.openStore(.write)
+            opened = store
+            phase("decoding and linking \(bytes.count / 1_000_000) MB")
+            let before = store.warnings.count
+            if let t = try store.importInBulk(bytes, author: ctx.author) {
+                for w in store.warnings.dropFirst(before) { ctx.console.err(w) }
+                ctx.console.keepUntilExit(KeptValue((bytes, t)))
+                if showProgress { ctx.console.endProgress() }
+                Trace.mark("commit returned")
+                ctx.console.line(summary(t))
+                Trace.mark("summary")
+                return 0
+            }
+            Trace.mark("bulk import does not apply")
+        }
         phase("decoding \(bytes.count / 1_000_000) MB")
         var lastPercent = -1
         var objects = try EnvelopeInput.decode(bytes, schema: ctx.schema) { done, total in
@@ -36,7 +55,7 @@ enum ImportCommand {
         }
         Trace.mark("parse+decode \(objects.count) objects")
         phase("opening the store")
-        let store = try ctx.openStore(.write)
+        let store = try opened ?? ctx.openStore(.write)
         if store.schema.fingerprint != ctx.schema.fingerprint {
             // Another writer extended the store's schema meanwhile: decode with it.
             objects = try EnvelopeInput.decode(bytes, schema: store.schema)

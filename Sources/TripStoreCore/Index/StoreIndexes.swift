@@ -119,6 +119,14 @@ package final class StoreIndexes {
         index.build(entries)
     }
 
+    /// Builds again each value index built so far (after rows were added wholesale).
+    func rebuildValueIndexes() {
+        for k in built.indices where built[k] {
+            built[k] = false
+            build(k)
+        }
+    }
+
     /// Adds a row known to be past every row of its entity (loading a snapshot).
     func appendType(_ row: RowID, _ entity: Int) {
         if typeRowsInImage[entity] { readTypeRows(entity) }

@@ -325,6 +325,11 @@ package final class ObjectTable: ObjectLookup {
 
         /// The row whose id is `key` (every row is live while loading).
         @inline(__always) func row(_ key: UnsafeRawBufferPointer, in table: ReadView) -> RowID? {
+            row(key) { row in table.withID(row) { ObjectTable.equal($0, key) } }
+        }
+
+        /// The row whose id is `key`, where `matches` says whether a row's id is `key`.
+        @inline(__always) func row(_ key: UnsafeRawBufferPointer, matches: (RowID) -> Bool) -> RowID? {
             let h = LoadHash.hash(ObjectTable.prefix(key))
             let tag = LoadHash.tag(h)
             var i = h & mask
@@ -333,7 +338,7 @@ package final class ObjectTable: ObjectLookup {
                 if s == 0 { return nil }
                 if s & 0xFFFF_FFFF_0000_0000 == tag {
                     let row = RowID(truncatingIfNeeded: (s & 0xFFFF_FFFF) - 1)
-                    if table.withID(row, { ObjectTable.equal($0, key) }) { return row }
+                    if matches(row) { return row }
                 }
                 i = (i + 1) & mask
             }

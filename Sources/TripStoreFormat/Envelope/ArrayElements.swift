@@ -2,11 +2,11 @@ import TripStoreJSON
 import TripStoreSystem
 /// Finds where each element of a top-level JSON array starts and ends by
 /// following only strings and brackets, so the elements can be decoded apart.
-enum ArrayElements {
+package enum ArrayElements {
     /// The byte ranges of the elements of the array whose `[` is at `open`;
     /// nil when the structure is not that of one array (the strict reader then
     /// says what is wrong).
-    static func split(_ buf: UnsafeBufferPointer<UInt8>, openingAt open: Int) -> [Range<Int>]? {
+    package static func split(_ buf: UnsafeBufferPointer<UInt8>, openingAt open: Int) -> [Range<Int>]? {
         var ranges: [Range<Int>] = []
         var i = open + 1
         var start = i

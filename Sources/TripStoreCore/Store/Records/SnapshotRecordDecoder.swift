@@ -46,7 +46,7 @@ struct SnapshotRecordDecoder {
         var errorIsDangling = false
     }
 
-    private enum Kind {
+    enum Kind {
         case string, int, double, bool, date
         case enumeration(Int)
         case other(ValueType)
@@ -55,9 +55,9 @@ struct SnapshotRecordDecoder {
 
     let schema: Schema
     private let entityNames: [[UInt8]]
-    private let propertyNames: [[[UInt8]]]
-    private let kinds: [[Kind]]
-    private let optional: [[Bool]]
+    let propertyNames: [[[UInt8]]]
+    let kinds: [[Kind]]
+    let optional: [[Bool]]
     private let enumCases: [[[UInt8]]]
     private let values: EnvelopeFastDecoder
 
@@ -185,7 +185,7 @@ struct SnapshotRecordDecoder {
         return entity
     }
 
-    @inline(__always) private func empty(_ kind: Kind, optional: Bool, to out: inout RecordBuffer) throws(GiveUp) {
+    @inline(__always) func empty(_ kind: Kind, optional: Bool, to out: inout RecordBuffer) throws(GiveUp) {
         switch kind {
         case .relationship(let toMany, _):
             RecordWriter.reference(tag: toMany ? RecordTag.toMany : RecordTag.noReference, 0, to: &out)
@@ -197,6 +197,34 @@ struct SnapshotRecordDecoder {
 
     @inline(__always) private func value(_ r: inout JSONReader, _ kind: Kind, optional: Bool, slot: Int, lineIndex: Int32,
                                          to out: inout RecordBuffer, chunk: inout Chunk) throws(GiveUp) {
+        guard case .relationship(let toMany, let destination) = kind else {
+            try attribute(&r, kind, optional: optional, to: &out)
+            return
+        }
+        if r.peekByte() == UInt8(ascii: "n") {
+            do { try r.expectLiteral("null") } catch { throw GiveUp() }
+            try empty(kind, optional: optional, to: &out)
+            return
+        }
+        let slotOffset = out.count
+        RecordWriter.reference(tag: RecordTag.noReference, 0, to: &out)
+        let first = chunk.targetStarts.count
+        if toMany {
+            try r.expectByte(UInt8(ascii: "["))
+            if r.peekByte() == UInt8(ascii: "]") {
+                r.index += 1
+            } else {
+                repeat { try reference(&r, destination, chunk: &chunk) } while try r.moreMembers(close: UInt8(ascii: "]"))
+            }
+        } else {
+            try reference(&r, destination, chunk: &chunk)
+        }
+        chunk.fixups.append(LinkFixup(line: lineIndex, slot: Int32(slot), slotOffset: slotOffset,
+                                      firstTarget: Int32(first), targetCount: Int32(chunk.targetStarts.count - first)))
+    }
+
+    /// An attribute's value (or null) as its record bytes.
+    @inline(__always) func attribute(_ r: inout JSONReader, _ kind: Kind, optional: Bool, to out: inout RecordBuffer) throws(GiveUp) {
         guard let c = r.peekByte() else { throw GiveUp() }
         if c == UInt8(ascii: "n") {
             do { try r.expectLiteral("null") } catch { throw GiveUp() }
@@ -229,7 +257,7 @@ struct SnapshotRecordDecoder {
             case (.double, .int(let i)):
                 out.byte(RecordTag.double)
                 out.uint64(Double(i).bitPattern)
-            case (.double, .double(let d)):
+            case (.double, .double(let d)) where d.isFinite:
                 out.byte(RecordTag.double)
                 out.uint64(d.bitPattern)
             default: throw GiveUp()
@@ -246,22 +274,8 @@ struct SnapshotRecordDecoder {
             let v: Value
             do { v = try values.attribute(&r, type, optional: optional) } catch { throw GiveUp() }
             RecordWriter.attribute(v, to: &out)
-        case .relationship(let toMany, let destination):
-            let slotOffset = out.count
-            RecordWriter.reference(tag: RecordTag.noReference, 0, to: &out)
-            let first = chunk.targetStarts.count
-            if toMany {
-                try r.expectByte(UInt8(ascii: "["))
-                if r.peekByte() == UInt8(ascii: "]") {
-                    r.index += 1
-                } else {
-                    repeat { try reference(&r, destination, chunk: &chunk) } while try r.moreMembers(close: UInt8(ascii: "]"))
-                }
-            } else {
-                try reference(&r, destination, chunk: &chunk)
-            }
-            chunk.fixups.append(LinkFixup(line: lineIndex, slot: Int32(slot), slotOffset: slotOffset,
-                                          firstTarget: Int32(first), targetCount: Int32(chunk.targetStarts.count - first)))
+        case .relationship:
+            throw GiveUp()
         }
     }
 
@@ -288,7 +302,7 @@ struct SnapshotRecordDecoder {
     // MARK: - Bytes
 
     /// Reads `"name":` when the next key is `name`; false (and nothing read) otherwise.
-    @inline(__always) private func key(_ r: inout JSONReader, _ name: StaticString) throws(GiveUp) -> Bool {
+    @inline(__always) func key(_ r: inout JSONReader, _ name: StaticString) throws(GiveUp) -> Bool {
         guard r.peekByte() == UInt8(ascii: "\"") else { throw GiveUp() }
         let n = name.utf8CodeUnitCount
         let p = name.utf8Start
@@ -300,7 +314,7 @@ struct SnapshotRecordDecoder {
         return true
     }
 
-    private func entity(_ range: Range<Int>, _ r: JSONReader) throws(GiveUp) -> Int {
+    func entity(_ range: Range<Int>, _ r: JSONReader) throws(GiveUp) -> Int {
         for (e, name) in entityNames.enumerated() where r.bytes(range, equal: name) { return e }
         throw GiveUp()
     }

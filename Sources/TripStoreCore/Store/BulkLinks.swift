@@ -1,0 +1,172 @@
+import TripStoreFormat
+import TripStoreJSON
+import TripStoreSystem
+
+/// The relationships of a bulk import, resolved to rows and checked as
+/// `Store.stage` links them: each side given is set, and the other side of
+/// each pair derived, in input order. Where `stage` would refuse the input or
+/// reconcile disagreeing sides (a reference to nothing or of the wrong
+/// type, an object listed twice, a to-one set to two objects, a list given
+/// that leaves out an object claiming to be in it), `init` returns nil.
+///
+/// To-one sides are written into the records at once (they are still the
+/// importer's own memory); lists wait for `fill`, once the table owns them.
+struct BulkLinks {
+    private struct Plan {
+        var isRelationship = false
+        var toMany = false
+        var destination = 0
+        var inverseSlot = -1
+        var inverseToMany = false
+    }
+
+    /// Per chunk, each target's row.
+    private var resolved: [[RowID]] = []
+    /// Lists given in the input: the slot, and the targets in `resolved`.
+    private var givenLists: [(slot: UnsafeMutableRawPointer, chunk: Int, first: Int, count: Int)] = []
+    /// Lists made of derived sides, in the order first touched.
+    private var derivedSlots: [UnsafeMutableRawPointer] = []
+    private var derivedLists: [[RowID]] = []
+
+    /// Whether some relationship is its own inverse (the bulk path leaves those to `stage`).
+    static func hasSelfInverse(_ schema: Schema) -> Bool {
+        schema.entities.contains { e in
+            e.properties.contains { p in
+                guard let r = p.relationship, let inv = r.inverseSlot else { return false }
+                let back = schema.entities[r.destination].properties[inv]
+                return back.name == p.name && back.declaringEntity == p.declaringEntity
+            }
+        }
+    }
+
+    init?(schema: Schema, objects: BulkObjects, chunks: [ImportRecordDecoder.Chunk], input: UnsafeBufferPointer<UInt8>) {
+        let plans: [[Plan]] = schema.entities.map { e in
+            e.properties.map { p in
+                guard let r = p.relationship else { return Plan() }
+                var plan = Plan(isRelationship: true, toMany: r.isToMany, destination: r.destination)
+                if let inv = r.inverseSlot, let back = schema.entities[r.destination].properties[inv].relationship {
+                    plan.inverseSlot = inv
+                    plan.inverseToMany = back.isToMany
+                }
+                return plan
+            }
+        }
+        let fits: [[Bool]] = schema.entities.map { d in schema.entities.map { schema.isKind($0.id, of: d.id) } }
+
+        // References by id, through a hash of the ids in row order.
+        var referenceRows: [[RowID]] = chunks.map { _ in [] }
+        if chunks.contains(where: { !$0.referenceStarts.isEmpty }) {
+            let hash = ObjectTable.LoadHash(objects.sorted.map { ObjectTable.prefix(objects.id(Int($0))) })
+            for (k, c) in chunks.enumerated() {
+                referenceRows[k].reserveCapacity(c.referenceStarts.count)
+                for (start, length) in zip(c.referenceStarts, c.referenceLengths) {
+                    let key = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(input)[start..<(start + Int(length))])
+                    guard let row = hash.row(key, matches: { ObjectTable.equal(objects.id(Int(objects.sorted[Int($0)])), key) }) else { return nil }
+                    referenceRows[k].append(row)
+                }
+            }
+        }
+        /// A target's object (by input order) and the type its reference names (-1: none).
+        func target(_ k: Int, _ t: Int32) -> (g: Int, type: Int) {
+            if t >= 0 { return (objects.firstObject[k] + Int(t), -1) }
+            let r = Int(-1 - t)
+            return (Int(objects.sorted[Int(referenceRows[k][r])]), Int(chunks[k].referenceTypes[r]))
+        }
+        func chunk(of g: Int) -> Int {
+            var k = objects.firstObject.count - 1
+            while objects.firstObject[k] > g { k -= 1 }
+            return k
+        }
+        /// Whether object `g` lists `row` in the list it gives for `slot`.
+        var bigLists: [Int: Set<RowID>] = [:]
+        func lists(_ g: Int, _ slot: Int, _ row: RowID) -> Bool {
+            let k = chunk(of: g), c = chunks[k], i = g - objects.firstObject[k]
+            let links = c.links[Int(c.firstLink[i])..<Int(c.firstLink[i] + c.linkCounts[i])]
+            guard let link = links.first(where: { Int($0.slot) == slot }) else { return false }
+            let targets = c.targets[Int(link.firstTarget)..<Int(link.firstTarget + link.targetCount)]
+            if targets.count <= 16 { return targets.contains { objects.rowOf[target(k, $0).g] == row } }
+            if let set = bigLists[g << 16 | slot] { return set.contains(row) }
+            let set = Set(targets.map { objects.rowOf[target(k, $0).g] })
+            bigLists[g << 16 | slot] = set
+            return set.contains(row)
+        }
+        var derivedIndex: [Int: Int] = [:]
+
+        for (k, c) in chunks.enumerated() {
+            var rows = [RowID](repeating: 0, count: c.targets.count)
+            for i in c.entities.indices {
+                let g = objects.firstObject[k] + i
+                let row = objects.rowOf[g], entity = Int(c.entities[i])
+                for l in Int(c.firstLink[i])..<Int(c.firstLink[i] + c.linkCounts[i]) {
+                    let link = c.links[l]
+                    let plan = plans[entity][Int(link.slot)]
+                    guard plan.isRelationship, let base = c.base else { return nil }
+                    let first = Int(link.firstTarget), count = Int(link.targetCount)
+                    var targets: [Int] = []
+                    targets.reserveCapacity(count)
+                    for j in first..<(first + count) {
+                        let (tg, type) = target(k, c.targets[j])
+                        let te = Int(objects.entities[tg])
+                        guard fits[plan.destination][te], type < 0 || type == te else { return nil }
+                        rows[j] = objects.rowOf[tg]
+                        targets.append(tg)
+                    }
+                    let slot = base + link.slotOffset
+                    if plan.toMany {
+                        let listed = rows[first..<(first + count)]
+                        if count > 1 && (count <= 16 ? listed.indices.contains { listed[..<$0].contains(listed[$0]) } : Set(listed).count != count) {
+                            return nil
+                        }
+                        givenLists.append((slot, k, first, count))
+                    } else {
+                        guard count == 1, BulkLinks.setToOne(slot, rows[first]) else { return nil }
+                    }
+                    guard plan.inverseSlot >= 0 else { continue }
+                    for tg in targets {
+                        let other = UnsafeMutableRawPointer(mutating: RecordReader.slot(UnsafeRawPointer(objects.records[tg]), plan.inverseSlot))
+                        if !plan.inverseToMany {
+                            guard BulkLinks.setToOne(other, row) else { return nil }
+                        } else if other.load(as: UInt8.self) == RecordTag.noReference {
+                            // The target gives its list: it must list this object.
+                            guard lists(tg, plan.inverseSlot, row) else { return nil }
+                        } else {
+                            let key = tg << 16 | plan.inverseSlot
+                            if let d = derivedIndex[key] {
+                                derivedLists[d].append(row)
+                            } else {
+                                derivedIndex[key] = derivedLists.count
+                                derivedSlots.append(other)
+                                derivedLists.append([row])
+                            }
+                        }
+                    }
+                }
+            }
+            resolved.append(rows)
+        }
+    }
+
+    /// Sets an empty to-one slot; true too when it already holds `row`, false when it holds another.
+    private static func setToOne(_ slot: UnsafeMutableRawPointer, _ row: RowID) -> Bool {
+        switch slot.load(as: UInt8.self) {
+        case RecordTag.noReference:
+            slot.storeBytes(of: RecordTag.toOne, as: UInt8.self)
+            (slot + 1).storeBytes(of: row.littleEndian, as: Int32.self)
+            return true
+        case RecordTag.toOne:
+            return Int32(littleEndian: (slot + 1).loadUnaligned(as: Int32.self)) == row
+        default:
+            return false
+        }
+    }
+
+    /// Writes the lists into the records, which the table now owns.
+    func fill(_ table: ObjectTable) {
+        for list in givenLists {
+            resolved[list.chunk].withUnsafeBufferPointer { table.fill(list.slot, toMany: true, $0[list.first..<(list.first + list.count)]) }
+        }
+        for (slot, rows) in zip(derivedSlots, derivedLists) {
+            rows.withUnsafeBufferPointer { table.fill(slot, toMany: true, $0[...]) }
+        }
+    }
+}

@@ -1,0 +1,157 @@
+import TripStoreFormat
+import TripStoreJSON
+import TripStoreSystem
+
+extension Store {
+    /// Imports a big input into an empty store as opening a snapshot loads
+    /// one: envelopes are decoded straight into records on every core, sorted
+    /// by id, linked through an id hash, and committed as a new snapshot
+    /// (an import of `snapshotCommitChanges` objects or more is committed so
+    /// anyway). The result is the one `stage` and `commit` give: the same
+    /// objects, relationships, list orders and history.
+    ///
+    /// Returns nil, with nothing changed, where it does not apply: a store
+    /// that holds objects, a smaller input, or anything in the input it does
+    /// not read or that `stage` would refuse or reconcile (an error of any
+    /// kind, a duplicate id, links that disagree). The caller then imports
+    /// the usual way, which words any error exactly.
+    /// - Throws: as `commit` when writing the snapshot fails (the store must then be opened again).
+    public func importInBulk(_ input: [UInt8], author: String, timestamp: Double? = nil) throws -> HistoryTransaction? {
+        guard access == .write, lock != nil, !rewound, !needsReopen, table.rowCount == 0, table.image == nil,
+              input.count >= options.snapshotCommitChanges * 16, !BulkLinks.hasSelfInverse(schema) else { return nil }
+        return try input.withUnsafeBufferPointer { buf -> HistoryTransaction? in
+            guard let envelopes = Store.envelopeRanges(buf) else { return nil }
+            Trace.mark("bulk: split \(envelopes.count) envelopes")
+            var chunks = ImportRecordDecoder.decodeInParallel(envelopes, in: buf, schema: schema)
+            var owned = true
+            defer { if owned { for c in chunks { c.discard() } } }
+            Trace.mark("bulk: decode into records")
+            guard !chunks.contains(where: \.gaveUp) else { return nil }
+            guard var objects = BulkObjects(chunks), objects.count >= options.snapshotCommitChanges else { return nil }
+            Trace.mark("bulk: sort \(objects.count) ids")
+            guard let links = BulkLinks(schema: schema, objects: objects, chunks: chunks, input: buf) else { return nil }
+            Trace.mark("bulk: resolve and check links")
+
+            // From here on the table changes: nothing gives up.
+            owned = false
+            objects.adopt(&chunks, into: table)
+            for (row, g) in objects.sorted.enumerated() {
+                let e = Int(objects.entities[Int(g)])
+                table.appendRecord(entity: e, locator: objects.locators[Int(g)])
+                indexes.appendType(RowID(row), e)
+            }
+            guard table.adoptSnapshotOrder() == nil else {
+                needsReopen = true
+                throw StoreError.damaged(file: files.folder, line: nil, detail: "the imported objects could not be ordered by id; open the store again",
+                                         repairable: false)
+            }
+            links.fill(table)
+            table.oneWay.reset()
+            indexes.rebuildValueIndexes()
+            Trace.mark("bulk: add and link \(table.count) objects")
+
+            let changes = objects.insertChanges(schema)
+            let t = HistoryTransaction(token: lastToken + 1, timestamp: max(timestamp ?? Store.now(), try lastCommitTime() ?? -.infinity),
+                                       author: author, changes: changes)
+            Trace.mark("bulk: history changes")
+            loadedHistory.append(t)
+            lastToken = t.token
+            do {
+                try compact(tableIsChecked: true)
+            } catch {
+                needsReopen = true
+                throw error
+            }
+            return t
+        }
+    }
+
+    /// Each envelope's byte range: the elements of a top-level array, or the
+    /// lines of JSON Lines (a byte-order mark skipped); nil when the input is neither.
+    static func envelopeRanges(_ buf: UnsafeBufferPointer<UInt8>) -> [Range<Int>]? {
+        var start = 0
+        if buf.count >= 3 && buf[0] == 0xEF && buf[1] == 0xBB && buf[2] == 0xBF { start = 3 }
+        var r = JSONReader(buffer: buf, start: start)
+        guard let first = r.peekByte() else { return nil }
+        if first == UInt8(ascii: "[") { return ArrayElements.split(buf, openingAt: r.index) }
+        var lines: [Range<Int>] = []
+        lines.reserveCapacity(buf.count / 200)
+        JSONLines.forEachLine(in: UnsafeBufferPointer(rebasing: buf[start...])) { _, range, _ in
+            lines.append((range.lowerBound + start)..<(range.upperBound + start))
+        }
+        return lines
+    }
+}
+
+/// The decoded objects of a bulk import in input order (`g`), and their order by id.
+struct BulkObjects {
+    var count: Int { entities.count }
+    /// Per object: its entity, where its record is, and (once adopted) its locator.
+    var entities: [Int16] = []
+    var records: [UnsafeMutableRawPointer] = []
+    var locators: [Int64] = []
+    /// Per chunk, its first object.
+    var firstObject: [Int] = []
+    /// Objects by id; `rowOf[g]` is the row an object gets.
+    var sorted: [Int32] = []
+    var rowOf: [RowID] = []
+
+    /// Nil when two objects share an id.
+    init?(_ chunks: [ImportRecordDecoder.Chunk]) {
+        let n = chunks.reduce(0) { $0 + $1.entities.count }
+        entities.reserveCapacity(n)
+        records.reserveCapacity(n)
+        for c in chunks {
+            firstObject.append(entities.count)
+            entities.append(contentsOf: c.entities)
+            guard let base = c.base else { continue }
+            for o in c.offsets { records.append(base + o) }
+        }
+        guard records.count == n, n < Int(Int32.max) else { return nil }
+        let records = self.records
+        @inline(__always) func id(_ g: Int32) -> UnsafeRawBufferPointer { RecordReader.id(UnsafeRawPointer(records[Int(g)])).0 }
+        var keyed = (0..<n).map { g in (prefix: ObjectTable.prefix(id(Int32(g))), g: Int32(g)) }
+        keyed.sort { a, b in
+            if a.prefix != b.prefix { return a.prefix < b.prefix }
+            return ObjectTable.less(id(a.g), id(b.g))
+        }
+        for j in keyed.indices.dropFirst() where keyed[j].prefix == keyed[j - 1].prefix && ObjectTable.equal(id(keyed[j].g), id(keyed[j - 1].g)) {
+            return nil
+        }
+        sorted = keyed.map(\.g)
+        rowOf = Array(repeating: 0, count: n)
+        for (row, g) in sorted.enumerated() { rowOf[Int(g)] = RowID(row) }
+    }
+
+    /// The id of object `g`.
+    @inline(__always) func id(_ g: Int) -> UnsafeRawBufferPointer { RecordReader.id(UnsafeRawPointer(records[g])).0 }
+
+    /// Hands the chunks' records to the table's arena and notes each object's locator.
+    mutating func adopt(_ chunks: inout [ImportRecordDecoder.Chunk], into table: ObjectTable) {
+        locators = Array(repeating: 0, count: count)
+        for (k, c) in chunks.enumerated() {
+            guard let base = c.base else { continue }
+            let block = table.arena.adopt(base: base, count: c.byteCount)
+            for (i, offset) in c.offsets.enumerated() { locators[firstObject[k] + i] = block | Int64(offset) }
+            chunks[k].base = nil
+        }
+    }
+
+    /// One insert change per object: types in the order they first appear,
+    /// each type's objects in input order (as `TransactionBuilder.insertOrder`).
+    func insertChanges(_ schema: Schema) -> [Change] {
+        var byEntity = Array(repeating: [Int](), count: schema.entities.count)
+        var firstSeen: [Int] = []
+        for (g, e) in entities.enumerated() {
+            if byEntity[Int(e)].isEmpty { firstSeen.append(Int(e)) }
+            byEntity[Int(e)].append(g)
+        }
+        var changes: [Change] = []
+        changes.reserveCapacity(count)
+        for e in firstSeen {
+            let type = schema.entities[e].name
+            for g in byEntity[e] { changes.append(Change(kind: .insert, type: type, id: String(decoding: id(g), as: UTF8.self))) }
+        }
+        return changes
+    }
+}
