@@ -6,8 +6,8 @@ import TripStoreSystem
 /// `Store.stage` links them: each side given is set, and the other side of
 /// each pair derived, in input order. Where `stage` would refuse the input or
 /// reconcile disagreeing sides (a reference to nothing or of the wrong
-/// type, an object listed twice, a to-one set to two objects, a list given
-/// that leaves out an object claiming to be in it), `init` returns nil.
+/// type, an object listed twice, a to-one set to two objects), `init`
+/// returns nil.
 ///
 /// To-one sides are written into the records at once (they are still the
 /// importer's own memory); lists wait for `fill`, once the table owns them.
@@ -23,7 +23,13 @@ struct BulkLinks {
     /// Per chunk, each target's row.
     private var resolved: [[RowID]] = []
     /// Lists given in the input: the slot, and the targets in `resolved`.
-    private var givenLists: [(slot: UnsafeMutableRawPointer, chunk: Int, first: Int, count: Int)] = []
+    private var givenLists: [(slot: UnsafeMutableRawPointer, key: Int, chunk: Int, first: Int, count: Int)] = []
+    /// Objects a given list leaves out that claim to be in it, by list
+    /// (`g << 16 | slot`), in input order. `stage` puts them after a given
+    /// list of two or more (which it reorders), and in link order around a list of one.
+    private var extras: [Int: [(row: RowID, g: Int)]] = [:]
+    /// Lists whose `extras` hold the whole list.
+    private var ordered = Set<Int>()
     /// Lists made of derived sides, in the order first touched.
     private var derivedSlots: [UnsafeMutableRawPointer] = []
     private var derivedLists: [[RowID]] = []
@@ -77,18 +83,18 @@ struct BulkLinks {
             while objects.firstObject[k] > g { k -= 1 }
             return k
         }
-        /// Whether object `g` lists `row` in the list it gives for `slot`.
+        /// Whether object `g` lists `row` in the list it gives for `slot`, and how long that list is.
         var bigLists: [Int: Set<RowID>] = [:]
-        func lists(_ g: Int, _ slot: Int, _ row: RowID) -> Bool {
+        func lists(_ g: Int, _ slot: Int, _ row: RowID) -> (listed: Bool, count: Int) {
             let k = chunk(of: g), c = chunks[k], i = g - objects.firstObject[k]
             let links = c.links[Int(c.firstLink[i])..<Int(c.firstLink[i] + c.linkCounts[i])]
-            guard let link = links.first(where: { Int($0.slot) == slot }) else { return false }
+            guard let link = links.first(where: { Int($0.slot) == slot }) else { return (false, 0) }
             let targets = c.targets[Int(link.firstTarget)..<Int(link.firstTarget + link.targetCount)]
-            if targets.count <= 16 { return targets.contains { objects.rowOf[target(k, $0).g] == row } }
-            if let set = bigLists[g << 16 | slot] { return set.contains(row) }
+            if targets.count <= 16 { return (targets.contains { objects.rowOf[target(k, $0).g] == row }, targets.count) }
+            if let set = bigLists[g << 16 | slot] { return (set.contains(row), targets.count) }
             let set = Set(targets.map { objects.rowOf[target(k, $0).g] })
             bigLists[g << 16 | slot] = set
-            return set.contains(row)
+            return (set.contains(row), targets.count)
         }
         var derivedIndex: [Int: Int] = [:]
 
@@ -102,14 +108,11 @@ struct BulkLinks {
                     let plan = plans[entity][Int(link.slot)]
                     guard plan.isRelationship, let base = c.base else { return nil }
                     let first = Int(link.firstTarget), count = Int(link.targetCount)
-                    var targets: [Int] = []
-                    targets.reserveCapacity(count)
                     for j in first..<(first + count) {
                         let (tg, type) = target(k, c.targets[j])
                         let te = Int(objects.entities[tg])
                         guard fits[plan.destination][te], type < 0 || type == te else { return nil }
                         rows[j] = objects.rowOf[tg]
-                        targets.append(tg)
                     }
                     let slot = base + link.slotOffset
                     if plan.toMany {
@@ -117,18 +120,19 @@ struct BulkLinks {
                         if count > 1 && (count <= 16 ? listed.indices.contains { listed[..<$0].contains(listed[$0]) } : Set(listed).count != count) {
                             return nil
                         }
-                        givenLists.append((slot, k, first, count))
+                        givenLists.append((slot, g << 16 | Int(link.slot), k, first, count))
                     } else {
                         guard count == 1, BulkLinks.setToOne(slot, rows[first]) else { return nil }
                     }
                     guard plan.inverseSlot >= 0 else { continue }
-                    for tg in targets {
+                    for j in first..<(first + count) {
+                        let tg = target(k, c.targets[j]).g
                         let other = UnsafeMutableRawPointer(mutating: RecordReader.slot(UnsafeRawPointer(objects.records[tg]), plan.inverseSlot))
                         if !plan.inverseToMany {
                             guard BulkLinks.setToOne(other, row) else { return nil }
                         } else if other.load(as: UInt8.self) == RecordTag.noReference {
-                            // The target gives its list: it must list this object.
-                            guard lists(tg, plan.inverseSlot, row) else { return nil }
+                            // The target gives its list; one that leaves this object out gets it too (see `extras`).
+                            if !lists(tg, plan.inverseSlot, row).listed { extras[tg << 16 | plan.inverseSlot, default: []].append((row, g)) }
                         } else {
                             let key = tg << 16 | plan.inverseSlot
                             if let d = derivedIndex[key] {
@@ -143,6 +147,19 @@ struct BulkLinks {
                 }
             }
             resolved.append(rows)
+        }
+        // A list of one keeps link order: its object came in when its owner was
+        // linked, or earlier, when that object named its owner itself.
+        for list in givenLists where list.count == 1 {
+            guard let more = extras[list.key] else { continue }
+            let owner = list.key >> 16, slot = list.key & 0xFFFF
+            let only = resolved[list.chunk][list.first], onlyG = Int(objects.sorted[Int(only)])
+            let back = plans[Int(objects.entities[owner])][slot].inverseSlot
+            let k = chunk(of: onlyG), c = chunks[k], i = onlyG - objects.firstObject[k]
+            let namesOwner = c.links[Int(c.firstLink[i])..<Int(c.firstLink[i] + c.linkCounts[i])].contains { Int($0.slot) == back }
+            let entry = namesOwner ? min(owner, onlyG) : owner
+            extras[list.key] = more.filter { $0.g < entry } + [(only, entry)] + more.filter { $0.g > entry }
+            ordered.insert(list.key)
         }
     }
 
@@ -163,6 +180,11 @@ struct BulkLinks {
     /// Writes the lists into the records, which the table now owns.
     func fill(_ table: ObjectTable) {
         for list in givenLists {
+            if let more = extras[list.key] {
+                let all = (ordered.contains(list.key) ? [] : Array(resolved[list.chunk][list.first..<(list.first + list.count)])) + more.map(\.row)
+                all.withUnsafeBufferPointer { table.fill(list.slot, toMany: true, $0[...]) }
+                continue
+            }
             resolved[list.chunk].withUnsafeBufferPointer { table.fill(list.slot, toMany: true, $0[list.first..<(list.first + list.count)]) }
         }
         for (slot, rows) in zip(derivedSlots, derivedLists) {

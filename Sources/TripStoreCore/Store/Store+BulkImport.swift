@@ -31,6 +31,9 @@ extension Store {
             Trace.mark("bulk: sort \(objects.count) ids")
             guard let links = BulkLinks(schema: schema, objects: objects, chunks: chunks, input: buf) else { return nil }
             Trace.mark("bulk: resolve and check links")
+            // History's changes are made on a core of their own meanwhile (they read only the ids).
+            let forChanges = BulkObjects.ForWorker(objects: objects, schema: schema.privateCopy())
+            let pendingChanges = Parallel.start { forChanges.objects.insertChanges(forChanges.schema) }
 
             // From here on the table changes: nothing gives up.
             owned = false
@@ -50,7 +53,7 @@ extension Store {
             indexes.rebuildValueIndexes()
             Trace.mark("bulk: add and link \(table.count) objects")
 
-            let changes = objects.insertChanges(schema)
+            let changes = pendingChanges.wait()
             let t = HistoryTransaction(token: lastToken + 1, timestamp: max(timestamp ?? Store.now(), try lastCommitTime() ?? -.infinity),
                                        author: author, changes: changes)
             Trace.mark("bulk: history changes")
@@ -85,6 +88,12 @@ extension Store {
 
 /// The decoded objects of a bulk import in input order (`g`), and their order by id.
 struct BulkObjects {
+    /// For a worker that reads the ids while the importer links the records (it never writes an id).
+    struct ForWorker: @unchecked Sendable {
+        let objects: BulkObjects
+        let schema: Schema
+    }
+
     var count: Int { entities.count }
     /// Per object: its entity, where its record is, and (once adopted) its locator.
     var entities: [Int16] = []

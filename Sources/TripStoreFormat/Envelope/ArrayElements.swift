@@ -53,7 +53,7 @@ package enum ArrayElements {
         return nil
     }
 
-    static func isBlank(_ buf: UnsafeBufferPointer<UInt8>, _ r: Range<Int>) -> Bool {
+    package static func isBlank(_ buf: UnsafeBufferPointer<UInt8>, _ r: Range<Int>) -> Bool {
         for k in r {
             switch buf[k] {
             case 0x20, 0x0A, 0x0D, 0x09: continue

@@ -62,14 +62,15 @@ struct ImportRecordDecoder {
 
     /// Decodes each range of `input` as one envelope (with white space around it).
     func decode(_ envelopes: ArraySlice<Range<Int>>, in input: UnsafeBufferPointer<UInt8>) -> Chunk {
-        var state = State(chunk: Chunk(), out: RecordBuffer(capacity: envelopes.reduce(0) { $0 + $1.count } / 2 + 4096),
+        var state = State(chunk: Chunk(), out: RecordBuffer(capacity: envelopes.reduce(0) { $0 + $1.count } * 5 / 8 + 4096),
                           scratch: RecordBuffer(capacity: 1 << 16))
         state.chunk.entities.reserveCapacity(envelopes.count * 4)
         do {
             for range in envelopes {
                 var r = JSONReader(buffer: input, start: range.lowerBound)
                 _ = try envelope(&r, allowed: nil, depth: 0, state: &state)
-                r.skipWhitespace()
+                // Only white space may follow, within the range (a line ends before its newline).
+                while r.index < range.upperBound, ArrayElements.isBlank(r.buffer, r.index..<(r.index + 1)) { r.index += 1 }
                 guard r.index == range.upperBound else { throw GiveUp() }
             }
         } catch {

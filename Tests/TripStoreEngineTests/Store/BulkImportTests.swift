@@ -1,0 +1,250 @@
+import Foundation
+import Testing
+@testable import TripStoreEngine
+@testable import TripStoreCore
+@testable import TripStoreFormat
+@testable import TripStoreJSON
+@testable import TripStoreSystem
+import TripStoreModels
+
+/// The bulk import (`Store.importInBulk`) against the usual one (`stage`
+/// then `commit`): wherever it applies it writes the same snapshot, byte for
+/// byte, and wherever the usual one refuses or reconciles the input it does
+/// not apply.
+@Suite struct BulkImportTests {
+    static let time = ISODate.parse("2026-11-24T09:00:00Z")!
+
+    /// Options under which any input of one object or more is imported in bulk.
+    static var bulkOptions: StoreOptions {
+        var o = StoreOptions()
+        o.snapshotCommitChanges = 1
+        return o
+    }
+
+    /// The snapshot the usual import writes, or the error it gives.
+    static func staged(_ input: [UInt8], schema: Schema, name: String) -> Result<[UInt8], any Error> {
+        Result {
+            let store = try Store.open(TestFolders.make(name + "-staged"), schema: schema, access: .write, options: bulkOptions)
+            var tx = store.transaction()
+            try store.stage(try EnvelopeInput.decode(input, schema: schema), mode: .insert, into: &tx)
+            let t = try #require(try store.commit(tx, author: "bulk", timestamp: time))
+            return try FileIO.readFile(store.files.snapshot(t.token))
+        }
+    }
+
+    /// The snapshot the bulk import writes, or nil where it does not apply (the store then unchanged).
+    static func bulk(_ input: [UInt8], schema: Schema, name: String) throws -> [UInt8]? {
+        let folder = TestFolders.make(name + "-bulk")
+        let store = try Store.open(folder, schema: schema, access: .write, options: bulkOptions)
+        guard let t = try store.importInBulk(input, author: "bulk", timestamp: time) else {
+            #expect(store.table.count == 0 && store.lastToken == 0 && store.table.recordBytes.total == 0)
+            return nil
+        }
+        let written = try FileIO.readFile(store.files.snapshot(t.token))
+        // Opened again (from the image, then from the JSON alone), it holds what was imported.
+        let again = try Store.open(folder, schema: schema, access: .read)
+        #expect(again.loadedFromImage)
+        var jsonOnly = StoreOptions()
+        jsonOnly.useSnapshotImage = false
+        let fromJSON = try Store.open(folder, schema: schema, access: .read, options: jsonOnly)
+        #expect(try exported(again) == exported(fromJSON))
+        #expect(again.checkInvariants().isEmpty)
+        return written
+    }
+
+    static func exported(_ store: Store) throws -> [UInt8] {
+        var out: [UInt8] = []
+        try store.writeExport(rows: store.exportAllRows(), inlineOwned: false, jsonLines: true, pretty: false) { w in
+            out += w.bytes
+            w.bytes.removeAll()
+        }
+        return out
+    }
+
+    func expectSame(_ input: [UInt8], schema: Schema, name: String, mustApply: Bool = true) throws {
+        let bulk = try Self.bulk(input, schema: schema, name: name)
+        let staged = Self.staged(input, schema: schema, name: name)
+        if mustApply { #expect(bulk != nil, "\(name): the bulk import gave up") }
+        guard let bulk else { return }
+        switch staged {
+        case .success(let bytes):
+            #expect(bulk == bytes, "\(name): the snapshots differ")
+        case .failure(let error):
+            Issue.record("\(name): the bulk import took an input the usual one refuses: \(error)")
+        }
+    }
+
+    @Test func everyCorpusGivesTheSnapshotTheUsualImportGives() throws {
+        let root = TestFolders.projectRoot
+        try expectSame(try FileIO.readFile(root + "/SampleData/trips.json"), schema: TripSchema.schema, name: "sample")
+        try expectSame(try FileIO.readFile(root + "/Tests/TripStoreEngineTests/Fixtures/golden/input.json"), schema: TripSchema.schema, name: "golden")
+        var g = TripDataGenerator(seed: 16)
+        try expectSame(g.jsonArray(trips: 300), schema: TripSchema.schema, name: "generated")
+        var l = TripDataGenerator(seed: 17)
+        try expectSame(l.jsonLines(trips: 300), schema: TripSchema.schema, name: "lines")
+        // Lists given that leave out objects claiming to be in them get those after their own.
+        try expectSame(Array(#"[{"type":"Studio","id":"s1","data":{"name":"S","productions":[]}},{"type":"ShortFilm","id":"p1","data":{"title":"P","screens":1,"studio":{"id":"s1"}}}]"#.utf8),
+                       schema: FilmSchema.schema, name: "empty list")
+        try expectSame(Array(#"[{"type":"ShortFilm","id":"p3","data":{"title":"R","screens":1,"studio":{"id":"s1"}}},{"type":"Studio","id":"s1","data":{"name":"S","productions":[{"type":"ShortFilm","id":"p1"},{"type":"ShortFilm","id":"p2"}]}},{"type":"ShortFilm","id":"p2","data":{"title":"Q","screens":1}},{"type":"ShortFilm","id":"p1","data":{"title":"P","screens":1,"studio":{"id":"s1"}}},{"type":"ShortFilm","id":"p0","data":{"title":"O","screens":1,"studio":{"id":"s1"}}}]"#.utf8),
+                       schema: FilmSchema.schema, name: "longer list")
+        for order in [["p1", "s1", "p2", "p3"], ["p2", "s1", "p3", "p1"], ["p3", "p2", "p1", "s1"], ["s1", "p3", "p1", "p2"]] {
+            // A list of one keeps link order, whichever object came first.
+            let envelopes = ["s1": #"{"type":"Studio","id":"s1","data":{"name":"S","productions":[{"type":"ShortFilm","id":"p2"}]}}"#,
+                             "p1": #"{"type":"ShortFilm","id":"p1","data":{"title":"P","screens":1,"studio":{"id":"s1"}}}"#,
+                             "p2": #"{"type":"ShortFilm","id":"p2","data":{"title":"Q","screens":1,"studio":{"id":"s1"}}}"#,
+                             "p3": #"{"type":"ShortFilm","id":"p3","data":{"title":"R","screens":1,"studio":{"id":"s1"}}}"#]
+            try expectSame(Array(("[" + order.map { envelopes[$0]! }.joined(separator: ",") + "]").utf8), schema: FilmSchema.schema,
+                           name: "list of one " + order.joined())
+        }
+        var films = FilmInput(seed: 3)
+        try expectSame(films.make(faults: false), schema: FilmSchema.schema, name: "films")
+    }
+
+    /// Random film inputs (nested and by-id links, either side of a pair or
+    /// both, in any order) with faults sown in: the bulk import either gives
+    /// up or writes exactly what the usual import writes, and never takes
+    /// an input the usual one refuses.
+    @Test func randomInputsAgreeWithTheUsualImport() throws {
+        var applied = 0, refused = 0
+        for seed in 1...60 {
+            var films = FilmInput(seed: UInt64(seed))
+            let input = films.make(faults: seed % 3 == 0)
+            let bulk = try Self.bulk(input, schema: FilmSchema.schema, name: "random\(seed)")
+            let staged = Self.staged(input, schema: FilmSchema.schema, name: "random\(seed)")
+            if case .failure = staged { refused += 1 }
+            guard let bulk else { continue }
+            applied += 1
+            switch staged {
+            case .success(let bytes): #expect(bulk == bytes, "seed \(seed): the snapshots differ")
+            case .failure(let error): Issue.record("seed \(seed): taken in bulk, refused as usual: \(error)")
+            }
+        }
+        // Both outcomes are exercised.
+        #expect(applied >= 20)
+        #expect(refused >= 5)
+    }
+
+    @Test func inputsItDoesNotTakeLeaveTheStoreAsItWas() throws {
+        let schema = FilmSchema.schema
+        let credit = #"{"type":"Credit","id":"c1","data":{"person":"Ann","role":"director"}}"#
+        let cases: [(String, String)] = [
+            ("duplicate id", "[\(credit),\(credit)]"),
+            ("dangling reference", #"[{"type":"Credit","id":"c1","data":{"person":"A","role":"r","production":{"type":"ShortFilm","id":"nope"}}}]"#),
+            ("reference of the wrong type", #"[{"type":"Studio","id":"s1","data":{"name":"S"}},{"type":"Credit","id":"c1","data":{"person":"A","role":"r","production":{"type":"Production","id":"s1"}}}]"#),
+            ("non-ASCII id", #"[{"type":"Credit","id":"café","data":{"person":"A","role":"r"}}]"#),
+            ("missing required value", #"[{"type":"Credit","id":"c1","data":{"person":"A"}}]"#),
+            ("a to-one set twice", #"[{"type":"Studio","id":"s1","data":{"name":"S","productions":[{"type":"ShortFilm","id":"p1"}]}},{"type":"Studio","id":"s2","data":{"name":"T","productions":[{"type":"ShortFilm","id":"p1"}]}},{"type":"ShortFilm","id":"p1","data":{"title":"P","screens":1}}]"#),
+            ("a property given twice", #"[{"type":"Credit","id":"c1","data":{"person":"A","person":"B","role":"r"}}]"#),
+            ("no id", #"[{"type":"Credit","data":{"person":"A","role":"r"}}]"#),
+            ("not JSON", #"[{"type":"Credit","id":"c1","data":{"person":"A","role":"r"}"#),
+            ("one pretty-printed envelope", "{\n \"type\": \"Credit\", \"id\": \"c1\",\n \"data\": {\"person\": \"A\", \"role\": \"r\"}\n}\n"),
+        ]
+        for (name, text) in cases {
+            #expect(try Self.bulk(Array(text.utf8), schema: schema, name: "refused") == nil, "\(name)")
+        }
+        // A store that holds objects imports the usual way.
+        let store = try Store.open(TestFolders.make("nonempty"), schema: schema, access: .write, options: Self.bulkOptions)
+        var tx = store.transaction()
+        try store.stage(try EnvelopeInput.decode(Array("[\(credit)]".utf8), schema: schema), mode: .insert, into: &tx)
+        try store.commit(tx, author: "t")
+        let more = Array(#"[{"type":"Credit","id":"c2","data":{"person":"B","role":"r"}}]"#.utf8)
+        #expect(try store.importInBulk(more, author: "t") == nil)
+        #expect(store.table.count == 1)
+    }
+
+    @Test func theHistoryListsEachInsertByTypeInInputOrder() throws {
+        let input = Array(#"""
+        [{"type":"Studio","id":"s2","data":{"name":"B"}},
+         {"type":"ShortFilm","id":"p9","data":{"title":"P","screens":1,"studio":{"id":"s2"},
+          "credits":[{"type":"Credit","id":"c5","data":{"person":"A","role":"r"}},{"type":"Credit","id":"c1","data":{"person":"B","role":"r"}}]}},
+         {"type":"Studio","id":"s1","data":{"name":"A"}}]
+        """#.utf8)
+        let store = try Store.open(TestFolders.make("order"), schema: FilmSchema.schema, access: .write, options: Self.bulkOptions)
+        let t = try #require(try store.importInBulk(input, author: "ann", timestamp: Self.time))
+        #expect(t.changes.map { "\($0.kind.rawValue) \($0.type) \($0.id)" } == [
+            "insert Studio s2", "insert Studio s1", "insert ShortFilm p9", "insert Credit c5", "insert Credit c1",
+        ])
+        #expect(t.token == 1 && t.author == "ann")
+        let p9 = try #require(store.table.row(for: "p9"))
+        #expect(store.object(id: "s2")?.values[1] == .toMany([p9]))
+        #expect(store.history.count == 1)
+    }
+}
+
+/// Film inputs for the bulk import tests, from a fixed seed.
+struct FilmInput {
+    var state: UInt64
+    init(seed: UInt64) { state = seed &* 0x9E37_79B9_7F4A_7C15 | 1 }
+
+    mutating func next(_ n: Int) -> Int {
+        state ^= state << 13
+        state ^= state >> 7
+        state ^= state << 17
+        return Int(state % UInt64(n))
+    }
+
+    /// Studios, productions of every type (credits nested, or given apart
+    /// and linked by id from either side), in shuffled order; with `faults`,
+    /// a few links that disagree, duplicates and dangling ids.
+    mutating func make(faults: Bool) -> [UInt8] {
+        let studios = 3 + next(4), productions = 20 + next(30)
+        let types = ["Production", "TheatricalRelease", "FeatureFilm", "ShortFilm", "TVSpecial"]
+        var envelopes: [String] = []
+        var studioLists = Array(repeating: [(id: String, type: String, named: Bool)](), count: studios)
+        var listsGiven = (0..<studios).map { _ in next(3) == 0 }
+        for p in 0..<productions {
+            let type = types[next(types.count)]
+            var data = [#""title":"Film \#(p)""#]
+            if next(2) == 0 { data.append(#""budget":\#(next(1000)).5"#) }
+            if next(2) == 0 { data.append(#""released":"20\#(10 + next(10))-0\#(1 + next(9))-1\#(next(10))T10:00:00Z""#) }
+            switch type {
+            case "TheatricalRelease", "ShortFilm": data.append(#""screens":\#(next(900))"#)
+            case "FeatureFilm": data += [#""screens":\#(next(900))"#, #""runtimeMinutes":\#(80 + next(90))"#, #""genre":"drama""#]
+            case "TVSpecial": data += [#""network":"N\#(next(5))""#, #""tags":["a","b\u00e9"]"#]
+            default: break
+            }
+            var credits: [String] = []
+            for c in 0..<next(4) {
+                let id = "c\(p)-\(c)"
+                let credit = #"{"type":"Credit","id":"\#(id)","data":{"person":"P\#(next(50))","role":"actor"}}"#
+                switch next(3) {
+                case 0: credits.append(credit)
+                case 1:
+                    credits.append(#"{"id":"\#(id)"}"#)
+                    envelopes.append(credit)
+                default:
+                    // The credit names its production itself.
+                    envelopes.append(#"{"type":"Credit","id":"\#(id)","data":{"person":"Q","role":"crew","production":{"type":"\#(type)","id":"p\#(p)"}}}"#)
+                }
+            }
+            if !credits.isEmpty || next(2) == 0 { data.append(#""credits":[\#(credits.joined(separator: ","))]"#) }
+            if next(3) != 0 {
+                let s = next(studios)
+                let named = next(2) == 0
+                studioLists[s].append((id: "p\(p)", type: type, named: named))
+                if named { data.append(#""studio":{"id":"s\#(s)"}"#) }
+            }
+            envelopes.append(#"{"type":"\#(type)","id":"p\#(p)","data":{\#(data.joined(separator: ","))}}"#)
+        }
+        for s in 0..<studios {
+            // A studio lists its productions (in an order of its own) or leaves that to them;
+            // a production linked only from here must be listed.
+            var listed = studioLists[s]
+            if listed.contains(where: { !$0.named }) { listsGiven[s] = true }
+            if listed.count > 1 && next(2) == 0 { listed.reverse() }
+            let refs = listed.map { #"{"type":"\#($0.type)","id":"\#($0.id)"}"# }
+            let list = listsGiven[s] ? #","productions":[\#(refs.joined(separator: ","))]"# : ""
+            envelopes.append(#"{"type":"Studio","id":"s\#(s)","data":{"name":"Studio \#(s)"\#(list)}}"#)
+        }
+        if faults {
+            switch next(4) {
+            case 0: envelopes.append(envelopes[next(envelopes.count)])
+            case 1: envelopes.append(#"{"type":"Credit","id":"x","data":{"person":"A","role":"r","production":{"type":"ShortFilm","id":"p0"}}}"#)
+            case 2: envelopes.append(#"{"type":"Studio","id":"extra","data":{"name":"E","productions":[{"type":"Production","id":"p1"}]}}"#)
+            default: envelopes.append(#"{"type":"Credit","id":"y","data":{"person":"A","role":"r","production":{"id":"nowhere"}}}"#)
+            }
+        }
+        for i in envelopes.indices.reversed() { envelopes.swapAt(i, next(i + 1)) }
+        return Array(("[\n" + envelopes.joined(separator: ",\n") + "\n]\n").utf8)
+    }
+}
