@@ -18,6 +18,10 @@ package enum MemoryTuning {
         // M_MMAP_THRESHOLD is -3 and M_TRIM_THRESHOLD -1 in malloc.h.
         _ = glibcMallopt(-3, 1 << 30)
         _ = glibcMallopt(-1, 1 << 30)
+        // One heap for every thread (M_ARENA_MAX, -8): memory freed on one
+        // (the import's input, once read) is reused by the others (history,
+        // the snapshot's encoders, the image) instead of each growing its own.
+        _ = glibcMallopt(-8, 1)
         #endif
     }
 }

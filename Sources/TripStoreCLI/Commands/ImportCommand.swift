@@ -18,7 +18,7 @@ enum ImportCommand {
             throw ctx.usageError("--mode must be insert, upsert or skip-existing, got '\(modeName)'")
         }
         Trace.mark("start")
-        let bytes = try ctx.readInput(path)
+        var bytes = try ctx.readInput(path)
         Trace.mark("read input")
         // A progress line on a terminal for big files: each phase, and decoding in percent.
         let showProgress = bytes.count > 8 << 20
@@ -33,9 +33,9 @@ enum ImportCommand {
             opened = store
             phase("decoding and linking \(bytes.count / 1_000_000) MB")
             let before = store.warnings.count
-            if let t = try store.importInBulk(bytes, author: ctx.author) {
+            if let t = try store.importInBulk(&bytes, author: ctx.author) {
                 for w in store.warnings.dropFirst(before) { ctx.console.err(w) }
-                ctx.console.keepUntilExit(KeptValue((bytes, t)))
+                ctx.console.keepUntilExit(KeptValue(t))
                 if showProgress { ctx.console.endProgress() }
                 Trace.mark("commit returned")
                 ctx.console.line(summary(t))

@@ -14,59 +14,50 @@ extension Store {
     /// that holds objects, a smaller input, or anything in the input it does
     /// not read or that `stage` would refuse or reconcile (an error of any
     /// kind, a duplicate id, links that disagree). The caller then imports
-    /// the usual way, which words any error exactly.
+    /// the usual way, which words any error exactly. When it does apply,
+    /// `input` is emptied as soon as it has been read, before the snapshot
+    /// is written, so that its memory is not held twice.
     /// - Throws: as `commit` when writing the snapshot fails (the store must then be opened again).
-    public func importInBulk(_ input: [UInt8], author: String, timestamp: Double? = nil) throws -> HistoryTransaction? {
+    public func importInBulk(_ input: inout [UInt8], author: String, timestamp: Double? = nil) throws -> HistoryTransaction? {
         guard access == .write, lock != nil, !rewound, !needsReopen, table.rowCount == 0, table.image == nil,
               input.count >= options.snapshotCommitChanges * 16, !BulkLinks.hasSelfInverse(schema) else { return nil }
-        return try input.withUnsafeBufferPointer { buf -> HistoryTransaction? in
-            guard let envelopes = Store.envelopeRanges(buf) else { return nil }
-            Trace.mark("bulk: split \(envelopes.count) envelopes")
-            var chunks = ImportRecordDecoder.decodeInParallel(envelopes, in: buf, schema: schema)
-            var owned = true
-            defer { if owned { for c in chunks { c.discard() } } }
-            Trace.mark("bulk: decode into records")
-            guard !chunks.contains(where: \.gaveUp) else { return nil }
-            guard var objects = BulkObjects(chunks), objects.count >= options.snapshotCommitChanges else { return nil }
-            Trace.mark("bulk: sort \(objects.count) ids")
-            guard let links = BulkLinks(schema: schema, objects: objects, chunks: chunks, input: buf) else { return nil }
-            Trace.mark("bulk: resolve and check links")
-            // History's changes are made on a core of their own meanwhile (they read only the ids).
-            let forChanges = BulkObjects.ForWorker(objects: objects, schema: schema.privateCopy())
-            let pendingChanges = Parallel.start { forChanges.objects.insertChanges(forChanges.schema) }
+        let time = max(timestamp ?? Store.now(), try lastCommitTime() ?? -.infinity)
+        let minimum = options.snapshotCommitChanges
+        guard let plan = input.withUnsafeBufferPointer({ BulkPlan($0, schema: schema, minimum: minimum) }) else { return nil }
+        // Every reference has its row: the input can go before the snapshot is written.
+        input = []
+        // History's changes are made on a core of their own meanwhile (they read only the ids).
+        let forChanges = BulkObjects.ForWorker(objects: plan.objects, schema: schema.privateCopy())
+        let pendingChanges = Parallel.start { forChanges.objects.insertChanges(forChanges.schema) }
 
-            // From here on the table changes: nothing gives up.
-            owned = false
-            objects.adopt(&chunks, into: table)
-            for (row, g) in objects.sorted.enumerated() {
-                let e = Int(objects.entities[Int(g)])
-                table.appendRecord(entity: e, locator: objects.locators[Int(g)])
-                indexes.appendType(RowID(row), e)
-            }
-            guard table.adoptSnapshotOrder() == nil else {
-                needsReopen = true
-                throw StoreError.damaged(file: files.folder, line: nil, detail: "the imported objects could not be ordered by id; open the store again",
-                                         repairable: false)
-            }
-            links.fill(table)
-            table.oneWay.reset()
-            indexes.rebuildValueIndexes()
-            Trace.mark("bulk: add and link \(table.count) objects")
-
-            let changes = pendingChanges.wait()
-            let t = HistoryTransaction(token: lastToken + 1, timestamp: max(timestamp ?? Store.now(), try lastCommitTime() ?? -.infinity),
-                                       author: author, changes: changes)
-            Trace.mark("bulk: history changes")
-            loadedHistory.append(t)
-            lastToken = t.token
-            do {
-                try compact(tableIsChecked: true)
-            } catch {
-                needsReopen = true
-                throw error
-            }
-            return t
+        // From here on the table changes: nothing gives up.
+        let objects = plan.adopt(into: table)
+        for (row, g) in objects.sorted.enumerated() {
+            let e = Int(objects.entities[Int(g)])
+            table.appendRecord(entity: e, locator: objects.locators[Int(g)])
+            indexes.appendType(RowID(row), e)
         }
+        guard table.adoptSnapshotOrder() == nil else {
+            needsReopen = true
+            throw StoreError.damaged(file: files.folder, line: nil, detail: "the imported objects could not be ordered by id; open the store again",
+                                     repairable: false)
+        }
+        plan.links.fill(table)
+        table.oneWay.reset()
+        indexes.rebuildValueIndexes()
+        Trace.mark("bulk: add and link \(table.count) objects")
+
+        let t = HistoryTransaction(token: lastToken + 1, timestamp: time, author: author, changes: pendingChanges.wait())
+        Trace.mark("bulk: history changes")
+        loadedHistory.append(t)
+        lastToken = t.token
+        do {
+            try compact(tableIsChecked: true)
+        } catch {
+            needsReopen = true
+            throw error
+        }
+        return t
     }
 
     /// Each envelope's byte range: the elements of a top-level array, or the
@@ -84,6 +75,43 @@ extension Store {
         }
         return lines
     }
+}
+
+/// A bulk import decoded, sorted and linked, not yet in the table: its
+/// records are freed with it unless the table adopts them.
+final class BulkPlan {
+    private var chunks: [ImportRecordDecoder.Chunk]
+    private(set) var objects: BulkObjects
+    let links: BulkLinks
+
+    /// Nil where the bulk path does not apply (see `Store.importInBulk`) or the input has fewer than `minimum` objects.
+    init?(_ input: UnsafeBufferPointer<UInt8>, schema: Schema, minimum: Int) {
+        guard let envelopes = Store.envelopeRanges(input) else { return nil }
+        Trace.mark("bulk: split \(envelopes.count) envelopes")
+        let chunks = ImportRecordDecoder.decodeInParallel(envelopes, in: input, schema: schema)
+        Trace.mark("bulk: decode into records")
+        guard !chunks.contains(where: \.gaveUp), let objects = BulkObjects(chunks), objects.count >= minimum else {
+            for c in chunks { c.discard() }
+            return nil
+        }
+        Trace.mark("bulk: sort \(objects.count) ids")
+        guard let links = BulkLinks(schema: schema, objects: objects, chunks: chunks, input: input) else {
+            for c in chunks { c.discard() }
+            return nil
+        }
+        Trace.mark("bulk: resolve and check links")
+        self.chunks = chunks
+        self.objects = objects
+        self.links = links
+    }
+
+    /// Hands the records to the table's arena; the objects with their locators.
+    func adopt(into table: ObjectTable) -> BulkObjects {
+        objects.adopt(&chunks, into: table)
+        return objects
+    }
+
+    deinit { for c in chunks { c.discard() } }
 }
 
 /// The decoded objects of a bulk import in input order (`g`), and their order by id.
