@@ -25,22 +25,29 @@ enum ImportCommand {
         func phase(_ text: String) {
             if showProgress { ctx.console.progress("\(path): \(text)") }
         }
-        // A big input into an empty store goes straight into records, as a snapshot is loaded.
+        // A big input into an empty store goes straight into records, as a
+        // snapshot is loaded. It is read before the store is opened, so that
+        // an input it does not take (bad input among others) leaves no trace.
         var opened: Store?
-        if bytes.count >= (try ctx.options()).snapshotCommitChanges * 16 {
+        phase("decoding and linking \(bytes.count / 1_000_000) MB")
+        if let plan = Store.planBulkImport(bytes, schema: ctx.schema, options: try ctx.options()) {
             phase("opening the store")
             let store = try ctx.openStore(.write)
             opened = store
-            phase("decoding and linking \(bytes.count / 1_000_000) MB")
-            let before = store.warnings.count
-            if let t = try store.importInBulk(&bytes, author: ctx.author) {
-                for w in store.warnings.dropFirst(before) { ctx.console.err(w) }
-                ctx.console.keepUntilExit(KeptValue(t))
-                if showProgress { ctx.console.endProgress() }
-                Trace.mark("commit returned")
-                ctx.console.line(summary(t))
-                Trace.mark("summary")
-                return 0
+            if store.acceptsBulkImport(plan) {
+                // Read: the input's memory can serve the snapshot's writing.
+                bytes = []
+                phase("writing and flushing")
+                let before = store.warnings.count
+                if let t = try store.importInBulk(plan, author: ctx.author) {
+                    for w in store.warnings.dropFirst(before) { ctx.console.err(w) }
+                    ctx.console.keepUntilExit(KeptValue(t))
+                    if showProgress { ctx.console.endProgress() }
+                    Trace.mark("commit returned")
+                    ctx.console.line(summary(t))
+                    Trace.mark("summary")
+                    return 0
+                }
             }
             Trace.mark("bulk import does not apply")
         }

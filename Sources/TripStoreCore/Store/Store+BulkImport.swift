@@ -19,13 +19,35 @@ extension Store {
     /// is written, so that its memory is not held twice.
     /// - Throws: as `commit` when writing the snapshot fails (the store must then be opened again).
     public func importInBulk(_ input: inout [UInt8], author: String, timestamp: Double? = nil) throws -> HistoryTransaction? {
-        guard access == .write, lock != nil, !rewound, !needsReopen, table.rowCount == 0, table.image == nil,
-              input.count >= options.snapshotCommitChanges * 16, !BulkLinks.hasSelfInverse(schema) else { return nil }
-        let time = max(timestamp ?? Store.now(), try lastCommitTime() ?? -.infinity)
-        let minimum = options.snapshotCommitChanges
-        guard let plan = input.withUnsafeBufferPointer({ BulkPlan($0, schema: schema, minimum: minimum) }) else { return nil }
+        guard isEmptyForBulkImport, let plan = Store.planBulkImport(input, schema: schema, options: options) else { return nil }
         // Every reference has its row: the input can go before the snapshot is written.
         input = []
+        return try importInBulk(plan, author: author, timestamp: timestamp)
+    }
+
+    /// Decodes, sorts and links an input for `importInBulk(_:author:timestamp:)`
+    /// without a store (so that an input it does not take leaves no trace);
+    /// nil where the bulk path does not apply to the input.
+    public static func planBulkImport(_ input: [UInt8], schema: Schema, options: StoreOptions) -> BulkImportPlan? {
+        guard input.count >= options.snapshotCommitChanges * 16, !BulkLinks.hasSelfInverse(schema) else { return nil }
+        return input.withUnsafeBufferPointer { BulkImportPlan($0, schema: schema, minimum: options.snapshotCommitChanges) }
+    }
+
+    /// Whether this store takes the planned bulk import: it is open to write
+    /// and has never held an object since it was opened, and has the plan's schema.
+    public func acceptsBulkImport(_ plan: BulkImportPlan) -> Bool {
+        isEmptyForBulkImport && plan.schema.fingerprint == schema.fingerprint
+    }
+
+    private var isEmptyForBulkImport: Bool {
+        access == .write && lock != nil && !rewound && !needsReopen && table.rowCount == 0 && table.image == nil
+    }
+
+    /// Commits a planned bulk import; nil (nothing changed) where this store
+    /// does not take it (see `acceptsBulkImport`).
+    public func importInBulk(_ plan: BulkImportPlan, author: String, timestamp: Double? = nil) throws -> HistoryTransaction? {
+        guard acceptsBulkImport(plan) else { return nil }
+        let time = max(timestamp ?? Store.now(), try lastCommitTime() ?? -.infinity)
         // History's changes are made on a core of their own meanwhile (they read only the ids).
         let forChanges = BulkObjects.ForWorker(objects: plan.objects, schema: schema.privateCopy())
         let pendingChanges = Parallel.start { forChanges.objects.insertChanges(forChanges.schema) }
@@ -77,10 +99,11 @@ extension Store {
     }
 }
 
-/// A bulk import decoded, sorted and linked, not yet in the table: its
-/// records are freed with it unless the table adopts them.
-final class BulkPlan {
+/// A bulk import decoded, sorted and linked, not yet in a store: its
+/// records are freed with it unless a store's table adopts them.
+public final class BulkImportPlan {
     private var chunks: [ImportRecordDecoder.Chunk]
+    let schema: Schema
     private(set) var objects: BulkObjects
     let links: BulkLinks
 
@@ -101,6 +124,7 @@ final class BulkPlan {
         }
         Trace.mark("bulk: resolve and check links")
         self.chunks = chunks
+        self.schema = schema
         self.objects = objects
         self.links = links
     }
