@@ -15,6 +15,15 @@ package enum Parallel {
         return (0..<parts).map { k in min(count, k * per)..<min(count, (k + 1) * per) }
     }
 
+    /// `body` over `0..<count` cut into one range per core (up to 8), or
+    /// over the whole on the caller's thread when `count` is below
+    /// `parallelFrom`; results in order.
+    package static func mapRanges<T: Sendable>(_ count: Int, parallelFrom: Int,
+                                              _ body: @escaping @Sendable (Range<Int>) -> T) -> [T] {
+        let parts = count >= parallelFrom ? max(1, min(8, FileIO.cores)) : 1
+        return map(parts) { k in body(ranges(count, parts: parts)[k]) }
+    }
+
     /// `body(0)`, …, `body(parts - 1)`, each on its own thread.
     package static func map<T: Sendable>(_ parts: Int, _ body: @escaping @Sendable (Int) -> T) -> [T] {
         guard parts > 1 else { return parts == 1 ? [body(0)] : [] }

@@ -30,7 +30,7 @@ enum ImportCommand {
         // an input it does not take (bad input among others) leaves no trace.
         var opened: Store?
         phase("decoding and linking \(bytes.count / 1_000_000) MB")
-        if let plan = Store.planBulkImport(bytes, schema: ctx.schema, options: try ctx.options()) {
+        if Store.mayTakeBulkImport(ctx.storePath), let plan = Store.planBulkImport(bytes, schema: ctx.schema, options: try ctx.options()) {
             phase("opening the store")
             let store = try ctx.openStore(.write)
             opened = store

@@ -33,6 +33,15 @@ extension Store {
         return input.withUnsafeBufferPointer { BulkImportPlan($0, schema: schema, minimum: options.snapshotCommitChanges) }
     }
 
+    /// Whether the store in `folder` may take a bulk import, judged from its
+    /// files alone (no snapshot, no journal line): planning one for a store
+    /// that holds objects would be work thrown away.
+    public static func mayTakeBulkImport(_ folder: String) -> Bool {
+        let files = StoreFiles(folder: folder)
+        guard let listing = try? files.list(), listing.snapshots.isEmpty else { return false }
+        return listing.journals.allSatisfy { (FileIO.fileSize(files.journal($0)) ?? 0) == 0 }
+    }
+
     /// Whether this store takes the planned bulk import: it is open to write
     /// and has never held an object since it was opened, and has the plan's schema.
     public func acceptsBulkImport(_ plan: BulkImportPlan) -> Bool {
@@ -71,15 +80,7 @@ extension Store {
 
         let t = HistoryTransaction(token: lastToken + 1, timestamp: time, author: author, changes: pendingChanges.wait())
         Trace.mark("bulk: history changes")
-        loadedHistory.append(t)
-        lastToken = t.token
-        do {
-            try compact(tableIsChecked: true)
-        } catch {
-            needsReopen = true
-            throw error
-        }
-        return t
+        return try recordBySnapshot(t)
     }
 
     /// Each envelope's byte range: the elements of a top-level array, or the

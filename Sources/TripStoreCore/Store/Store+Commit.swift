@@ -80,9 +80,15 @@ extension Store {
         try touchWhatApplyReads(tx)
         guard table.checkEverything() else { throw StoreError.imageDamaged(file: imagePath, detail: table.imageDamage ?? "") }
         apply(tx)
+        Trace.mark("apply to table and indexes")
+        return try recordBySnapshot(t)
+    }
+
+    /// Records a transaction already applied to the table and writes the
+    /// new snapshot that makes it durable; a failure leaves this `Store` to be opened again.
+    func recordBySnapshot(_ t: HistoryTransaction) throws -> HistoryTransaction {
         loadedHistory.append(t)
         lastToken = t.token
-        Trace.mark("apply to table and indexes")
         do {
             try compact(tableIsChecked: true)
         } catch {

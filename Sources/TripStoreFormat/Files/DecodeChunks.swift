@@ -19,17 +19,14 @@ package enum DecodeChunks {
     /// Decodes each range as one whole value; `location` names a range for messages.
     static func decode(_ lines: ArraySlice<Range<Int>>, in buffer: UnsafeBufferPointer<UInt8>, schema: Schema,
                        wantPaths: Bool = false, location: @escaping @Sendable (Int) -> RecordLocation = { .line($0) }) -> [Chunk] {
-        let cores = max(1, min(8, sysconfCores()))
-        let parts = lines.count >= 512 ? cores : 1
         let shared = SharedBytes(buffer)
         let first = lines.startIndex
         let all = Array(lines)
-        return Parallel.map(parts) { k in
+        return Parallel.mapRanges(all.count, parallelFrom: 512) { range in
             // A private copy of the schema per core: shared entity objects would
             // make both cores fight over their reference counts.
             let records = RecordDecoder(schema: schema.privateCopy(), wantPaths: wantPaths)
             var chunk = Chunk()
-            let range = Parallel.ranges(all.count, parts: parts)[k]
             chunk.objects.reserveCapacity(range.count)
             for i in range {
                 var r = JSONReader(buffer: UnsafeBufferPointer(rebasing: shared.buffer[all[i]]))
@@ -44,7 +41,4 @@ package enum DecodeChunks {
         }
     }
 
-    package static func sysconfCores() -> Int {
-        FileIO.cores
-    }
 }

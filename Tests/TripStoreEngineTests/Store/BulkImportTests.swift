@@ -251,3 +251,72 @@ struct FilmInput {
         return Array(("[\n" + envelopes.joined(separator: ",\n") + "\n]\n").utf8)
     }
 }
+
+extension BulkImportTests {
+    /// The bulk reader on damaged bytes (fixed seeds): whatever a byte
+    /// flipped, dropped or doubled does, it gives up or agrees with the usual import.
+    @Test func damagedBytesAgreeWithTheUsualImport() throws {
+        var films = FilmInput(seed: 9)
+        let clean = films.make(faults: false)
+        var random = FilmInput(seed: 41)
+        let structural = Array("{}[],:\"\\ n0-.e".utf8)
+        var applied = 0
+        for round in 0..<120 {
+            var input = clean
+            for _ in 0..<(1 + random.next(3)) {
+                let at = random.next(input.count)
+                switch random.next(3) {
+                case 0: input[at] = structural[random.next(structural.count)]
+                case 1: input.remove(at: at)
+                default: input.insert(input[at], at: at)
+                }
+            }
+            guard let bulk = try Self.bulk(input, schema: FilmSchema.schema, name: "damaged\(round)") else { continue }
+            applied += 1
+            switch Self.staged(input, schema: FilmSchema.schema, name: "damaged\(round)") {
+            case .success(let bytes): #expect(bulk == bytes, "round \(round): the snapshots differ")
+            case .failure(let error): Issue.record("round \(round): taken in bulk, refused as usual: \(error)")
+            }
+        }
+        #expect(applied > 0)
+    }
+
+    /// A transaction staged before a bulk import is checked against it at
+    /// commit, as against any commit: its own inserts go in after the import's,
+    /// and an id the import inserted too is a conflict, nothing overwritten.
+    @Test func aTransactionStagedBeforeIsCheckedAgainstTheImport() throws {
+        let schema = FilmSchema.schema
+        let store = try Store.open(TestFolders.make("staged-before"), schema: schema, access: .write, options: Self.bulkOptions)
+        func credit(_ id: String, _ person: String) throws -> [DecodedObject] {
+            try EnvelopeInput.decode(Array(#"[{"type":"Credit","id":"\#(id)","data":{"person":"\#(person)","role":"r"}}]"#.utf8), schema: schema)
+        }
+        var other = store.transaction()
+        try store.stage(try credit("c9", "Other"), mode: .insert, into: &other)
+        var clashing = store.transaction()
+        try store.stage(try credit("c1", "Clash"), mode: .insert, into: &clashing)
+        var films = FilmInput(seed: 5)
+        var input = films.make(faults: false) + []
+        input = Array(String(decoding: input, as: UTF8.self).replacingOccurrences(of: "\n]\n", with: #",{"type":"Credit","id":"c1","data":{"person":"Bulk","role":"r"}}]"#).utf8)
+        #expect(try store.importInBulk(&input, author: "bulk") != nil)
+        let imported = store.table.count
+        try store.commit(other, author: "t")
+        #expect(store.table.count == imported + 1)
+        #expect(throws: StoreError.self) { try store.commit(clashing, author: "t") }
+        #expect(store.object(id: "c1")?.values[0] == .string("Bulk"))
+        // Reopened, it holds the same.
+        let again = try Store.open(store.files.folder, schema: schema, access: .read)
+        #expect(again.table.count == imported + 1 && again.object(id: "c1")?.values[0] == .string("Bulk"))
+    }
+
+    @Test func onlyAStoreWithoutObjectsOnDiskIsPlannedFor() throws {
+        let folder = TestFolders.make("may-take")
+        #expect(Store.mayTakeBulkImport(folder + "/new"))
+        let store = try Store.open(folder, schema: FilmSchema.schema, access: .write)
+        #expect(Store.mayTakeBulkImport(folder))
+        var tx = store.transaction()
+        try store.stage(try EnvelopeInput.decode(Array(#"[{"type":"Studio","id":"s","data":{"name":"S"}}]"#.utf8), schema: FilmSchema.schema),
+                        mode: .insert, into: &tx)
+        try store.commit(tx, author: "t")
+        #expect(!Store.mayTakeBulkImport(folder))
+    }
+}

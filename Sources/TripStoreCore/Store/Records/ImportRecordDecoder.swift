@@ -269,12 +269,10 @@ struct ImportRecordDecoder {
 extension ImportRecordDecoder {
     /// Decodes the envelopes split into one run per core, results in input order.
     static func decodeInParallel(_ envelopes: [Range<Int>], in input: UnsafeBufferPointer<UInt8>, schema: Schema) -> [Chunk] {
-        let parts = envelopes.count >= 1024 ? max(1, min(8, DecodeChunks.sysconfCores())) : 1
         let shared = SharedBytes(input)
-        return Parallel.map(parts) { k in
+        return Parallel.mapRanges(envelopes.count, parallelFrom: 1024) { range in
             // A private copy of the schema per core, so the cores share no reference counts.
             let decoder = ImportRecordDecoder(schema: schema.privateCopy())
-            let range = Parallel.ranges(envelopes.count, parts: parts)[k]
             guard !range.isEmpty else { return Chunk() }
             return decoder.decode(envelopes[range], in: shared.buffer)
         }

@@ -361,12 +361,10 @@ import Darwin
 extension SnapshotRecordDecoder {
     /// Decodes object lines split into one run per core, results in file order.
     static func decodeInParallel(_ lines: [Range<Int>], in file: UnsafeBufferPointer<UInt8>, firstLine: Int, schema: Schema) -> [Chunk] {
-        let parts = lines.count >= 4096 ? max(1, min(8, DecodeChunks.sysconfCores())) : 1
         let shared = SharedBytes(file)
-        return Parallel.map(parts) { k in
+        return Parallel.mapRanges(lines.count, parallelFrom: 4096) { range in
             // A private copy of the schema per core, so the cores share no reference counts.
             let decoder = SnapshotRecordDecoder(schema: schema.privateCopy())
-            let range = Parallel.ranges(lines.count, parts: parts)[k]
             guard !range.isEmpty else { return Chunk() }
             return decoder.decode(lines[range], in: shared.buffer, firstLine: firstLine + range.lowerBound)
         }
