@@ -1,5 +1,10 @@
 import Foundation
 
+#if canImport(Glibc)
+@_silgen_name("malloc_info")
+private func glibcMallocInfo(_ options: Int32, _ stream: UnsafeMutablePointer<FILE>?) -> Int32
+#endif
+
 /// Phase timings on stderr when `TRIPSTORE_TRACE` is set, for profiling the
 /// load and import paths (the benchmark reads them too).
 package enum Trace {
@@ -48,7 +53,32 @@ package enum Trace {
             if s.hasPrefix("VmHWM:") { peak = kb }
         }
         guard let r = Int(rss), let p = Int(peak) else { return "" }
-        return ", rss \(r / 1024) MB, peak \(p / 1024) MB"
+        return ", rss \(r / 1024) MB, peak \(p / 1024) MB\(heapInUse())"
+    }
+
+    /// ", heap N MB": bytes malloc has handed out and not had back (glibc),
+    /// which the resident size hides once freed memory is kept for reuse.
+    static func heapInUse() -> String {
+        #if canImport(Glibc)
+        var text: UnsafeMutablePointer<CChar>?
+        var length = 0
+        guard let stream = open_memstream(&text, &length) else { return "" }
+        _ = glibcMallocInfo(0, stream)
+        fclose(stream)
+        guard let text else { return "" }
+        defer { free(text) }
+        // The last (all-heaps) totals of malloc_info's XML: the heap's size, less what is free in it.
+        let xml = String(cString: text)
+        func size(after tag: String) -> Int {
+            guard let r = xml.range(of: tag, options: .backwards),
+                  let s = xml[r.upperBound...].range(of: "size=\"") else { return 0 }
+            return Int(xml[s.upperBound...].prefix { $0.isNumber }) ?? 0
+        }
+        let inUse = size(after: "<system type=\"current\"") - size(after: "<total type=\"fast\"") - size(after: "<total type=\"rest\"")
+        return ", heap in use \(inUse >> 20) MB"
+        #else
+        return ""
+        #endif
     }
 
     static func format3(_ v: Double) -> String {

@@ -41,10 +41,9 @@ enum ImportCommand {
                 let before = store.warnings.count
                 if let t = try store.importInBulk(plan, author: ctx.author) {
                     for w in store.warnings.dropFirst(before) { ctx.console.err(w) }
-                    ctx.console.keepUntilExit(KeptValue(t))
                     if showProgress { ctx.console.endProgress() }
                     Trace.mark("commit returned")
-                    ctx.console.line(summary(t))
+                    ctx.console.line(summary([(.insert, t.inserted.map { ($0.type, $0.count) })], token: t.token))
                     Trace.mark("summary")
                     return 0
                 }
@@ -89,7 +88,6 @@ enum ImportCommand {
 
     /// "inserted 3 objects (BusinessTrip 1, Trip 2), updated 1 (token 4)".
     static func summary(_ t: HistoryTransaction) -> String {
-        var parts: [String] = []
         // Type names are the schema's own strings, so comparing them is cheap;
         // a short list beats hashing a string per change.
         var counts: [(kind: Change.Kind, type: String, count: Int)] = []
@@ -107,15 +105,23 @@ enum ImportCommand {
                 counts.append((c.kind, c.type, 1))
             }
         }
-        var byKind: [Change.Kind: [String: Int]] = [:]
-        for c in counts { byKind[c.kind, default: [:]][c.type] = c.count }
+        var byKind: [(Change.Kind, [(String, Int)])] = []
         for kind in Change.Kind.allCases {
-            guard let byType = byKind[kind] else { continue }
-            let count = byType.values.reduce(0, +)
-            let detail = byType.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+            let byType = counts.filter { $0.kind == kind }
+            if !byType.isEmpty { byKind.append((kind, byType.map { ($0.type, $0.count) })) }
+        }
+        return summary(byKind, token: t.token)
+    }
+
+    /// "inserted N objects (Type n, …); …; committed as token T", each kind's types by name.
+    static func summary(_ byKind: [(kind: Change.Kind, counts: [(type: String, count: Int)])], token: Int64) -> String {
+        var parts: [String] = []
+        for (kind, byType) in byKind {
+            let count = byType.reduce(0) { $0 + $1.count }
+            let detail = byType.sorted { $0.type < $1.type }.map { "\($0.type) \($0.count)" }.joined(separator: ", ")
             let verb = kind == .insert ? "inserted" : kind == .update ? "updated" : "deleted"
             parts.append("\(verb) \(count) object\(count == 1 ? "" : "s") (\(detail))")
         }
-        return parts.joined(separator: "; ") + "; committed as token \(t.token)"
+        return parts.joined(separator: "; ") + "; committed as token \(token)"
     }
 }

@@ -18,7 +18,7 @@ extension Store {
     /// `input` is emptied as soon as it has been read, before the snapshot
     /// is written, so that its memory is not held twice.
     /// - Throws: as `commit` when writing the snapshot fails (the store must then be opened again).
-    public func importInBulk(_ input: inout [UInt8], author: String, timestamp: Double? = nil) throws -> HistoryTransaction? {
+    public func importInBulk(_ input: inout [UInt8], author: String, timestamp: Double? = nil) throws -> BulkImportResult? {
         guard isEmptyForBulkImport, let plan = Store.planBulkImport(input, schema: schema, options: options) else { return nil }
         // Every reference has its row: the input can go before the snapshot is written.
         input = []
@@ -54,13 +54,9 @@ extension Store {
 
     /// Commits a planned bulk import; nil (nothing changed) where this store
     /// does not take it (see `acceptsBulkImport`).
-    public func importInBulk(_ plan: BulkImportPlan, author: String, timestamp: Double? = nil) throws -> HistoryTransaction? {
+    public func importInBulk(_ plan: BulkImportPlan, author: String, timestamp: Double? = nil) throws -> BulkImportResult? {
         guard acceptsBulkImport(plan) else { return nil }
         let time = max(timestamp ?? Store.now(), try lastCommitTime() ?? -.infinity)
-        // History's changes are made on a core of their own meanwhile (they read only the ids).
-        let forChanges = BulkObjects.ForWorker(objects: plan.objects, schema: schema.privateCopy())
-        let pendingChanges = Parallel.start { forChanges.objects.insertChanges(forChanges.schema) }
-
         // From here on the table changes: nothing gives up.
         let objects = plan.adopt(into: table)
         for (row, g) in objects.sorted.enumerated() {
@@ -78,9 +74,16 @@ extension Store {
         indexes.rebuildValueIndexes()
         Trace.mark("bulk: add and link \(table.count) objects")
 
-        let t = HistoryTransaction(token: lastToken + 1, timestamp: time, author: author, changes: pendingChanges.wait())
-        Trace.mark("bulk: history changes")
-        return try recordBySnapshot(t)
+        let inserts = BulkInsertHistory(token: lastToken + 1, timestamp: time, author: author, runs: objects.insertRuns(schema))
+        lastToken = inserts.token
+        do {
+            try compact(tableIsChecked: true, appending: inserts)
+        } catch {
+            needsReopen = true
+            throw error
+        }
+        return BulkImportResult(token: inserts.token, timestamp: time, author: author,
+                                inserted: inserts.runs.map { .init(type: schema.entities[$0.entity].name, count: $0.rows.count) })
     }
 
     /// Each envelope's byte range: the elements of a top-level array, or the
@@ -141,12 +144,6 @@ public final class BulkImportPlan {
 
 /// The decoded objects of a bulk import in input order (`g`), and their order by id.
 struct BulkObjects {
-    /// For a worker that reads the ids while the importer links the records (it never writes an id).
-    struct ForWorker: @unchecked Sendable {
-        let objects: BulkObjects
-        let schema: Schema
-    }
-
     var count: Int { entities.count }
     /// Per object: its entity, where its record is, and (once adopted) its locator.
     var entities: [Int16] = []
@@ -199,21 +196,41 @@ struct BulkObjects {
         }
     }
 
-    /// One insert change per object: types in the order they first appear,
-    /// each type's objects in input order (as `TransactionBuilder.insertOrder`).
-    func insertChanges(_ schema: Schema) -> [Change] {
-        var byEntity = Array(repeating: [Int](), count: schema.entities.count)
+    /// The inserts as history lists them (as `TransactionBuilder.insertOrder`):
+    /// types in the order they first appear, each type's rows in input order.
+    func insertRuns(_ schema: Schema) -> [(entity: Int, rows: [RowID])] {
+        var byEntity = Array(repeating: [RowID](), count: schema.entities.count)
         var firstSeen: [Int] = []
         for (g, e) in entities.enumerated() {
             if byEntity[Int(e)].isEmpty { firstSeen.append(Int(e)) }
-            byEntity[Int(e)].append(g)
+            byEntity[Int(e)].append(rowOf[g])
         }
-        var changes: [Change] = []
-        changes.reserveCapacity(count)
-        for e in firstSeen {
-            let type = schema.entities[e].name
-            for g in byEntity[e] { changes.append(Change(kind: .insert, type: type, id: String(decoding: id(g), as: UTF8.self))) }
-        }
-        return changes
+        return firstSeen.map { ($0, byEntity[$0]) }
     }
+}
+
+/// What a bulk import committed.
+public struct BulkImportResult: Sendable, Equatable {
+    /// How many objects of one type it inserted.
+    public struct Inserted: Sendable, Equatable {
+        public let type: String
+        public let count: Int
+    }
+
+    /// The transaction's token.
+    public let token: Int64
+    /// Its commit time, seconds since 2001-01-01T00:00:00Z.
+    public let timestamp: Double
+    public let author: String
+    /// Per type, in the order history lists them (the order types first appear in the input).
+    public let inserted: [Inserted]
+}
+
+/// A bulk import's transaction as history keeps it, without a `Change` per
+/// object (about 150 bytes each): its inserts as runs of one type's rows.
+struct BulkInsertHistory {
+    let token: Int64
+    let timestamp: Double
+    let author: String
+    let runs: [(entity: Int, rows: [RowID])]
 }

@@ -23,26 +23,30 @@ extension Store {
     /// `compact()`; `tableIsChecked` skips the invariant check of the whole
     /// table where a commit has just checked everything its transaction
     /// touched on a table that was sound before it.
-    func compact(tableIsChecked: Bool) throws {
+    /// `appending` is a bulk import's transaction, written after the
+    /// retained history: afterwards the history is read from the new
+    /// snapshot when first used, as after an open.
+    func compact(tableIsChecked: Bool, appending inserts: BulkInsertHistory? = nil) throws {
         guard access == .write, lock != nil else { throw StoreError.usage("the store was opened read-only") }
         let token = lastToken
         let path = files.snapshot(token)
         let temp = path + ".tmp"
         try recordSchemaIfNeeded()
-        let fd = try FileIO.open(temp, O_WRONLY | O_CREAT | O_TRUNC)
+        let fd = try FileIO.open(temp, (inserts == nil ? O_WRONLY : O_RDWR) | O_CREAT | O_TRUNC)
         var closed = false
         defer { if !closed { FileIO.close(fd); FileIO.unlink(temp) } }
 
         var crc: UInt32 = 0
         var written = 0
         var buffer = JSONWriter(capacity: 1 << 20)
-        func flush(force: Bool) throws {
+        func drain(_ buffer: inout JSONWriter, force: Bool) throws {
             guard force || buffer.bytes.count >= 1 << 20 else { return }
             crc = buffer.bytes.withUnsafeBytes { CRC32C.checksum($0, continuing: crc) }
             written += buffer.bytes.count
             try FileIO.writeAll(fd, buffer.bytes, path: temp)
             buffer.bytes.removeAll(keepingCapacity: true)
         }
+        func flush(force: Bool) throws { try drain(&buffer, force: force) }
         // Never build on a snapshot that fails its checksum: opened from its
         // image, this process has not read the JSON, so check it now; and
         // never drop a history line that could not be read.
@@ -100,13 +104,26 @@ extension Store {
             buffer.bytes.append(0x0A)
             try flush(force: false)
         }
+        if let inserts {
+            let runs = inserts.runs.map { (type: schema.entities[$0.entity].name, count: $0.rows.count) }
+            try HistoryCoding.appendInserts(token: inserts.token, timestamp: inserts.timestamp, author: inserts.author, runs: runs,
+                                            id: { n, k in RecordReader.id(table.record(inserts.runs[n].rows[k])).0 },
+                                            to: &buffer, flush: { try drain(&$0, force: false) })
+            buffer.bytes.append(0x0A)
+        }
+        let historyCount = history.count + (inserts == nil ? 0 : 1)
         try flush(force: true)
         let bodyBytes = written
-        buffer.bytes.append(contentsOf: SnapshotFormat.trailer(objects: table.count, history: history.count, crc: crc))
+        buffer.bytes.append(contentsOf: SnapshotFormat.trailer(objects: table.count, history: historyCount, crc: crc))
         try FileIO.writeAll(fd, buffer.bytes, path: temp)
         try FileIO.fsync(fd, path: temp)
+        // The history stays in the file, to be read from it when first used.
+        let historyFD = inserts == nil ? -1 : dup(fd)
+        if inserts != nil && historyFD < 0 { throw IOError(operation: "dup", path: temp, code: errno) }
         FileIO.close(fd)
         closed = true
+        var keepHistoryFD = false
+        defer { if historyFD >= 0 && !keepHistoryFD { FileIO.close(historyFD) } }
         Trace.mark("snapshot history+fsync")
         CrashPoint.hit("snapshot-before-rename")
         do {
@@ -124,7 +141,7 @@ extension Store {
             FileIO.close(fd)
             if let file { writeImage(image.wait(), binding: SnapshotImage.Binding(
                 token: token, snapshotBytes: Int64(bodyBytes + buffer.bytes.count), snapshotCRC: crc,
-                fingerprint: SnapshotImage.fingerprint(schema), file: file), historyStart: historyStart, historyCount: history.count) }
+                fingerprint: SnapshotImage.fingerprint(schema), file: file), historyStart: historyStart, historyCount: historyCount) }
         }
 
         // The new journal starts empty; then the old files can go.
@@ -146,6 +163,12 @@ extension Store {
         hasSnapshot = true
         journalSize = 0
         journalTransactions = 0
+        if inserts != nil {
+            pendingHistory = (historyFD, historyStart..<bodyBytes, 2 + table.count, path)
+            keepHistoryFD = true
+            snapshotHistoryCount = historyCount
+            loadedHistory = []
+        }
     }
 
     /// Writes the snapshot's image beside it (see `SnapshotImage`); a failure

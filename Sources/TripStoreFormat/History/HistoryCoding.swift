@@ -208,6 +208,43 @@ package enum HistoryCoding {
         w.bytes.append(contentsOf: Array("]}".utf8))
         swap(&w.bytes, &out)
     }
+
+    /// The line `appendCompact(groupInserts: true)` writes for a transaction
+    /// of inserts only, byte for byte, from runs of one type each (`id(run,
+    /// k)` is the k-th id of a run) instead of a `Change` per object: a bulk
+    /// import's history, which `flush` takes away as it grows.
+    package static func appendInserts(token: Int64, timestamp: Double, author: String, runs: [(type: String, count: Int)],
+                                      id: (Int, Int) -> UnsafeRawBufferPointer, to w: inout JSONWriter,
+                                      flush: (inout JSONWriter) throws -> Void) rethrows {
+        w.bytes.append(contentsOf: tokenKey)
+        w.appendInteger(token)
+        w.bytes.append(contentsOf: timestampKey)
+        ISODate.append(timestamp, to: &w.bytes)
+        w.bytes.append(contentsOf: authorKey)
+        w.appendQuoted(author)
+        w.bytes.append(contentsOf: changesKey)
+        var first = true
+        for (n, run) in runs.enumerated() where run.count > 0 {
+            if !first { w.bytes.append(UInt8(ascii: ",")) }
+            first = false
+            w.bytes.append(contentsOf: insertKind)
+            w.appendQuoted(run.type)
+            guard run.count >= 2 else {
+                w.bytes.append(contentsOf: idKey)
+                w.appendQuoted(utf8: id(n, 0))
+                w.bytes.append(UInt8(ascii: "}"))
+                continue
+            }
+            w.bytes.append(contentsOf: idsKey)
+            for k in 0..<run.count {
+                if k > 0 { w.bytes.append(UInt8(ascii: ",")) }
+                w.appendQuoted(utf8: id(n, k))
+                if k & 4095 == 4095 { try flush(&w) }
+            }
+            w.bytes.append(contentsOf: Array("]}".utf8))
+        }
+        w.bytes.append(contentsOf: Array("]}".utf8))
+    }
 }
 
 private let tokenKey = Array(#"{"token":"#.utf8)
