@@ -132,6 +132,19 @@ package enum FileIO {
         }
     }
 
+    /// Writes all of `bytes` at `offset` (the file position is not used).
+    package static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int, path: String) throws {
+        var done = 0
+        while done < bytes.count {
+            let n = pwrite(fd, bytes.baseAddress! + done, min(bytes.count - done, 1 << 30), off_t(offset + done))
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw IOError(operation: "write", path: path, code: errno)
+            }
+            done += n
+        }
+    }
+
     package static func writeAll(_ fd: Int32, _ bytes: [UInt8], path: String) throws {
         try bytes.withUnsafeBytes { p in try writeAll(fd, p, path: path) }
     }

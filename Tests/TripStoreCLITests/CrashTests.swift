@@ -53,7 +53,7 @@ extension Store {
         default: #expect(after == whole, "\(point): \(before) → \(after), expected \(whole)")
         }
         if point == "image-mid-write" {
-            // The snapshot was durable before its image was begun: the store opens from the JSON.
+            // The snapshot was durable before its image was bound: the store opens from the JSON.
             let opened = try Store.open(store, schema: TripSchema.schema, access: .read)
             #expect(!opened.loadedFromImage)
             #expect(opened.checkInvariants().isEmpty)

@@ -77,9 +77,12 @@ extension Store {
         // encoded and written (both only read the table); it is bound to the
         // snapshot file after the rename.
         let view = TableForWorker(table), indexed = IndexedProperty.of(indexes.valueIndexes)
-        let image = Parallel.start { view.table.prepareImage(order: rows, indexed: indexed) }
-        // Never leave the image thread reading a table this function's caller may change.
-        defer { _ = image.wait() }
+        let imageTemp = files.image(token) + ".tmp"
+        let image = Parallel.start { view.table.writeImage(order: rows, indexed: indexed, path: imageTemp) }
+        // Never leave the image thread reading a table this function's caller
+        // may change, nor its file behind when the snapshot is not written.
+        var imageTaken = false
+        defer { if !imageTaken { image.wait()?.discard() } }
         // Objects are encoded on every core a block at a time, then written in order.
         let encoder = RecordEnvelopeWriter(schema: schema)
         var start = 0
@@ -136,12 +139,20 @@ extension Store {
         CrashPoint.hit("snapshot-after-rename")
         Trace.mark("snapshot rename+fsync folder")
         // The image is bound to the snapshot file as the file system sees it now, after the rename.
+        var file: FileIdentity?
         if let fd = try? FileIO.openRegular(path) {
-            let file = FileIdentity.of(fd)
+            file = FileIdentity.of(fd)
             FileIO.close(fd)
-            if let file { writeImage(image.wait(), binding: SnapshotImage.Binding(
-                token: token, snapshotBytes: Int64(bodyBytes + buffer.bytes.count), snapshotCRC: crc,
-                fingerprint: SnapshotImage.fingerprint(schema), file: file), historyStart: historyStart, historyCount: historyCount) }
+        }
+        imageTaken = true
+        if let written = image.wait() {
+            if let file {
+                bindImage(written, binding: SnapshotImage.Binding(
+                    token: token, snapshotBytes: Int64(bodyBytes + buffer.bytes.count), snapshotCRC: crc,
+                    fingerprint: SnapshotImage.fingerprint(schema), file: file), historyStart: historyStart, historyCount: historyCount)
+            } else {
+                written.discard()
+            }
         }
 
         // The new journal starts empty; then the old files can go.
@@ -171,21 +182,11 @@ extension Store {
         }
     }
 
-    /// Writes the snapshot's image beside it (see `SnapshotImage`); a failure
+    /// Binds a written image to its snapshot (see `UnboundImage`); a failure
     /// only means the next open reads the JSON.
-    func writeImage(_ prepared: PreparedImage?, binding: SnapshotImage.Binding, historyStart: Int, historyCount: Int) {
-        guard let prepared else { return }
-        let path = files.image(binding.token)
-        let temp = path + ".tmp"
-        guard let fd = try? FileIO.open(temp, O_WRONLY | O_CREAT | O_TRUNC) else { return }
-        do {
-            try prepared.write(binding: binding, historyStart: historyStart, historyCount: historyCount, to: fd, path: temp)
-            FileIO.close(fd)
-            try FileIO.rename(temp, path)
-        } catch {
-            FileIO.close(fd)
-            FileIO.unlink(temp)
-        }
+    func bindImage(_ image: UnboundImage?, binding: SnapshotImage.Binding, historyStart: Int, historyCount: Int) {
+        guard let image else { return }
+        _ = image.bind(binding, historyStart: historyStart, historyCount: historyCount, as: files.image(binding.token))
         Trace.mark("snapshot image")
     }
 

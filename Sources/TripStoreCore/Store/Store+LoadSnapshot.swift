@@ -143,7 +143,8 @@ extension Store {
         // A writer rebuilds a missing, stale or damaged image now, while the
         // table holds exactly the snapshot (the journal is replayed after).
         if access == .write && options.useSnapshotImage, let file = FileIdentity.of(fd) {
-            writeImage(table.prepareImage(order: table.rowsSortedByID(), indexed: IndexedProperty.of(indexes.valueIndexes)), binding: SnapshotImage.Binding(
+            bindImage(table.writeImage(order: table.rowsSortedByID(), indexed: IndexedProperty.of(indexes.valueIndexes),
+                                       path: files.image(token) + ".tmp"), binding: SnapshotImage.Binding(
                 token: token, snapshotBytes: Int64(size), snapshotCRC: trailer.crc, fingerprint: SnapshotImage.fingerprint(schema), file: file),
                 historyStart: historyStart ?? trailer.start, historyCount: trailer.history)
         }

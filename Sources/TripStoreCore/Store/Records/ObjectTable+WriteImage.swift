@@ -17,13 +17,15 @@ extension ObjectTable {
         case toMany(derived: Bool)
     }
 
-    /// The image of the table (see `SnapshotImage`) with `order` as the new
-    /// row order (the snapshot's id order), in memory and complete but for the
-    /// header's binding to its snapshot file, which exists only after the
-    /// snapshot's rename: so it can be built while the snapshot is written.
-    /// Reads the table only (through workers' rules: nothing may change it meanwhile).
-    /// Nil when a count does not fit the layout.
-    func prepareImage(order: [RowID], indexed: [IndexedProperty]) -> PreparedImage? {
+    /// Writes the image of the table (see `SnapshotImage`), with `order` as
+    /// the new row order (the snapshot's id order), to a new file at `path`:
+    /// complete but for the header's binding to its snapshot file, which
+    /// exists only after the snapshot's rename, so that it is written while
+    /// the snapshot is. The records are copied a group of rows at a time,
+    /// never all at once. Reads the table only (through workers' rules:
+    /// nothing may change it meanwhile). Nil, with no file left, when a count
+    /// does not fit the layout or writing fails: an image is only a cache.
+    func writeImage(order: [RowID], indexed: [IndexedProperty], path: String) -> UnboundImage? {
         let plans: [[ImageSlot]] = schema.entities.map { e in
             e.properties.map { p in
                 guard let r = p.relationship else { return .attribute }
@@ -32,6 +34,7 @@ extension ObjectTable {
         }
         var newRow = [RowID](repeating: -1, count: rowCount)
         for (i, r) in order.enumerated() { newRow[Int(r)] = RowID(i) }
+        // The columns and lists first, with each record's place among the records.
         var entities: [Int16] = [], offsets: [Int64] = [], prefixes: [UInt64] = []
         var listStarts: [Int64] = [0, 0]
         var listElements: [Int32] = []
@@ -39,38 +42,24 @@ extension ObjectTable {
         entities.reserveCapacity(order.count)
         offsets.reserveCapacity(order.count)
         prefixes.reserveCapacity(order.count)
-        var records = RecordBuffer(capacity: max(4096, arena.totalBytes - arena.unusedBytes + 4096))
+        var recordBytes = 0
         for (i, r) in order.enumerated() {
             let e = Int(entity(at: r) ?? 0)
             entities.append(Int16(e))
             typeRows[e].append(RowID(i))
-            offsets.append(Int64(records.count))
+            offsets.append(Int64(recordBytes))
             let record = self.record(r)
             let (id, firstSlot) = RecordReader.id(record)
             prefixes.append(ObjectTable.prefix(id))
-            let length = RecordReader.length(record, count: plans[e].count)
-            let at = records.count
-            records.bytes(UnsafeRawBufferPointer(start: record, count: length))
-            // The copy has the same layout: patch its relationship slots in place.
+            recordBytes += RecordReader.length(record, count: plans[e].count)
             var value = firstSlot
             for plan in plans[e] {
                 defer { value = RecordReader.skip(value) }
-                let tag = value.load(as: UInt8.self)
-                let patchAt = at + (value - record) + 1
-                switch plan {
-                case .attribute: continue
-                case .toOne:
-                    guard tag == RecordTag.toOne else { continue }
-                    let target = Int32(littleEndian: (value + 1).loadUnaligned(as: Int32.self))
-                    records.patchInt32(newRow[Int(target)], at: patchAt)
-                case .toMany(let derived):
-                    guard let n = RecordReader.listNumber(value), n != 0 else { continue }
-                    let first = listElements.count
-                    for t in lists[n] { listElements.append(newRow[Int(t)]) }
-                    if derived { listElements[first...].sort() }
-                    records.patchInt32(Int32(listStarts.count - 1), at: patchAt)
-                    listStarts.append(Int64(listElements.count))
-                }
+                guard case .toMany(let derived) = plan, let n = RecordReader.listNumber(value), n != 0 else { continue }
+                let first = listElements.count
+                for t in lists[n] { listElements.append(newRow[Int(t)]) }
+                if derived { listElements[first...].sort() }
+                listStarts.append(Int64(listElements.count))
             }
         }
         // Each declared index over the new rows, as `ValueIndex` orders it.
@@ -94,113 +83,142 @@ extension ObjectTable {
         h.rows = Int64(order.count)
         h.lists = Int64(listStarts.count - 1)
         h.listElements = Int64(listElements.count)
-        h.recordBytes = Int64(records.count)
+        h.recordBytes = Int64(recordBytes)
         h.entities = Int64(schema.entities.count)
-        guard let layout = SnapshotImage.Layout(h) else { return nil }
-
-        // The directory: per row group, per list group, per entity.
-        var directory: [UInt8] = []
-        func put<T: FixedWidthInteger>(_ v: T) { withUnsafeBytes(of: v.littleEndian) { directory.append(contentsOf: $0) } }
-        func pad() { while directory.count % 8 != 0 { directory.append(0) } }
-        let recordBytes = records.contents
-        for g in 0..<layout.rowGroups {
-            let first = g << SnapshotImage.groupShift, stop = min(order.count, first + SnapshotImage.groupSize)
-            let start = Int(offsets[first]), end = stop < order.count ? Int(offsets[stop]) : records.count
-            var hash = entities[first..<stop].withUnsafeBytes { PageHash.hash($0, seed: UInt64(g)) }
-            hash = offsets[first..<stop].withUnsafeBytes { PageHash.hash($0, seed: hash) }
-            hash = prefixes[first..<stop].withUnsafeBytes { PageHash.hash($0, seed: hash) }
-            hash = PageHash.hash(UnsafeRawBufferPointer(rebasing: recordBytes[start..<end]), seed: hash)
-            put(hash); put(prefixes[first]); put(Int64(end))
-        }
-        pad()
-        for g in 0..<layout.listGroups {
-            let first = g << SnapshotImage.groupShift, stop = min(listStarts.count - 1, first + SnapshotImage.groupSize)
-            var hash = listStarts[first...stop].withUnsafeBytes { PageHash.hash($0, seed: UInt64(g)) }
-            hash = listElements[Int(listStarts[first])..<Int(listStarts[stop])].withUnsafeBytes { PageHash.hash($0, seed: hash) }
-            put(hash)
-        }
-        pad()
-        var start: Int64 = 0
-        for rows in typeRows {
-            put(start)
-            start += Int64(rows.count)
-        }
-        put(start)
-        for rows in typeRows { put(rows.withUnsafeBytes { PageHash.hash($0) }) }
-        pad()
-        var blobAt = layout.valueIndexes
-        for b in indexBlobs {
-            for field in SavedValueIndex.Field.allCases {
-                put(field == .offset ? Int64(blobAt) : b.fields[field.rawValue])
+        guard let layout = SnapshotImage.Layout(h), let fd = try? FileIO.open(path, O_RDWR | O_CREAT | O_TRUNC) else { return nil }
+        var kept = false
+        defer {
+            if !kept {
+                FileIO.close(fd)
+                FileIO.unlink(path)
             }
-            blobAt += b.bytes.count
         }
-        h.directoryHash = directory.withUnsafeBytes { PageHash.hash($0) }
-        return PreparedImage(header: h, layout: layout, directory: directory, entities: entities, offsets: offsets,
-                             prefixes: prefixes, typeRows: typeRows.flatMap { $0 }, listStarts: listStarts,
-                             listElements: listElements, indexBlobs: indexBlobs, records: OwnedBytes(records.release()))
+        do {
+            func put<T>(_ column: [T], at offset: Int) throws {
+                try column.withUnsafeBytes { try FileIO.writeAll(fd, $0, at: offset, path: path) }
+            }
+            try put(entities, at: layout.entities)
+            try put(offsets, at: layout.offsets)
+            try put(prefixes, at: layout.prefixes)
+            try put(typeRows.flatMap { $0 }, at: layout.typeRows)
+            try put(listStarts, at: layout.listStarts)
+            try put(listElements, at: layout.listElements)
+            var blobAt = layout.valueIndexes
+            for b in indexBlobs {
+                try put(b.bytes, at: blobAt)
+                blobAt += b.bytes.count
+            }
+
+            // The records a group of rows at a time, relationship slots
+            // renumbered; each group's checksum covers its columns and records.
+            var groups: [(hash: UInt64, fence: UInt64, end: Int64)] = []
+            var buffer = RecordBuffer(capacity: (1 << 20) + (1 << 16))
+            var bufferAt = 0
+            var list: Int32 = 1
+            for g in 0..<layout.rowGroups {
+                let first = g << SnapshotImage.groupShift, stop = min(order.count, first + SnapshotImage.groupSize)
+                let groupStart = buffer.count
+                for i in first..<stop {
+                    let r = order[i], e = Int(entities[i])
+                    let record = self.record(r)
+                    let at = buffer.count
+                    buffer.bytes(UnsafeRawBufferPointer(start: record, count: RecordReader.length(record, count: plans[e].count)))
+                    // The copy has the same layout: patch its relationship slots in place.
+                    var value = RecordReader.id(record).1
+                    for plan in plans[e] {
+                        defer { value = RecordReader.skip(value) }
+                        let patchAt = at + (value - record) + 1
+                        switch plan {
+                        case .attribute: continue
+                        case .toOne:
+                            guard value.load(as: UInt8.self) == RecordTag.toOne else { continue }
+                            let target = Int32(littleEndian: (value + 1).loadUnaligned(as: Int32.self))
+                            buffer.patchInt32(newRow[Int(target)], at: patchAt)
+                        case .toMany:
+                            guard let n = RecordReader.listNumber(value), n != 0 else { continue }
+                            buffer.patchInt32(list, at: patchAt)
+                            list += 1
+                        }
+                    }
+                }
+                var hash = entities[first..<stop].withUnsafeBytes { PageHash.hash($0, seed: UInt64(g)) }
+                hash = offsets[first..<stop].withUnsafeBytes { PageHash.hash($0, seed: hash) }
+                hash = prefixes[first..<stop].withUnsafeBytes { PageHash.hash($0, seed: hash) }
+                hash = PageHash.hash(UnsafeRawBufferPointer(rebasing: buffer.contents[groupStart...]), seed: hash)
+                groups.append((hash, prefixes[first], Int64(bufferAt + buffer.count)))
+                if buffer.count >= 1 << 20 || stop == order.count {
+                    try FileIO.writeAll(fd, buffer.contents, at: layout.records + bufferAt, path: path)
+                    bufferAt += buffer.count
+                    buffer.removeAll()
+                }
+            }
+            guard bufferAt == recordBytes else { return nil }
+
+            // The directory: per row group, per list group, per entity.
+            var directory: [UInt8] = []
+            func put<T: FixedWidthInteger>(_ v: T) { withUnsafeBytes(of: v.littleEndian) { directory.append(contentsOf: $0) } }
+            func pad() { while directory.count % 8 != 0 { directory.append(0) } }
+            for group in groups { put(group.hash); put(group.fence); put(group.end) }
+            pad()
+            for g in 0..<layout.listGroups {
+                let first = g << SnapshotImage.groupShift, stop = min(listStarts.count - 1, first + SnapshotImage.groupSize)
+                var hash = listStarts[first...stop].withUnsafeBytes { PageHash.hash($0, seed: UInt64(g)) }
+                hash = listElements[Int(listStarts[first])..<Int(listStarts[stop])].withUnsafeBytes { PageHash.hash($0, seed: hash) }
+                put(hash)
+            }
+            pad()
+            var start: Int64 = 0
+            for rows in typeRows {
+                put(start)
+                start += Int64(rows.count)
+            }
+            put(start)
+            for rows in typeRows { put(rows.withUnsafeBytes { PageHash.hash($0) }) }
+            pad()
+            blobAt = layout.valueIndexes
+            for b in indexBlobs {
+                for field in SavedValueIndex.Field.allCases {
+                    put(field == .offset ? Int64(blobAt) : b.fields[field.rawValue])
+                }
+                blobAt += b.bytes.count
+            }
+            h.directoryHash = directory.withUnsafeBytes { PageHash.hash($0) }
+            try put(directory, at: SnapshotImage.Header.byteCount)
+        } catch {
+            return nil
+        }
+        kept = true
+        return UnboundImage(header: h, fd: fd, path: path)
     }
 }
 
-/// An image built in memory, waiting for its snapshot's binding (see `ObjectTable.prepareImage`).
-struct PreparedImage: @unchecked Sendable {
-    var header: SnapshotImage.Header
-    let layout: SnapshotImage.Layout
-    let directory: [UInt8]
-    let entities: [Int16]
-    let offsets: [Int64]
-    let prefixes: [UInt64]
-    let typeRows: [RowID]
-    let listStarts: [Int64]
-    let listElements: [Int32]
-    let indexBlobs: [SavedIndexBytes]
-    let records: OwnedBytes
+/// An image written to its temporary file but for its header, which binds
+/// it to its snapshot (see `ObjectTable.writeImage`).
+struct UnboundImage: Sendable {
+    let header: SnapshotImage.Header
+    let fd: Int32
+    let path: String
 
-    /// Writes the image, bound to its snapshot, to `fd`.
-    func write(binding: SnapshotImage.Binding, historyStart: Int, historyCount: Int, to fd: Int32, path: String) throws {
+    /// Writes the header bound to the snapshot and renames the file to
+    /// `final`; false (and no file left) when that fails.
+    func bind(_ binding: SnapshotImage.Binding, historyStart: Int, historyCount: Int, as final: String) -> Bool {
         var h = header
         h.binding = binding
         h.historyStart = Int64(historyStart)
         h.historyCount = Int64(historyCount)
-        var written = 0
-        func write(_ bytes: UnsafeRawBufferPointer) throws {
-            try FileIO.writeAll(fd, bytes, path: path)
-            written += bytes.count
-            let padding = (8 - written % 8) % 8
-            if padding > 0 {
-                try FileIO.writeAll(fd, [UInt8](repeating: 0, count: padding), path: path)
-                written += padding
-            }
-        }
-        try h.encoded().withUnsafeBytes(write)
-        try directory.withUnsafeBytes(write)
-        try entities.withUnsafeBytes(write)
-        try offsets.withUnsafeBytes(write)
-        try prefixes.withUnsafeBytes(write)
-        try typeRows.withUnsafeBytes(write)
-        try listStarts.withUnsafeBytes(write)
-        try listElements.withUnsafeBytes(write)
-        for b in indexBlobs { try b.bytes.withUnsafeBytes(write) }
+        let ok = FileIO.write(fd, h.encoded(), at: 0)
+        FileIO.close(fd)
         CrashPoint.hit("image-mid-write")
-        let recordBytes = UnsafeRawBufferPointer(start: records.base, count: records.count)
-        try FileIO.writeAll(fd, recordBytes, path: path)
-        written += recordBytes.count
-        guard written == layout.fileBytes else {
-            throw IOError(operation: "write", path: path, code: EIO)
-        }
-    }
-}
-
-/// Bytes given up by a `RecordBuffer`, freed with this object.
-final class OwnedBytes: @unchecked Sendable {
-    let base: UnsafeMutableRawPointer
-    let count: Int
-
-    init(_ bytes: (UnsafeMutableRawPointer, Int)) {
-        (base, count) = bytes
+        if ok, (try? FileIO.rename(path, final)) != nil { return true }
+        FileIO.unlink(path)
+        return false
     }
 
-    deinit { base.deallocate() }
+    /// Removes the file (its snapshot was not written).
+    func discard() {
+        FileIO.close(fd)
+        FileIO.unlink(path)
+    }
 }
 
 /// A declared value index: its entity and property (what an image needs of it).
