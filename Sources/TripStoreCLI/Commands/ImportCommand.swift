@@ -30,7 +30,9 @@ enum ImportCommand {
         // an input it does not take (bad input among others) leaves no trace.
         var opened: Store?
         phase("decoding and linking \(bytes.count / 1_000_000) MB")
-        if Store.mayTakeBulkImport(ctx.storePath), let plan = Store.planBulkImport(bytes, schema: ctx.schema, options: try ctx.options()) {
+        // A file's bytes go once decoded (they are read again if the plan fails later).
+        if Store.mayTakeBulkImport(ctx.storePath),
+           let plan = Store.planBulkImport(&bytes, schema: ctx.schema, options: try ctx.options(), freeingInput: path != "-") {
             phase("opening the store")
             let store = try ctx.openStore(.write)
             opened = store
@@ -50,6 +52,7 @@ enum ImportCommand {
             }
             Trace.mark("bulk import does not apply")
         }
+        if bytes.isEmpty && path != "-" { bytes = try ctx.readInput(path) }
         phase("decoding \(bytes.count / 1_000_000) MB")
         var lastPercent = -1
         var objects = try EnvelopeInput.decode(bytes, schema: ctx.schema) { done, total in

@@ -45,7 +45,7 @@ struct BulkLinks {
         }
     }
 
-    init?(schema: Schema, objects: BulkObjects, chunks: [ImportRecordDecoder.Chunk], input: UnsafeBufferPointer<UInt8>) {
+    init?(schema: Schema, objects: BulkObjects, chunks: [ImportRecordDecoder.Chunk]) {
         let plans: [[Plan]] = schema.entities.map { e in
             e.properties.map { p in
                 guard let r = p.relationship else { return Plan() }
@@ -65,11 +65,15 @@ struct BulkLinks {
             let hash = ObjectTable.LoadHash(objects.sorted.map { ObjectTable.prefix(objects.id(Int($0))) })
             for (k, c) in chunks.enumerated() {
                 referenceRows[k].reserveCapacity(c.referenceStarts.count)
-                for (start, length) in zip(c.referenceStarts, c.referenceLengths) {
-                    let key = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(input)[start..<(start + Int(length))])
-                    guard let row = hash.row(key, matches: { ObjectTable.equal(objects.id(Int(objects.sorted[Int($0)])), key) }) else { return nil }
-                    referenceRows[k].append(row)
+                let found: Bool = c.referenceIDs.withUnsafeBytes { ids in
+                    for (start, length) in zip(c.referenceStarts, c.referenceLengths) {
+                        let key = UnsafeRawBufferPointer(rebasing: ids[start..<(start + Int(length))])
+                        guard let row = hash.row(key, matches: { ObjectTable.equal(objects.id(Int(objects.sorted[Int($0)])), key) }) else { return false }
+                        referenceRows[k].append(row)
+                    }
+                    return true
                 }
+                guard found else { return nil }
             }
         }
         /// A target's object (by input order) and the type its reference names (-1: none).

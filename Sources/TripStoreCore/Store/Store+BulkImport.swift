@@ -19,7 +19,7 @@ extension Store {
     /// is written, so that its memory is not held twice.
     /// - Throws: as `commit` when writing the snapshot fails (the store must then be opened again).
     public func importInBulk(_ input: inout [UInt8], author: String, timestamp: Double? = nil) throws -> BulkImportResult? {
-        guard isEmptyForBulkImport, let plan = Store.planBulkImport(input, schema: schema, options: options) else { return nil }
+        guard isEmptyForBulkImport, let plan = Store.planBulkImport(&input, schema: schema, options: options) else { return nil }
         // Every reference has its row: the input can go before the snapshot is written.
         input = []
         return try importInBulk(plan, author: author, timestamp: timestamp)
@@ -27,10 +27,16 @@ extension Store {
 
     /// Decodes, sorts and links an input for `importInBulk(_:author:timestamp:)`
     /// without a store (so that an input it does not take leaves no trace);
-    /// nil where the bulk path does not apply to the input.
-    public static func planBulkImport(_ input: [UInt8], schema: Schema, options: StoreOptions) -> BulkImportPlan? {
-        guard input.count >= options.snapshotCommitChanges * 16, !BulkLinks.hasSelfInverse(schema) else { return nil }
-        return input.withUnsafeBufferPointer { BulkImportPlan($0, schema: schema, minimum: options.snapshotCommitChanges) }
+    /// nil where the bulk path does not apply to the input. `freeingInput`
+    /// empties `input` as soon as it is decoded, before the records are sorted
+    /// and linked, so that it is not held beside them: the caller then reads
+    /// it again if the plan is nil and `input` empty.
+    public static func planBulkImport(_ input: inout [UInt8], schema: Schema, options: StoreOptions,
+                                      freeingInput: Bool = false) -> BulkImportPlan? {
+        guard input.count >= options.snapshotCommitChanges * 16, !BulkLinks.hasSelfInverse(schema),
+              let chunks = input.withUnsafeBufferPointer({ BulkImportPlan.decode($0, schema: schema) }) else { return nil }
+        if freeingInput { input = [] }
+        return BulkImportPlan(chunks, schema: schema, minimum: options.snapshotCommitChanges)
     }
 
     /// Whether the store in `folder` may take a bulk import, judged from its
@@ -111,18 +117,29 @@ public final class BulkImportPlan {
     private(set) var objects: BulkObjects
     let links: BulkLinks
 
-    /// Nil where the bulk path does not apply (see `Store.importInBulk`) or the input has fewer than `minimum` objects.
-    init?(_ input: UnsafeBufferPointer<UInt8>, schema: Schema, minimum: Int) {
+    /// The input's envelopes as records; nil where the decoder gives up.
+    static func decode(_ input: UnsafeBufferPointer<UInt8>, schema: Schema) -> [ImportRecordDecoder.Chunk]? {
         guard let envelopes = Store.envelopeRanges(input) else { return nil }
         Trace.mark("bulk: split \(envelopes.count) envelopes")
         let chunks = ImportRecordDecoder.decodeInParallel(envelopes, in: input, schema: schema)
         Trace.mark("bulk: decode into records")
-        guard !chunks.contains(where: \.gaveUp), let objects = BulkObjects(chunks), objects.count >= minimum else {
+        guard !chunks.contains(where: \.gaveUp) else {
+            for c in chunks { c.discard() }
+            return nil
+        }
+        return chunks
+    }
+
+    /// Sorts and links decoded records (which it owns from here on); nil
+    /// where the bulk path does not apply (see `Store.importInBulk`) or there
+    /// are fewer than `minimum` objects.
+    init?(_ chunks: [ImportRecordDecoder.Chunk], schema: Schema, minimum: Int) {
+        guard let objects = BulkObjects(chunks), objects.count >= minimum else {
             for c in chunks { c.discard() }
             return nil
         }
         Trace.mark("bulk: sort \(objects.count) ids")
-        guard let links = BulkLinks(schema: schema, objects: objects, chunks: chunks, input: input) else {
+        guard let links = BulkLinks(schema: schema, objects: objects, chunks: chunks) else {
             for c in chunks { c.discard() }
             return nil
         }

@@ -5,7 +5,7 @@ import TripStoreSystem
 /// field, as `SnapshotRecordDecoder` does for snapshot lines (it reads the
 /// values the same way). An envelope nested in a relationship becomes a
 /// record of its own, noted as a target by its position; a reference by id is
-/// noted as the input range of its id, to be found once every record is in.
+/// noted by its id (copied), to be found once every record is in.
 ///
 /// It gives up at anything it does not read (a non-ASCII id, a property
 /// given twice, an envelope without an id, nesting deeper than
@@ -42,7 +42,9 @@ struct ImportRecordDecoder {
         var links: [Link] = []
         /// A target: `>= 0` an object of this chunk, `< 0` the reference `-1 - t`.
         var targets: [Int32] = []
-        /// Each reference's id (a range of the input) and the type it names (-1: none).
+        /// Each reference's id (copied, so that the input can go once it is
+        /// decoded: a range of `referenceIDs`) and the type it names (-1: none).
+        var referenceIDs: [UInt8] = []
         var referenceStarts: [Int] = []
         var referenceLengths: [Int32] = []
         var referenceTypes: [Int16] = []
@@ -252,7 +254,8 @@ struct ImportRecordDecoder {
         // Without a type the destination must have no subclasses.
         if type < 0 && schema.entities[destination].closure.count > 1 { throw GiveUp() }
         let k = state.chunk.referenceStarts.count
-        state.chunk.referenceStarts.append(id.lowerBound)
+        state.chunk.referenceStarts.append(state.chunk.referenceIDs.count)
+        state.chunk.referenceIDs.append(contentsOf: UnsafeBufferPointer(rebasing: r.buffer[id]))
         state.chunk.referenceLengths.append(Int32(id.count))
         state.chunk.referenceTypes.append(Int16(type))
         return -1 - Int32(k)
