@@ -37,7 +37,8 @@ package final class ObjectTable: ObjectLookup {
     /// The prefix of the first row of each group of base rows, to find the group of an id.
     @exclusivity(unchecked) private var fences: [UInt64] = []
     /// Per group of base rows: 1 once checked (at once for rows read from
-    /// JSON), 2 when the image's group failed its checks; 0 not yet checked.
+    /// JSON) and its locators taken, 2 when the image's group failed its
+    /// checks; 0 not yet checked, 3 checked but its locators not yet taken.
     @exclusivity(unchecked) private var groupState = UnsafeMutablePointer<UInt8>.allocate(capacity: 1)
     /// The image the base rows are mapped from, if they are.
     private(set) var image: MappedImage?
@@ -79,9 +80,9 @@ package final class ObjectTable: ObjectLookup {
 
     deinit {
         groupState.deallocate()
+        baseLocators.deallocate()
         if image == nil {
             baseEntities.deallocate()
-            baseLocators.deallocate()
             UnsafeMutablePointer(mutating: basePrefixes).deallocate()
         }
     }
@@ -166,9 +167,14 @@ package final class ObjectTable: ObjectLookup {
     /// the table (its rows read as empty, with a harmless record each) and the
     /// damage is noted for the command to answer from the JSON instead.
     private func checkGroup(_ g: Int) {
-        guard groupState[g] == 0, let image else { return }
+        guard let image else { return }
+        if groupState[g] == 3 {
+            takeLocators(g, from: image)
+            return
+        }
+        guard groupState[g] == 0 else { return }
         if image.checkRowGroup(g) {
-            groupState[g] = 1
+            takeLocators(g, from: image)
             return
         }
         groupState[g] = 2
@@ -185,6 +191,15 @@ package final class ObjectTable: ObjectLookup {
         }
     }
 
+    /// Fills a checked group's record locators from the image (which keeps
+    /// them relative to the group, in half the bytes) and marks it ready.
+    private func takeLocators(_ g: Int, from image: MappedImage) {
+        for r in (g << SnapshotImage.groupShift)..<min(baseRows, (g + 1) << SnapshotImage.groupShift) {
+            baseLocators[r] = image.recordOffset(r)
+        }
+        groupState[g] = 1
+    }
+
     /// What the image's checks found damaged since open, if anything.
     package var imageDamage: String? { image?.damage }
 
@@ -199,9 +214,11 @@ package final class ObjectTable: ObjectLookup {
                 groupState[g] = 2
                 neutralize(g)
             } else {
-                groupState[g] = 1
+                takeLocators(g, from: image)
             }
         }
+        // Workers may read the table next: nothing is left to do on first touch.
+        for g in 0..<fences.count where groupState[g] == 3 { takeLocators(g, from: image) }
         for n in stride(from: 0, to: lists.mappedCount, by: RelationshipLists.groupSize) { _ = lists[n] }
         return image.damage == nil
     }
@@ -393,11 +410,12 @@ package final class ObjectTable: ObjectLookup {
         guard arena.adoptMapping(start: image.base, length: image.layout.fileBytes, skip: image.layout.records,
                                  count: Int(image.header.recordBytes)) == 0 else { return false }
         let groups = image.layout.rowGroups
+        // 3: checked, its locators not yet taken from the image.
         let state = UnsafeMutablePointer<UInt8>.allocate(capacity: max(1, groups))
-        state.initialize(repeating: checked ? 1 : 0, count: max(1, groups))
+        state.initialize(repeating: checked ? 3 : 0, count: max(1, groups))
         deallocateBase()
         self.image = image
-        adoptBase(rows: image.rows, entities: image.entities, locators: image.offsets,
+        adoptBase(rows: image.rows, entities: image.entities, locators: .allocate(capacity: max(1, image.rows)),
                   prefixes: UnsafeMutablePointer(mutating: image.prefixes), state: state,
                   fences: (0..<groups).map { image.rowGroup($0).fence })
         lists.adopt(image)
@@ -420,9 +438,9 @@ package final class ObjectTable: ObjectLookup {
     }
 
     private func deallocateBase() {
+        baseLocators.deallocate()
         guard image == nil else { return }
         baseEntities.deallocate()
-        baseLocators.deallocate()
         UnsafeMutablePointer(mutating: basePrefixes).deallocate()
     }
 

@@ -17,7 +17,8 @@ final class MappedImage {
     let rows: Int
     let listCount: Int
     let entities: UnsafeMutablePointer<Int16>
-    let offsets: UnsafeMutablePointer<Int64>
+    /// Per row, where its record starts among its group's records.
+    private let offsets: UnsafePointer<UInt32>
     let prefixes: UnsafePointer<UInt64>
     let records: UnsafeRawPointer
     private let listStarts: UnsafePointer<Int64>
@@ -53,7 +54,7 @@ final class MappedImage {
         rows = Int(h.rows)
         listCount = Int(h.lists)
         entities = (mapped + layout.entities).bindMemory(to: Int16.self, capacity: rows)
-        offsets = (mapped + layout.offsets).bindMemory(to: Int64.self, capacity: rows)
+        offsets = UnsafePointer((mapped + layout.offsets).bindMemory(to: UInt32.self, capacity: rows))
         prefixes = UnsafePointer((mapped + layout.prefixes).bindMemory(to: UInt64.self, capacity: rows))
         records = UnsafeRawPointer(mapped + layout.records)
         listStarts = UnsafePointer((mapped + layout.listStarts).bindMemory(to: Int64.self, capacity: listCount + 1))
@@ -101,6 +102,12 @@ final class MappedImage {
     @inline(__always) func rowGroup(_ g: Int) -> (hash: UInt64, fence: UInt64, end: Int64) {
         let p = UnsafeRawPointer(base + layout.rowGroupTable + g * SnapshotImage.Layout.rowGroupEntry)
         return (p.load(as: UInt64.self), p.load(fromByteOffset: 8, as: UInt64.self), p.load(fromByteOffset: 16, as: Int64.self))
+    }
+
+    /// Where row `r`'s record starts in the records (its group checked first).
+    @inline(__always) func recordOffset(_ r: Int) -> Int64 {
+        let g = r >> SnapshotImage.groupShift
+        return (g == 0 ? 0 : rowGroup(g - 1).end) + Int64(offsets[r])
     }
 
     private func typeStart(_ e: Int) -> Int64 { UnsafeRawPointer(base + layout.typeStarts).load(fromByteOffset: e * 8, as: Int64.self) }
@@ -163,13 +170,13 @@ final class MappedImage {
         // Offsets first, so the checksum reads only bytes inside the records.
         var previous = start
         for r in first..<stop {
-            let o = offsets[r]
+            let o = start + Int64(offsets[r])
             guard o >= previous, o <= end else { return false }
             previous = o
         }
-        guard first < stop, offsets[first] == start else { return false }
+        guard first < stop, offsets[first] == 0 else { return false }
         var h = PageHash.hash(UnsafeRawBufferPointer(start: entities + first, count: (stop - first) * 2), seed: UInt64(g))
-        h = PageHash.hash(UnsafeRawBufferPointer(start: offsets + first, count: (stop - first) * 8), seed: h)
+        h = PageHash.hash(UnsafeRawBufferPointer(start: offsets + first, count: (stop - first) * 4), seed: h)
         h = PageHash.hash(UnsafeRawBufferPointer(start: prefixes + first, count: (stop - first) * 8), seed: h)
         h = PageHash.hash(UnsafeRawBufferPointer(start: records + Int(start), count: Int(end - start)), seed: h)
         guard h == expected else { return false }
@@ -177,8 +184,8 @@ final class MappedImage {
         var previousID: UnsafeRawBufferPointer?
         for r in first..<stop {
             let e = Int(entities[r])
-            let recordEnd = r + 1 < stop ? offsets[r + 1] : end
-            let record = records + Int(offsets[r])
+            let recordEnd = r + 1 < stop ? start + Int64(offsets[r + 1]) : end
+            let record = records + Int(start + Int64(offsets[r]))
             guard e >= 0, e < plans.count, bounds.check(record, end: records + Int(recordEnd), slots: plans[e].count) else {
                 return false
             }

@@ -35,19 +35,22 @@ extension ObjectTable {
         var newRow = [RowID](repeating: -1, count: rowCount)
         for (i, r) in order.enumerated() { newRow[Int(r)] = RowID(i) }
         // The columns and lists first, with each record's place among the records.
-        var entities: [Int16] = [], offsets: [Int64] = [], prefixes: [UInt64] = []
+        var entities: [Int16] = [], offsets: [UInt32] = [], prefixes: [UInt64] = []
         var listStarts: [Int64] = [0, 0]
         var listElements: [Int32] = []
         var typeRows = Array(repeating: [RowID](), count: schema.entities.count)
         entities.reserveCapacity(order.count)
         offsets.reserveCapacity(order.count)
         prefixes.reserveCapacity(order.count)
-        var recordBytes = 0
+        var recordBytes = 0, groupStart = 0
         for (i, r) in order.enumerated() {
             let e = Int(entity(at: r) ?? 0)
             entities.append(Int16(e))
             typeRows[e].append(RowID(i))
-            offsets.append(Int64(recordBytes))
+            if i & (SnapshotImage.groupSize - 1) == 0 { groupStart = recordBytes }
+            // A group of rows whose records pass 4 GB gets no image.
+            guard recordBytes - groupStart <= Int(UInt32.max) else { return nil }
+            offsets.append(UInt32(recordBytes - groupStart))
             let record = self.record(r)
             let (id, firstSlot) = RecordReader.id(record)
             prefixes.append(ObjectTable.prefix(id))

@@ -30,7 +30,7 @@ import TripStoreSystem
 /// | type checksums | per entity, the checksum of its type rows |
 /// | value index table | per declared index: where its bytes are, their checksum, its counts |
 /// | entities | `Int16` per row (rows are in id order, as in the snapshot) |
-/// | offsets | `Int64` per row: where its record starts in the records |
+/// | offsets | `UInt32` per row: where its record starts, counted from its group's first record |
 /// | prefixes | `UInt64` per row: the id's first eight bytes, big-endian |
 /// | type rows | `Int32` per row: each entity's rows, ascending |
 /// | list starts | `Int64` per list and one more: list n is `starts[n]..<starts[n+1]` |
@@ -41,7 +41,7 @@ import TripStoreSystem
 /// The directory (row groups to type checksums) is covered by the header's
 /// directory checksum, so it is checked at open.
 enum SnapshotImage {
-    static let magic = Array("TSIMAGE6".utf8)
+    static let magic = Array("TSIMAGE7".utf8)
     static let groupShift = 8
     static let groupSize = 1 << groupShift
 
@@ -140,7 +140,7 @@ enum SnapshotImage {
             typeHashes = section(entityCount * 8)
             valueIndexTable = section(Int(h.valueIndexes) * Layout.valueIndexEntry)
             entities = section(rows * 2)
-            offsets = section(rows * 8)
+            offsets = section(rows * 4)
             prefixes = section(rows * 8)
             typeRows = section(rows * 4)
             listStarts = section((lists + 1) * 8)
