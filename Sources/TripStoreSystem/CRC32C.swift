@@ -44,6 +44,46 @@ package enum CRC32C {
         return ~c
     }
 
+    /// The checksum of A followed by B, from the checksums of each and B's
+    /// length: so that parts checksummed on different cores make one.
+    package static func combine(_ a: UInt32, _ b: UInt32, lengthOfB: Int) -> UInt32 {
+        multiply(xPower8(lengthOfB), a) ^ b
+    }
+
+    /// Polynomials modulo the CRC's, bit-reflected (bit 31 is x^0).
+    private static func multiply(_ a: UInt32, _ b: UInt32) -> UInt32 {
+        var m: UInt32 = 1 << 31, product: UInt32 = 0, b = b
+        while m != 0 {
+            if a & m != 0 { product ^= b }
+            m >>= 1
+            b = b & 1 != 0 ? (b >> 1) ^ 0x82F6_3B78 : b >> 1
+        }
+        return product
+    }
+
+    /// x^(2^k) modulo the polynomial, for every k a length's bits reach.
+    private static let squares: [UInt32] = {
+        var p: UInt32 = 1 << 30  // x^1
+        var out: [UInt32] = []
+        for _ in 0..<68 {
+            out.append(p)
+            p = multiply(p, p)
+        }
+        return out
+    }()
+
+    /// x^(8n): the shift of a checksum by n zero bytes.
+    private static func xPower8(_ n: Int) -> UInt32 {
+        var p: UInt32 = 1 << 31  // x^0
+        var n = UInt64(n), k = 3
+        while n != 0 {
+            if n & 1 != 0 { p = multiply(squares[k], p) }
+            n >>= 1
+            k += 1
+        }
+        return p
+    }
+
     package static func checksum(_ bytes: [UInt8]) -> UInt32 {
         bytes.withUnsafeBytes { checksum($0) }
     }

@@ -471,6 +471,20 @@ if options.compareSQLite {
         let ratio = higherIsBetter ? ours / theirs : theirs / ours
         print("peer=ratio n=\(n) figure=\(mine) value=\(String(format: "%.3g", ratio)) unit=x_better_than_sqlite")
     }
+    // The import's figures beside SQLite's from this run, with their goals (SPEC §8).
+    func side(_ figure: String, _ ours: Double?, _ theirs: Double?, goal: String) {
+        func text(_ v: Double?) -> String { v.map { String(format: "%.3g", $0) } ?? "-" }
+        print("peer=side n=\(n) figure=\(figure) tripstore=\(text(ours)) sqlite=\(text(theirs)) goal=\(goal)")
+    }
+    let input = sqlite["file_bytes"] ?? Double(data.count)
+    let importRatio = figures["cli_import_MBps"].flatMap { ours in sqlite["import_mb_per_s"].map { ours / $0 } }
+    side("import_MBps", figures["cli_import_MBps"], sqlite["import_mb_per_s"], goal: "2.8x_sqlite")
+    side("import_x_sqlite", importRatio, 1, goal: ">=2.8")
+    side("import_peak_vs_input", figures["cli_import_peak_vs_input"], sqlite["import_peak_rss_bytes"].map { $0 / input }, goal: "<=2")
+    side("store_json_vs_input", figures["store_json_vs_input"], sqlite["db_bytes"].map { $0 / input }, goal: "<=1.5")
+    side("image_vs_input", figures["image_vs_input"], nil, goal: "<=0.7")
+    side("json_read_document_MBps", figures["json_read_document_MBps"], nil, goal: ">=200")
+    side("json_read_lines_MBps", figures["json_read_lines_MBps"], nil, goal: ">=200")
 }
 
 if mismatches > 0 { fail("\(mismatches) result(s) differ from a scan") }

@@ -83,20 +83,20 @@ extension Store {
         // may change, nor its file behind when the snapshot is not written.
         var imageTaken = false
         defer { if !imageTaken { image.wait()?.discard() } }
-        // Objects are encoded on every core a block at a time, then written in order.
-        let encoder = RecordEnvelopeWriter(schema: schema)
-        var start = 0
+        // Objects are encoded (and checksummed) on every core a block at a
+        // time, then written in order.
+        try flush(force: true)
+        let encode = SnapshotBlockEncoder(view: view, schema: schema)
         var crashed = false
-        while start < rows.count {
+        for start in stride(from: 0, to: rows.count, by: 65_536) {
             let end = min(rows.count, start + 65_536)
-            for part in encodeInParallel(rows[start..<end], encoder: encoder) {
-                buffer.bytes.append(contentsOf: part)
-                try flush(force: false)
+            for part in encode.block(rows[start..<end]) {
+                crc = CRC32C.combine(crc, part.crc, lengthOfB: part.bytes.count)
+                try FileIO.writeAll(fd, part.bytes, path: temp)
+                written += part.bytes.count
             }
-            start = end
-            if !crashed && start >= rows.count / 2 && CrashPoint.armed == "snapshot-mid-write" {
+            if !crashed && end >= rows.count / 2 && CrashPoint.armed == "snapshot-mid-write" {
                 crashed = true
-                try flush(force: true)
                 CrashPoint.hit("snapshot-mid-write")
             }
         }
@@ -109,9 +109,17 @@ extension Store {
         }
         if let inserts {
             let runs = inserts.runs.map { (type: schema.entities[$0.entity].name, count: $0.rows.count) }
-            try HistoryCoding.appendInserts(token: inserts.token, timestamp: inserts.timestamp, author: inserts.author, runs: runs,
-                                            id: { n, k in RecordReader.id(table.record(inserts.runs[n].rows[k])).0 },
-                                            to: &buffer, flush: { try drain(&$0, force: false) })
+            // The ids straight from the records, through pointers: a closure call per id.
+            let records = inserts.runs.flatMap { run in run.rows.map { table.record($0) } }
+            var starts = [0]
+            for run in runs { starts.append(starts[starts.count - 1] + run.count) }
+            try records.withUnsafeBufferPointer { records in
+                try starts.withUnsafeBufferPointer { starts in
+                    try HistoryCoding.appendInserts(token: inserts.token, timestamp: inserts.timestamp, author: inserts.author, runs: runs,
+                                                    id: { n, k in RecordReader.id(records[starts[n] + k]).0 },
+                                                    to: &buffer, flush: { try drain(&$0, force: false) })
+                }
+            }
             buffer.bytes.append(0x0A)
         }
         let historyCount = history.count + (inserts == nil ? 0 : 1)
@@ -190,25 +198,6 @@ extension Store {
         Trace.mark("snapshot image")
     }
 
-    /// Snapshot lines for `rows`, one byte array per core, in order.
-    private func encodeInParallel(_ rows: ArraySlice<RowID>, encoder: RecordEnvelopeWriter) -> [[UInt8]] {
-        let parts = rows.count >= 1024 ? 2 : 1
-        let view = table.readView
-        let all = Array(rows)
-        let schema = encoder.encoder.schema
-        return Parallel.map(parts) { k in
-            // A private copy of the schema per core, so the cores share no reference counts.
-            let encoder = RecordEnvelopeWriter(schema: k == 0 ? schema : schema.privateCopy())
-            let range = Parallel.ranges(all.count, parts: parts)[k]
-            var w = JSONWriter(capacity: range.count * 400)
-            for row in all[range] {
-                encoder.write(row: row, table: view, to: &w)
-                w.bytes.append(0x0A)
-            }
-            return w.bytes
-        }
-    }
-
     /// Drops history transactions with a token below `token`; the objects stay.
     /// Written at once as a new snapshot. Returns how many were dropped.
     /// - Throws: as `compact()`; the history is then left as it was.
@@ -248,6 +237,31 @@ extension Store {
         guard crc == trailer.crc else {
             throw StoreError.damaged(file: path, line: nil, detail: "checksum mismatch (stored \(CRC32C.hex(trailer.crc)), computed \(CRC32C.hex(crc))); the snapshot was not rewritten",
                                      repairable: false)
+        }
+    }
+}
+
+/// Encodes snapshot lines for a block of rows on every core (see `compact`).
+private struct SnapshotBlockEncoder: Sendable {
+    let view: TableForWorker
+    let schema: Schema
+
+    /// The lines of `rows`, one part per core in order, each with its checksum.
+    func block(_ rows: ArraySlice<RowID>) -> [(bytes: [UInt8], crc: UInt32)] {
+        let parts = rows.count >= 1024 ? 2 : 1
+        let table = view.table.readView
+        let all = Array(rows)
+        let schema = self.schema
+        return Parallel.map(parts) { k in
+            // A private copy of the schema per core, so the cores share no reference counts.
+            let encoder = RecordEnvelopeWriter(schema: schema.privateCopy())
+            let range = Parallel.ranges(all.count, parts: parts)[k]
+            var w = JSONWriter(capacity: range.count * 400)
+            for row in all[range] {
+                encoder.write(row: row, table: table, to: &w)
+                w.bytes.append(0x0A)
+            }
+            return (w.bytes, w.bytes.withUnsafeBytes { CRC32C.checksum($0) })
         }
     }
 }

@@ -43,6 +43,8 @@ extension ObjectTable {
         offsets.reserveCapacity(order.count)
         prefixes.reserveCapacity(order.count)
         var recordBytes = 0, groupStart = 0
+        /// Per group of rows, the length of its records.
+        var groupBytes: [Int] = []
         for (i, r) in order.enumerated() {
             let e = Int(entity(at: r) ?? 0)
             entities.append(Int16(e))
@@ -55,6 +57,9 @@ extension ObjectTable {
             let (id, firstSlot) = RecordReader.id(record)
             prefixes.append(ObjectTable.prefix(id))
             recordBytes += RecordReader.length(record, count: plans[e].count)
+            if i & (SnapshotImage.groupSize - 1) == SnapshotImage.groupSize - 1 || i == order.count - 1 {
+                groupBytes.append(recordBytes - groupStart)
+            }
             var value = firstSlot
             for plan in plans[e] {
                 defer { value = RecordReader.skip(value) }
@@ -125,7 +130,8 @@ extension ObjectTable {
                     let r = order[i], e = Int(entities[i])
                     let record = self.record(r)
                     let at = buffer.count
-                    buffer.bytes(UnsafeRawBufferPointer(start: record, count: RecordReader.length(record, count: plans[e].count)))
+                    let length = (i + 1 < stop ? Int(offsets[i + 1]) : groupBytes[g]) - Int(offsets[i])
+                    buffer.bytes(UnsafeRawBufferPointer(start: record, count: length))
                     // The copy has the same layout: patch its relationship slots in place.
                     var value = RecordReader.id(record).1
                     for plan in plans[e] {
