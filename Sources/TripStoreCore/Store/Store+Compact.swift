@@ -127,6 +127,7 @@ extension Store {
         let bodyBytes = written
         buffer.bytes.append(contentsOf: SnapshotFormat.trailer(objects: table.count, history: historyCount, crc: crc))
         try FileIO.writeAll(fd, buffer.bytes, path: temp)
+        Trace.mark("snapshot history")
         try FileIO.fsync(fd, path: temp)
         // The history stays in the file, to be read from it when first used.
         let historyFD = inserts == nil ? -1 : dup(fd)

@@ -17,6 +17,17 @@ package enum ArrayElements {
             switch b {
             case UInt8(ascii: "\""):
                 i += 1
+                // Eight bytes at a time to the next quote or backslash (most bytes are in strings).
+                while i + 8 <= n {
+                    let v = UInt64(littleEndian: UnsafeRawPointer(buf.baseAddress! + i).loadUnaligned(as: UInt64.self))
+                    let marks = zeroBytes(v ^ 0x2222_2222_2222_2222) | zeroBytes(v ^ 0x5C5C_5C5C_5C5C_5C5C)
+                    if marks == 0 {
+                        i += 8
+                        continue
+                    }
+                    i += marks.trailingZeroBitCount / 8
+                    break
+                }
                 while i < n {
                     let c = buf[i]
                     if c == UInt8(ascii: "\\") {
@@ -51,6 +62,12 @@ package enum ArrayElements {
             i += 1
         }
         return nil
+    }
+
+    /// The high bit of each byte of `v` that is zero (and maybe of bytes
+    /// above one that is: only the lowest mark is exact).
+    @inline(__always) private static func zeroBytes(_ v: UInt64) -> UInt64 {
+        (v &- 0x0101_0101_0101_0101) & ~v & 0x8080_8080_8080_8080
     }
 
     package static func isBlank(_ buf: UnsafeBufferPointer<UInt8>, _ r: Range<Int>) -> Bool {

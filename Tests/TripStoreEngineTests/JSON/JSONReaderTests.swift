@@ -103,6 +103,39 @@ import Testing
         #expect(seen == [.object([JSONMember("a", .int(1))]), .int(2), .string("x")])
     }
 
+    /// The bulk import's split of a top-level array (which skips through
+    /// strings eight bytes at a time) finds exactly the elements written,
+    /// whatever quotes, escapes and brackets the strings hold and wherever
+    /// they fall (fixed seed).
+    @Test func arrayElementsSplitsAtEveryElement() {
+        var state: UInt64 = 42
+        func next(_ n: Int) -> Int {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int((state >> 33) % UInt64(n))
+        }
+        let pieces = ["a", "bc", "é", "\\\"", "\\\\", "\\n", "}", "]", ",", "{", "[", "\\u0022", "0123456789abcdef"]
+        func string() -> String { "\"" + (0..<next(12)).map { _ in pieces[next(pieces.count)] }.joined() + "\"" }
+        func blank() -> String { [" ", "", "\n", "\t ", ""][next(5)] }
+        for _ in 0..<300 {
+            var text = "[" + blank()
+            var expected: [Range<Int>] = []
+            for k in 0..<(1 + next(6)) {
+                if k > 0 { text += "," }
+                let start = text.utf8.count
+                let element = next(2) == 0 ? string() : "{\"k\":\(string()),\"n\":[1,{\"x\":\(string())}]}"
+                text += blank() + element + blank()
+                expected.append(start..<text.utf8.count)
+            }
+            text += "]" + blank()
+            let bytes = Array(text.utf8)
+            let found = bytes.withUnsafeBufferPointer { ArrayElements.split($0, openingAt: 0) }
+            // The first element's range starts after the opening bracket, blanks included.
+            var want = expected
+            want[0] = 1..<want[0].upperBound
+            #expect(found == want, "\(text)")
+        }
+    }
+
     /// JSONTestSuite: y_ accepted, n_ rejected, i_ either way, never a crash.
     @Test func conformanceSuite() throws {
         let folder = TestFolders.projectRoot + "/../shared/conformance/JSONTestSuite/test_parsing"
