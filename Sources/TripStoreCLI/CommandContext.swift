@@ -120,12 +120,18 @@ struct CommandContext {
 
     /// Reads a file argument, or standard input for `-`.
     func readInput(_ path: String) throws -> [UInt8] {
+        var identity: FileIdentity?
+        return try readInput(path, identity: &identity)
+    }
+
+    /// `readInput`, noting a file's identity once read (nil for standard input).
+    func readInput(_ path: String, identity: inout FileIdentity?) throws -> [UInt8] {
         if path == "-" {
             // An array, an object (JSON Lines), or a byte-order mark; anything else fails now.
             return try input.readAll(looksLikeJSON: { [0x5B, 0x7B, 0xEF].contains($0[0]) })
         }
         do {
-            return try FileIO.readFile(path)
+            return try FileIO.readFile(path, identity: &identity)
         } catch let e as IOError {
             throw CLIError("cannot read \(path): \(e.description.split(separator: ":").last.map { String($0).trimmed } ?? "\(e)")")
         }

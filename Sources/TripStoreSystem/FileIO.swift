@@ -86,6 +86,14 @@ package enum FileIO {
 
     /// Reads a whole regular file.
     package static func readFile(_ path: String) throws -> [UInt8] {
+        var identity: FileIdentity?
+        return try readFile(path, identity: &identity)
+    }
+
+    /// Reads a whole regular file, and notes what the file system said of it
+    /// once read: reading it again later, the caller can tell whether it is
+    /// still the same file with the same contents.
+    package static func readFile(_ path: String, identity: inout FileIdentity?) throws -> [UInt8] {
         let fd = try openRegular(path)
         defer { close(fd) }
         var st = stat()
@@ -116,6 +124,7 @@ package enum FileIO {
             if n == 0 { break }
             out.append(contentsOf: chunk[0..<n])
         }
+        identity = FileIdentity.of(fd)
         return out
     }
 

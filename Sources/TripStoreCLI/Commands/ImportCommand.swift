@@ -12,13 +12,28 @@ enum ImportCommand {
                    "cat trips.jsonl | tripstore import -"])
 
     static func run(_ ctx: CommandContext) throws -> Int32 {
+        // An import that fails leaves no trace: not even the new store's folder it opened.
+        let storeExisted = FileIO.exists(ctx.storePath)
+        do {
+            return try importFile(ctx)
+        } catch {
+            if !storeExisted && !ctx.session.committed {
+                ctx.session.closeAll()
+                StoreFiles(folder: ctx.storePath).removeIfUnused()
+            }
+            throw error
+        }
+    }
+
+    private static func importFile(_ ctx: CommandContext) throws -> Int32 {
         let path = try ctx.positional(0, "FILE to import (or - for standard input)")
         let modeName = ctx.args.value("mode") ?? "insert"
         guard let mode = ImportMode(rawValue: modeName) else {
             throw ctx.usageError("--mode must be insert, upsert or skip-existing, got '\(modeName)'")
         }
         Trace.mark("start")
-        var bytes = try ctx.readInput(path)
+        var identity: FileIdentity?
+        var bytes = try ctx.readInput(path, identity: &identity)
         Trace.mark("read input")
         // A progress line on a terminal for big files: each phase, and decoding in percent.
         let showProgress = bytes.count > 8 << 20
@@ -52,7 +67,14 @@ enum ImportCommand {
             }
             Trace.mark("bulk import does not apply")
         }
-        if bytes.isEmpty && path != "-" { bytes = try ctx.readInput(path) }
+        if bytes.isEmpty && path != "-" {
+            // Read again only what was read before: the same file, unchanged.
+            var now: FileIdentity?
+            bytes = try ctx.readInput(path, identity: &now)
+            guard now != nil && now == identity else {
+                throw CLIError("\(path) changed while it was imported (it is not the file first read); nothing was imported: import it again")
+            }
+        }
         phase("decoding \(bytes.count / 1_000_000) MB")
         var lastPercent = -1
         var objects = try EnvelopeInput.decode(bytes, schema: ctx.schema) { done, total in

@@ -50,6 +50,17 @@ enum VerifyCommand {
             c.line("repaired: deleted \(image) (\(problem)); the next writer writes it again")
             return 0
         }
+        // Temporary files an interrupted write left: never read, removed by the next writer.
+        let leftovers = (try? store.files.list().temporary) ?? []
+        if !leftovers.isEmpty {
+            let names = leftovers.joined(separator: ", ")
+            if ctx.args.has("repair") {
+                _ = try ctx.openStore(.write)  // a writer removes them on open
+                c.line("repaired: removed \(names), left by an interrupted write")
+            } else {
+                c.line("note: \(names) left by an interrupted write: never read; 'tripstore verify --repair' or the next writer removes \(leftovers.count == 1 ? "it" : "them")")
+            }
+        }
         var stale: String?
         if store.hasSnapshotFile, let why = store.imageStaleness() {
             stale = why

@@ -22,6 +22,20 @@ package struct StoreFiles: Sendable {
     /// The store's record of its schema.
     package var schemaRecord: String { folder + "/" + SchemaRecordFormat.fileName }
 
+    /// Removes the folder when it holds nothing a commit wrote: only a lock
+    /// file and empty journals (what opening a new store makes). For a
+    /// command that opened a new store and then failed, so that it leaves no trace.
+    package func removeIfUnused() {
+        guard let names = try? FileIO.listDirectory(folder) else { return }
+        let lockName = StoreLock.fileName
+        let unused = names.allSatisfy { name in
+            name == lockName || (StoreFiles.token(name, prefix: "journal-") != nil && FileIO.fileSize(folder + "/" + name) == 0)
+        }
+        guard unused else { return }
+        for name in names { FileIO.unlink(folder + "/" + name) }
+        _ = rmdir(folder)
+    }
+
     /// Tokens of the complete snapshot files and the journals, and leftover temporary files.
     package func list() throws -> (snapshots: [Int64], journals: [Int64], temporary: [String]) {
         guard FileIO.isDirectory(folder) else { return ([], [], []) }
