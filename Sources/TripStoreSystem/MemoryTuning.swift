@@ -15,9 +15,10 @@ package enum MemoryTuning {
     /// time. This keeps big blocks in the heap, where freed memory is reused.
     package static func keepFreedMemory() {
         #if canImport(Glibc)
-        // M_MMAP_THRESHOLD is -3 and M_TRIM_THRESHOLD -1 in malloc.h.
-        _ = glibcMallopt(-3, 1 << 30)
-        _ = glibcMallopt(-1, 1 << 30)
+        // M_MMAP_THRESHOLD is -3 and M_TRIM_THRESHOLD -1 in malloc.h; the
+        // largest value they take, so that even a 1.6 GB input is reused.
+        _ = glibcMallopt(-3, Int32.max)
+        _ = glibcMallopt(-1, Int32.max)
         // One heap for every thread (M_ARENA_MAX, -8): memory freed on one
         // (the import's input, once read) is reused by the others (history,
         // the snapshot's encoders, the image) instead of each growing its own.
