@@ -88,8 +88,9 @@ extension Store {
         try flush(force: true)
         let encode = SnapshotBlockEncoder(view: view, schema: schema)
         var crashed = false
-        for start in stride(from: 0, to: rows.count, by: 65_536) {
-            let end = min(rows.count, start + 65_536)
+        // Blocks small enough that their lines cost little memory beside the table.
+        for start in stride(from: 0, to: rows.count, by: 16_384) {
+            let end = min(rows.count, start + 16_384)
             for part in encode.block(rows[start..<end]) {
                 crc = CRC32C.combine(crc, part.crc, lengthOfB: part.bytes.count)
                 try FileIO.writeAll(fd, part.bytes, path: temp)
