@@ -92,6 +92,14 @@ import TripStoreModels
         return folder
     }
 
+    static func lastRange(of needle: [UInt8], in bytes: [UInt8]) -> Range<Int>? {
+        guard needle.count <= bytes.count else { return nil }
+        for start in stride(from: bytes.count - needle.count, through: 0, by: -1) where bytes[start..<(start + needle.count)].elementsEqual(needle) {
+            return start..<(start + needle.count)
+        }
+        return nil
+    }
+
     func answers(_ folder: String, image: Bool) throws -> [String] {
         var options = StoreOptions()
         options.useSnapshotImage = image
@@ -209,7 +217,10 @@ import TripStoreModels
         #expect(try answers(folder, image: true).count > 1024)
         let image = try #require(try FileIO.listDirectory(folder).first { $0.hasSuffix(".image") })
         var bytes = try FileIO.readFile(folder + "/" + image)
-        bytes[bytes.count - 2] ^= 0x10
+        // In the last record, found by the last id (records hold their ids as they are).
+        let last = try #require(try answers(folder, image: false).last?.split(separator: " ").first)
+        let at = try #require(Self.lastRange(of: Array(last.utf8), in: bytes)).upperBound + 3
+        bytes[at] ^= 0x10
         try Data(bytes).write(to: URL(fileURLWithPath: folder + "/" + image))
         return folder
     }

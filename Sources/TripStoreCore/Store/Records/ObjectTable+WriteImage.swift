@@ -32,6 +32,11 @@ extension ObjectTable {
                 return r.isToMany ? .toMany(derived: !r.isStoredSide) : .toOne
             }
         }
+        // The declared indexes are built on a thread of their own meanwhile
+        // (they are written last); nothing returns before it is done.
+        let view = ImageTableView(table: self)
+        let building = Parallel.start { view.table.indexBlobs(order: order, indexed: indexed) }
+        defer { _ = building.wait() }
         var newRow = [RowID](repeating: -1, count: rowCount)
         for (i, r) in order.enumerated() { newRow[Int(r)] = RowID(i) }
         // The columns and lists first, with each record's place among the records.
@@ -70,30 +75,17 @@ extension ObjectTable {
                 listStarts.append(Int64(listElements.count))
             }
         }
-        // Each declared index over the new rows, as `ValueIndex` orders it.
-        var indexBlobs: [SavedIndexBytes] = []
-        for index in indexed {
-            let closure = Set(schema.entities[index.entity].closure)
-            var entries: [(IndexKey?, RowID)] = []
-            for (i, r) in order.enumerated() where closure.contains(Int(entities[i])) {
-                entries.append((IndexKey(value(at: r, slot: index.property.slot)), RowID(i)))
-            }
-            let fresh = ValueIndex(entity: index.entity, property: index.property)
-            fresh.build(entries)
-            indexBlobs.append(SavedIndexBytes(fresh.ordered(), nulls: fresh.rowsWithoutValue, 
-                                              text: index.property.attribute.map { SavedValueIndex.keyTag($0.type) == 3 } ?? false))
-        }
         var h = SnapshotImage.Header(binding: SnapshotImage.Binding(token: 0, snapshotBytes: 0, snapshotCRC: 0, fingerprint: [],
                                                                     file: FileIdentity(device: 0, inode: 0, size: 0, modified: 0, changed: 0)),
                                      historyStart: 0, historyCount: 0)
-        h.valueIndexes = Int64(indexBlobs.count)
-        h.valueIndexBytes = Int64(indexBlobs.reduce(0) { $0 + $1.bytes.count })
+        // The value indexes come last: every other section's place is known without them.
+        h.valueIndexes = Int64(indexed.count)
         h.rows = Int64(order.count)
         h.lists = Int64(listStarts.count - 1)
         h.listElements = Int64(listElements.count)
         h.recordBytes = Int64(recordBytes)
         h.entities = Int64(schema.entities.count)
-        guard let layout = SnapshotImage.Layout(h), let fd = try? FileIO.open(path, O_RDWR | O_CREAT | O_TRUNC) else { return nil }
+        guard var layout = SnapshotImage.Layout(h), let fd = try? FileIO.open(path, O_RDWR | O_CREAT | O_TRUNC) else { return nil }
         var kept = false
         defer {
             if !kept {
@@ -111,11 +103,6 @@ extension ObjectTable {
             try put(typeRows.flatMap { $0 }, at: layout.typeRows)
             try put(listStarts, at: layout.listStarts)
             try put(listElements, at: layout.listElements)
-            var blobAt = layout.valueIndexes
-            for b in indexBlobs {
-                try put(b.bytes, at: blobAt)
-                blobAt += b.bytes.count
-            }
 
             // The records a group of rows at a time, relationship slots
             // renumbered; each group's checksum covers its columns and records.
@@ -163,6 +150,16 @@ extension ObjectTable {
             }
             guard bufferAt == recordBytes else { return nil }
 
+            let indexBlobs = building.wait()
+            h.valueIndexBytes = Int64(indexBlobs.reduce(0) { $0 + $1.bytes.count })
+            guard let complete = SnapshotImage.Layout(h), complete.records == layout.records else { return nil }
+            layout = complete
+            var blobAt = layout.valueIndexes
+            for b in indexBlobs {
+                try put(b.bytes, at: blobAt)
+                blobAt += b.bytes.count
+            }
+
             // The directory: per row group, per list group, per entity.
             var directory: [UInt8] = []
             func put<T: FixedWidthInteger>(_ v: T) { withUnsafeBytes(of: v.littleEndian) { directory.append(contentsOf: $0) } }
@@ -193,12 +190,38 @@ extension ObjectTable {
             }
             h.directoryHash = directory.withUnsafeBytes { PageHash.hash($0) }
             try put(directory, at: SnapshotImage.Header.byteCount)
+            // Every section's padding is in the file, the last one's included.
+            guard FileIO.truncate(fd, to: layout.fileBytes) else { return nil }
         } catch {
             return nil
         }
         kept = true
         return UnboundImage(header: h, fd: fd, path: path)
     }
+}
+
+extension ObjectTable {
+    /// Each declared index over the rows in `order`, as `ValueIndex` orders
+    /// it, in the image's form. Reads the table only.
+    fileprivate func indexBlobs(order: [RowID], indexed: [IndexedProperty]) -> [SavedIndexBytes] {
+        indexed.map { index in
+            let closure = Set(schema.entities[index.entity].closure)
+            var entries: [(IndexKey?, RowID)] = []
+            for (i, r) in order.enumerated() {
+                guard let e = entity(at: r), closure.contains(e) else { continue }
+                entries.append((IndexKey(value(at: r, slot: index.property.slot)), RowID(i)))
+            }
+            let fresh = ValueIndex(entity: index.entity, property: index.property)
+            fresh.build(entries)
+            return SavedIndexBytes(fresh.ordered(), nulls: fresh.rowsWithoutValue,
+                                   text: index.property.attribute.map { SavedValueIndex.keyTag($0.type) == 3 } ?? false)
+        }
+    }
+}
+
+/// The table for the image's index thread, which only reads it.
+private struct ImageTableView: @unchecked Sendable {
+    let table: ObjectTable
 }
 
 /// An image written to its temporary file but for its header, which binds

@@ -35,13 +35,13 @@ import TripStoreSystem
 /// | type rows | `Int32` per row: each entity's rows, ascending |
 /// | list starts | `Int64` per list and one more: list n is `starts[n]..<starts[n+1]` |
 /// | list elements | `Int32` rows |
-/// | value indexes | per index, as `SavedValueIndex` describes: checksums, rows without a value, key offsets, row counts, rows, keys, text buckets |
 /// | records | the records (`RecordCoding`), relationship slots holding image rows and lists |
+/// | value indexes | per index, as `SavedValueIndex` describes: checksums, rows without a value, key offsets, row counts, rows, keys, text buckets |
 ///
 /// The directory (row groups to type checksums) is covered by the header's
 /// directory checksum, so it is checked at open.
 enum SnapshotImage {
-    static let magic = Array("TSIMAGE7".utf8)
+    static let magic = Array("TSIMAGE8".utf8)
     static let groupShift = 8
     static let groupSize = 1 << groupShift
 
@@ -145,9 +145,9 @@ enum SnapshotImage {
             typeRows = section(rows * 4)
             listStarts = section((lists + 1) * 8)
             listElements = section(Int(h.listElements) * 4)
-            valueIndexes = section(Int(h.valueIndexBytes))
-            records = at
-            fileBytes = at + Int(h.recordBytes)
+            records = section(Int(h.recordBytes))
+            valueIndexes = at
+            fileBytes = at + Int(h.valueIndexBytes)
         }
 
         /// The bytes from the end of the header to the entities: checked at open.
