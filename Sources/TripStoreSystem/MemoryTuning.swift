@@ -6,7 +6,8 @@ import Glibc
 private func glibcMallopt(_ parameter: Int32, _ value: Int32) -> Int32
 #endif
 
-/// Process-wide allocator settings for the command-line tool.
+/// Process-wide allocator settings for the command-line tool, and hints
+/// about how big blocks are used.
 package enum MemoryTuning {
     /// A command allocates and frees big buffers phase after phase (an import
     /// reads, decodes, encodes and writes hundreds of MB). By default glibc
@@ -23,6 +24,20 @@ package enum MemoryTuning {
         // (the import's input, once read) is reused by the others (history,
         // the snapshot's encoders, the image) instead of each growing its own.
         _ = glibcMallopt(-8, 1)
+        #endif
+    }
+
+    /// Asks the kernel to back a big block read in random order (records
+    /// reached through an index) with 2 MB pages where it can: fewer page
+    /// faults when it is filled, and fewer TLB misses when it is read. Only a
+    /// hint; nothing changes where transparent huge pages are off.
+    package static func preferHugePages(_ base: UnsafeMutableRawPointer, byteCount: Int) {
+        #if os(Linux)
+        let huge = 2 << 20
+        let start = (Int(bitPattern: base) + huge - 1) & ~(huge - 1)
+        let end = (Int(bitPattern: base) + byteCount) & ~(huge - 1)
+        guard end > start, let p = UnsafeMutableRawPointer(bitPattern: start) else { return }
+        _ = madvise(p, end - start, 14)  // MADV_HUGEPAGE
         #endif
     }
 }

@@ -20,6 +20,7 @@ struct RecordBuffer: ~Copyable {
     init(capacity: Int = 256) {
         self.capacity = max(64, capacity)
         base = UnsafeMutableRawPointer.allocate(byteCount: self.capacity, alignment: 16)
+        if self.capacity >= 8 << 20 { MemoryTuning.preferHugePages(base, byteCount: self.capacity) }
     }
 
     deinit { base.deallocate() }
@@ -44,6 +45,7 @@ struct RecordBuffer: ~Copyable {
         var c = capacity
         while c < needed { c = c < (64 << 20) ? c * 2 : c + c / 2 }
         let bigger = UnsafeMutableRawPointer.allocate(byteCount: c, alignment: 16)
+        if c >= 8 << 20 { MemoryTuning.preferHugePages(bigger, byteCount: c) }
         bigger.copyMemory(from: base, byteCount: count)
         base.deallocate()
         base = bigger
