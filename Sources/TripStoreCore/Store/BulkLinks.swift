@@ -61,19 +61,16 @@ struct BulkLinks {
 
         // References by id, through a hash of the ids in row order.
         var referenceRows: [[RowID]] = chunks.map { _ in [] }
-        if chunks.contains(where: { !$0.referenceStarts.isEmpty }) {
+        if chunks.contains(where: { !$0.references.isEmpty }) {
             let hash = ObjectTable.LoadHash(objects.sorted.map { ObjectTable.prefix(objects.id(Int($0))) })
             for (k, c) in chunks.enumerated() {
-                referenceRows[k].reserveCapacity(c.referenceStarts.count)
-                let found: Bool = c.referenceIDs.withUnsafeBytes { ids in
-                    for (start, length) in zip(c.referenceStarts, c.referenceLengths) {
-                        let key = UnsafeRawBufferPointer(rebasing: ids[start..<(start + Int(length))])
-                        guard let row = hash.row(key, matches: { ObjectTable.equal(objects.id(Int(objects.sorted[Int($0)])), key) }) else { return false }
-                        referenceRows[k].append(row)
-                    }
+                referenceRows[k].reserveCapacity(c.references.count)
+                let missing = c.references.firstFailing { _, key in
+                    guard let row = hash.row(key, matches: { ObjectTable.equal(objects.id(Int(objects.sorted[Int($0)])), key) }) else { return false }
+                    referenceRows[k].append(row)
                     return true
                 }
-                guard found else { return nil }
+                guard missing == nil else { return nil }
             }
         }
         /// A target's object (by input order) and the type its reference names (-1: none).

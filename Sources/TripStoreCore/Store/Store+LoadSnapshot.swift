@@ -229,7 +229,7 @@ extension Store {
         for (k, m) in missing.enumerated() {
             guard let t = m else { continue }
             let c = chunks[k]
-            let id = String(decoding: c.targetBytes[c.targetStarts[t]..<(c.targetStarts[t] + Int(c.targetLengths[t]))], as: UTF8.self)
+            let id = c.targets.string(t)
             throw StoreError.danglingReferences(file: path, line: nil, detail: "a reference points at missing id '\(id)'")
         }
         let plans = LinkPlan.all(schema)

@@ -43,10 +43,8 @@ struct ImportRecordDecoder {
         /// A target: `>= 0` an object of this chunk, `< 0` the reference `-1 - t`.
         var targets: [Int32] = []
         /// Each reference's id (copied, so that the input can go once it is
-        /// decoded: a range of `referenceIDs`) and the type it names (-1: none).
-        var referenceIDs: [UInt8] = []
-        var referenceStarts: [Int] = []
-        var referenceLengths: [Int32] = []
+        /// decoded) and the type it names (-1: none).
+        var references = CopiedIDs()
         var referenceTypes: [Int16] = []
         var gaveUp = false
 
@@ -253,10 +251,7 @@ struct ImportRecordDecoder {
         guard let id, !id.isEmpty, !r.buffer[id].contains(0x7F) else { throw GiveUp() }
         // Without a type the destination must have no subclasses.
         if type < 0 && schema.entities[destination].closure.count > 1 { throw GiveUp() }
-        let k = state.chunk.referenceStarts.count
-        state.chunk.referenceStarts.append(state.chunk.referenceIDs.count)
-        state.chunk.referenceIDs.append(contentsOf: UnsafeBufferPointer(rebasing: r.buffer[id]))
-        state.chunk.referenceLengths.append(Int32(id.count))
+        let k = state.chunk.references.append(UnsafeBufferPointer(rebasing: r.buffer[id]))
         state.chunk.referenceTypes.append(Int16(type))
         return -1 - Int32(k)
     }

@@ -20,7 +20,7 @@ struct SnapshotRecordDecoder {
         var slot: Int32
         /// Byte offset of the slot in the chunk's records.
         var slotOffset: Int
-        /// The first of its targets in `Chunk.targetStarts`, and how many.
+        /// The first of its targets in `Chunk.targets`, and how many.
         var firstTarget: Int32
         var targetCount: Int32
     }
@@ -37,10 +37,8 @@ struct SnapshotRecordDecoder {
         var offsets: [Int] = []
         var fallback: [DecodedObject] = []
         var fixups: [LinkFixup] = []
-        /// Each target's id, copied (the file is read in pieces), by start and length.
-        var targetBytes: [UInt8] = []
-        var targetStarts: [Int] = []
-        var targetLengths: [Int32] = []
+        /// Each target's id, copied (the file is read in pieces).
+        var targets = CopiedIDs()
         var error: (line: Int, message: String)?
         /// Whether that error is a reference to nothing (which `verify --repair` can remove).
         var errorIsDangling = false
@@ -99,7 +97,7 @@ struct SnapshotRecordDecoder {
         let fallbackDecoder = RecordDecoder(schema: schema, wantPaths: false, snapshotLines: true)
         for (k, range) in lines.enumerated() {
             let start = out.count
-            let fixups = chunk.fixups.count, targets = chunk.targetStarts.count
+            let fixups = chunk.fixups.count, targets = chunk.targets.count
             do {
                 let e = try line(range, in: file, lineIndex: Int32(k), to: &out, chunk: &chunk)
                 chunk.entities.append(Int16(e))
@@ -108,9 +106,7 @@ struct SnapshotRecordDecoder {
             } catch {
                 out.truncate(to: start)
                 chunk.fixups.removeSubrange(fixups...)
-                if targets < chunk.targetStarts.count { chunk.targetBytes.removeSubrange(chunk.targetStarts[targets]...) }
-                chunk.targetStarts.removeSubrange(targets...)
-                chunk.targetLengths.removeSubrange(targets...)
+                chunk.targets.removeAll(from: targets)
             }
             var r = JSONReader(buffer: UnsafeBufferPointer(rebasing: file[range]))
             var decoded: [DecodedObject] = []
@@ -208,7 +204,7 @@ struct SnapshotRecordDecoder {
         }
         let slotOffset = out.count
         RecordWriter.reference(tag: RecordTag.noReference, 0, to: &out)
-        let first = chunk.targetStarts.count
+        let first = chunk.targets.count
         if toMany {
             try r.expectByte(UInt8(ascii: "["))
             if r.peekByte() == UInt8(ascii: "]") {
@@ -220,7 +216,7 @@ struct SnapshotRecordDecoder {
             try reference(&r, destination, chunk: &chunk)
         }
         chunk.fixups.append(LinkFixup(line: lineIndex, slot: Int32(slot), slotOffset: slotOffset,
-                                      firstTarget: Int32(first), targetCount: Int32(chunk.targetStarts.count - first)))
+                                      firstTarget: Int32(first), targetCount: Int32(chunk.targets.count - first)))
     }
 
     /// An attribute's value (or null) as its record bytes.
@@ -293,9 +289,7 @@ struct SnapshotRecordDecoder {
             guard try key(&r, "id") else { throw GiveUp() }
         }
         let id = try r.plainString()
-        chunk.targetStarts.append(chunk.targetBytes.count)
-        chunk.targetLengths.append(Int32(id.count))
-        chunk.targetBytes.append(contentsOf: UnsafeBufferPointer(rebasing: r.buffer[id]))
+        chunk.targets.append(UnsafeBufferPointer(rebasing: r.buffer[id]))
         try r.expectByte(UInt8(ascii: "}"))
     }
 
@@ -380,14 +374,11 @@ extension SnapshotRecordDecoder {
         let results = Parallel.map(chunks.count) { k -> ([RowID], Int?) in
             let c = chunks[k]
             var found: [RowID] = []
-            found.reserveCapacity(c.targetStarts.count)
-            let missing = c.targetBytes.withUnsafeBytes { bytes -> Int? in
-                for t in c.targetStarts.indices {
-                    let id = UnsafeRawBufferPointer(rebasing: bytes[c.targetStarts[t]..<(c.targetStarts[t] + Int(c.targetLengths[t]))])
-                    guard let r = hash.row(id, in: view) else { return t }
-                    found.append(r)
-                }
-                return nil
+            found.reserveCapacity(c.targets.count)
+            let missing = c.targets.firstFailing { _, id in
+                guard let r = hash.row(id, in: view) else { return false }
+                found.append(r)
+                return true
             }
             return (found, missing)
         }
