@@ -130,8 +130,13 @@ struct CommandContext {
             // An array, an object (JSON Lines), or a byte-order mark; anything else fails now.
             return try input.readAll(looksLikeJSON: { [0x5B, 0x7B, 0xEF].contains($0[0]) })
         }
+        return try readingInput(path) { try FileIO.readFile(path, identity: &identity) }
+    }
+
+    /// Runs `body`, which reads the file at `path`, wording a read error as `readInput` does.
+    func readingInput<T>(_ path: String, _ body: () throws -> T) throws -> T {
         do {
-            return try FileIO.readFile(path, identity: &identity)
+            return try body()
         } catch let e as IOError {
             throw CLIError("cannot read \(path): \(e.description.split(separator: ":").last.map { String($0).trimmed } ?? "\(e)")")
         }

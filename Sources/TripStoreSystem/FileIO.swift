@@ -99,20 +99,15 @@ package enum FileIO {
         var st = stat()
         guard fstat(fd, &st) == 0 else { throw IOError(operation: "stat", path: path, code: errno) }
         // Read straight into uninitialized storage: zeroing a big file's buffer first costs a pass over it.
-        var failure: Int32 = 0
+        var failure: (any Error)?
         var out = [UInt8](unsafeUninitializedCapacity: max(0, Int(st.st_size))) { buffer, count in
-            while count < buffer.count {
-                let n = systemRead(fd, buffer.baseAddress! + count, buffer.count - count)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    failure = errno
-                    return
-                }
-                if n == 0 { break }
-                count += n
+            do {
+                count = try read(fd, into: UnsafeMutableRawBufferPointer(buffer), path: path)
+            } catch {
+                failure = error
             }
         }
-        if failure != 0 { throw IOError(operation: "read", path: path, code: failure) }
+        if let failure { throw failure }
         // The file may have grown since fstat (a writer appending): read the rest.
         var chunk = [UInt8](repeating: 0, count: 65536)
         while true {
@@ -126,6 +121,22 @@ package enum FileIO {
         }
         identity = FileIdentity.of(fd)
         return out
+    }
+
+    /// Reads from the file's position until `buffer` is full or the file
+    /// ends; returns how many bytes it read (fewer than the buffer holds only at the end).
+    package static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, path: String) throws -> Int {
+        var count = 0
+        while count < buffer.count {
+            let n = systemRead(fd, buffer.baseAddress! + count, buffer.count - count)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw IOError(operation: "read", path: path, code: errno)
+            }
+            if n == 0 { break }
+            count += n
+        }
+        return count
     }
 
     /// Writes all of `bytes` at the file's position (or end, with `O_APPEND`).

@@ -33,21 +33,24 @@ enum ImportCommand {
         }
         Trace.mark("start")
         var identity: FileIdentity?
-        var bytes = try ctx.readInput(path, identity: &identity)
+        // A big file into an empty store is read a window at a time, straight
+        // into records, as a snapshot is loaded; anything else is read whole.
+        let streams = path != "-" && Store.mayTakeBulkImport(ctx.storePath)
+        var bytes = streams ? [] : try ctx.readInput(path, identity: &identity)
         Trace.mark("read input")
+        let size = streams ? (FileIO.fileSize(path) ?? 0) : bytes.count
         // A progress line on a terminal for big files: each phase, and decoding in percent.
-        let showProgress = bytes.count > 8 << 20
+        let showProgress = size > 8 << 20
         func phase(_ text: String) {
             if showProgress { ctx.console.progress("\(path): \(text)") }
         }
-        // A big input into an empty store goes straight into records, as a
-        // snapshot is loaded. It is read before the store is opened, so that
-        // an input it does not take (bad input among others) leaves no trace.
+        // The bulk path reads the input before the store is opened, so that an
+        // input it does not take (bad input among others) leaves no trace.
         var opened: Store?
-        phase("decoding and linking \(bytes.count / 1_000_000) MB")
-        // A file's bytes go once decoded (they are read again if the plan fails later).
+        phase("decoding and linking \(size / 1_000_000) MB")
         if Store.mayTakeBulkImport(ctx.storePath),
-           let plan = Store.planBulkImport(&bytes, schema: ctx.schema, options: try ctx.options(), freeingInput: path != "-") {
+           let plan = streams ? try ctx.readingInput(path, { try Store.planBulkImport(file: path, schema: ctx.schema, options: try ctx.options(), identity: &identity) })
+                              : Store.planBulkImport(&bytes, schema: ctx.schema, options: try ctx.options()) {
             phase("opening the store")
             let store = try ctx.openStore(.write)
             opened = store
@@ -69,9 +72,9 @@ enum ImportCommand {
         }
         if bytes.isEmpty && path != "-" {
             // Read again only what was read before: the same file, unchanged.
-            var now: FileIdentity?
-            bytes = try ctx.readInput(path, identity: &now)
-            guard now != nil && now == identity else {
+            let before = identity
+            bytes = try ctx.readInput(path, identity: &identity)
+            guard before == nil || identity == before else {
                 throw CLIError("\(path) changed while it was imported (it is not the file first read); nothing was imported: import it again")
             }
         }

@@ -27,17 +27,44 @@ extension Store {
 
     /// Decodes, sorts and links an input for `importInBulk(_:author:timestamp:)`
     /// without a store (so that an input it does not take leaves no trace);
-    /// nil where the bulk path does not apply to the input. `freeingInput`
-    /// empties `input` as soon as it is decoded, before the records are sorted
-    /// and linked, so that it is not held beside them: the caller then reads
-    /// it again if the plan is nil and `input` empty.
-    public static func planBulkImport(_ input: inout [UInt8], schema: Schema, options: StoreOptions,
-                                      freeingInput: Bool = false) -> BulkImportPlan? {
+    /// nil where the bulk path does not apply to the input.
+    public static func planBulkImport(_ input: inout [UInt8], schema: Schema, options: StoreOptions) -> BulkImportPlan? {
         guard input.count >= options.snapshotCommitChanges * 16, !BulkLinks.hasSelfInverse(schema),
               let chunks = input.withUnsafeBufferPointer({ BulkImportPlan.decode($0, schema: schema) }) else { return nil }
-        if freeingInput { input = [] }
         return BulkImportPlan(chunks, schema: schema, minimum: options.snapshotCommitChanges)
     }
+
+    /// `planBulkImport` for a file, read and decoded a window at a time: the
+    /// input is never held whole, only its records. Nil, with `identity` set
+    /// when the file was read, where the bulk path does not apply; the caller
+    /// then reads the file whole, and can tell from `identity` whether it is
+    /// still what was read here.
+    /// - Throws: `IOError` when the file cannot be opened or read.
+    package static func planBulkImport(file path: String, schema: Schema, options: StoreOptions, identity: inout FileIdentity?,
+                                       window: Int = bulkImportWindow) throws -> BulkImportPlan? {
+        let fd = try FileIO.openRegular(path)
+        defer { FileIO.close(fd) }
+        guard try FileIO.size(fd, path: path) >= options.snapshotCommitChanges * 16, !BulkLinks.hasSelfInverse(schema) else { return nil }
+        var chunks: [ImportRecordDecoder.Chunk] = []
+        var envelopes = 0
+        let whole = try EnvelopeWindows.forEach(window: window, read: { try FileIO.read(fd, into: $0, path: path) }) { window, ranges in
+            envelopes += ranges.count
+            let decoded = ImportRecordDecoder.decodeInParallel(ranges, in: window, schema: schema)
+            chunks += decoded
+            return !decoded.contains(where: \.gaveUp)
+        }
+        identity = FileIdentity.of(fd)
+        Trace.mark("bulk: read, split and decode \(envelopes) envelopes")
+        guard whole else {
+            for c in chunks { c.discard() }
+            return nil
+        }
+        return BulkImportPlan(chunks, schema: schema, minimum: options.snapshotCommitChanges)
+    }
+
+    /// How much of a file a bulk import reads at a time: enough that both
+    /// cores have work, little beside the records.
+    static let bulkImportWindow = 32 << 20
 
     /// Whether the store in `folder` may take a bulk import, judged from its
     /// files alone (no snapshot, no journal line): planning one for a store

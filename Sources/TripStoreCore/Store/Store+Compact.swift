@@ -33,20 +33,25 @@ extension Store {
         let temp = path + ".tmp"
         try recordSchemaIfNeeded()
         let fd = try FileIO.open(temp, (inserts == nil ? O_WRONLY : O_RDWR) | O_CREAT | O_TRUNC)
+        let out = StreamingFileWriter(fd: fd, path: temp)
         var closed = false
-        defer { if !closed { FileIO.close(fd); FileIO.unlink(temp) } }
+        defer {
+            if !closed {
+                out.waitForWrites()
+                FileIO.close(fd)
+                FileIO.unlink(temp)
+            }
+        }
 
         var crc: UInt32 = 0
-        var written = 0
         var buffer = JSONWriter(capacity: 1 << 20)
-        func drain(_ buffer: inout JSONWriter, force: Bool) throws {
+        func drain(_ buffer: inout JSONWriter, force: Bool) {
             guard force || buffer.bytes.count >= 1 << 20 else { return }
             crc = buffer.bytes.withUnsafeBytes { CRC32C.checksum($0, continuing: crc) }
-            written += buffer.bytes.count
-            try FileIO.writeAll(fd, buffer.bytes, path: temp)
+            out.write(buffer.bytes)
             buffer.bytes.removeAll(keepingCapacity: true)
         }
-        func flush(force: Bool) throws { try drain(&buffer, force: force) }
+        func flush(force: Bool) { drain(&buffer, force: force) }
         // Never build on a snapshot that fails its checksum: opened from its
         // image, this process has not read the JSON, so check it now; and
         // never drop a history line that could not be read.
@@ -85,7 +90,7 @@ extension Store {
         defer { if !imageTaken { image.wait()?.discard() } }
         // Objects are encoded (and checksummed) on every core a block at a
         // time, then written in order.
-        try flush(force: true)
+        flush(force: true)
         let encode = SnapshotBlockEncoder(view: view, schema: schema)
         var crashed = false
         // Blocks small enough that their lines cost little memory beside the table.
@@ -93,8 +98,7 @@ extension Store {
             let end = min(rows.count, start + 16_384)
             for part in encode.block(rows[start..<end]) {
                 crc = CRC32C.combine(crc, part.crc, lengthOfB: part.bytes.count)
-                try FileIO.writeAll(fd, part.bytes, path: temp)
-                written += part.bytes.count
+                out.write(part.bytes)
             }
             if !crashed && end >= rows.count / 2 && CrashPoint.armed == "snapshot-mid-write" {
                 crashed = true
@@ -102,11 +106,11 @@ extension Store {
             }
         }
         Trace.mark("snapshot sort+objects")
-        let historyStart = written + buffer.bytes.count
+        let historyStart = out.count + buffer.bytes.count
         for t in history {
             HistoryCoding.appendCompact(t, to: &buffer.bytes, groupInserts: true)
             buffer.bytes.append(0x0A)
-            try flush(force: false)
+            flush(force: false)
         }
         if let inserts {
             let runs = inserts.runs.map { (type: schema.entities[$0.entity].name, count: $0.rows.count) }
@@ -114,20 +118,21 @@ extension Store {
             let records = inserts.runs.flatMap { run in run.rows.map { table.record($0) } }
             var starts = [0]
             for run in runs { starts.append(starts[starts.count - 1] + run.count) }
-            try records.withUnsafeBufferPointer { records in
-                try starts.withUnsafeBufferPointer { starts in
-                    try HistoryCoding.appendInserts(token: inserts.token, timestamp: inserts.timestamp, author: inserts.author, runs: runs,
-                                                    id: { n, k in RecordReader.id(records[starts[n] + k]).0 },
-                                                    to: &buffer, flush: { try drain(&$0, force: false) })
+            records.withUnsafeBufferPointer { records in
+                starts.withUnsafeBufferPointer { starts in
+                    HistoryCoding.appendInserts(token: inserts.token, timestamp: inserts.timestamp, author: inserts.author, runs: runs,
+                                                id: { n, k in RecordReader.id(records[starts[n] + k]).0 },
+                                                to: &buffer, flush: { drain(&$0, force: false) })
                 }
             }
             buffer.bytes.append(0x0A)
         }
         let historyCount = history.count + (inserts == nil ? 0 : 1)
-        try flush(force: true)
-        let bodyBytes = written
+        flush(force: true)
+        let bodyBytes = out.count
         buffer.bytes.append(contentsOf: SnapshotFormat.trailer(objects: table.count, history: historyCount, crc: crc))
-        try FileIO.writeAll(fd, buffer.bytes, path: temp)
+        out.write(buffer.bytes)
+        try out.finish()
         Trace.mark("snapshot history")
         try FileIO.fsync(fd, path: temp)
         // The history stays in the file, to be read from it when first used.

@@ -8,9 +8,32 @@ package enum ArrayElements {
     /// says what is wrong).
     package static func split(_ buf: UnsafeBufferPointer<UInt8>, openingAt open: Int) -> [Range<Int>]? {
         var ranges: [Range<Int>] = []
-        var i = open + 1
+        guard case .closed(let after)? = scan(buf, from: open + 1, hadElements: false, into: &ranges),
+              isBlank(buf, after..<buf.count) else { return nil }
+        return ranges
+    }
+
+    /// Where a scan of part of an array stopped.
+    package enum ScanEnd: Equatable {
+        /// The bytes ran out inside the element that starts here: the next
+        /// scan starts here, with more bytes.
+        case open(resumeAt: Int)
+        /// The array's `]` is just before `after`.
+        case closed(after: Int)
+    }
+
+    /// Appends to `ranges` the elements of an array that start at `start`
+    /// (just after its `[` or a comma between its elements) and end within
+    /// `buf`; nil when the structure is not that of an array. `hadElements`:
+    /// whether elements came before `start` (a blank last element is then a
+    /// trailing comma). Scanning from an element's start needs no other state,
+    /// so an input can be split a window at a time.
+    package static func scan(_ buf: UnsafeBufferPointer<UInt8>, from startIndex: Int, hadElements: Bool,
+                             into ranges: inout [Range<Int>]) -> ScanEnd? {
+        var i = startIndex
         var start = i
         var depth = 0
+        var sawElement = hadElements
         let n = buf.count
         while i < n {
             let b = buf[i]
@@ -44,16 +67,15 @@ package enum ArrayElements {
                 if depth < 0 { return nil }
             case UInt8(ascii: "]"):
                 if depth == 0 {
-                    if !isBlank(buf, start..<i) { ranges.append(start..<i) } else if !ranges.isEmpty { return nil }
-                    // Only white space may follow the array.
-                    guard isBlank(buf, (i + 1)..<n) else { return nil }
-                    return ranges
+                    if !isBlank(buf, start..<i) { ranges.append(start..<i) } else if sawElement { return nil }
+                    return .closed(after: i + 1)
                 }
                 depth -= 1
             case UInt8(ascii: ","):
                 if depth == 0 {
                     guard !isBlank(buf, start..<i) else { return nil }
                     ranges.append(start..<i)
+                    sawElement = true
                     start = i + 1
                 }
             default:
@@ -61,7 +83,7 @@ package enum ArrayElements {
             }
             i += 1
         }
-        return nil
+        return .open(resumeAt: start)
     }
 
     /// The high bit of each byte of `v` that is zero (and maybe of bytes

@@ -37,11 +37,14 @@ import TripStoreModels
         var input = bytes
         let folder = TestFolders.make(name + "-bulk")
         let store = try Store.open(folder, schema: schema, access: .write, options: bulkOptions)
+        let streamed = try streamedFromFile(bytes, schema: schema, name: name)
         guard let t = try store.importInBulk(&input, author: "bulk", timestamp: time) else {
             #expect(store.table.count == 0 && store.lastToken == 0 && store.table.recordBytes.total == 0)
+            #expect(streamed == nil, "\(name): taken when streamed from a file, not from memory")
             return nil
         }
         let written = try FileIO.readFile(store.files.snapshot(t.token))
+        #expect(streamed == written, "\(name): streamed from a file")
         // Opened again (from the image, then from the JSON alone), it holds what was imported.
         let again = try Store.open(folder, schema: schema, access: .read)
         #expect(again.loadedFromImage)
@@ -51,6 +54,22 @@ import TripStoreModels
         #expect(try exported(again) == exported(fromJSON))
         #expect(again.checkInvariants().isEmpty)
         return written
+    }
+
+    /// The snapshot a bulk import of `bytes` read from a file 200 bytes at a
+    /// time writes (each window's records a chunk of their own), or nil.
+    static func streamedFromFile(_ bytes: [UInt8], schema: Schema, name: String) throws -> [UInt8]? {
+        let folder = TestFolders.make(name + "-streamed")
+        let file = folder + "/input.json"
+        try Data(bytes).write(to: URL(fileURLWithPath: file))
+        var identity: FileIdentity?
+        let plan = try Store.planBulkImport(file: file, schema: schema, options: bulkOptions, identity: &identity, window: 200)
+        let fd = try FileIO.openRegular(file)
+        #expect(identity == nil || identity == FileIdentity.of(fd))
+        FileIO.close(fd)
+        let store = try Store.open(folder + "/store", schema: schema, access: .write, options: bulkOptions)
+        guard let plan, let t = try store.importInBulk(plan, author: "bulk", timestamp: time) else { return nil }
+        return try FileIO.readFile(store.files.snapshot(t.token))
     }
 
     static func exported(_ store: Store) throws -> [UInt8] {

@@ -1,0 +1,124 @@
+import Foundation
+import Testing
+@testable import TripStoreCore
+@testable import TripStoreFormat
+@testable import TripStoreSystem
+
+/// The bulk import's input read a window at a time, and the snapshot's
+/// output written past the page cache: the same bytes as the whole-buffer
+/// paths, wherever the windows and buffers fall (fixed seeds).
+struct StreamingIOTests {
+    private struct Random {
+        var state: UInt64
+        mutating func next(_ n: Int) -> Int {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int((state >> 33) % UInt64(n))
+        }
+    }
+
+    /// An input of envelopes as a user might write it: an array or JSON
+    /// Lines, blanks anywhere, strings full of brackets and escapes, and now
+    /// and then something that is not one array (trailing commas, text after
+    /// the array, a cut end).
+    private static func input(_ rng: inout Random) -> [UInt8] {
+        let pieces = ["a", "bc", "é", "\\\"", "\\\\", "\\n", "}", "]", ",", "{", "[", "\\u0022", "0123456789abcdef", "\n"]
+        func string() -> String { "\"" + (0..<rng.next(30)).map { _ in pieces[rng.next(pieces.count)] }.joined() + "\"" }
+        func blank() -> String { [" ", "", "\n", "\t ", "", "\r\n", String(repeating: " ", count: 70)][rng.next(7)] }
+        func element() -> String {
+            rng.next(3) == 0 ? string() : "{\"type\":\"T\",\"id\":\(string()),\"data\":{\"n\":[1,{\"x\":\(string())}]}}"
+        }
+        let count = rng.next(12)
+        var text = rng.next(8) == 0 ? "\u{FEFF}" : ""
+        if rng.next(3) == 0 {
+            // JSON Lines: one element per line (strings hold no raw newline there).
+            for _ in 0..<count { text += element().replacingOccurrences(of: "\n", with: "") + [" \n", "\n", "\r\n", "\n\n"][rng.next(4)] }
+            if rng.next(4) == 0 { text += element().replacingOccurrences(of: "\n", with: "") }
+        } else {
+            text += blank() + "["
+            for k in 0..<count {
+                if k > 0 { text += "," }
+                text += blank() + element() + blank()
+            }
+            switch rng.next(12) {
+            case 0: text += ",]"
+            case 1: text += "] x"
+            case 2: break
+            case 3: text += "]]"
+            default: text += "]" + blank()
+            }
+        }
+        var bytes = Array(text.utf8)
+        if rng.next(10) == 0 && !bytes.isEmpty { bytes.removeLast(rng.next(bytes.count)) }
+        return bytes
+    }
+
+    /// What each envelope holds, white space around it aside.
+    private static func contents(_ buf: UnsafeBufferPointer<UInt8>, _ ranges: [Range<Int>]) -> [String] {
+        ranges.map { String(decoding: UnsafeBufferPointer(rebasing: buf[$0]), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) }
+    }
+
+    @Test func envelopeWindowsFindWhatTheWholeBufferSplitFinds() throws {
+        var rng = Random(state: 7)
+        var refused = 0, found = 0
+        for _ in 0..<600 {
+            let bytes = Self.input(&rng)
+            let whole = bytes.withUnsafeBufferPointer { b in Store.envelopeRanges(b).map { Self.contents(b, $0) } }
+            for window in [64, 97, 1000] {
+                var at = 0
+                var seen: [String] = []
+                var readRNG = rng
+                let ok = try EnvelopeWindows.forEach(window: window, read: { out in
+                    // Short reads, as a pipe or a signal gives them.
+                    let n = min(out.count, bytes.count - at, 1 + readRNG.next(40))
+                    bytes.withUnsafeBytes { out.baseAddress!.copyMemory(from: $0.baseAddress! + at, byteCount: n) }
+                    at += n
+                    return n
+                }) { buf, ranges in
+                    seen += Self.contents(buf, ranges)
+                    return true
+                }
+                #expect((ok ? seen : nil) == whole, "window \(window): \(String(decoding: bytes, as: UTF8.self))")
+            }
+            if whole == nil { refused += 1 } else { found += whole?.count ?? 0 }
+        }
+        // The inputs did exercise both outcomes.
+        #expect(refused > 30 && found > 1000)
+    }
+
+    @Test func envelopeWindowsStopWhenTheBodyGivesUp() throws {
+        let bytes = Array("[1,2,3]".utf8)
+        var calls = 0
+        var given = false
+        let ok = try EnvelopeWindows.forEach(window: 64, read: { out in
+            guard !given else { return 0 }
+            given = true
+            bytes.withUnsafeBytes { out.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: bytes.count) }
+            return bytes.count
+        }) { _, _ in
+            calls += 1
+            return false
+        }
+        #expect(!ok && calls == 1)
+    }
+
+    @Test func streamingFileWriterWritesTheBytesGiven() throws {
+        let folder = TestFolders.make("streaming-writer")
+        var rng = Random(state: 11)
+        for total in [0, 1, 4095, 4096, 4097, (4 << 20) - 1, 4 << 20, (4 << 20) + 1, (9 << 20) + 123] {
+            let path = folder + "/file-\(total)"
+            let bytes = (0..<total).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 9) }
+            let fd = try FileIO.open(path, O_RDWR | O_CREAT | O_TRUNC)
+            let out = StreamingFileWriter(fd: fd, path: path)
+            var at = 0
+            while at < total {
+                let n = min(total - at, 1 + rng.next(3 << 20))
+                bytes[at..<(at + n)].withUnsafeBytes { out.write($0) }
+                at += n
+            }
+            try out.finish()
+            #expect(out.count == total)
+            FileIO.close(fd)
+            #expect(try FileIO.readFile(path) == bytes, "\(total) bytes")
+        }
+    }
+}
