@@ -19,6 +19,8 @@ public final class Console {
     private var heldErr: [UInt8] = []
     /// A held run that will be discarded: its output is dropped as it comes.
     private var discarding = false
+    /// Whether the terminal shows a progress line that the next error must clear.
+    private var progressShowing = false
 
     /// The process's own standard streams.
     public static func standard() -> Console {
@@ -91,6 +93,8 @@ public final class Console {
             return
         }
         flush()
+        // An error never shares its line with a progress line.
+        if progressShowing { endProgress() }
         writeErr(bytes)
     }
 
@@ -106,11 +110,13 @@ public final class Console {
     public func progress(_ text: String) {
         guard errIsTerminal, !capture else { return }
         Console.writeAll(2, Array("\r\(text)\u{1B}[K".utf8))
+        progressShowing = true
     }
 
     public func endProgress() {
         guard errIsTerminal, !capture else { return }
         Console.writeAll(2, Array("\r\u{1B}[K".utf8))
+        progressShowing = false
     }
 
     /// Objects the process keeps until it exits: freeing a large store object

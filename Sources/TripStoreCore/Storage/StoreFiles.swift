@@ -23,13 +23,16 @@ package struct StoreFiles: Sendable {
     package var schemaRecord: String { folder + "/" + SchemaRecordFormat.fileName }
 
     /// Removes the folder when it holds nothing a commit wrote: only a lock
-    /// file and empty journals (what opening a new store makes). For a
+    /// file and empty journals (what opening a new store makes), and the
+    /// schema record a first commit that failed left. For a
     /// command that opened a new store and then failed, so that it leaves no trace.
     package func removeIfUnused() {
         guard let names = try? FileIO.listDirectory(folder) else { return }
         let lockName = StoreLock.fileName
         let unused = names.allSatisfy { name in
-            name == lockName || (StoreFiles.token(name, prefix: "journal-") != nil && FileIO.fileSize(folder + "/" + name) == 0)
+            // The schema is recorded just before the first commit is written: without a journal line it recorded nothing.
+            name == lockName || name == SchemaRecordFormat.fileName
+                || (StoreFiles.token(name, prefix: "journal-") != nil && FileIO.fileSize(folder + "/" + name) == 0)
         }
         guard unused else { return }
         for name in names { FileIO.unlink(folder + "/" + name) }

@@ -29,7 +29,7 @@ extension Store {
     /// without a store (so that an input it does not take leaves no trace);
     /// nil where the bulk path does not apply to the input.
     public static func planBulkImport(_ input: inout [UInt8], schema: Schema, options: StoreOptions) -> BulkImportPlan? {
-        guard input.count >= options.snapshotCommitChanges * 16, !BulkLinks.hasSelfInverse(schema),
+        guard input.count / 16 >= options.snapshotCommitChanges, !BulkLinks.hasSelfInverse(schema),
               let chunks = input.withUnsafeBufferPointer({ BulkImportPlan.decode($0, schema: schema) }) else { return nil }
         return BulkImportPlan(chunks, schema: schema, minimum: options.snapshotCommitChanges)
     }
@@ -44,7 +44,7 @@ extension Store {
                                        window: Int = bulkImportWindow) throws -> BulkImportPlan? {
         let fd = try FileIO.openRegular(path)
         defer { FileIO.close(fd) }
-        guard try FileIO.size(fd, path: path) >= options.snapshotCommitChanges * 16, !BulkLinks.hasSelfInverse(schema) else { return nil }
+        guard try FileIO.size(fd, path: path) / 16 >= options.snapshotCommitChanges, !BulkLinks.hasSelfInverse(schema) else { return nil }
         var chunks: [ImportRecordDecoder.Chunk] = []
         var envelopes = 0
         let whole = try EnvelopeWindows.forEach(window: window, read: { try FileIO.read(fd, into: $0, path: path) }) { window, ranges in

@@ -144,6 +144,21 @@ import TripStoreModels
         #expect(refused >= 5)
     }
 
+    /// A new store's folder whose first commit failed (the disk full, say)
+    /// holds a lock, the schema record and empty journals: a failed import
+    /// removes it; a journal line or a snapshot keeps it.
+    @Test func aFolderWithoutACommitIsRemovedAndOneWithACommitKept() throws {
+        for kept in [nil, "journal-0.jsonl", "snapshot-1.jsonl"] {
+            let folder = TestFolders.make("unused")
+            for name in ["tripstore.lock", "schema.json", "journal-0.jsonl"] {
+                FileManager.default.createFile(atPath: folder + "/" + name, contents: Data())
+            }
+            if let kept { FileManager.default.createFile(atPath: folder + "/" + kept, contents: Data("{}\n".utf8)) }
+            StoreFiles(folder: folder).removeIfUnused()
+            #expect(FileManager.default.fileExists(atPath: folder) == (kept != nil), "\(kept ?? "nothing committed")")
+        }
+    }
+
     @Test func inputsItDoesNotTakeLeaveTheStoreAsItWas() throws {
         let schema = FilmSchema.schema
         let credit = #"{"type":"Credit","id":"c1","data":{"person":"Ann","role":"director"}}"#
