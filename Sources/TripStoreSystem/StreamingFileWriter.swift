@@ -14,9 +14,10 @@ import Darwin
 /// serve, yet through the page cache it costs a copy into pages taken for it
 /// (and, on a virtual machine that hands freed memory back, a fault for each
 /// of them): on a 2.4 GB snapshot, more CPU time than encoding it. Where
-/// `O_DIRECT` is refused (tmpfs, Darwin, an alignment the disk does not take)
-/// it writes through the page cache instead. Either way the file holds the
-/// same bytes, and the caller flushes it (`fsync`) as before.
+/// `O_DIRECT` is refused (some file systems, tmpfs before Linux 6.6, Darwin,
+/// an alignment the disk does not take) it writes through the page cache
+/// instead. Either way the file holds the same bytes, and the caller flushes
+/// it (`fsync`) as before.
 package final class StreamingFileWriter: @unchecked Sendable {
     private let fd: Int32
     private let path: String
