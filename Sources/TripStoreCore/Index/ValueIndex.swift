@@ -77,14 +77,48 @@ package final class ValueIndex {
     /// the ordered form made in one piece (adding rows one by one would grow
     /// a table and an array per value instead).
     func build(_ entries: [(IndexKey?, RowID)]) {
-        var keyed: [(key: IndexKey, row: RowID)] = []
-        keyed.reserveCapacity(entries.count)
+        // Values repeat (a few hundred destinations across 100,000 trips),
+        // and comparing strings is the slow part: only the distinct values
+        // are sorted, and the rows placed by their value's rank.
+        var rankOf: [IndexKey: Int] = [:]
+        var distinct: [IndexKey] = []
+        var ranks: [Int] = []
+        var rows: [RowID] = []
         var nulls: [RowID] = []
+        ranks.reserveCapacity(entries.count)
+        rows.reserveCapacity(entries.count)
         for (k, row) in entries {
-            if let k { keyed.append((k, row)) } else { nulls.append(row) }
+            guard let k else {
+                nulls.append(row)
+                continue
+            }
+            if let known = rankOf[k] {
+                ranks.append(known)
+            } else {
+                rankOf[k] = distinct.count
+                ranks.append(distinct.count)
+                distinct.append(k)
+            }
+            rows.append(row)
         }
-        keyed.sort { $0.key == $1.key ? $0.row < $1.row : $0.key < $1.key }
-        adopt(Ordered(sorted: keyed), nullRows: nulls.sorted())
+        let order = distinct.indices.sorted { distinct[$0] < distinct[$1] }
+        var position = [Int](repeating: 0, count: distinct.count)
+        for (p, d) in order.enumerated() { position[d] = p }
+        var counts = [Int](repeating: 0, count: distinct.count + 1)
+        for r in ranks { counts[position[r] + 1] += 1 }
+        for p in 0..<distinct.count { counts[p + 1] += counts[p] }
+        var flat = [RowID](repeating: 0, count: rows.count)
+        var next = counts
+        for (i, r) in ranks.enumerated() {
+            flat[next[position[r]]] = rows[i]
+            next[position[r]] += 1
+        }
+        // Each value's rows ascending, as every reader expects.
+        for p in 0..<distinct.count where counts[p + 1] - counts[p] > 1 {
+            let group = counts[p]..<counts[p + 1]
+            if !zip(flat[group], flat[group].dropFirst()).allSatisfy({ $0 < $1 }) { flat[group].sort() }
+        }
+        adopt(Ordered(keys: order.map { distinct[$0] }, flat: flat, counts: counts), nullRows: nulls.sorted())
     }
 
     /// Takes a complete ordered form.

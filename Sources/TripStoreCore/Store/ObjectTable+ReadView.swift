@@ -16,6 +16,8 @@ extension ObjectTable {
         var lists: RelationshipLists { table.lists }
         @inline(__always) func entity(at row: RowID) -> Int? { table.entity(at: row) }
         @inline(__always) func record(_ row: RowID) -> UnsafeRawPointer { table.record(row) }
+        @inline(__always) func prefetch(_ row: RowID) { table.prefetch(row) }
+        @inline(__always) func prefetchColumns(_ row: RowID) { table.prefetchColumns(row) }
         @inline(__always) func withID<R>(_ row: RowID, _ body: (UnsafeRawBufferPointer) -> R) -> R { table.withID(row, body) }
         func sortedRow(for id: String) -> RowID? { table.sortedRow(for: id) }
     }

@@ -109,6 +109,36 @@ package final class ObjectTable: ObjectLookup {
         UnsafeRawPointer(arena.pointer(locator(Int(row))))
     }
 
+    /// Starts loading a row's entity and the first 128 bytes of its record
+    /// into the cache (see `Prefetch`); a loop calls it a few rows ahead of
+    /// the row it reads. Rows not yet checked are left alone: checking is work.
+    /// The record's place is read from the row's locator, which may itself
+    /// be a miss: `prefetchColumns` a few rows earlier loads that first.
+    @inline(__always) func prefetch(_ row: RowID) {
+        let i = Int(row)
+        let locator: Int64
+        if i >= 0 && i < baseRows {
+            guard groupState[i >> SnapshotImage.groupShift] == 1 else { return }
+            Prefetch.read(baseEntities + i)
+            locator = baseLocators[i]
+        } else if i >= baseRows && i < rowCount {
+            locator = laterLocators[i - baseRows]
+        } else {
+            return
+        }
+        let record = arena.pointer(locator)
+        Prefetch.read(record)
+        Prefetch.read(record + 64)
+    }
+
+    /// Starts loading a row's entity and locator (see `prefetch`).
+    @inline(__always) func prefetchColumns(_ row: RowID) {
+        let i = Int(row)
+        guard i >= 0 && i < baseRows else { return }
+        Prefetch.read(baseEntities + i)
+        Prefetch.read(baseLocators + i)
+    }
+
     // MARK: Columns
 
     /// Checks a base row's group first if it has not been checked.

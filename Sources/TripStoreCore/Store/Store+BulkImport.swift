@@ -211,17 +211,35 @@ struct BulkObjects {
             for o in c.offsets { records.append(base + o) }
         }
         guard records.count == n, n < Int(Int32.max) else { return nil }
-        let records = self.records
-        @inline(__always) func id(_ g: Int32) -> UnsafeRawBufferPointer { RecordReader.id(UnsafeRawPointer(records[Int(g)])).0 }
-        var keyed = (0..<n).map { g in (prefix: ObjectTable.prefix(id(Int32(g))), g: Int32(g)) }
-        keyed.sort { a, b in
-            if a.prefix != b.prefix { return a.prefix < b.prefix }
-            return ObjectTable.less(id(a.g), id(b.g))
+        let records = RecordPointers(records: self.records)
+        // Each core sorts half the ids by their first eight bytes (then all
+        // of them), and one merge makes the order and finds any id twice.
+        let parts = n >= 1 << 16 ? 2 : 1
+        let halves = Parallel.map(parts) { k in
+            var keyed = Parallel.ranges(n, parts: parts)[k].map { g in (prefix: ObjectTable.prefix(records.id(g)), g: Int32(g)) }
+            keyed.sort { a, b in a.prefix != b.prefix ? a.prefix < b.prefix : ObjectTable.less(records.id(Int(a.g)), records.id(Int(b.g))) }
+            return keyed
         }
-        for j in keyed.indices.dropFirst() where keyed[j].prefix == keyed[j - 1].prefix && ObjectTable.equal(id(keyed[j].g), id(keyed[j - 1].g)) {
-            return nil
+        var order: [Int32] = []
+        order.reserveCapacity(n)
+        var last: (prefix: UInt64, g: Int32)?
+        var i = 0, j = 0
+        let a = halves[0], b = parts == 2 ? halves[1] : []
+        while i < a.count || j < b.count {
+            let next: (prefix: UInt64, g: Int32)
+            if j >= b.count || (i < a.count && (a[i].prefix != b[j].prefix ? a[i].prefix < b[j].prefix
+                                                : !ObjectTable.less(records.id(Int(b[j].g)), records.id(Int(a[i].g))))) {
+                next = a[i]
+                i += 1
+            } else {
+                next = b[j]
+                j += 1
+            }
+            if let last, last.prefix == next.prefix, ObjectTable.equal(records.id(Int(last.g)), records.id(Int(next.g))) { return nil }
+            order.append(next.g)
+            last = next
         }
-        sorted = keyed.map(\.g)
+        sorted = order
         rowOf = Array(repeating: 0, count: n)
         for (row, g) in sorted.enumerated() { rowOf[Int(g)] = RowID(row) }
     }
@@ -251,6 +269,12 @@ struct BulkObjects {
         }
         return firstSeen.map { ($0, byEntity[$0]) }
     }
+}
+
+/// The decoded records of a bulk import, for the cores that sort their ids.
+private struct RecordPointers: @unchecked Sendable {
+    let records: [UnsafeMutableRawPointer]
+    @inline(__always) func id(_ g: Int) -> UnsafeRawBufferPointer { RecordReader.id(UnsafeRawPointer(records[g])).0 }
 }
 
 /// What a bulk import committed.

@@ -91,7 +91,9 @@ extension Store {
         // Objects are encoded (and checksummed) on every core a block at a
         // time, then written in order.
         flush(force: true)
-        let encode = SnapshotBlockEncoder(view: view, schema: schema)
+        let lists = FlatLists(table.lists)
+        defer { withExtendedLifetime(lists) {} }
+        let encode = SnapshotBlockEncoder(view: view, schema: schema, lists: lists.view)
         var crashed = false
         // Blocks small enough that their lines cost little memory beside the table.
         for start in stride(from: 0, to: rows.count, by: 16_384) {
@@ -121,7 +123,11 @@ extension Store {
             records.withUnsafeBufferPointer { records in
                 starts.withUnsafeBufferPointer { starts in
                     HistoryCoding.appendInserts(token: inserts.token, timestamp: inserts.timestamp, author: inserts.author, runs: runs,
-                                                id: { n, k in RecordReader.id(records[starts[n] + k]).0 },
+                                                id: { n, k in
+                                                    let i = starts[n] + k
+                                                    if i + 8 < records.count { Prefetch.read(records[i + 8]) }
+                                                    return RecordReader.id(records[i]).0
+                                                },
                                                 to: &buffer, flush: { drain(&$0, force: false) })
                 }
             }
@@ -252,20 +258,27 @@ extension Store {
 private struct SnapshotBlockEncoder: Sendable {
     let view: TableForWorker
     let schema: Schema
+    let lists: FlatLists.View
 
     /// The lines of `rows`, one part per core in order, each with its checksum.
     func block(_ rows: ArraySlice<RowID>) -> [(bytes: [UInt8], crc: UInt32)] {
         let parts = rows.count >= 1024 ? 2 : 1
         let table = view.table.readView
         let all = Array(rows)
-        let schema = self.schema
+        let schema = self.schema, lists = self.lists
         return Parallel.map(parts) { k in
             // A private copy of the schema per core, so the cores share no reference counts.
             let encoder = RecordEnvelopeWriter(schema: schema.privateCopy())
             let range = Parallel.ranges(all.count, parts: parts)[k]
             var w = JSONWriter(capacity: range.count * 400)
-            for row in all[range] {
-                encoder.write(row: row, table: table, to: &w)
+            // Rows in id order reach records all over the arena: start
+            // loading a row's record, then the columns and records of the
+            // rows it refers to, ahead of it.
+            for i in range {
+                if i + 12 < range.upperBound { table.prefetch(all[i + 12]) }
+                if i + 8 < range.upperBound { encoder.prefetchTargets(of: all[i + 8], table: table, lists: lists, columns: true) }
+                if i + 4 < range.upperBound { encoder.prefetchTargets(of: all[i + 4], table: table, lists: lists, columns: false) }
+                encoder.write(row: all[i], table: table, lists: lists, to: &w)
                 w.bytes.append(0x0A)
             }
             return (w.bytes, w.bytes.withUnsafeBytes { CRC32C.checksum($0) })

@@ -62,7 +62,7 @@ struct ImportRecordDecoder {
 
     /// Decodes each range of `input` as one envelope (with white space around it).
     func decode(_ envelopes: ArraySlice<Range<Int>>, in input: UnsafeBufferPointer<UInt8>) -> Chunk {
-        var state = State(chunk: Chunk(), out: RecordBuffer(capacity: envelopes.reduce(0) { $0 + $1.count } * 5 / 8 + 4096),
+        var state = State(chunk: Chunk(), out: RecordBuffer(capacity: envelopes.reduce(0) { $0 + $1.count } * 3 / 4 + 4096),
                           scratch: RecordBuffer(capacity: 1 << 16))
         state.chunk.entities.reserveCapacity(envelopes.count * 4)
         do {

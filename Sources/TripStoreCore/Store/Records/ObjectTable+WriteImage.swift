@@ -51,6 +51,8 @@ extension ObjectTable {
         /// Per group of rows, the length of its records.
         var groupBytes: [Int] = []
         for (i, r) in order.enumerated() {
+            // In id order the records are all over the arena: load ahead.
+            if i + 8 < order.count { prefetch(order[i + 8]) }
             let e = Int(entity(at: r) ?? 0)
             entities.append(Int16(e))
             typeRows[e].append(RowID(i))
@@ -114,6 +116,7 @@ extension ObjectTable {
                 let first = g << SnapshotImage.groupShift, stop = min(order.count, first + SnapshotImage.groupSize)
                 let groupStart = buffer.count
                 for i in first..<stop {
+                    if i + 8 < order.count { prefetch(order[i + 8]) }
                     let r = order[i], e = Int(entities[i])
                     let record = self.record(r)
                     let at = buffer.count
@@ -204,12 +207,18 @@ extension ObjectTable {
     /// Each declared index over the rows in `order`, as `ValueIndex` orders
     /// it, in the image's form. Reads the table only.
     fileprivate func indexBlobs(order: [RowID], indexed: [IndexedProperty]) -> [SavedIndexBytes] {
-        indexed.map { index in
-            let closure = Set(schema.entities[index.entity].closure)
+        // Each row's entity once (rows in id order read it all over memory), not once per index.
+        var entityOfRow = [Int16](repeating: -1, count: order.count)
+        for (i, r) in order.enumerated() { entityOfRow[i] = Int16(entity(at: r) ?? -1) }
+        return indexed.map { index in
+            var covered = [Bool](repeating: false, count: schema.entities.count)
+            for e in schema.entities[index.entity].closure { covered[e] = true }
+            let rows = entityOfRow.indices.filter { entityOfRow[$0] >= 0 && covered[Int(entityOfRow[$0])] }
             var entries: [(IndexKey?, RowID)] = []
-            for (i, r) in order.enumerated() {
-                guard let e = entity(at: r), closure.contains(e) else { continue }
-                entries.append((IndexKey(value(at: r, slot: index.property.slot)), RowID(i)))
+            entries.reserveCapacity(rows.count)
+            for (k, i) in rows.enumerated() {
+                if k + 8 < rows.count { prefetch(order[rows[k + 8]]) }
+                entries.append((IndexKey(value(at: order[i], slot: index.property.slot)), RowID(i)))
             }
             let fresh = ValueIndex(entity: index.entity, property: index.property)
             fresh.build(entries)

@@ -34,7 +34,8 @@ struct RecordEnvelopeWriter {
         }
     }
 
-    func write(row: RowID, table: ObjectTable.ReadView, to w: inout JSONWriter) {
+    /// Appends `row`'s line; `lists` is a flat copy of the table's lists.
+    func write(row: RowID, table: ObjectTable.ReadView, lists: FlatLists.View, to w: inout JSONWriter) {
         guard let entity = table.entity(at: row) else { return }
         let record = table.record(row)
         let (id, slots) = RecordReader.id(record)
@@ -69,7 +70,7 @@ struct RecordEnvelopeWriter {
                     continue
                 }
                 w.bytes.append(UInt8(ascii: "["))
-                for (i, target) in table.lists[n].enumerated() {
+                for (i, target) in lists[n].enumerated() {
                     if i > 0 { w.bytes.append(UInt8(ascii: ",")) }
                     reference(target, bare, table, &w)
                 }
@@ -78,6 +79,31 @@ struct RecordEnvelopeWriter {
         }
         w.bytes.append(UInt8(ascii: "}"))
         w.bytes.append(UInt8(ascii: "}"))
+    }
+
+    /// Starts loading what the rows `row` refers to hold for its line (see
+    /// `ObjectTable.prefetch`): their columns when `columns`, which a loop
+    /// asks for some rows ahead, else their records, fewer rows ahead.
+    func prefetchTargets(of row: RowID, table: ObjectTable.ReadView, lists: FlatLists.View, columns: Bool) {
+        guard let entity = table.entity(at: row) else { return }
+        var p = RecordReader.id(table.record(row)).1
+        for plan in plans[entity] {
+            let value = p
+            p = RecordReader.skip(p)
+            switch plan {
+            case .skip, .attribute: continue
+            case .toOne:
+                if value.load(as: UInt8.self) == RecordTag.toOne {
+                    let target = Int32(littleEndian: (value + 1).loadUnaligned(as: Int32.self))
+                    if columns { table.prefetchColumns(target) } else { table.prefetch(target) }
+                }
+            case .toMany:
+                guard let n = RecordReader.listNumber(value) else { continue }
+                for target in lists[n] {
+                    if columns { table.prefetchColumns(target) } else { table.prefetch(target) }
+                }
+            }
+        }
     }
 
     @inline(__always) private func attribute(_ value: UnsafeRawPointer, _ tag: UInt8, _ type: ValueType,

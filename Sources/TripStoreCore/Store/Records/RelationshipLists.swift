@@ -61,3 +61,48 @@ final class RelationshipLists {
         return n & (RelationshipLists.groupSize - 1) < lists.count ? lists[n & (RelationshipLists.groupSize - 1)] : []
     }
 }
+
+/// Every list of a table laid end to end in memory of its own, for workers
+/// that read many lists at once (a snapshot's encoders): reading one costs
+/// no reference count, where two cores counting references to the same
+/// arrays would contend for them. A copy; the table's lists stay the truth.
+final class FlatLists: @unchecked Sendable {
+    private let starts: UnsafeMutablePointer<Int>
+    private let elements: UnsafeMutablePointer<RowID>
+
+    /// Pointers into the copy, valid while it lives: a plain value that
+    /// workers pass around without counting references.
+    struct View: @unchecked Sendable {
+        fileprivate let starts: UnsafePointer<Int>
+        fileprivate let elements: UnsafePointer<RowID>
+
+        /// List `n` (a number the table's records hold).
+        @inline(__always) subscript(n: Int) -> UnsafeBufferPointer<RowID> {
+            UnsafeBufferPointer(start: elements + starts[n], count: starts[n + 1] - starts[n])
+        }
+    }
+
+    init(_ lists: RelationshipLists) {
+        let count = lists.count
+        starts = .allocate(capacity: count + 1)
+        var total = 0
+        for n in 0..<count {
+            starts[n] = total
+            total += lists[n].count
+        }
+        starts[count] = total
+        elements = .allocate(capacity: max(1, total))
+        for n in 0..<count {
+            lists[n].withUnsafeBufferPointer { list in
+                if let base = list.baseAddress { (elements + starts[n]).initialize(from: base, count: list.count) }
+            }
+        }
+    }
+
+    deinit {
+        starts.deallocate()
+        elements.deallocate()
+    }
+
+    var view: View { View(starts: starts, elements: elements) }
+}
