@@ -45,6 +45,9 @@ struct BulkLinks {
         }
     }
 
+    /// No links (a spent plan's).
+    init() {}
+
     init?(schema: Schema, objects: BulkObjects, chunks: [ImportRecordDecoder.Chunk]) {
         let plans: [[Plan]] = schema.entities.map { e in
             e.properties.map { p in

@@ -403,6 +403,8 @@ package final class ObjectTable: ObjectLookup {
         let n = rowCount
         let prefixes = UnsafeMutablePointer<UInt64>.allocate(capacity: max(1, n))
         for i in 0..<n {
+            // Rows in id order, records in input order: load ahead.
+            if i + 8 < n { Prefetch.read(arena.pointer(laterLocators[i + 8])) }
             guard laterEntities[i] >= 0 else {
                 prefixes.deallocate()
                 return i

@@ -76,9 +76,10 @@ extension Store {
     }
 
     /// Whether this store takes the planned bulk import: it is open to write
-    /// and has never held an object since it was opened, and has the plan's schema.
+    /// and has never held an object since it was opened, the plan has not
+    /// been imported before, and it has the plan's schema.
     public func acceptsBulkImport(_ plan: BulkImportPlan) -> Bool {
-        isEmptyForBulkImport && plan.schema.fingerprint == schema.fingerprint
+        isEmptyForBulkImport && !plan.spent && plan.schema.fingerprint == schema.fingerprint
     }
 
     private var isEmptyForBulkImport: Bool {
@@ -91,23 +92,30 @@ extension Store {
         guard acceptsBulkImport(plan) else { return nil }
         let time = max(timestamp ?? Store.now(), try lastCommitTime() ?? -.infinity)
         // From here on the table changes: nothing gives up.
-        let objects = plan.adopt(into: table)
-        for (row, g) in objects.sorted.enumerated() {
-            let e = Int(objects.entities[Int(g)])
-            table.appendRecord(entity: e, locator: objects.locators[Int(g)])
-            indexes.appendType(RowID(row), e)
+        let runs: [(entity: Int, rows: [RowID])]
+        do {
+            let objects = plan.adopt(into: table)
+            for (row, g) in objects.sorted.enumerated() {
+                let e = Int(objects.entities[Int(g)])
+                table.appendRecord(entity: e, locator: objects.locators[Int(g)])
+                indexes.appendType(RowID(row), e)
+            }
+            runs = objects.insertRuns(schema)
         }
+        defer { plan.releaseWorkingState() }
         guard table.adoptSnapshotOrder() == nil else {
             needsReopen = true
             throw StoreError.damaged(file: files.folder, line: nil, detail: "the imported objects could not be ordered by id; open the store again",
                                      repairable: false)
         }
         plan.links.fill(table)
+        // The snapshot's encoders can use what decoding and linking held.
+        plan.releaseWorkingState()
         table.oneWay.reset()
         indexes.rebuildValueIndexes()
         Trace.mark("bulk: add and link \(table.count) objects")
 
-        let inserts = BulkInsertHistory(token: lastToken + 1, timestamp: time, author: author, runs: objects.insertRuns(schema))
+        let inserts = BulkInsertHistory(token: lastToken + 1, timestamp: time, author: author, runs: runs)
         lastToken = inserts.token
         do {
             try compact(tableIsChecked: true, appending: inserts)
@@ -142,7 +150,9 @@ public final class BulkImportPlan {
     private var chunks: [ImportRecordDecoder.Chunk]
     let schema: Schema
     private(set) var objects: BulkObjects
-    let links: BulkLinks
+    private(set) var links: BulkLinks
+    /// Whether a table took the records: a plan is imported once.
+    private(set) var spent = false
 
     /// The input's envelopes as records; nil where the decoder gives up.
     static func decode(_ input: UnsafeBufferPointer<UInt8>, schema: Schema) -> [ImportRecordDecoder.Chunk]? {
@@ -179,8 +189,18 @@ public final class BulkImportPlan {
 
     /// Hands the records to the table's arena; the objects with their locators.
     func adopt(into table: ObjectTable) -> BulkObjects {
+        spent = true
         objects.adopt(&chunks, into: table)
         return objects
+    }
+
+    /// Frees the decoded chunks' bookkeeping, the objects' order and the
+    /// links once a table holds the records and lists: the plan is spent.
+    func releaseWorkingState() {
+        for c in chunks { c.discard() }
+        chunks = []
+        objects = BulkObjects()
+        links = BulkLinks()
     }
 
     deinit { for c in chunks { c.discard() } }
@@ -198,6 +218,9 @@ struct BulkObjects {
     /// Objects by id; `rowOf[g]` is the row an object gets.
     var sorted: [Int32] = []
     var rowOf: [RowID] = []
+
+    /// No objects (a spent plan's).
+    init() {}
 
     /// Nil when two objects share an id.
     init?(_ chunks: [ImportRecordDecoder.Chunk]) {

@@ -188,6 +188,23 @@ import TripStoreModels
         #expect(store.table.count == 1)
     }
 
+    /// A plan hands its records to the first store that imports it (and
+    /// frees the rest): a second store refuses it and stays empty.
+    @Test func aPlanIsImportedOnce() throws {
+        let schema = FilmSchema.schema
+        var input = Array(#"[{"type":"Studio","id":"s1","data":{"name":"A"}},{"type":"Studio","id":"s2","data":{"name":"B"}}]"#.utf8)
+        let plan = try #require(Store.planBulkImport(&input, schema: schema, options: Self.bulkOptions))
+        let first = try Store.open(TestFolders.make("plan-first"), schema: schema, access: .write, options: Self.bulkOptions)
+        let second = try Store.open(TestFolders.make("plan-second"), schema: schema, access: .write, options: Self.bulkOptions)
+        #expect(first.acceptsBulkImport(plan) && second.acceptsBulkImport(plan))
+        let t = try #require(try first.importInBulk(plan, author: "ann", timestamp: Self.time))
+        #expect(t.inserted == [.init(type: "Studio", count: 2)])
+        #expect(!second.acceptsBulkImport(plan))
+        #expect(try second.importInBulk(plan, author: "ann") == nil)
+        #expect(second.table.count == 0)
+        #expect(first.table.count == 2)
+    }
+
     @Test func theHistoryListsEachInsertByTypeInInputOrder() throws {
         let input = Array(#"""
         [{"type":"Studio","id":"s2","data":{"name":"B"}},
