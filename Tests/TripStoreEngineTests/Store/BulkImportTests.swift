@@ -188,6 +188,32 @@ import TripStoreModels
         #expect(store.table.count == 1)
     }
 
+    /// From 65,536 objects the ids are sorted on two cores and merged: the
+    /// rows come out in id order (ids sharing their first eight bytes, so
+    /// the merge compares whole ids), and an id given in both halves is found.
+    @Test func idsSortedOnTwoCoresMergeInOrderAndFindAnIdInBothHalves() throws {
+        let schema = FilmSchema.schema
+        let n = 70_000
+        var rng = SplitMix64(seed: 93)
+        var numbers = Array(0..<n)
+        for i in stride(from: n - 1, to: 0, by: -1) { numbers.swapAt(i, Int(rng.next() % UInt64(i + 1))) }
+        func input(_ ids: [String]) -> [UInt8] {
+            Array(("[" + ids.map { #"{"type":"Studio","id":"\#($0)","data":{"name":"n"}}"# }.joined(separator: ",") + "]").utf8)
+        }
+        let ids = numbers.map { "studio-" + String(1_000_000 + $0) }
+        var bytes = input(ids)
+        let plan = try #require(Store.planBulkImport(&bytes, schema: schema, options: Self.bulkOptions))
+        let store = try Store.open(TestFolders.make("two-cores"), schema: schema, access: .write, options: Self.bulkOptions)
+        _ = try #require(try store.importInBulk(plan, author: "ann", timestamp: Self.time))
+        let stored = (0..<n).map { store.table.recordedID(RowID($0)) }
+        #expect(stored == ids.sorted().map { Optional($0) })
+
+        var twice = ids
+        twice[n - 10] = twice[10]
+        var again = input(twice)
+        #expect(Store.planBulkImport(&again, schema: schema, options: Self.bulkOptions) == nil)
+    }
+
     /// A plan hands its records to the first store that imports it (and
     /// frees the rest): a second store refuses it and stays empty.
     @Test func aPlanIsImportedOnce() throws {

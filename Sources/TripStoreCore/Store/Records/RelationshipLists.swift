@@ -69,21 +69,26 @@ final class RelationshipLists {
 final class FlatLists: @unchecked Sendable {
     private let starts: UnsafeMutablePointer<Int>
     private let elements: UnsafeMutablePointer<RowID>
+    private let count: Int
 
     /// Pointers into the copy, valid while it lives: a plain value that
     /// workers pass around without counting references.
     struct View: @unchecked Sendable {
         fileprivate let starts: UnsafePointer<Int>
         fileprivate let elements: UnsafePointer<RowID>
+        fileprivate let count: Int
 
-        /// List `n` (a number the table's records hold).
+        /// List `n` (a number the table's records hold); empty for a number
+        /// past the lists, which only a damaged record could hold.
         @inline(__always) subscript(n: Int) -> UnsafeBufferPointer<RowID> {
-            UnsafeBufferPointer(start: elements + starts[n], count: starts[n + 1] - starts[n])
+            guard n >= 0 && n < count else { return UnsafeBufferPointer(start: nil, count: 0) }
+            return UnsafeBufferPointer(start: elements + starts[n], count: starts[n + 1] - starts[n])
         }
     }
 
     init(_ lists: RelationshipLists) {
         let count = lists.count
+        self.count = count
         starts = .allocate(capacity: count + 1)
         var total = 0
         for n in 0..<count {
@@ -104,5 +109,5 @@ final class FlatLists: @unchecked Sendable {
         elements.deallocate()
     }
 
-    var view: View { View(starts: starts, elements: elements) }
+    var view: View { View(starts: starts, elements: elements, count: count) }
 }
