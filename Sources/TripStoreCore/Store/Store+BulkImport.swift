@@ -91,8 +91,16 @@ extension Store {
     public func importInBulk(_ plan: BulkImportPlan, author: String, timestamp: Double? = nil) throws -> BulkImportResult? {
         guard acceptsBulkImport(plan) else { return nil }
         let time = max(timestamp ?? Store.now(), try lastCommitTime() ?? -.infinity)
+        let token = lastToken + 1
+        // The history line needs only the records' ids, which nothing below
+        // changes: it is encoded on the other core while this one links.
+        let runs = plan.objects.insertRuns(schema)
+        let history = BulkInsertHistory.encode(token: token, timestamp: time, author: author,
+                                               runs: runs.map { (schema.entities[$0.entity].name, $0.objects) },
+                                               records: RecordPointers(records: plan.objects.records))
+        // Never return while that thread reads records a failed store may free.
+        defer { _ = history.wait() }
         // From here on the table changes: nothing gives up.
-        let runs: [(entity: Int, rows: [RowID])]
         do {
             let objects = plan.adopt(into: table)
             for (row, g) in objects.sorted.enumerated() {
@@ -100,7 +108,6 @@ extension Store {
                 table.appendRecord(entity: e, locator: objects.locators[Int(g)])
                 indexes.appendType(RowID(row), e)
             }
-            runs = objects.insertRuns(schema)
         }
         defer { plan.releaseWorkingState() }
         guard table.adoptSnapshotOrder() == nil else {
@@ -115,16 +122,15 @@ extension Store {
         indexes.rebuildValueIndexes()
         Trace.mark("bulk: add and link \(table.count) objects")
 
-        let inserts = BulkInsertHistory(token: lastToken + 1, timestamp: time, author: author, runs: runs)
-        lastToken = inserts.token
+        lastToken = token
         do {
-            try compact(tableIsChecked: true, appending: inserts)
+            try compact(tableIsChecked: true, appending: history)
         } catch {
             needsReopen = true
             throw error
         }
-        return BulkImportResult(token: inserts.token, timestamp: time, author: author,
-                                inserted: inserts.runs.map { .init(type: schema.entities[$0.entity].name, count: $0.rows.count) })
+        return BulkImportResult(token: token, timestamp: time, author: author,
+                                inserted: runs.map { .init(type: schema.entities[$0.entity].name, count: $0.objects.count) })
     }
 
     /// Each envelope's byte range: the elements of a top-level array, or the
@@ -282,20 +288,20 @@ struct BulkObjects {
     }
 
     /// The inserts as history lists them (as `TransactionBuilder.insertOrder`):
-    /// types in the order they first appear, each type's rows in input order.
-    func insertRuns(_ schema: Schema) -> [(entity: Int, rows: [RowID])] {
-        var byEntity = Array(repeating: [RowID](), count: schema.entities.count)
+    /// types in the order they first appear, each type's objects in input order.
+    func insertRuns(_ schema: Schema) -> [(entity: Int, objects: [Int32])] {
+        var byEntity = Array(repeating: [Int32](), count: schema.entities.count)
         var firstSeen: [Int] = []
         for (g, e) in entities.enumerated() {
             if byEntity[Int(e)].isEmpty { firstSeen.append(Int(e)) }
-            byEntity[Int(e)].append(rowOf[g])
+            byEntity[Int(e)].append(Int32(g))
         }
         return firstSeen.map { ($0, byEntity[$0]) }
     }
 }
 
 /// The decoded records of a bulk import, for the cores that sort their ids.
-private struct RecordPointers: @unchecked Sendable {
+struct RecordPointers: @unchecked Sendable {
     let records: [UnsafeMutableRawPointer]
     @inline(__always) func id(_ g: Int) -> UnsafeRawBufferPointer { RecordReader.id(UnsafeRawPointer(records[g])).0 }
 }
@@ -318,10 +324,23 @@ public struct BulkImportResult: Sendable, Equatable {
 }
 
 /// A bulk import's transaction as history keeps it, without a `Change` per
-/// object (about 150 bytes each): its inserts as runs of one type's rows.
-struct BulkInsertHistory {
-    let token: Int64
-    let timestamp: Double
-    let author: String
-    let runs: [(entity: Int, rows: [RowID])]
+/// object (about 150 bytes each): its snapshot history line, grouped by type.
+enum BulkInsertHistory {
+    /// The line's bytes (with its newline) and their checksum.
+    typealias Line = (bytes: [UInt8], crc: UInt32)
+
+    /// Starts encoding the line on a thread of its own: each run is a type
+    /// and its objects (indexes into `records`) in input order.
+    static func encode(token: Int64, timestamp: Double, author: String, runs: [(type: String, objects: [Int32])],
+                       records: RecordPointers) -> Parallel.Pending<Line> {
+        Parallel.start {
+            let count = runs.reduce(0) { $0 + $1.objects.count }
+            var w = JSONWriter(capacity: 1024 + count * 48)
+            HistoryCoding.appendInserts(token: token, timestamp: timestamp, author: author,
+                                        runs: runs.map { ($0.type, $0.objects.count) },
+                                        id: { n, k in records.id(Int(runs[n].objects[k])) }, to: &w)
+            w.bytes.append(0x0A)
+            return (w.bytes, w.bytes.withUnsafeBytes { CRC32C.checksum($0) })
+        }
+    }
 }

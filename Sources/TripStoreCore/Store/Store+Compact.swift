@@ -23,10 +23,10 @@ extension Store {
     /// `compact()`; `tableIsChecked` skips the invariant check of the whole
     /// table where a commit has just checked everything its transaction
     /// touched on a table that was sound before it.
-    /// `appending` is a bulk import's transaction, written after the
-    /// retained history: afterwards the history is read from the new
+    /// `appending` is a bulk import's history line (being encoded on a
+    /// thread of its own), written after the retained history: afterwards the history is read from the new
     /// snapshot when first used, as after an open.
-    func compact(tableIsChecked: Bool, appending inserts: BulkInsertHistory? = nil) throws {
+    func compact(tableIsChecked: Bool, appending inserts: Parallel.Pending<BulkInsertHistory.Line>? = nil) throws {
         guard access == .write, lock != nil else { throw StoreError.usage("the store was opened read-only") }
         let token = lastToken
         let path = files.snapshot(token)
@@ -115,23 +115,10 @@ extension Store {
             flush(force: false)
         }
         if let inserts {
-            let runs = inserts.runs.map { (type: schema.entities[$0.entity].name, count: $0.rows.count) }
-            // The ids straight from the records, through pointers: a closure call per id.
-            let records = inserts.runs.flatMap { run in run.rows.map { table.record($0) } }
-            var starts = [0]
-            for run in runs { starts.append(starts[starts.count - 1] + run.count) }
-            records.withUnsafeBufferPointer { records in
-                starts.withUnsafeBufferPointer { starts in
-                    HistoryCoding.appendInserts(token: inserts.token, timestamp: inserts.timestamp, author: inserts.author, runs: runs,
-                                                id: { n, k in
-                                                    let i = starts[n] + k
-                                                    if i + 8 < records.count { Prefetch.read(records[i + 8]) }
-                                                    return RecordReader.id(records[i]).0
-                                                },
-                                                to: &buffer, flush: { drain(&$0, force: false) })
-                }
-            }
-            buffer.bytes.append(0x0A)
+            flush(force: true)
+            let line = inserts.wait()
+            crc = CRC32C.combine(crc, line.crc, lengthOfB: line.bytes.count)
+            out.write(line.bytes)
         }
         let historyCount = history.count + (inserts == nil ? 0 : 1)
         flush(force: true)

@@ -1,3 +1,4 @@
+import Foundation
 import TripStoreJSON
 import TripStoreSystem
 /// Splits an input of envelopes (a JSON array, or JSON Lines) into whole
@@ -11,18 +12,118 @@ package enum EnvelopeWindows {
     /// envelopes it holds whole. A window grows (doubling) only while one
     /// envelope does not fit in it.
     ///
+    /// The next window is read and split on a thread of its own while `body`
+    /// takes the last one, so that the cores `body` keeps busy never wait for
+    /// the disk or the split: two windows are held at a time. `read` is
+    /// called on that thread, one call after another.
+    ///
     /// Returns false when the input is not one array or JSON Lines (the strict
     /// reader then says what is wrong), or as soon as `body` returns false.
     package static func forEach(window: Int, read: (UnsafeMutableRawBufferPointer) throws -> Int,
                                 _ body: (UnsafeBufferPointer<UInt8>, [Range<Int>]) throws -> Bool) throws -> Bool {
         try withoutActuallyEscaping(read) { read in
-            var w = Window(capacity: max(window, 64), read: read)
-            defer { w.buffer.deallocate() }
-            return try split(&w, body)
+            let ahead = ReadAhead(Window(capacity: max(window, 64), read: read))
+            let reader = Parallel.start { ahead.produce() }
+            // The reader must be done before `read` and the buffers go, whatever `body` does.
+            defer {
+                _ = reader.wait()
+                ahead.deallocate()
+            }
+            var failure: (any Error)?
+            var going = true
+            while let (bytes, ranges) = ahead.next() {
+                if going {
+                    do {
+                        going = try body(bytes, ranges)
+                    } catch {
+                        failure = error
+                        going = false
+                    }
+                    if !going { ahead.stop() }
+                }
+                ahead.release()
+            }
+            if let failure { throw failure }
+            return try reader.wait().get() && going
         }
     }
 
-    private static func split(_ w: inout Window, _ body: (UnsafeBufferPointer<UInt8>, [Range<Int>]) throws -> Bool) throws -> Bool {
+    /// The window between the thread that reads and splits and the one that
+    /// decodes: one window handed over at a time, and the reader refills a
+    /// buffer only once the decoder has released it.
+    fileprivate final class ReadAhead: @unchecked Sendable {
+        private let state = NSCondition()
+        private var window: Window
+        private var waiting: (UnsafeBufferPointer<UInt8>, [Range<Int>])?
+        private var done = false
+        private var stopped = false
+        /// Buffers the reader may fill besides the one it holds.
+        private var free = 1
+
+        init(_ window: Window) { self.window = window }
+
+        /// The reader's thread: splits the whole input, handing each window over.
+        func produce() -> Result<Bool, any Error> {
+            window.takeBuffer = { [unowned self] in
+                state.lock()
+                while free == 0 { state.wait() }
+                free -= 1
+                state.unlock()
+            }
+            let result = Result { try EnvelopeWindows.split(&window) { bytes, ranges in self.handOver(bytes, ranges) } }
+            state.lock()
+            done = true
+            state.broadcast()
+            state.unlock()
+            return result
+        }
+
+        private func handOver(_ bytes: UnsafeBufferPointer<UInt8>, _ ranges: [Range<Int>]) -> Bool {
+            state.lock()
+            defer { state.unlock() }
+            while waiting != nil && !stopped { state.wait() }
+            guard !stopped else { return false }
+            waiting = (bytes, ranges)
+            state.broadcast()
+            return true
+        }
+
+        /// The next window, once read; nil when the reader is done.
+        func next() -> (UnsafeBufferPointer<UInt8>, [Range<Int>])? {
+            state.lock()
+            defer { state.unlock() }
+            while waiting == nil && !done { state.wait() }
+            let item = waiting
+            waiting = nil
+            state.broadcast()
+            return item
+        }
+
+        /// The decoder is done with the window `next` gave it.
+        func release() {
+            state.lock()
+            free += 1
+            state.broadcast()
+            state.unlock()
+        }
+
+        /// No more windows are wanted.
+        func stop() {
+            state.lock()
+            stopped = true
+            state.broadcast()
+            state.unlock()
+        }
+
+        /// Frees the buffers and lets go of `read`, which must not outlive
+        /// `forEach` (whatever still holds this object).
+        func deallocate() {
+            window.deallocate()
+            window.read = { _ in 0 }
+        }
+    }
+
+    fileprivate static func split(_ w: inout Window, _ body: (UnsafeBufferPointer<UInt8>, [Range<Int>]) throws -> Bool) throws -> Bool {
         try w.fill()
         var start = 0
         if w.filled >= 3 && w.bytes[0] == 0xEF && w.bytes[1] == 0xBB && w.bytes[2] == 0xBF { start = 3 }
@@ -51,6 +152,7 @@ package enum EnvelopeWindows {
             if !ranges.isEmpty {
                 hadElements = true
                 guard try body(w.bytes, ranges) else { return false }
+                w.handedOver = true
             }
             switch end {
             case .closed(let after):
@@ -93,6 +195,7 @@ package enum EnvelopeWindows {
             }
             if !ranges.isEmpty {
                 guard try body(w.bytes, ranges) else { return false }
+                w.handedOver = true
             }
             if w.atEnd { return true }
             try w.keep(from: cut)
@@ -100,12 +203,18 @@ package enum EnvelopeWindows {
         }
     }
 
-    /// The buffer and how much of it holds input.
-    private struct Window {
+    /// The buffer and how much of it holds input, and a second buffer to read
+    /// into while the first one is still being decoded.
+    fileprivate struct Window {
         var buffer: UnsafeMutableRawBufferPointer
+        var spare: UnsafeMutableRawBufferPointer?
         var filled = 0
         var atEnd = false
-        let read: (UnsafeMutableRawBufferPointer) throws -> Int
+        /// Whether `buffer` went to the decoder: it is then read, never written, until released.
+        var handedOver = false
+        /// Waits until the decoder has released the spare buffer.
+        var takeBuffer: () -> Void = {}
+        var read: (UnsafeMutableRawBufferPointer) throws -> Int
 
         init(capacity: Int, read: @escaping (UnsafeMutableRawBufferPointer) throws -> Int) {
             buffer = .allocate(byteCount: capacity, alignment: 64)
@@ -125,12 +234,25 @@ package enum EnvelopeWindows {
             }
         }
 
-        /// Moves the bytes from `start` on to the front, growing the buffer
-        /// when they fill it, and reads more after them.
+        /// Moves the bytes from `start` on to the front of a buffer the
+        /// decoder does not hold, growing it when they would fill it, and
+        /// reads more after them.
         mutating func keep(from start: Int) throws {
             let kept = filled - start
-            if kept == buffer.count {
-                let bigger = UnsafeMutableRawBufferPointer.allocate(byteCount: buffer.count * 2, alignment: 64)
+            let size = kept == buffer.count ? buffer.count * 2 : buffer.count
+            if handedOver {
+                takeBuffer()
+                var target = spare ?? .allocate(byteCount: size, alignment: 64)
+                if target.count < size {
+                    target.deallocate()
+                    target = .allocate(byteCount: size, alignment: 64)
+                }
+                if kept > 0 { target.baseAddress!.copyMemory(from: buffer.baseAddress! + start, byteCount: kept) }
+                spare = buffer
+                buffer = target
+                handedOver = false
+            } else if size > buffer.count {
+                let bigger = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 64)
                 bigger.copyMemory(from: UnsafeRawBufferPointer(buffer))
                 buffer.deallocate()
                 buffer = bigger
@@ -139,6 +261,11 @@ package enum EnvelopeWindows {
             }
             filled = kept
             try fill()
+        }
+
+        func deallocate() {
+            buffer.deallocate()
+            spare?.deallocate()
         }
     }
 }

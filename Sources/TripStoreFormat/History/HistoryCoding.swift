@@ -212,10 +212,9 @@ package enum HistoryCoding {
     /// The line `appendCompact(groupInserts: true)` writes for a transaction
     /// of inserts only, byte for byte, from runs of one type each (`id(run,
     /// k)` is the k-th id of a run) instead of a `Change` per object: a bulk
-    /// import's history, which `flush` takes away as it grows.
+    /// import's history.
     package static func appendInserts(token: Int64, timestamp: Double, author: String, runs: [(type: String, count: Int)],
-                                      id: (Int, Int) -> UnsafeRawBufferPointer, to w: inout JSONWriter,
-                                      flush: (inout JSONWriter) throws -> Void) rethrows {
+                                      id: (Int, Int) -> UnsafeRawBufferPointer, to w: inout JSONWriter) {
         w.bytes.append(contentsOf: tokenKey)
         w.appendInteger(token)
         w.bytes.append(contentsOf: timestampKey)
@@ -239,7 +238,6 @@ package enum HistoryCoding {
             for k in 0..<run.count {
                 if k > 0 { w.bytes.append(UInt8(ascii: ",")) }
                 w.appendQuoted(utf8: id(n, k))
-                if k & 4095 == 4095 { try flush(&w) }
             }
             w.bytes.append(contentsOf: Array("]}".utf8))
         }

@@ -101,6 +101,71 @@ struct StreamingIOTests {
         #expect(!ok && calls == 1)
     }
 
+    /// The next window is read while `body` holds the last one: the bytes
+    /// `body` was given must not change under it, however long it takes.
+    @Test func envelopeWindowsAreNotOverwrittenWhileTheBodyHoldsThem() throws {
+        var rng = Random(state: 19)
+        for _ in 0..<40 {
+            let bytes = Array(("[" + (0..<200).map { k in "{\"id\":\"\(k)-\(rng.next(1000))\",\"pad\":\"\(String(repeating: "x", count: rng.next(90)))\"}" }
+                .joined(separator: ",") + "]").utf8)
+            let whole = bytes.withUnsafeBufferPointer { b in Store.envelopeRanges(b).map { Self.contents(b, $0) } }
+            var at = 0
+            var seen: [String] = []
+            let ok = try EnvelopeWindows.forEach(window: 128, read: { out in
+                let n = min(out.count, bytes.count - at)
+                bytes.withUnsafeBytes { out.baseAddress!.copyMemory(from: $0.baseAddress! + at, byteCount: n) }
+                at += n
+                return n
+            }) { buf, ranges in
+                let before = Self.contents(buf, ranges)
+                // Time for the reader to fill its next buffer meanwhile.
+                usleep(200)
+                #expect(Self.contents(buf, ranges) == before)
+                seen += before
+                return true
+            }
+            #expect(ok && seen == whole)
+        }
+    }
+
+    /// An error from `read` or from `body` ends the walk and is what
+    /// `forEach` throws; the reader is stopped either way.
+    @Test func envelopeWindowsPassOnTheErrorOfEitherSide() throws {
+        struct Failure: Error, Equatable { let side: String }
+        let bytes = Array(("[" + (0..<400).map { "{\"id\":\"\($0)\"}" }.joined(separator: ",") + "]").utf8)
+        for failAt in [0, 1, 5] {
+            var at = 0, reads = 0
+            #expect(throws: Failure(side: "read")) {
+                _ = try EnvelopeWindows.forEach(window: 64, read: { out in
+                    reads += 1
+                    if reads > failAt { throw Failure(side: "read") }
+                    let n = min(out.count, bytes.count - at)
+                    bytes.withUnsafeBytes { out.baseAddress!.copyMemory(from: $0.baseAddress! + at, byteCount: n) }
+                    at += n
+                    return n
+                }) { _, _ in true }
+            }
+            at = 0
+            reads = 0
+            var calls = 0
+            #expect(throws: Failure(side: "body")) {
+                _ = try EnvelopeWindows.forEach(window: 64, read: { out in
+                    reads += 1
+                    let n = min(out.count, bytes.count - at)
+                    bytes.withUnsafeBytes { out.baseAddress!.copyMemory(from: $0.baseAddress! + at, byteCount: n) }
+                    at += n
+                    return n
+                }) { _, _ in
+                    calls += 1
+                    if calls > failAt { throw Failure(side: "body") }
+                    return true
+                }
+            }
+            // The reader stopped within a window or two of the failure, not at the end of the input.
+            #expect(calls == failAt + 1 && reads <= failAt + 4)
+        }
+    }
+
     @Test func streamingFileWriterWritesTheBytesGiven() throws {
         let folder = TestFolders.make("streaming-writer")
         var rng = Random(state: 11)
