@@ -183,6 +183,17 @@ package struct JSONWriter: Sendable {
 
     private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 
+    /// Whether one of eight bytes is a control character, `"` or `\`
+    /// (exact: a word with none of them never answers true).
+    @inline(__always) static func mayNeedEscape(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101, high: UInt64 = 0x8080_8080_8080_8080
+        let quote = word ^ (ones &* 0x22), backslash = word ^ (ones &* 0x5C)
+        let below = (word &- ones &* 0x20) & ~word
+        let zeroQuote = (quote &- ones) & ~quote
+        let zeroBackslash = (backslash &- ones) & ~backslash
+        return (below | zeroQuote | zeroBackslash) & high != 0
+    }
+
     package mutating func appendQuoted(_ s: String) {
         var s = s
         s.withUTF8 { appendQuoted(utf8: UnsafeRawBufferPointer($0)) }
@@ -192,7 +203,9 @@ package struct JSONWriter: Sendable {
     package mutating func appendQuoted(utf8: UnsafeRawBufferPointer) {
         bytes.append(UInt8(ascii: "\""))
         var runStart = 0
+        // Most strings need no escape: skip eight bytes at a time while none does.
         var i = 0
+        while i + 8 <= utf8.count && !JSONWriter.mayNeedEscape(utf8.loadUnaligned(fromByteOffset: i, as: UInt64.self)) { i += 8 }
         while i < utf8.count {
             let b = utf8[i]
             if b >= 0x20 && b != 0x22 && b != 0x5C {

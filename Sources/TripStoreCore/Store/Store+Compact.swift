@@ -83,7 +83,9 @@ extension Store {
         // snapshot file after the rename.
         let view = TableForWorker(table), indexed = IndexedProperty.of(indexes.valueIndexes)
         let imageTemp = files.image(token) + ".tmp"
-        let image = Parallel.start { view.table.writeImage(order: rows, indexed: indexed, path: imageTemp) }
+        let lists = FlatLists(table.lists)
+        defer { withExtendedLifetime(lists) {} }
+        let image = Parallel.start { view.table.writeImage(order: rows, indexed: indexed, lists: lists, path: imageTemp) }
         // Never leave the image thread reading a table this function's caller
         // may change, nor its file behind when the snapshot is not written.
         var imageTaken = false
@@ -91,8 +93,6 @@ extension Store {
         // Objects are encoded (and checksummed) on every core a block at a
         // time, then written in order.
         flush(force: true)
-        let lists = FlatLists(table.lists)
-        defer { withExtendedLifetime(lists) {} }
         let encode = SnapshotBlockEncoder(view: view, schema: schema, lists: lists.view)
         var crashed = false
         // Blocks small enough that their lines cost little memory beside the table.

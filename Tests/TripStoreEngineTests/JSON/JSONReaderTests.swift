@@ -87,6 +87,52 @@ import Testing
         #expect(w.string == #"{"a":[1,2.5,-0.03,"x\n\"y\"",true,false,null,{"b":"Zürich 😀 \u0001"}],"c":{}}"#)
     }
 
+    /// Strings are quoted eight bytes at a time where nothing needs an
+    /// escape: every byte value, at every place in a word, still gets the
+    /// escape a byte-at-a-time writer gives it (fixed seed).
+    @Test func quotedStringsEscapeEveryByteThatNeedsIt() {
+        func reference(_ bytes: [UInt8]) -> [UInt8] {
+            var out: [UInt8] = [0x22]
+            for b in bytes {
+                switch b {
+                case 0x22: out += [0x5C, 0x22]
+                case 0x5C: out += [0x5C, 0x5C]
+                case 0x0A: out += Array(#"\n"#.utf8)
+                case 0x0D: out += Array(#"\r"#.utf8)
+                case 0x09: out += Array(#"\t"#.utf8)
+                case 0x08: out += Array(#"\b"#.utf8)
+                case 0x0C: out += Array(#"\f"#.utf8)
+                case 0..<0x20: out += Array(String(format: "\\u%04x", b).utf8)
+                default: out.append(b)
+                }
+            }
+            return out + [0x22]
+        }
+        var state: UInt64 = 42
+        func next(_ n: Int) -> Int {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int((state >> 33) % UInt64(n))
+        }
+        // Plain text with one byte of every value at every offset of a 24-byte string.
+        for special in 0...255 {
+            for at in 0..<24 {
+                var bytes = Array(repeating: UInt8(ascii: "a"), count: 24)
+                bytes[at] = UInt8(special)
+                var w = JSONWriter()
+                bytes.withUnsafeBytes { w.appendQuoted(utf8: $0) }
+                #expect(w.bytes == reference(bytes), "byte \(special) at \(at)")
+            }
+        }
+        // Random lengths and mixes, UTF-8 high bytes among them.
+        let alphabet: [UInt8] = [0x00, 0x01, 0x1F, 0x20, 0x21, 0x22, 0x5B, 0x5C, 0x5D, 0x7F, 0x80, 0xA2, 0xC3, 0xDF, 0xE2, 0xFF, 0x41, 0x7A]
+        for _ in 0..<3000 {
+            let bytes = (0..<next(40)).map { _ in next(4) == 0 ? alphabet[next(alphabet.count)] : UInt8(0x61 + next(26)) }
+            var w = JSONWriter()
+            bytes.withUnsafeBytes { w.appendQuoted(utf8: $0) }
+            #expect(w.bytes == reference(bytes))
+        }
+    }
+
     @Test func prettyWriterIndentsTwoSpaces() {
         var w = JSONWriter(pretty: true)
         w.value(.object([JSONMember("a", .array([.int(1), .int(2)])), JSONMember("b", .object([]))]))

@@ -25,7 +25,8 @@ extension ObjectTable {
     /// never all at once. Reads the table only (through workers' rules:
     /// nothing may change it meanwhile). Nil, with no file left, when a count
     /// does not fit the layout or writing fails: an image is only a cache.
-    func writeImage(order: [RowID], indexed: [IndexedProperty], path: String) -> UnboundImage? {
+    /// `lists` is a flat copy of the table's lists (see `FlatLists`).
+    func writeImage(order: [RowID], indexed: [IndexedProperty], lists flat: FlatLists, path: String) -> UnboundImage? {
         let plans: [[ImageSlot]] = schema.entities.map { e in
             e.properties.map { p in
                 guard let r = p.relationship else { return .attribute }
@@ -37,8 +38,16 @@ extension ObjectTable {
         let view = ImageTableView(table: self)
         let building = Parallel.start { view.table.indexBlobs(order: order, indexed: indexed) }
         defer { _ = building.wait() }
-        var newRow = [RowID](repeating: -1, count: rowCount)
-        for (i, r) in order.enumerated() { newRow[Int(r)] = RowID(i) }
+        // Rows already in id order (as a bulk import or an open leaves them)
+        // keep their numbers: no lookup for every reference.
+        let renumbered = !order.elementsEqual(0..<RowID(order.count))
+        var newRow: [RowID] = []
+        if renumbered {
+            newRow = [RowID](repeating: -1, count: rowCount)
+            for (i, r) in order.enumerated() { newRow[Int(r)] = RowID(i) }
+        }
+        let lists = flat.view
+        defer { withExtendedLifetime(flat) {} }
         // The columns and lists first, with each record's place among the records.
         var entities: [Int16] = [], offsets: [UInt32] = [], prefixes: [UInt64] = []
         var listStarts: [Int64] = [0, 0]
@@ -72,7 +81,11 @@ extension ObjectTable {
                 defer { value = RecordReader.skip(value) }
                 guard case .toMany(let derived) = plan, let n = RecordReader.listNumber(value), n != 0 else { continue }
                 let first = listElements.count
-                for t in lists[n] { listElements.append(newRow[Int(t)]) }
+                if renumbered {
+                    for t in lists[n] { listElements.append(newRow[Int(t)]) }
+                } else {
+                    listElements.append(contentsOf: lists[n])
+                }
                 if derived { listElements[first...].sort() }
                 listStarts.append(Int64(listElements.count))
             }
@@ -132,7 +145,7 @@ extension ObjectTable {
                         case .toOne:
                             guard value.load(as: UInt8.self) == RecordTag.toOne else { continue }
                             let target = Int32(littleEndian: (value + 1).loadUnaligned(as: Int32.self))
-                            buffer.patchInt32(newRow[Int(target)], at: patchAt)
+                            if renumbered { buffer.patchInt32(newRow[Int(target)], at: patchAt) }
                         case .toMany:
                             guard let n = RecordReader.listNumber(value), n != 0 else { continue }
                             buffer.patchInt32(list, at: patchAt)
