@@ -39,10 +39,13 @@ package final class StreamingFileWriter: @unchecked Sendable {
     private var failure: (any Error)?
     private var direct: Bool
 
-    /// Takes over writing `fd` (opened for writing, empty) from offset 0; the caller still closes it.
-    package init(fd: Int32, path: String) {
+    /// Takes over writing `fd` (opened for writing) from `offset` (a
+    /// multiple of 4096; the file holds nothing there yet) on; the caller
+    /// still closes it, and nothing else may write to it meanwhile.
+    package init(fd: Int32, path: String, from offset: Int = 0) {
         self.fd = fd
         self.path = path
+        self.offset = offset
         for _ in 0..<3 { buffers.append(.allocate(byteCount: Self.bufferSize, alignment: Self.alignment)) }
         direct = Self.setDirect(fd, true)
     }
@@ -56,7 +59,7 @@ package final class StreamingFileWriter: @unchecked Sendable {
     /// the caller closes the file when it gives up half way).
     package func waitForWrites() { writes.sync {} }
 
-    /// Bytes handed to `write` so far: the file's size once `finish` returns.
+    /// Where the next byte goes: the file's size once `finish` returns.
     package var count: Int { offset + used }
 
     /// Appends `bytes` to the file (`finish` reports a failure).

@@ -495,6 +495,29 @@ package final class ObjectTable: ObjectLookup {
     }
 
     /// Adds a record already encoded (loading a snapshot); to-many slots hold `noReference` until linked.
+    /// Takes a bulk import's rows, sorted by id, into this empty table as
+    /// its base rows (as `adoptSnapshotOrder` does a loaded snapshot's):
+    /// the table owns the columns from here on. Only rows whose id prefixes
+    /// tie read their ids to check the order; the first row out of order, or nil.
+    func adoptRowsInIDOrder(_ n: Int, entities: UnsafeMutablePointer<Int16>, locators: UnsafeMutablePointer<Int64>,
+                            prefixes: UnsafeMutablePointer<UInt64>) -> Int? {
+        precondition(rowCount == 0 && image == nil)
+        let groups = (n + SnapshotImage.groupSize - 1) >> SnapshotImage.groupShift
+        let state = UnsafeMutablePointer<UInt8>.allocate(capacity: max(1, groups))
+        state.initialize(repeating: 1, count: max(1, groups))
+        deallocateBase()
+        adoptBase(rows: n, entities: entities, locators: locators, prefixes: prefixes, state: state,
+                  fences: (0..<groups).map { prefixes[$0 << SnapshotImage.groupShift] })
+        for i in 0..<n {
+            guard entities[i] >= 0 && Int(entities[i]) < countByEntity.count else { return i }
+            countByEntity[Int(entities[i])] += 1
+            guard i > 0 && prefixes[i - 1] >= prefixes[i] else { continue }
+            guard prefixes[i - 1] == prefixes[i], withID(RowID(i), { id in withID(RowID(i - 1)) { ObjectTable.less($0, id) } }) else { return i }
+        }
+        count = n
+        return nil
+    }
+
     func appendRecord(entity: Int, locator: Int64) {
         laterEntities.append(Int16(entity))
         laterLocators.append(locator)

@@ -101,21 +101,18 @@ extension Store {
         // Never return while that thread reads records a failed store may free.
         defer { _ = history.wait() }
         // From here on the table changes: nothing gives up.
-        do {
-            let objects = plan.adopt(into: table)
-            for (row, g) in objects.sorted.enumerated() {
-                let e = Int(objects.entities[Int(g)])
-                table.appendRecord(entity: e, locator: objects.locators[Int(g)])
-                indexes.appendType(RowID(row), e)
-            }
-        }
         defer { plan.releaseWorkingState() }
-        guard table.adoptSnapshotOrder() == nil else {
+        let objects = plan.adopt(into: table), n = objects.count
+        let columns = objects.inIDOrder()
+        guard table.adoptRowsInIDOrder(n, entities: columns.entities, locators: columns.locators, prefixes: columns.prefixes) == nil else {
             needsReopen = true
             throw StoreError.damaged(file: files.folder, line: nil, detail: "the imported objects could not be ordered by id; open the store again",
                                      repairable: false)
         }
+        for row in 0..<n { indexes.appendType(RowID(row), Int(columns.entities[row])) }
+        Trace.mark("bulk: rows in id order")
         plan.links.fill(table)
+        Trace.mark("bulk: fill lists")
         // The snapshot's encoders can use what decoding and linking held.
         plan.releaseWorkingState()
         table.oneWay.reset()
@@ -224,6 +221,8 @@ struct BulkObjects {
     /// Objects by id; `rowOf[g]` is the row an object gets.
     var sorted: [Int32] = []
     var rowOf: [RowID] = []
+    /// The first eight bytes of each id in `sorted`, as `ObjectTable.prefix` gives them.
+    var sortedPrefixes: [UInt64] = []
 
     /// No objects (a spent plan's).
     init() {}
@@ -249,8 +248,9 @@ struct BulkObjects {
             keyed.sort { a, b in a.prefix != b.prefix ? a.prefix < b.prefix : ObjectTable.less(records.id(Int(a.g)), records.id(Int(b.g))) }
             return keyed
         }
-        var order: [Int32] = []
+        var order: [Int32] = [], prefixes: [UInt64] = []
         order.reserveCapacity(n)
+        prefixes.reserveCapacity(n)
         var last: (prefix: UInt64, g: Int32)?
         var i = 0, j = 0
         let a = halves[0], b = parts == 2 ? halves[1] : []
@@ -266,11 +266,40 @@ struct BulkObjects {
             }
             if let last, last.prefix == next.prefix, ObjectTable.equal(records.id(Int(last.g)), records.id(Int(next.g))) { return nil }
             order.append(next.g)
+            prefixes.append(next.prefix)
             last = next
         }
         sorted = order
+        sortedPrefixes = prefixes
         rowOf = Array(repeating: 0, count: n)
         for (row, g) in sorted.enumerated() { rowOf[Int(g)] = RowID(row) }
+    }
+
+    /// Each object's entity, locator and id prefix in id order, in memory
+    /// the caller owns (a table adopts it). The objects are in input order,
+    /// so every read is a miss: they are loaded well ahead.
+    func inIDOrder() -> (entities: UnsafeMutablePointer<Int16>, locators: UnsafeMutablePointer<Int64>, prefixes: UnsafeMutablePointer<UInt64>) {
+        let n = sorted.count
+        let byID = (UnsafeMutablePointer<Int16>.allocate(capacity: max(1, n)), UnsafeMutablePointer<Int64>.allocate(capacity: max(1, n)),
+                    UnsafeMutablePointer<UInt64>.allocate(capacity: max(1, n)))
+        sorted.withUnsafeBufferPointer { order in
+            entities.withUnsafeBufferPointer { entities in
+                locators.withUnsafeBufferPointer { locators in
+                    for i in 0..<n {
+                        if i + 16 < n {
+                            let ahead = Int(order[i + 16])
+                            Prefetch.read(entities.baseAddress! + ahead)
+                            Prefetch.read(locators.baseAddress! + ahead)
+                        }
+                        let g = Int(order[i])
+                        byID.0[i] = entities[g]
+                        byID.1[i] = locators[g]
+                        byID.2[i] = sortedPrefixes[i]
+                    }
+                }
+            }
+        }
+        return byID
     }
 
     /// The id of object `g`.

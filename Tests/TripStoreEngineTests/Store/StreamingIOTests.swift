@@ -186,4 +186,27 @@ struct StreamingIOTests {
             #expect(try FileIO.readFile(path) == bytes, "\(total) bytes")
         }
     }
+
+    /// The image is written so: its first page through the page cache on one
+    /// descriptor, the rest from a page boundary on through a streaming
+    /// writer on another; the file holds both, byte for byte.
+    @Test func streamingFileWriterWritesFromAPageOn() throws {
+        let folder = TestFolders.make("streaming-writer-offset")
+        for (start, total) in [(4096, 0), (4096, 1), (8192, 4096), (4096, (4 << 20) + 77), (12288, (9 << 20) + 5)] {
+            let path = folder + "/file-\(start)-\(total)"
+            let head = (0..<start).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+            let tail = (0..<total).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ $0 >> 11) }
+            let fd = try FileIO.open(path, O_RDWR | O_CREAT | O_TRUNC)
+            let streamFD = try FileIO.open(path, O_WRONLY)
+            let out = StreamingFileWriter(fd: streamFD, path: path, from: start)
+            #expect(out.count == start)
+            tail.withUnsafeBytes { out.write($0) }
+            try out.finish()
+            #expect(out.count == start + total)
+            try head.withUnsafeBytes { try FileIO.writeAll(fd, $0, at: 0, path: path) }
+            FileIO.close(streamFD)
+            FileIO.close(fd)
+            #expect(try FileIO.readFile(path) == head + tail, "\(total) bytes from \(start)")
+        }
+    }
 }

@@ -108,16 +108,30 @@ extension ObjectTable {
                 FileIO.unlink(path)
             }
         }
+        // From the columns on, the sections are written front to back past
+        // the page cache, through a descriptor of their own (see
+        // `StreamingFileWriter`); the header and directory, before them, last.
+        guard let streamFD = try? FileIO.open(path, O_WRONLY) else { return nil }
+        let out = StreamingFileWriter(fd: streamFD, path: path, from: layout.entities)
+        defer {
+            out.waitForWrites()
+            FileIO.close(streamFD)
+        }
         do {
-            func put<T>(_ column: [T], at offset: Int) throws {
-                try column.withUnsafeBytes { try FileIO.writeAll(fd, $0, at: offset, path: path) }
+            /// Appends a section that must start at `offset`, and its padding.
+            func stream<T>(_ column: [T], at offset: Int) -> Bool {
+                guard out.count == offset else { return false }
+                column.withUnsafeBytes { out.write($0) }
+                return padded()
             }
-            try put(entities, at: layout.entities)
-            try put(offsets, at: layout.offsets)
-            try put(prefixes, at: layout.prefixes)
-            try put(typeRows.flatMap { $0 }, at: layout.typeRows)
-            try put(listStarts, at: layout.listStarts)
-            try put(listElements, at: layout.listElements)
+            func padded() -> Bool {
+                let zeros: (UInt64, UInt64) = (0, 0)
+                withUnsafeBytes(of: zeros) { out.write(UnsafeRawBufferPointer(rebasing: $0[0..<((8 - out.count % 8) % 8)])) }
+                return true
+            }
+            guard stream(entities, at: layout.entities), stream(offsets, at: layout.offsets), stream(prefixes, at: layout.prefixes),
+                  stream(typeRows.flatMap { $0 }, at: layout.typeRows), stream(listStarts, at: layout.listStarts),
+                  stream(listElements, at: layout.listElements), out.count == layout.records else { return nil }
 
             // The records a group of rows at a time, relationship slots
             // renumbered; each group's checksum covers its columns and records.
@@ -159,12 +173,12 @@ extension ObjectTable {
                 hash = PageHash.hash(UnsafeRawBufferPointer(rebasing: buffer.contents[groupStart...]), seed: hash)
                 groups.append((hash, prefixes[first], Int64(bufferAt + buffer.count)))
                 if buffer.count >= 1 << 20 || stop == order.count {
-                    try FileIO.writeAll(fd, buffer.contents, at: layout.records + bufferAt, path: path)
+                    out.write(buffer.contents)
                     bufferAt += buffer.count
                     buffer.removeAll()
                 }
             }
-            guard bufferAt == recordBytes else { return nil }
+            guard bufferAt == recordBytes, padded() else { return nil }
 
             let indexBlobs = building.wait()
             h.valueIndexBytes = Int64(indexBlobs.reduce(0) { $0 + $1.bytes.count })
@@ -172,9 +186,12 @@ extension ObjectTable {
             layout = complete
             var blobAt = layout.valueIndexes
             for b in indexBlobs {
-                try put(b.bytes, at: blobAt)
+                // Back to back: each index's bytes are a multiple of eight.
+                guard out.count == blobAt else { return nil }
+                b.bytes.withUnsafeBytes { out.write($0) }
                 blobAt += b.bytes.count
             }
+            try out.finish()
 
             // The directory: per row group, per list group, per entity.
             var directory: [UInt8] = []
@@ -204,8 +221,11 @@ extension ObjectTable {
                 }
                 blobAt += b.bytes.count
             }
+            // The directory runs to the page the columns start on.
+            guard directory.count <= layout.directory.count else { return nil }
+            directory += Array(repeating: 0, count: layout.directory.count - directory.count)
             h.directoryHash = directory.withUnsafeBytes { PageHash.hash($0) }
-            try put(directory, at: SnapshotImage.Header.byteCount)
+            try directory.withUnsafeBytes { try FileIO.writeAll(fd, $0, at: SnapshotImage.Header.byteCount, path: path) }
             // Every section's padding is in the file, the last one's included.
             guard FileIO.truncate(fd, to: layout.fileBytes) else { return nil }
         } catch {

@@ -19,7 +19,8 @@ import TripStoreSystem
 /// `Store.imageDamage`). It is written after the snapshot is durable,
 /// without fsync: a torn image fails its checks and costs only speed.
 ///
-/// Layout (little-endian, every section 8-byte aligned, in this order):
+/// Layout (little-endian, every section 8-byte aligned and the entities
+/// 4096-byte aligned, in this order):
 ///
 /// | section | contents |
 /// |---|---|
@@ -41,7 +42,7 @@ import TripStoreSystem
 /// The directory (row groups to type checksums) is covered by the header's
 /// directory checksum, so it is checked at open.
 enum SnapshotImage {
-    static let magic = Array("TSIMAGE8".utf8)
+    static let magic = Array("TSIMAGE9".utf8)
     static let groupShift = 8
     static let groupSize = 1 << groupShift
 
@@ -117,6 +118,7 @@ enum SnapshotImage {
         var fileBytes = 0
 
         static let rowGroupEntry = 24
+        static let page = 4096
         /// `SavedValueIndex.Field`s.
         static let valueIndexEntry = SavedValueIndex.Field.allCases.count * 8
 
@@ -139,6 +141,8 @@ enum SnapshotImage {
             typeStarts = section((entityCount + 1) * 8)
             typeHashes = section(entityCount * 8)
             valueIndexTable = section(Int(h.valueIndexes) * Layout.valueIndexEntry)
+            // The columns start on a page: from there on the file is written past the page cache (see `ObjectTable.writeImage`).
+            at = (at + Layout.page - 1) & ~(Layout.page - 1)
             entities = section(rows * 2)
             offsets = section(rows * 4)
             prefixes = section(rows * 8)
