@@ -123,6 +123,8 @@ extension Store {
         do {
             try compact(tableIsChecked: true, appending: history)
         } catch {
+            // Nothing was committed: a new store's folder can still go (see `StoreFiles.removeIfUnused`).
+            lastToken = token - 1
             needsReopen = true
             throw error
         }

@@ -46,10 +46,10 @@ enum CLIRunner {
     }
 
     /// Starts the binary as a child process.
-    static func start(_ args: [String], env: [String: String] = [:]) throws -> Process {
+    static func start(_ args: [String], env: [String: String] = [:], executable: String? = nil) throws -> Process {
         let p = Process()
-        p.executableURL = URL(fileURLWithPath: binary)
-        p.arguments = args
+        p.executableURL = URL(fileURLWithPath: executable ?? binary)
+        p.arguments = executable == nil ? args : Array(args.dropFirst())
         var e = ProcessInfo.processInfo.environment
         e["USER"] = "tester"
         for (k, v) in env { e[k] = v }
@@ -61,8 +61,9 @@ enum CLIRunner {
     }
 
     /// Runs the binary to the end; returns its exit status and how it ended.
-    static func runProcess(_ args: [String], env: [String: String] = [:]) throws -> (status: Int32, killed: Bool) {
-        let p = try start(args, env: env)
+    /// `executable` runs another program instead (`args[0]` names it, as in a shell).
+    static func runProcess(_ args: [String], env: [String: String] = [:], executable: String? = nil) throws -> (status: Int32, killed: Bool) {
+        let p = try start(args, env: env, executable: executable)
         p.waitUntilExit()
         return (p.terminationStatus, p.terminationReason == .uncaughtSignal)
     }
