@@ -422,12 +422,7 @@ package final class ObjectTable: ObjectLookup {
         let locators = UnsafeMutablePointer<Int64>.allocate(capacity: max(1, n))
         laterEntities.withUnsafeBufferPointer { entities.initialize(from: $0.baseAddress!, count: n) }
         laterLocators.withUnsafeBufferPointer { locators.initialize(from: $0.baseAddress!, count: n) }
-        let groups = (n + SnapshotImage.groupSize - 1) >> SnapshotImage.groupShift
-        let state = UnsafeMutablePointer<UInt8>.allocate(capacity: max(1, groups))
-        state.initialize(repeating: 1, count: max(1, groups))
-        deallocateBase()
-        adoptBase(rows: n, entities: entities, locators: locators, prefixes: prefixes, state: state,
-                  fences: (0..<groups).map { prefixes[$0 << SnapshotImage.groupShift] })
+        adoptBase(rows: n, entities: entities, locators: locators, prefixes: prefixes)
         laterEntities = []
         laterLocators = []
         return nil
@@ -457,6 +452,17 @@ package final class ObjectTable: ObjectLookup {
     }
 
     /// Takes over the base columns (the old ones were deallocated).
+    /// `adoptBase` for rows held in memory (not an image's), every group of rows checked.
+    private func adoptBase(rows n: Int, entities: UnsafeMutablePointer<Int16>, locators: UnsafeMutablePointer<Int64>,
+                           prefixes: UnsafeMutablePointer<UInt64>) {
+        let groups = (n + SnapshotImage.groupSize - 1) >> SnapshotImage.groupShift
+        let state = UnsafeMutablePointer<UInt8>.allocate(capacity: max(1, groups))
+        state.initialize(repeating: 1, count: max(1, groups))
+        deallocateBase()
+        adoptBase(rows: n, entities: entities, locators: locators, prefixes: prefixes, state: state,
+                  fences: (0..<groups).map { prefixes[$0 << SnapshotImage.groupShift] })
+    }
+
     private func adoptBase(rows: Int, entities: UnsafeMutablePointer<Int16>, locators: UnsafeMutablePointer<Int64>,
                            prefixes: UnsafeMutablePointer<UInt64>, state: UnsafeMutablePointer<UInt8>, fences: [UInt64]) {
         groupState.deallocate()
@@ -494,7 +500,6 @@ package final class ObjectTable: ObjectLookup {
         return row
     }
 
-    /// Adds a record already encoded (loading a snapshot); to-many slots hold `noReference` until linked.
     /// Takes a bulk import's rows, sorted by id, into this empty table as
     /// its base rows (as `adoptSnapshotOrder` does a loaded snapshot's):
     /// the table owns the columns from here on. Only rows whose id prefixes
@@ -502,12 +507,7 @@ package final class ObjectTable: ObjectLookup {
     func adoptRowsInIDOrder(_ n: Int, entities: UnsafeMutablePointer<Int16>, locators: UnsafeMutablePointer<Int64>,
                             prefixes: UnsafeMutablePointer<UInt64>) -> Int? {
         precondition(rowCount == 0 && image == nil)
-        let groups = (n + SnapshotImage.groupSize - 1) >> SnapshotImage.groupShift
-        let state = UnsafeMutablePointer<UInt8>.allocate(capacity: max(1, groups))
-        state.initialize(repeating: 1, count: max(1, groups))
-        deallocateBase()
-        adoptBase(rows: n, entities: entities, locators: locators, prefixes: prefixes, state: state,
-                  fences: (0..<groups).map { prefixes[$0 << SnapshotImage.groupShift] })
+        adoptBase(rows: n, entities: entities, locators: locators, prefixes: prefixes)
         for i in 0..<n {
             guard entities[i] >= 0 && Int(entities[i]) < countByEntity.count else { return i }
             countByEntity[Int(entities[i])] += 1
@@ -518,6 +518,7 @@ package final class ObjectTable: ObjectLookup {
         return nil
     }
 
+    /// Adds a record already encoded (loading a snapshot); to-many slots hold `noReference` until linked.
     func appendRecord(entity: Int, locator: Int64) {
         laterEntities.append(Int16(entity))
         laterLocators.append(locator)
