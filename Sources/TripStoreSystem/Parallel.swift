@@ -24,6 +24,41 @@ package enum Parallel {
         return map(parts) { k in body(ranges(count, parts: parts)[k]) }
     }
 
+    /// `0..<count` cut into several pieces per core, which one thread per
+    /// core takes in turn as it finishes the last (so that a thread slowed by
+    /// other work on its core does not leave the others waiting), or the
+    /// whole on the caller's thread when `count` is below `parallelFrom`;
+    /// results in order. Each thread first makes its own worker from
+    /// `makeWorker` (state it shares with no other thread), which then takes
+    /// every piece that thread claims.
+    package static func mapPieces<T: Sendable>(_ count: Int, parallelFrom: Int,
+                                              makeWorker: @escaping @Sendable () -> (Range<Int>) -> T) -> [T] {
+        let threads = count >= parallelFrom ? max(1, min(8, FileIO.cores)) : 1
+        guard threads > 1 else { return [makeWorker()(0..<count)] }
+        let pieces = ranges(count, parts: threads * 4)
+        let results = Slots<T>(pieces.count), claims = Claims()
+        _ = map(threads) { _ in
+            let worker = makeWorker()
+            while let k = claims.next(below: pieces.count) { results.put(k, worker(pieces[k])) }
+            return true
+        }
+        return results.take()
+    }
+
+    /// The next piece to take, for `mapPieces`' threads.
+    private final class Claims: @unchecked Sendable {
+        private let lock = NSLock()
+        private var taken = 0
+
+        func next(below count: Int) -> Int? {
+            lock.lock()
+            defer { lock.unlock() }
+            guard taken < count else { return nil }
+            taken += 1
+            return taken - 1
+        }
+    }
+
     /// `body(0)`, …, `body(parts - 1)`, each on its own thread.
     package static func map<T: Sendable>(_ parts: Int, _ body: @escaping @Sendable (Int) -> T) -> [T] {
         guard parts > 1 else { return parts == 1 ? [body(0)] : [] }

@@ -365,11 +365,22 @@ enum BulkInsertHistory {
     static func encode(token: Int64, timestamp: Double, author: String, runs: [(type: String, objects: [Int32])],
                        records: RecordPointers) -> Parallel.Pending<Line> {
         Parallel.start {
-            let count = runs.reduce(0) { $0 + $1.objects.count }
-            var w = JSONWriter(capacity: 1024 + count * 48)
+            // The runs back to back: `firstOfRun[n] + k` is object k of run n.
+            let objects = runs.flatMap(\.objects)
+            var firstOfRun: [Int] = [], total = 0
+            for run in runs {
+                firstOfRun.append(total)
+                total += run.objects.count
+            }
+            var w = JSONWriter(capacity: 1024 + objects.count * 48)
             HistoryCoding.appendInserts(token: token, timestamp: timestamp, author: author,
                                         runs: runs.map { ($0.type, $0.objects.count) },
-                                        id: { n, k in records.id(Int(runs[n].objects[k])) }, to: &w)
+                                        id: { n, k in
+                                            // Records of one type lie among the others': load them well ahead.
+                                            let i = firstOfRun[n] + k
+                                            if i + 16 < objects.count { Prefetch.read(records.records[Int(objects[i + 16])]) }
+                                            return records.id(Int(objects[i]))
+                                        }, to: &w)
             w.bytes.append(0x0A)
             return (w.bytes, w.bytes.withUnsafeBytes { CRC32C.checksum($0) })
         }

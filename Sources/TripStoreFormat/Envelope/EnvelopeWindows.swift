@@ -9,8 +9,9 @@ package enum EnvelopeWindows {
     /// Reads an input through `read` (which fills as much of the buffer it is
     /// given as it can and returns how many bytes it wrote, 0 at the end) and
     /// calls `body` with each window and the ranges, in that window, of the
-    /// envelopes it holds whole. A window grows (doubling) only while one
-    /// envelope does not fit in it.
+    /// envelopes it holds whole. The first window is small (so that decoding
+    /// starts at once) and each next one twice as big up to `window`; past
+    /// that a window grows (doubling) only while one envelope does not fit.
     ///
     /// The next window is read and split on a thread of its own while `body`
     /// takes the last one, so that the cores `body` keeps busy never wait for
@@ -215,11 +216,21 @@ package enum EnvelopeWindows {
         /// Waits until the decoder has released the spare buffer.
         var takeBuffer: () -> Void = {}
         var read: (UnsafeMutableRawBufferPointer) throws -> Int
+        /// How much of the buffer a fill reads: the first window is small,
+        /// so that the cores start decoding while the next one is read, and
+        /// each one after it twice as big up to the buffer's size.
+        private var limit: Int
+        private let size: Int
 
         init(capacity: Int, read: @escaping (UnsafeMutableRawBufferPointer) throws -> Int) {
             buffer = .allocate(byteCount: capacity, alignment: 64)
+            size = capacity
+            limit = min(capacity, Window.firstFill)
             self.read = read
         }
+
+        /// The first window's size.
+        static let firstFill = 1 << 20
 
         var bytes: UnsafeBufferPointer<UInt8> {
             UnsafeBufferPointer(start: buffer.baseAddress!.assumingMemoryBound(to: UInt8.self), count: filled)
@@ -227,8 +238,8 @@ package enum EnvelopeWindows {
 
         /// Reads until the buffer is full or the input ends.
         mutating func fill() throws {
-            while !atEnd && filled < buffer.count {
-                let n = try read(UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]))
+            while !atEnd && filled < limit {
+                let n = try read(UnsafeMutableRawBufferPointer(rebasing: buffer[filled..<limit]))
                 if n == 0 { atEnd = true }
                 filled += n
             }
@@ -239,7 +250,9 @@ package enum EnvelopeWindows {
         /// reads more after them.
         mutating func keep(from start: Int) throws {
             let kept = filled - start
-            let size = kept == buffer.count ? buffer.count * 2 : buffer.count
+            // Past the buffer's size, a window grows only while one envelope does not fit.
+            limit = kept == limit ? limit * 2 : min(limit * 2, max(limit, self.size))
+            let size = max(buffer.count, limit)
             if handedOver {
                 takeBuffer()
                 var target = spare ?? .allocate(byteCount: size, alignment: 64)
@@ -253,7 +266,7 @@ package enum EnvelopeWindows {
                 handedOver = false
             } else if size > buffer.count {
                 let bigger = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 64)
-                bigger.copyMemory(from: UnsafeRawBufferPointer(buffer))
+                if kept > 0 { bigger.baseAddress!.copyMemory(from: buffer.baseAddress! + start, byteCount: kept) }
                 buffer.deallocate()
                 buffer = bigger
             } else if kept > 0 {

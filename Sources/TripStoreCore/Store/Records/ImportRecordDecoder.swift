@@ -265,14 +265,13 @@ struct ImportRecordDecoder {
 }
 
 extension ImportRecordDecoder {
-    /// Decodes the envelopes split into one run per core, results in input order.
+    /// Decodes the envelopes in pieces that the cores take in turn, results in input order.
     static func decodeInParallel(_ envelopes: [Range<Int>], in input: UnsafeBufferPointer<UInt8>, schema: Schema) -> [Chunk] {
         let shared = SharedBytes(input)
-        return Parallel.mapRanges(envelopes.count, parallelFrom: 1024) { range in
+        return Parallel.mapPieces(envelopes.count, parallelFrom: 1024) {
             // A private copy of the schema per core, so the cores share no reference counts.
             let decoder = ImportRecordDecoder(schema: schema.privateCopy())
-            guard !range.isEmpty else { return Chunk() }
-            return decoder.decode(envelopes[range], in: shared.buffer)
+            return { range in range.isEmpty ? Chunk() : decoder.decode(envelopes[range], in: shared.buffer) }
         }
     }
 }

@@ -247,17 +247,64 @@ extension ObjectTable {
             var covered = [Bool](repeating: false, count: schema.entities.count)
             for e in schema.entities[index.entity].closure { covered[e] = true }
             let rows = entityOfRow.indices.filter { entityOfRow[$0] >= 0 && covered[Int(entityOfRow[$0])] }
-            var entries: [(IndexKey?, RowID)] = []
-            entries.reserveCapacity(rows.count)
-            for (k, i) in rows.enumerated() {
-                if k + 8 < rows.count { prefetch(order[rows[k + 8]]) }
-                entries.append((IndexKey(value(at: order[i], slot: index.property.slot)), RowID(i)))
-            }
-            let fresh = ValueIndex(entity: index.entity, property: index.property)
-            fresh.build(entries)
-            return SavedIndexBytes(fresh.ordered(), nulls: fresh.rowsWithoutValue,
-                                   text: index.property.attribute.map { SavedValueIndex.keyTag($0.type) == 3 } ?? false)
+            let (ordered, nulls) = numberIndex(rows: rows, order: order, slot: index.property.slot)
+                ?? hashedIndex(rows: rows, order: order, index: index)
+            return SavedIndexBytes(ordered, nulls: nulls, text: index.property.attribute.map { SavedValueIndex.keyTag($0.type) == 3 } ?? false)
         }
+    }
+
+    /// An index as `ValueIndex.build` orders it, over the rows at `rows` in `order`.
+    func hashedIndex(rows: [Int], order: [RowID], index: IndexedProperty) -> (ValueIndex.Ordered, nulls: [RowID]) {
+        var entries: [(IndexKey?, RowID)] = []
+        entries.reserveCapacity(rows.count)
+        for (k, i) in rows.enumerated() {
+            if k + 8 < rows.count { prefetch(order[rows[k + 8]]) }
+            entries.append((IndexKey(value(at: order[i], slot: index.property.slot)), RowID(i)))
+        }
+        let fresh = ValueIndex(entity: index.entity, property: index.property)
+        fresh.build(entries)
+        return (fresh.ordered(), fresh.rowsWithoutValue)
+    }
+
+    /// An index whose rows hold doubles or dates (or nothing) in the order
+    /// `ValueIndex.build` gives, without hashing each value (most of them
+    /// are distinct): entries sorted by value, then row, and equal values
+    /// made one key, the first row's. Nil when a row holds anything else,
+    /// or not a number: `hashedIndex` then orders them.
+    func numberIndex(rows: [Int], order: [RowID], slot: Int) -> (ValueIndex.Ordered, nulls: [RowID])? {
+        var entries: [(value: Double, row: RowID)] = []
+        var nulls: [RowID] = []
+        entries.reserveCapacity(rows.count)
+        for (k, i) in rows.enumerated() {
+            if k + 8 < rows.count { prefetch(order[rows[k + 8]]) }
+            let row = order[i]
+            guard let e = entity(at: row), slot < slotCounts[e] else { return nil }
+            let p = RecordReader.slot(record(row), slot)
+            switch p.load(as: UInt8.self) {
+            case RecordTag.double, RecordTag.date:
+                let d = Double(bitPattern: UInt64(littleEndian: (p + 1).loadUnaligned(as: UInt64.self)))
+                guard !d.isNaN else { return nil }
+                entries.append((d, RowID(i)))
+            case RecordTag.null:
+                nulls.append(RowID(i))
+            default:
+                return nil
+            }
+        }
+        entries.sort { a, b in a.value != b.value ? a.value < b.value : a.row < b.row }
+        var ordered = ValueIndex.Ordered(keys: [], flat: [], counts: [0])
+        ordered.flat.reserveCapacity(entries.count)
+        var last = Double.nan
+        for (value, row) in entries {
+            if value != last {
+                if !ordered.keys.isEmpty { ordered.counts.append(ordered.flat.count) }
+                ordered.keys.append(.number(value))
+                last = value
+            }
+            ordered.flat.append(row)
+        }
+        if !ordered.keys.isEmpty { ordered.counts.append(ordered.flat.count) }
+        return (ordered, nulls)
     }
 }
 

@@ -1,0 +1,85 @@
+import Foundation
+import Testing
+@testable import TripStoreEngine
+@testable import TripStoreCore
+@testable import TripStoreFormat
+import TripStoreSystem
+import TripStoreModels
+
+/// The image writer orders an index over numbers by sorting its entries
+/// instead of hashing each value: it must give the very bytes the hashed
+/// build gives, equal values (0 and -0 among them) made one key, the first
+/// row's, and rows without a value apart.
+@Suite struct ImageIndexOrderTests {
+    let films = FilmSchema.schema
+
+    /// Productions of every kind whose budgets and release dates repeat, with
+    /// zero of both signs and rows without a value.
+    func table() throws -> ObjectTable {
+        var random = SplitMix64(seed: 7)
+        let budgets = ["0.0", "-0.0", "1.5", "-2.25", "1e300", "null", "4096"]
+        let dates = ["\"2001-01-01T00:00:00Z\"", "\"1969-07-20T20:17:40Z\"", "\"2030-02-28T12:00:00.5Z\"", "null"]
+        var lines: [String] = []
+        for i in 0..<700 {
+            let budget = budgets[Int(random.next() % UInt64(budgets.count))]
+            let released = dates[Int(random.next() % UInt64(dates.count))]
+            // Ids out of input order, so that rows in id order differ from it.
+            let id = String(format: "p%05d", Int(random.next() % 100_000)) + "-\(i)"
+            let common = #""title":"T\#(i)","budget":\#(budget),"released":\#(released)"#
+            switch i % 3 {
+            case 0: lines.append(#"{"type":"ShortFilm","id":"\#(id)","data":{\#(common),"screens":\#(i % 5)}}"#)
+            case 1: lines.append(#"{"type":"TVSpecial","id":"\#(id)","data":{\#(common),"network":"N","tags":[]}}"#)
+            default: lines.append(#"{"type":"Production","id":"\#(id)","data":{\#(common)}}"#)
+            }
+        }
+        let store = try Store.open(TestFolders.make("numbers"), schema: films, access: .write)
+        var tx = store.transaction()
+        try store.stage(try EnvelopeInput.decode(Array(lines.joined(separator: "\n").utf8), schema: films), mode: .insert, into: &tx)
+        try store.commit(tx, author: "t")
+        return store.table
+    }
+
+    func index(_ entity: String, _ property: String) -> IndexedProperty {
+        let e = films.entity(named: entity)!
+        return IndexedProperty(entity: e.id, property: e.property(named: property)!)
+    }
+
+    @Test func numbersSortedGiveTheBytesOfTheHashedBuild() throws {
+        let table = try table()
+        let order = table.rowsSortedByID()
+        for index in [index("Production", "budget"), index("Production", "released"), index("TheatricalRelease", "budget")] {
+            let covered = Set(films.entities[index.entity].closure)
+            let rows = order.indices.filter { covered.contains(table.entity(at: order[$0])!) }
+            let sorted = try #require(table.numberIndex(rows: rows, order: order, slot: index.property.slot))
+            let hashed = table.hashedIndex(rows: rows, order: order, index: index)
+            #expect(sorted.0.keys.map(\.bits) == hashed.0.keys.map(\.bits))
+            #expect(sorted.0.flat == hashed.0.flat)
+            #expect(sorted.0.counts == hashed.0.counts)
+            #expect(sorted.nulls == hashed.nulls)
+            let a = SavedIndexBytes(sorted.0, nulls: sorted.nulls, text: false)
+            let b = SavedIndexBytes(hashed.0, nulls: hashed.nulls, text: false)
+            #expect(a.bytes == b.bytes && a.fields == b.fields)
+            // Zero of either sign is one key, and some rows hold none.
+            #expect(index.property.name != "budget" || sorted.0.keys.filter { $0 == .number(0) }.count == 1)
+            #expect(!sorted.nulls.isEmpty)
+        }
+    }
+
+    @Test func anIndexOverAnythingButNumbersIsLeftToTheHashedBuild() throws {
+        let table = try table()
+        let order = table.rowsSortedByID()
+        for index in [index("TheatricalRelease", "screens"), index("Production", "title")] {
+            let covered = Set(films.entities[index.entity].closure)
+            let rows = order.indices.filter { covered.contains(table.entity(at: order[$0])!) }
+            #expect(table.numberIndex(rows: rows, order: order, slot: index.property.slot) == nil)
+        }
+    }
+}
+
+private extension IndexKey {
+    /// The key with a number's exact bits, so that 0 and -0 differ.
+    var bits: String {
+        if case .number(let d) = self { return "n\(d.bitPattern)" }
+        return "\(self)"
+    }
+}
