@@ -93,16 +93,14 @@ extension Store {
         // Objects are encoded (and checksummed) on every core a block at a
         // time, then written in order.
         flush(force: true)
-        let encode = SnapshotBlockEncoder(view: view, schema: schema, lists: lists.view)
-        var crashed = false
-        // Blocks small enough that their lines cost little memory beside the table.
-        for start in stride(from: 0, to: rows.count, by: 16_384) {
-            let end = min(rows.count, start + 16_384)
-            for part in encode.block(rows[start..<end]) {
-                crc = CRC32C.combine(crc, part.crc, lengthOfB: part.bytes.count)
-                out.write(part.bytes)
-            }
-            if !crashed && end >= rows.count / 2 && CrashPoint.armed == "snapshot-mid-write" {
+        let blocks = SnapshotBlockEncoder.start(rows: rows, view: view, schema: schema, lists: lists.view)
+        defer { blocks.finish() }
+        var crashed = false, written = 0
+        while let block = blocks.next() {
+            crc = CRC32C.combine(crc, block.crc, lengthOfB: block.bytes.count)
+            out.write(block.bytes)
+            written += SnapshotBlockEncoder.rowsPerBlock
+            if !crashed && written >= rows.count / 2 && CrashPoint.armed == "snapshot-mid-write" {
                 crashed = true
                 CrashPoint.hit("snapshot-mid-write")
             }
@@ -241,34 +239,34 @@ extension Store {
     }
 }
 
-/// Encodes snapshot lines for a block of rows on every core (see `compact`).
-private struct SnapshotBlockEncoder: Sendable {
-    let view: TableForWorker
-    let schema: Schema
-    let lists: FlatLists.View
+/// Encodes the snapshot's object lines on every core, a block of rows at a
+/// time, ahead of the writer (see `compact`).
+private enum SnapshotBlockEncoder {
+    /// Blocks small enough that the few made ahead cost little memory beside the table.
+    static let rowsPerBlock = 8192
 
-    /// The lines of `rows`, one part per core in order, each with its checksum.
-    func block(_ rows: ArraySlice<RowID>) -> [(bytes: [UInt8], crc: UInt32)] {
-        let parts = rows.count >= 1024 ? 2 : 1
-        let table = view.table.readView
-        let all = Array(rows)
-        let schema = self.schema, lists = self.lists
-        return Parallel.map(parts) { k in
+    /// Each block's lines and their checksum, in order, from `next()`.
+    static func start(rows: [RowID], view: TableForWorker, schema: Schema, lists: FlatLists.View) -> OrderedWork<(bytes: [UInt8], crc: UInt32)> {
+        let blocks = (rows.count + rowsPerBlock - 1) / rowsPerBlock
+        return OrderedWork(count: blocks, ahead: 4) {
             // A private copy of the schema per core, so the cores share no reference counts.
             let encoder = RecordEnvelopeWriter(schema: schema.privateCopy())
-            let range = Parallel.ranges(all.count, parts: parts)[k]
-            var w = JSONWriter(capacity: range.count * 400)
-            // Rows in id order reach records all over the arena: start
-            // loading a row's record, then the columns and records of the
-            // rows it refers to, ahead of it.
-            for i in range {
-                if i + 12 < range.upperBound { table.prefetch(all[i + 12]) }
-                if i + 8 < range.upperBound { encoder.prefetchTargets(of: all[i + 8], table: table, lists: lists, columns: true) }
-                if i + 4 < range.upperBound { encoder.prefetchTargets(of: all[i + 4], table: table, lists: lists, columns: false) }
-                encoder.write(row: all[i], table: table, lists: lists, to: &w)
-                w.bytes.append(0x0A)
+            let table = view.table.readView
+            return { k in
+                let range = (k * rowsPerBlock)..<min(rows.count, (k + 1) * rowsPerBlock)
+                var w = JSONWriter(capacity: range.count * 400)
+                // Rows in id order reach records all over the arena: start
+                // loading a row's record, then the columns and records of the
+                // rows it refers to, ahead of it.
+                for i in range {
+                    if i + 12 < range.upperBound { table.prefetch(rows[i + 12]) }
+                    if i + 8 < range.upperBound { encoder.prefetchTargets(of: rows[i + 8], table: table, lists: lists, columns: true) }
+                    if i + 4 < range.upperBound { encoder.prefetchTargets(of: rows[i + 4], table: table, lists: lists, columns: false) }
+                    encoder.write(row: rows[i], table: table, lists: lists, to: &w)
+                    w.bytes.append(0x0A)
+                }
+                return (w.bytes, w.bytes.withUnsafeBytes { CRC32C.checksum($0) })
             }
-            return (w.bytes, w.bytes.withUnsafeBytes { CRC32C.checksum($0) })
         }
     }
 }

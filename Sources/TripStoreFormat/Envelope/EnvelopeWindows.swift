@@ -9,8 +9,8 @@ package enum EnvelopeWindows {
     /// Reads an input through `read` (which fills as much of the buffer it is
     /// given as it can and returns how many bytes it wrote, 0 at the end) and
     /// calls `body` with each window and the ranges, in that window, of the
-    /// envelopes it holds whole. The first window is small (so that decoding
-    /// starts at once) and each next one twice as big up to `window`; past
+    /// envelopes it holds whole. The first window is `firstWindow` (small, so
+    /// that decoding starts at once) and each next one twice as big up to `window`; past
     /// that a window grows (doubling) only while one envelope does not fit.
     ///
     /// The next window is read and split on a thread of its own while `body`
@@ -20,10 +20,10 @@ package enum EnvelopeWindows {
     ///
     /// Returns false when the input is not one array or JSON Lines (the strict
     /// reader then says what is wrong), or as soon as `body` returns false.
-    package static func forEach(window: Int, read: (UnsafeMutableRawBufferPointer) throws -> Int,
+    package static func forEach(window: Int, firstWindow: Int = 1 << 20, read: (UnsafeMutableRawBufferPointer) throws -> Int,
                                 _ body: (UnsafeBufferPointer<UInt8>, [Range<Int>]) throws -> Bool) throws -> Bool {
         try withoutActuallyEscaping(read) { read in
-            let ahead = ReadAhead(Window(capacity: max(window, 64), read: read))
+            let ahead = ReadAhead(Window(capacity: max(window, 64), first: firstWindow, read: read))
             let reader = Parallel.start { ahead.produce() }
             // The reader must be done before `read` and the buffers go, whatever `body` does.
             defer {
@@ -222,15 +222,12 @@ package enum EnvelopeWindows {
         private var limit: Int
         private let size: Int
 
-        init(capacity: Int, read: @escaping (UnsafeMutableRawBufferPointer) throws -> Int) {
+        init(capacity: Int, first: Int, read: @escaping (UnsafeMutableRawBufferPointer) throws -> Int) {
             buffer = .allocate(byteCount: capacity, alignment: 64)
             size = capacity
-            limit = min(capacity, Window.firstFill)
+            limit = min(capacity, max(1, first))
             self.read = read
         }
-
-        /// The first window's size.
-        static let firstFill = 1 << 20
 
         var bytes: UnsafeBufferPointer<UInt8> {
             UnsafeBufferPointer(start: buffer.baseAddress!.assumingMemoryBound(to: UInt8.self), count: filled)

@@ -63,11 +63,12 @@ struct StreamingIOTests {
         for _ in 0..<600 {
             let bytes = Self.input(&rng)
             let whole = bytes.withUnsafeBufferPointer { b in Store.envelopeRanges(b).map { Self.contents(b, $0) } }
-            for window in [64, 97, 1000] {
+            // The last one starts small and doubles: windows of 7, 14, 28… bytes.
+            for (window, first) in [(64, 64), (97, 97), (1000, 1000), (1000, 7)] {
                 var at = 0
                 var seen: [String] = []
                 var readRNG = rng
-                let ok = try EnvelopeWindows.forEach(window: window, read: { out in
+                let ok = try EnvelopeWindows.forEach(window: window, firstWindow: first, read: { out in
                     // Short reads, as a pipe or a signal gives them.
                     let n = min(out.count, bytes.count - at, 1 + readRNG.next(40))
                     bytes.withUnsafeBytes { out.baseAddress!.copyMemory(from: $0.baseAddress! + at, byteCount: n) }
@@ -77,7 +78,7 @@ struct StreamingIOTests {
                     seen += Self.contents(buf, ranges)
                     return true
                 }
-                #expect((ok ? seen : nil) == whole, "window \(window): \(String(decoding: bytes, as: UTF8.self))")
+                #expect((ok ? seen : nil) == whole, "window \(window) from \(first): \(String(decoding: bytes, as: UTF8.self))")
             }
             if whole == nil { refused += 1 } else { found += whole?.count ?? 0 }
         }
