@@ -11,6 +11,17 @@ struct RecordEnvelopeWriter {
     let encoder: EnvelopeFastEncoder
     /// Per entity and slot: whether a snapshot writes the slot, and how.
     private let plans: [[SlotPlan]]
+    /// Every constant a line holds, back to back (entity prefixes, keys,
+    /// literals), read through one pointer per line: appending from a
+    /// nested array would retain and release it at each value.
+    private let text: [UInt8]
+    /// Per entity: where its `{"type":…,"id":` is in `text`, and its
+    /// first slot in `slots`.
+    private let prefixes: [Piece]
+    private let firstSlot: [Int]
+    /// Every entity's slots back to back: how each is written and where its key is.
+    private let slots: [Slot]
+    private let slotCounts: [Int]
 
     private enum SlotPlan {
         case skip
@@ -19,6 +30,22 @@ struct RecordEnvelopeWriter {
         case toOne(bareID: Bool)
         case toMany(bareID: Bool)
     }
+
+    /// Bytes of `text`.
+    private struct Piece {
+        var start: Int32 = 0
+        var count: Int32 = 0
+    }
+
+    private struct Slot {
+        enum Kind: UInt8 { case skip, attribute, toOne, toMany }
+        var kind: Kind
+        var bareID: Bool
+        var key: Piece
+    }
+
+    /// The literals' places in `text`.
+    private let dataOpen: Piece, null: Piece, emptyArray: Piece, trueText: Piece, falseText: Piece, idOnly: Piece
 
     init(schema: Schema) {
         encoder = EnvelopeFastEncoder(schema: schema)
@@ -32,53 +59,96 @@ struct RecordEnvelopeWriter {
                 }
             }
         }
+        var text: [UInt8] = []
+        func piece(_ bytes: [UInt8]) -> Piece {
+            defer { text += bytes }
+            return Piece(start: Int32(text.count), count: Int32(bytes.count))
+        }
+        dataOpen = piece(Array(#","data":{"#.utf8))
+        null = piece(Array("null".utf8))
+        emptyArray = piece(Array("[]".utf8))
+        trueText = piece(Array("true".utf8))
+        falseText = piece(Array("false".utf8))
+        idOnly = piece(Array(#"{"id":"#.utf8))
+        prefixes = encoder.envelopePrefix.map { piece($0) }
+        var slots: [Slot] = [], firstSlot: [Int] = []
+        for (e, plan) in plans.enumerated() {
+            firstSlot.append(slots.count)
+            for (slot, p) in plan.enumerated() {
+                let key = piece(encoder.keys[e][slot])
+                switch p {
+                case .skip: slots.append(Slot(kind: .skip, bareID: false, key: key))
+                case .attribute: slots.append(Slot(kind: .attribute, bareID: false, key: key))
+                case .toOne(let bare): slots.append(Slot(kind: .toOne, bareID: bare, key: key))
+                case .toMany(let bare): slots.append(Slot(kind: .toMany, bareID: bare, key: key))
+                }
+            }
+        }
+        self.text = text
+        self.slots = slots
+        self.firstSlot = firstSlot
+        slotCounts = plans.map(\.count)
     }
 
     /// Appends `row`'s line; `lists` is a flat copy of the table's lists.
     func write(row: RowID, table: ObjectTable.ReadView, lists: FlatLists.View, to w: inout JSONWriter) {
         guard let entity = table.entity(at: row) else { return }
         let record = table.record(row)
-        let (id, slots) = RecordReader.id(record)
-        w.bytes.append(contentsOf: encoder.envelopePrefix[entity])
-        w.appendQuoted(utf8: id)
-        w.bytes.append(contentsOf: encoder.dataKey)
-        w.bytes.append(UInt8(ascii: "{"))
-        let keys = encoder.keys[entity]
-        var p = slots
-        var first = true
-        for (slot, plan) in plans[entity].enumerated() {
-            let value = p
-            p = RecordReader.skip(p)
-            if case .skip = plan { continue }
-            if !first { w.bytes.append(UInt8(ascii: ",")) }
-            first = false
-            w.bytes.append(contentsOf: keys[slot])
-            let tag = value.load(as: UInt8.self)
-            switch plan {
-            case .skip: break
-            case .attribute(let type):
-                attribute(value, tag, type, table, &w)
-            case .toOne(let bare):
-                if tag == RecordTag.toOne {
-                    reference(Int32(littleEndian: (value + 1).loadUnaligned(as: Int32.self)), bare, table, &w)
-                } else {
-                    w.bytes.append(contentsOf: encoder.null)
+        let (id, values) = RecordReader.id(record)
+        text.withUnsafeBytes { text in
+            slots.withUnsafeBufferPointer { slots in
+                let put = Constants(text: text)
+                put(prefixes[entity], &w)
+                w.appendQuoted(utf8: id)
+                put(dataOpen, &w)
+                let first = firstSlot[entity], count = slotCounts[entity]
+                var p = values
+                var separate = false
+                for slot in 0..<count {
+                    let value = p
+                    p = RecordReader.skip(p)
+                    let plan = slots[first + slot]
+                    if plan.kind == .skip { continue }
+                    if separate { w.bytes.append(UInt8(ascii: ",")) }
+                    separate = true
+                    put(plan.key, &w)
+                    let tag = value.load(as: UInt8.self)
+                    switch plan.kind {
+                    case .skip: break
+                    case .attribute:
+                        attribute(value, tag, entity, slot, table, put, &w)
+                    case .toOne:
+                        if tag == RecordTag.toOne {
+                            reference(Int32(littleEndian: (value + 1).loadUnaligned(as: Int32.self)), plan.bareID, table, put, &w)
+                        } else {
+                            put(null, &w)
+                        }
+                    case .toMany:
+                        guard let n = RecordReader.listNumber(value) else {
+                            put(emptyArray, &w)
+                            continue
+                        }
+                        w.bytes.append(UInt8(ascii: "["))
+                        for (i, target) in lists[n].enumerated() {
+                            if i > 0 { w.bytes.append(UInt8(ascii: ",")) }
+                            reference(target, plan.bareID, table, put, &w)
+                        }
+                        w.bytes.append(UInt8(ascii: "]"))
+                    }
                 }
-            case .toMany(let bare):
-                guard let n = RecordReader.listNumber(value) else {
-                    w.bytes.append(contentsOf: encoder.emptyArray)
-                    continue
-                }
-                w.bytes.append(UInt8(ascii: "["))
-                for (i, target) in lists[n].enumerated() {
-                    if i > 0 { w.bytes.append(UInt8(ascii: ",")) }
-                    reference(target, bare, table, &w)
-                }
-                w.bytes.append(UInt8(ascii: "]"))
             }
         }
         w.bytes.append(UInt8(ascii: "}"))
         w.bytes.append(UInt8(ascii: "}"))
+    }
+
+    /// Appends pieces of `text` while a line is written.
+    private struct Constants {
+        let text: UnsafeRawBufferPointer
+
+        @inline(__always) func callAsFunction(_ piece: Piece, _ w: inout JSONWriter) {
+            w.bytes.append(contentsOf: UnsafeRawBufferPointer(start: text.baseAddress! + Int(piece.start), count: Int(piece.count)))
+        }
     }
 
     /// Starts loading what the rows `row` refers to hold for its line (see
@@ -106,8 +176,8 @@ struct RecordEnvelopeWriter {
         }
     }
 
-    @inline(__always) private func attribute(_ value: UnsafeRawPointer, _ tag: UInt8, _ type: ValueType,
-                                             _ table: ObjectTable.ReadView, _ w: inout JSONWriter) {
+    @inline(__always) private func attribute(_ value: UnsafeRawPointer, _ tag: UInt8, _ entity: Int, _ slot: Int,
+                                             _ table: ObjectTable.ReadView, _ put: Constants, _ w: inout JSONWriter) {
         switch tag {
         case RecordTag.string:
             var p = value + 1
@@ -121,28 +191,21 @@ struct RecordEnvelopeWriter {
             w.bytes.append(UInt8(ascii: "\""))
             ISODate.append(Double(bitPattern: UInt64(littleEndian: (value + 1).loadUnaligned(as: UInt64.self))), to: &w.bytes)
             w.bytes.append(UInt8(ascii: "\""))
-        case RecordTag.boolTrue: w.bytes.append(contentsOf: encoder.trueBytes)
-        case RecordTag.boolFalse: w.bytes.append(contentsOf: encoder.falseBytes)
+        case RecordTag.boolTrue: put(trueText, &w)
+        case RecordTag.boolFalse: put(falseText, &w)
         case RecordTag.array, RecordTag.embedded:
+            guard case .attribute(let type) = plans[entity][slot] else { return put(null, &w) }
             encoder.attribute(RecordReader.value(value, lists: table.lists), type, &w)
         default:
-            w.bytes.append(contentsOf: encoder.null)
+            put(null, &w)
         }
     }
 
-    @inline(__always) private func reference(_ row: RowID, _ bareID: Bool, _ table: ObjectTable.ReadView, _ w: inout JSONWriter) {
-        guard let entity = table.entity(at: row) else {
-            w.bytes.append(contentsOf: encoder.null)
-            return
-        }
-        if bareID {
-            w.bytes.append(contentsOf: idOnlyPrefix)
-        } else {
-            w.bytes.append(contentsOf: encoder.envelopePrefix[entity])
-        }
+    @inline(__always) private func reference(_ row: RowID, _ bareID: Bool, _ table: ObjectTable.ReadView,
+                                             _ put: Constants, _ w: inout JSONWriter) {
+        guard let entity = table.entity(at: row) else { return put(null, &w) }
+        put(bareID ? idOnly : prefixes[entity], &w)
         w.appendQuoted(utf8: RecordReader.id(table.record(row)).0)
         w.bytes.append(UInt8(ascii: "}"))
     }
 }
-
-private let idOnlyPrefix = Array(#"{"id":"#.utf8)
