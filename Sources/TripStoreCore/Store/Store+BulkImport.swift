@@ -47,7 +47,8 @@ extension Store {
         guard try FileIO.size(fd, path: path) / 16 >= options.snapshotCommitChanges, !BulkLinks.hasSelfInverse(schema) else { return nil }
         var chunks: [ImportRecordDecoder.Chunk] = []
         var envelopes = 0
-        let whole = try EnvelopeWindows.forEach(window: window, read: { try FileIO.read(fd, into: $0, path: path) }) { window, ranges in
+        // The decoder reads each range as exactly one envelope, or gives up: the input may be cut at its newlines.
+        let whole = try EnvelopeWindows.forEach(window: window, guessLines: true, read: { try FileIO.read(fd, into: $0, path: path) }) { window, ranges in
             envelopes += ranges.count
             let decoded = ImportRecordDecoder.decodeInParallel(ranges, in: window, schema: schema)
             chunks += decoded

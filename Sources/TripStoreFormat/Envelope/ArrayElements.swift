@@ -1,5 +1,10 @@
 import TripStoreJSON
 import TripStoreSystem
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 /// Finds where each element of a top-level JSON array starts and ends by
 /// following only strings and brackets, so the elements can be decoded apart.
 package enum ArrayElements {
@@ -84,6 +89,79 @@ package enum ArrayElements {
             i += 1
         }
         return .open(resumeAt: start)
+    }
+
+    /// `scan` for an array written one element to a line (as `export`, the
+    /// data generator and most tools write one): only newlines are looked
+    /// for, and each line from `startIndex` taken as one element (`{…}`)
+    /// with its comma, the `]` alone on the last line or after the last
+    /// element. Nil when a line is not shaped so: `scan` then reads the
+    /// bytes. A line may still hold part of an element only (`{"a":{},` of
+    /// an element written over several lines): the caller must read each
+    /// range as exactly one whole element and give up otherwise, which
+    /// proves the guess, since a JSON text cut into whole values between
+    /// commas is that array.
+    package static func scanLines(_ buf: UnsafeBufferPointer<UInt8>, from startIndex: Int, atEnd: Bool, hadElements: Bool,
+                                  into ranges: inout [Range<Int>]) -> ScanEnd? {
+        let n = buf.count
+        var i = startIndex
+        // After an element without a comma only the `]` may come.
+        var closing = false
+        var found: [Range<Int>] = []
+        var sawElement = hadElements
+        var resume = n
+        while i < n {
+            let lineStart = i
+            var lineEnd = n
+            if let newline = memchr(buf.baseAddress! + i, 0x0A, n - i) {
+                lineEnd = buf.baseAddress!.distance(to: newline.assumingMemoryBound(to: UInt8.self))
+            } else if !atEnd {
+                // A line longer than the window is left to `scan`, which can cut it.
+                guard lineStart > startIndex else { return nil }
+                resume = lineStart
+                break
+            }
+            i = lineEnd + 1
+            var a = lineStart, b = lineEnd
+            while a < b && isBlankByte(buf[a]) { a += 1 }
+            while b > a && isBlankByte(buf[b - 1]) { b -= 1 }
+            if a == b { continue }
+            if buf[a] == UInt8(ascii: "]") {
+                // A comma before it is a trailing comma: `scan` says no.
+                guard b == a + 1, closing || !sawElement else { return nil }
+                ranges += found
+                return .closed(after: a + 1)
+            }
+            guard !(closing || buf[a] != UInt8(ascii: "{")) else { return nil }
+            switch buf[b - 1] {
+            case UInt8(ascii: ","):
+                guard b - 2 > a, buf[b - 2] == UInt8(ascii: "}") else { return nil }
+                found.append(lineStart..<(b - 1))
+            case UInt8(ascii: "}"):
+                found.append(lineStart..<b)
+                closing = true
+            case UInt8(ascii: "]"):
+                guard b - 2 > a, buf[b - 2] == UInt8(ascii: "}") else { return nil }
+                ranges += found
+                ranges.append(lineStart..<(b - 1))
+                return .closed(after: b)
+            default:
+                return nil
+            }
+            sawElement = true
+        }
+        // An element without its comma is read again with what follows it, so
+        // that the next window cannot miss a comma between them.
+        if closing, let last = found.popLast() {
+            ranges += found
+            return .open(resumeAt: last.lowerBound)
+        }
+        ranges += found
+        return .open(resumeAt: resume)
+    }
+
+    @inline(__always) private static func isBlankByte(_ b: UInt8) -> Bool {
+        b == 0x20 || b == 0x0A || b == 0x0D || b == 0x09
     }
 
     /// The high bit of each byte of `v` that is zero (and maybe of bytes

@@ -18,12 +18,18 @@ package enum EnvelopeWindows {
     /// the disk or the split: two windows are held at a time. `read` is
     /// called on that thread, one call after another.
     ///
+    /// With `guessLines`, an array written one element to a line is cut at
+    /// its newlines alone (`ArrayElements.scanLines`), far faster than
+    /// following its strings and brackets: `body` must then read each range
+    /// as exactly one whole element, and return false otherwise.
+    ///
     /// Returns false when the input is not one array or JSON Lines (the strict
     /// reader then says what is wrong), or as soon as `body` returns false.
-    package static func forEach(window: Int, firstWindow: Int = 1 << 20, read: (UnsafeMutableRawBufferPointer) throws -> Int,
+    package static func forEach(window: Int, firstWindow: Int = 1 << 20, guessLines: Bool = false,
+                                read: (UnsafeMutableRawBufferPointer) throws -> Int,
                                 _ body: (UnsafeBufferPointer<UInt8>, [Range<Int>]) throws -> Bool) throws -> Bool {
         try withoutActuallyEscaping(read) { read in
-            let ahead = ReadAhead(Window(capacity: max(window, 64), first: firstWindow, read: read))
+            let ahead = ReadAhead(Window(capacity: max(window, 64), first: firstWindow, guessLines: guessLines, read: read))
             let reader = Parallel.start { ahead.produce() }
             // The reader must be done before `read` and the buffers go, whatever `body` does.
             defer {
@@ -149,7 +155,8 @@ package enum EnvelopeWindows {
         var hadElements = false
         while true {
             var ranges: [Range<Int>] = []
-            guard let end = ArrayElements.scan(w.bytes, from: next, hadElements: hadElements, into: &ranges) else { return false }
+            let guessed = w.guessLines ? ArrayElements.scanLines(w.bytes, from: next, atEnd: w.atEnd, hadElements: hadElements, into: &ranges) : nil
+            guard let end = guessed ?? ArrayElements.scan(w.bytes, from: next, hadElements: hadElements, into: &ranges) else { return false }
             if !ranges.isEmpty {
                 hadElements = true
                 guard try body(w.bytes, ranges) else { return false }
@@ -222,8 +229,12 @@ package enum EnvelopeWindows {
         private var limit: Int
         private let size: Int
 
-        init(capacity: Int, first: Int, read: @escaping (UnsafeMutableRawBufferPointer) throws -> Int) {
+        /// Whether arrays may be cut at newlines (see `forEach`).
+        let guessLines: Bool
+
+        init(capacity: Int, first: Int, guessLines: Bool, read: @escaping (UnsafeMutableRawBufferPointer) throws -> Int) {
             buffer = .allocate(byteCount: capacity, alignment: 64)
+            self.guessLines = guessLines
             size = capacity
             limit = min(capacity, max(1, first))
             self.read = read

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import TripStoreCore
 @testable import TripStoreFormat
+@testable import TripStoreJSON
 @testable import TripStoreSystem
 
 /// The bulk import's input read a window at a time, and the snapshot's
@@ -84,6 +85,85 @@ struct StreamingIOTests {
         }
         // The inputs did exercise both outcomes.
         #expect(refused > 30 && found > 1000)
+    }
+
+    /// Whether `range` holds exactly one JSON value with blanks around it,
+    /// as the import decoder checks every range it is given.
+    private static func isOneValue(_ buf: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Bool {
+        var r = JSONReader(buffer: buf, start: range.lowerBound)
+        guard (try? r.skipValue()) != nil, r.index <= range.upperBound else { return false }
+        return ArrayElements.isBlank(buf, r.index..<range.upperBound)
+    }
+
+    /// Reads `bytes` a window at a time, cutting arrays at newlines where
+    /// they look one element to a line; the body checks each range as the
+    /// decoder does. Nil where it gave up or the input is not an array.
+    private static func guessedElements(_ bytes: [UInt8], window: Int, first: Int) throws -> [String]? {
+        var at = 0
+        var seen: [String] = []
+        let ok = try EnvelopeWindows.forEach(window: window, firstWindow: first, guessLines: true, read: { out in
+            let n = min(out.count, bytes.count - at)
+            bytes.withUnsafeBytes { out.baseAddress!.copyMemory(from: $0.baseAddress! + at, byteCount: n) }
+            at += n
+            return n
+        }) { buf, ranges in
+            guard ranges.allSatisfy({ isOneValue(buf, $0) }) else { return false }
+            seen += Self.contents(buf, ranges)
+            return true
+        }
+        return ok ? seen : nil
+    }
+
+    /// An array cut at its newlines must give exactly the elements that
+    /// following its brackets gives, or nothing (the import then reads it
+    /// the slow way): never other ranges that happen to read.
+    @Test func envelopeWindowsCutAtNewlinesOnlyWhatTheBracketsCut() throws {
+        var rng = Random(state: 11)
+        var agreed = 0
+        for _ in 0..<600 {
+            let bytes = Self.input(&rng)
+            let whole = bytes.withUnsafeBufferPointer { b in Store.envelopeRanges(b).map { Self.contents(b, $0) } }
+            for (window, first) in [(64, 64), (1000, 7), (4096, 4096)] {
+                let guessed = try Self.guessedElements(bytes, window: window, first: first)
+                if let guessed {
+                    #expect(guessed == whole, "window \(window): \(String(decoding: bytes, as: UTF8.self))")
+                    agreed += 1
+                }
+            }
+        }
+        #expect(agreed > 600)
+    }
+
+    /// The shape every exporter writes, one element to a line, is read in
+    /// full; a trailing comma or a missing one between lines is refused.
+    @Test func envelopeWindowsReadAnArrayWrittenOneElementToALine() throws {
+        var rng = Random(state: 5)
+        for round in 0..<300 {
+            let count = 1 + rng.next(40)
+            let elements = (0..<count).map { k in #"{"type":"T","id":"e\#(k)","data":{"n":[1,{"x":"}],\n"}],"s":"\#(String(repeating: "é", count: rng.next(9)))"}}"# }
+            let ends = ["\n", "\r\n", " \n", "\n\n"]
+            var text = rng.next(2) == 0 ? "[\n" : "["
+            for (k, e) in elements.enumerated() { text += e + (k + 1 < count ? "," : "") + ends[rng.next(ends.count)] }
+            text += rng.next(2) == 0 ? "]\n" : "]"
+            let window = 64 + rng.next(400)
+            #expect(try Self.guessedElements(Array(text.utf8), window: window, first: 16) == elements, "round \(round)")
+            // Cut at its newlines alone, not by following its brackets.
+            var ranges: [Range<Int>] = []
+            let end = Array(text.utf8).withUnsafeBufferPointer { b in
+                let end = ArrayElements.scanLines(b, from: 1, atEnd: true, hadElements: false, into: &ranges)
+                #expect(Self.contents(b, ranges) == elements)
+                return end
+            }
+            #expect(end == .closed(after: text.utf8.count - (text.hasSuffix("\n") ? 1 : 0)))
+        }
+        let good = "[\n{\"a\":1},\n{\"b\":2}\n]\n"
+        #expect(try Self.guessedElements(Array(good.utf8), window: 64, first: 8) == [#"{"a":1}"#, #"{"b":2}"#])
+        #expect(try Self.guessedElements(Array("[\n{\"a\":1},\n{\"b\":2}]".utf8), window: 64, first: 8) == [#"{"a":1}"#, #"{"b":2}"#])
+        for bad in ["[\n{\"a\":1},\n{\"b\":2},\n]\n", "[\n{\"a\":1}\n{\"b\":2}\n]\n", "[\n{\"a\":1},\n{\"b\":2}\n", "[\n{\"a\":1},\n{\"b\":2}\n]\n]"] {
+            for window in [64, 7] {
+                #expect(try Self.guessedElements(Array(bad.utf8), window: window, first: window) == nil, "\(bad)")
+            }
+        }
     }
 
     @Test func envelopeWindowsStopWhenTheBodyGivesUp() throws {
