@@ -49,10 +49,14 @@ extension Store {
         var envelopes = 0
         // The decoder reads each range as exactly one envelope, or gives up: the input may be cut at its newlines.
         let whole = try EnvelopeWindows.forEach(window: window, guessLines: true, read: { try FileIO.read(fd, into: $0, path: path) }) { window, ranges in
-            envelopes += ranges.count
             let decoded = ImportRecordDecoder.decodeInParallel(ranges, in: window, schema: schema)
+            guard !decoded.contains(where: \.gaveUp) else {
+                for c in decoded { c.discard() }
+                return false
+            }
+            envelopes += ranges.count
             chunks += decoded
-            return !decoded.contains(where: \.gaveUp)
+            return true
         }
         identity = FileIdentity.of(fd)
         Trace.mark("bulk: read, split and decode \(envelopes) envelopes")
@@ -247,9 +251,8 @@ struct BulkObjects {
         // of them), and one merge makes the order and finds any id twice.
         let parts = n >= 1 << 16 ? 2 : 1
         let halves = Parallel.map(parts) { k in
-            var keyed = Parallel.ranges(n, parts: parts)[k].map { g in (prefix: ObjectTable.prefix(records.id(g)), g: Int32(g)) }
-            keyed.sort { a, b in a.prefix != b.prefix ? a.prefix < b.prefix : ObjectTable.less(records.id(Int(a.g)), records.id(Int(b.g))) }
-            return keyed
+            BulkObjects.sortedByID(Parallel.ranges(n, parts: parts)[k].map { g in (prefix: ObjectTable.prefix(records.id(g)), g: Int32(g)) },
+                                   records: records)
         }
         var order: [Int32] = [], prefixes: [UInt64] = []
         order.reserveCapacity(n)
@@ -276,6 +279,55 @@ struct BulkObjects {
         sortedPrefixes = prefixes
         rowOf = Array(repeating: 0, count: n)
         for (row, g) in sorted.enumerated() { rowOf[Int(g)] = RowID(row) }
+    }
+
+    /// `keyed` in id order: a radix sort on the prefixes (16 bits a pass, a
+    /// pass skipped where every prefix has the same digit), then each run of
+    /// equal prefixes by the whole id.
+    static func sortedByID(_ keyed: [(prefix: UInt64, g: Int32)], records: RecordPointers) -> [(prefix: UInt64, g: Int32)] {
+        let n = keyed.count
+        var a = keyed, b = keyed
+        var counts = [Int](repeating: 0, count: 1 << 16)
+        var inB = false
+        for shift in stride(from: UInt64(0), to: 64, by: 16) {
+            let moved = a.withUnsafeMutableBufferPointer { a in
+                b.withUnsafeMutableBufferPointer { b in
+                    counts.withUnsafeMutableBufferPointer { counts in
+                        let (from, to) = inB ? (b, a) : (a, b)
+                        counts.update(repeating: 0)
+                        for e in from { counts[Int((e.prefix >> shift) & 0xFFFF)] += 1 }
+                        if counts.contains(n) { return false }
+                        var total = 0
+                        for d in 0..<counts.count {
+                            let c = counts[d]
+                            counts[d] = total
+                            total += c
+                        }
+                        for e in from {
+                            let d = Int((e.prefix >> shift) & 0xFFFF)
+                            to[counts[d]] = e
+                            counts[d] += 1
+                        }
+                        return true
+                    }
+                }
+            }
+            if moved { inB.toggle() }
+        }
+        var sorted = inB ? b : a
+        sorted.withUnsafeMutableBufferPointer { s in
+            var i = 0
+            while i < n {
+                var j = i + 1
+                while j < n && s[j].prefix == s[i].prefix { j += 1 }
+                if j - i > 1 {
+                    var run = UnsafeMutableBufferPointer(rebasing: s[i..<j])
+                    run.sort { x, y in ObjectTable.less(records.id(Int(x.g)), records.id(Int(y.g))) }
+                }
+                i = j
+            }
+        }
+        return sorted
     }
 
     /// Each object's entity, locator and id prefix in id order, in memory

@@ -160,6 +160,22 @@ package enum ArrayElements {
         return .open(resumeAt: resume)
     }
 
+    /// The ranges `scan` finds over the bytes that `ranges` (from `scanLines`
+    /// or `scan`) cover, up to the comma or `]` after the last: the same
+    /// ranges where the cut was right; nil where those bytes do not end in
+    /// whole elements there.
+    package static func recut(_ buf: UnsafeBufferPointer<UInt8>, _ ranges: [Range<Int>]) -> [Range<Int>]? {
+        guard let first = ranges.first, let last = ranges.last else { return nil }
+        var k = last.upperBound
+        while k < buf.count && isBlankByte(buf[k]) { k += 1 }
+        guard k < buf.count, buf[k] == UInt8(ascii: ",") || buf[k] == UInt8(ascii: "]") else { return nil }
+        let end = k + 1
+        var exact: [Range<Int>] = []
+        let stop = scan(UnsafeBufferPointer(rebasing: buf[0..<end]), from: first.lowerBound, hadElements: true, into: &exact)
+        guard stop == (buf[k] == UInt8(ascii: ",") ? .open(resumeAt: end) : .closed(after: end)) else { return nil }
+        return exact
+    }
+
     @inline(__always) private static func isBlankByte(_ b: UInt8) -> Bool {
         b == 0x20 || b == 0x0A || b == 0x0D || b == 0x09
     }

@@ -21,7 +21,10 @@ package enum EnvelopeWindows {
     /// With `guessLines`, an array written one element to a line is cut at
     /// its newlines alone (`ArrayElements.scanLines`), far faster than
     /// following its strings and brackets: `body` must then read each range
-    /// as exactly one whole element, and return false otherwise.
+    /// as exactly one whole element, and otherwise return false having kept
+    /// nothing. Where a guess was wrong (a line held two elements), the
+    /// window is cut exactly and given to `body` again, and no window after
+    /// it is guessed.
     ///
     /// Returns false when the input is not one array or JSON Lines (the strict
     /// reader then says what is wrong), or as soon as `body` returns false.
@@ -29,7 +32,7 @@ package enum EnvelopeWindows {
                                 read: (UnsafeMutableRawBufferPointer) throws -> Int,
                                 _ body: (UnsafeBufferPointer<UInt8>, [Range<Int>]) throws -> Bool) throws -> Bool {
         try withoutActuallyEscaping(read) { read in
-            let ahead = ReadAhead(Window(capacity: max(window, 64), first: firstWindow, guessLines: guessLines, read: read))
+            let ahead = ReadAhead(Window(capacity: max(window, 64), first: firstWindow, read: read), guessing: guessLines)
             let reader = Parallel.start { ahead.produce() }
             // The reader must be done before `read` and the buffers go, whatever `body` does.
             defer {
@@ -42,6 +45,10 @@ package enum EnvelopeWindows {
                 if going {
                     do {
                         going = try body(bytes, ranges)
+                        if !going && guessLines, let exact = ArrayElements.recut(bytes, ranges), exact != ranges {
+                            ahead.stopGuessing()
+                            going = try body(bytes, exact)
+                        }
                     } catch {
                         failure = error
                         going = false
@@ -66,8 +73,20 @@ package enum EnvelopeWindows {
         private var stopped = false
         /// Buffers the reader may fill besides the one it holds.
         private var free = 1
+        /// Whether arrays may still be cut at newlines (see `forEach`).
+        private var guessing: Bool
 
-        init(_ window: Window) { self.window = window }
+        init(_ window: Window, guessing: Bool) {
+            self.window = window
+            self.guessing = guessing
+        }
+
+        /// Cuts every window after this one by following its brackets.
+        func stopGuessing() {
+            state.lock()
+            guessing = false
+            state.unlock()
+        }
 
         /// The reader's thread: splits the whole input, handing each window over.
         func produce() -> Result<Bool, any Error> {
@@ -76,6 +95,11 @@ package enum EnvelopeWindows {
                 while free == 0 { state.wait() }
                 free -= 1
                 state.unlock()
+            }
+            window.mayGuess = { [unowned self] in
+                state.lock()
+                defer { state.unlock() }
+                return guessing
             }
             let result = Result { try EnvelopeWindows.split(&window) { bytes, ranges in self.handOver(bytes, ranges) } }
             state.lock()
@@ -155,7 +179,7 @@ package enum EnvelopeWindows {
         var hadElements = false
         while true {
             var ranges: [Range<Int>] = []
-            let guessed = w.guessLines ? ArrayElements.scanLines(w.bytes, from: next, atEnd: w.atEnd, hadElements: hadElements, into: &ranges) : nil
+            let guessed = w.mayGuess() ? ArrayElements.scanLines(w.bytes, from: next, atEnd: w.atEnd, hadElements: hadElements, into: &ranges) : nil
             guard let end = guessed ?? ArrayElements.scan(w.bytes, from: next, hadElements: hadElements, into: &ranges) else { return false }
             if !ranges.isEmpty {
                 hadElements = true
@@ -230,11 +254,10 @@ package enum EnvelopeWindows {
         private let size: Int
 
         /// Whether arrays may be cut at newlines (see `forEach`).
-        let guessLines: Bool
+        var mayGuess: () -> Bool = { false }
 
-        init(capacity: Int, first: Int, guessLines: Bool, read: @escaping (UnsafeMutableRawBufferPointer) throws -> Int) {
+        init(capacity: Int, first: Int, read: @escaping (UnsafeMutableRawBufferPointer) throws -> Int) {
             buffer = .allocate(byteCount: capacity, alignment: 64)
-            self.guessLines = guessLines
             size = capacity
             limit = min(capacity, max(1, first))
             self.read = read

@@ -156,6 +156,15 @@ struct StreamingIOTests {
             }
             #expect(end == .closed(after: text.utf8.count - (text.hasSuffix("\n") ? 1 : 0)))
         }
+        // Lines that hold more than one element: the guess is wrong, the window cut again.
+        let elements = (0..<40).map { #"{"e":\#($0)}"# }
+        for perLine in [2, 3, 40] {
+            let lines = stride(from: 0, to: elements.count, by: perLine).map { elements[$0..<min(elements.count, $0 + perLine)].joined(separator: ",") }
+            for window in [32, 100, 4096] {
+                #expect(try Self.guessedElements(Array(("[" + lines.joined(separator: ",\n") + "]").utf8), window: window, first: 16) == elements,
+                        "\(perLine) a line, window \(window)")
+            }
+        }
         let good = "[\n{\"a\":1},\n{\"b\":2}\n]\n"
         #expect(try Self.guessedElements(Array(good.utf8), window: 64, first: 8) == [#"{"a":1}"#, #"{"b":2}"#])
         #expect(try Self.guessedElements(Array("[\n{\"a\":1},\n{\"b\":2}]".utf8), window: 64, first: 8) == [#"{"a":1}"#, #"{"b":2}"#])

@@ -175,14 +175,19 @@ struct ImportRecordDecoder {
             return
         }
         let names = fields.propertyNames[entity], kinds = fields.kinds[entity], optional = fields.optional[entity]
+        var expected = 0
         repeat {
             let k = try r.plainString()
             try r.expectByte(UInt8(ascii: ":"))
-            var slot = -1
-            for (s, name) in names.enumerated() where r.bytes(k, equal: name) {
-                slot = s
-                break
+            // Keys mostly come in slot order (as every exporter writes them): the next slot first.
+            var slot = expected < names.count && r.bytes(k, equal: names[expected]) ? expected : -1
+            if slot < 0 {
+                for s in names.indices where r.bytes(k, equal: names[s]) {
+                    slot = s
+                    break
+                }
             }
+            expected = slot + 1
             let at = frame + 2 * slot
             guard slot >= 0, state.slotRanges[at] < 0 else { throw GiveUp() }
             if case .relationship(let toMany, let destination) = kinds[slot] {
