@@ -208,6 +208,19 @@ import TripStoreModels
         let stored = (0..<n).map { store.table.recordedID(RowID($0)) }
         #expect(stored == ids.sorted().map { Optional($0) })
 
+        // Ids shorter than eight bytes and sharing prefixes: in byte order.
+        let letters = ["a", "b", "A", "z", "~", "0", "-"]
+        var mixed = Set<String>()
+        while mixed.count < 20_000 {
+            mixed.insert((0..<(1 + Int(rng.next() % 11))).map { _ in letters[Int(rng.next() % UInt64(letters.count))] }.joined())
+        }
+        var mixedBytes = input(Array(mixed))
+        let mixedPlan = try #require(Store.planBulkImport(&mixedBytes, schema: schema, options: Self.bulkOptions))
+        let mixedStore = try Store.open(TestFolders.make("two-cores-mixed"), schema: schema, access: .write, options: Self.bulkOptions)
+        _ = try #require(try mixedStore.importInBulk(mixedPlan, author: "ann", timestamp: Self.time))
+        #expect((0..<mixed.count).map { mixedStore.table.recordedID(RowID($0)) ?? "" }
+                == mixed.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) })
+
         var twice = ids
         twice[n - 10] = twice[10]
         var again = input(twice)
