@@ -1,47 +1,65 @@
 /// CRC-32C (Castagnoli), slice-by-8, as used for journal lines and snapshots.
 package enum CRC32C {
-    static let tables: [[UInt32]] = {
-        var t = Array(repeating: Array(repeating: UInt32(0), count: 256), count: 8)
+    /// Eight tables of 256 entries back to back: table k gives a byte's
+    /// effect k bytes further on.
+    static let tables: [UInt32] = {
+        var t = [UInt32](repeating: 0, count: 8 * 256)
         for i in 0..<256 {
             var c = UInt32(i)
             for _ in 0..<8 { c = c & 1 != 0 ? (c >> 1) ^ 0x82F6_3B78 : c >> 1 }
-            t[0][i] = c
+            t[i] = c
         }
-        for i in 0..<256 {
-            for k in 1..<8 { t[k][i] = (t[k - 1][i] >> 8) ^ t[0][Int(t[k - 1][i] & 0xFF)] }
+        for k in 1..<8 {
+            for i in 0..<256 { t[k * 256 + i] = (t[(k - 1) * 256 + i] >> 8) ^ t[Int(t[(k - 1) * 256 + i] & 0xFF)] }
         }
         return t
     }()
 
+    /// Below this many bytes one pass; from it on, three interleaved passes.
+    static let interleaveFrom = 3 << 12
+
     /// The checksum of `bytes`, continuing from `crc` (0 to start).
     package static func checksum(_ bytes: UnsafeRawBufferPointer, continuing crc: UInt32 = 0) -> UInt32 {
-        var c = ~crc
-        let n = bytes.count
-        var i = 0
         tables.withUnsafeBufferPointer { tb in
-            let t0 = tb[0], t1 = tb[1], t2 = tb[2], t3 = tb[3], t4 = tb[4], t5 = tb[5], t6 = tb[6], t7 = tb[7]
-            t0.withUnsafeBufferPointer { t0 in
-            t1.withUnsafeBufferPointer { t1 in
-            t2.withUnsafeBufferPointer { t2 in
-            t3.withUnsafeBufferPointer { t3 in
-            t4.withUnsafeBufferPointer { t4 in
-            t5.withUnsafeBufferPointer { t5 in
-            t6.withUnsafeBufferPointer { t6 in
-            t7.withUnsafeBufferPointer { t7 in
-                while i + 8 <= n {
-                    let lo = bytes.loadUnaligned(fromByteOffset: i, as: UInt32.self).littleEndian ^ c
-                    let hi = bytes.loadUnaligned(fromByteOffset: i + 4, as: UInt32.self).littleEndian
-                    c = t7[Int(lo & 0xFF)] ^ t6[Int((lo >> 8) & 0xFF)] ^ t5[Int((lo >> 16) & 0xFF)] ^ t4[Int(lo >> 24)]
-                        ^ t3[Int(hi & 0xFF)] ^ t2[Int((hi >> 8) & 0xFF)] ^ t1[Int((hi >> 16) & 0xFF)] ^ t0[Int(hi >> 24)]
-                    i += 8
-                }
-                while i < n {
-                    c = t0[Int((c ^ UInt32(bytes[i])) & 0xFF)] ^ (c >> 8)
-                    i += 1
-                }
-            }}}}}}}}
+            let t = tb.baseAddress!
+            guard bytes.count >= interleaveFrom else { return ~update(~crc, bytes, 0..<bytes.count, t) }
+            // Each pass waits on its last step: three over thirds of the
+            // bytes keep the core busy, and their checksums make one.
+            let third = bytes.count / 24 * 8
+            var a = ~crc, b: UInt32 = ~0, c: UInt32 = ~0
+            var i = 0
+            while i < third {
+                a = step(a, bytes, i, t)
+                b = step(b, bytes, third + i, t)
+                c = step(c, bytes, 2 * third + i, t)
+                i += 8
+            }
+            let joined = combine(combine(~a, ~b, lengthOfB: third), ~c, lengthOfB: third)
+            return ~update(~joined, bytes, (3 * third)..<bytes.count, t)
         }
-        return ~c
+    }
+
+    /// Eight bytes at `at` folded into the running (inverted) checksum `c`.
+    @inline(__always) private static func step(_ c: UInt32, _ bytes: UnsafeRawBufferPointer, _ at: Int, _ t: UnsafePointer<UInt32>) -> UInt32 {
+        let lo = bytes.loadUnaligned(fromByteOffset: at, as: UInt32.self).littleEndian ^ c
+        let hi = bytes.loadUnaligned(fromByteOffset: at + 4, as: UInt32.self).littleEndian
+        return t[7 * 256 + Int(lo & 0xFF)] ^ t[6 * 256 + Int((lo >> 8) & 0xFF)] ^ t[5 * 256 + Int((lo >> 16) & 0xFF)] ^ t[4 * 256 + Int(lo >> 24)]
+            ^ t[3 * 256 + Int(hi & 0xFF)] ^ t[2 * 256 + Int((hi >> 8) & 0xFF)] ^ t[256 + Int((hi >> 16) & 0xFF)] ^ t[Int(hi >> 24)]
+    }
+
+    /// The bytes of `range` folded into the running (inverted) checksum `c`.
+    @inline(__always) private static func update(_ c: UInt32, _ bytes: UnsafeRawBufferPointer, _ range: Range<Int>,
+                                                 _ t: UnsafePointer<UInt32>) -> UInt32 {
+        var c = c, i = range.lowerBound
+        while i + 8 <= range.upperBound {
+            c = step(c, bytes, i, t)
+            i += 8
+        }
+        while i < range.upperBound {
+            c = t[Int((c ^ UInt32(bytes[i])) & 0xFF)] ^ (c >> 8)
+            i += 1
+        }
+        return c
     }
 
     /// The checksum of A followed by B, from the checksums of each and B's
