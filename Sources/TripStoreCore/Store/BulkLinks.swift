@@ -33,6 +33,8 @@ struct BulkLinks {
     /// Lists made of derived sides, in the order first touched.
     private var derivedSlots: [UnsafeMutableRawPointer] = []
     private var derivedLists: [[RowID]] = []
+    /// Each derived list's owner (by input order).
+    private var derivedOwners: [Int] = []
 
     /// Whether some relationship is its own inverse (the bulk path leaves those to `stage`).
     static func hasSelfInverse(_ schema: Schema) -> Bool {
@@ -145,6 +147,7 @@ struct BulkLinks {
                                 derivedIndex[key] = derivedLists.count
                                 derivedSlots.append(other)
                                 derivedLists.append([row])
+                                derivedOwners.append(tg)
                             }
                         }
                     }
@@ -181,18 +184,35 @@ struct BulkLinks {
         }
     }
 
-    /// Writes the lists into the records, which the table now owns.
-    func fill(_ table: ObjectTable) {
-        for list in givenLists {
+    /// Writes the lists into the records, which the table now owns, in the
+    /// order of their owners' rows (`rowOf` by input order): list numbers
+    /// then follow the rows, and the snapshot and image writers, which go
+    /// through the rows in order, read the lists front to back.
+    func fill(_ table: ObjectTable, rowOf: [RowID]) {
+        let given = givenLists.count, total = given + derivedSlots.count
+        func owner(_ i: Int) -> Int { Int(rowOf[i < given ? givenLists[i].key >> 16 : derivedOwners[i - given]]) }
+        // A counting sort by owner row, each row's lists in the order they came.
+        var next = [Int32](repeating: 0, count: rowOf.count + 1)
+        for i in 0..<total { next[owner(i) + 1] += 1 }
+        for r in 0..<rowOf.count { next[r + 1] += next[r] }
+        var order = [Int32](repeating: 0, count: total)
+        for i in 0..<total {
+            let r = owner(i)
+            order[Int(next[r])] = Int32(i)
+            next[r] += 1
+        }
+        for i in order.lazy.map({ Int($0) }) {
+            guard i < given else {
+                derivedLists[i - given].withUnsafeBufferPointer { table.fill(derivedSlots[i - given], toMany: true, $0[...]) }
+                continue
+            }
+            let list = givenLists[i]
             if let more = extras[list.key] {
                 let all = (ordered.contains(list.key) ? [] : Array(resolved[list.chunk][list.first..<(list.first + list.count)])) + more.map(\.row)
                 all.withUnsafeBufferPointer { table.fill(list.slot, toMany: true, $0[...]) }
                 continue
             }
             resolved[list.chunk].withUnsafeBufferPointer { table.fill(list.slot, toMany: true, $0[list.first..<(list.first + list.count)]) }
-        }
-        for (slot, rows) in zip(derivedSlots, derivedLists) {
-            rows.withUnsafeBufferPointer { table.fill(slot, toMany: true, $0[...]) }
         }
     }
 }

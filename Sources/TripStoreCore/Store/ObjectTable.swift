@@ -126,9 +126,12 @@ package final class ObjectTable: ObjectLookup {
         } else {
             return
         }
+        // A trip's record runs to four or five lines, its lists' numbers near the end.
         let record = arena.pointer(locator)
         Prefetch.read(record)
         Prefetch.read(record + 64)
+        Prefetch.read(record + 128)
+        Prefetch.read(record + 192)
     }
 
     /// Starts loading a row's entity and locator (see `prefetch`).

@@ -116,7 +116,7 @@ extension Store {
         }
         for row in 0..<n { indexes.appendType(RowID(row), Int(columns.entities[row])) }
         Trace.mark("bulk: rows in id order")
-        plan.links.fill(table)
+        plan.links.fill(table, rowOf: objects.rowOf)
         Trace.mark("bulk: fill lists")
         // The snapshot's encoders can use what decoding and linking held.
         plan.releaseWorkingState()
