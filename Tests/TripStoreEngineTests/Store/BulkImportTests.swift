@@ -118,6 +118,15 @@ import TripStoreModels
         }
         var films = FilmInput(seed: 3)
         try expectSame(films.make(faults: false), schema: FilmSchema.schema, name: "films")
+        // Arrays of strings are read and written item by item: empty, long enough that
+        // their count takes two bytes, with escapes and text past ASCII.
+        let tags = [0, 1, 127, 128, 300].map { n in
+            "[" + (0..<n).map { #""t\#($0) \"é\" \\ \u00e9""# }.joined(separator: ",") + "]"
+        }
+        let specials = tags.enumerated().map { k, list in
+            #"{"type":"TVSpecial","id":"tv\#(k)","data":{"title":"T","network":"N","tags":\#(list)}}"#
+        }
+        try expectSame(Array(("[" + specials.joined(separator: ",\n") + "]").utf8), schema: FilmSchema.schema, name: "string arrays")
     }
 
     /// Random film inputs (nested and by-id links, either side of a pair or

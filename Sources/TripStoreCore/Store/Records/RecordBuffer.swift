@@ -89,6 +89,26 @@ struct RecordBuffer: ~Copyable {
         count += p.count
     }
 
+    /// Writes `v` as a varint over the one byte written at `offset` (a count
+    /// known only once what follows it is written), moving what follows
+    /// along when it takes more than that byte.
+    mutating func insertVarint(_ v: Int, over offset: Int) {
+        var digits: [UInt8] = []
+        var u = UInt64(v)
+        while u >= 0x80 {
+            digits.append(UInt8(truncatingIfNeeded: u) | 0x80)
+            u >>= 7
+        }
+        digits.append(UInt8(u))
+        let extra = digits.count - 1
+        if extra > 0 {
+            reserve(extra)
+            (base + offset + 1 + extra).copyMemory(from: base + offset + 1, byteCount: count - offset - 1)
+            count += extra
+        }
+        for (k, d) in digits.enumerated() { base.storeBytes(of: d, toByteOffset: offset + k, as: UInt8.self) }
+    }
+
     /// Overwrites four bytes written earlier (a reference filled in later).
     @inline(__always) func patchInt32(_ v: Int32, at offset: Int) {
         base.storeBytes(of: v.littleEndian, toByteOffset: offset, as: Int32.self)

@@ -193,12 +193,38 @@ struct RecordEnvelopeWriter {
             w.bytes.append(UInt8(ascii: "\""))
         case RecordTag.boolTrue: put(trueText, &w)
         case RecordTag.boolFalse: put(falseText, &w)
+        case RecordTag.array where RecordEnvelopeWriter.holdsOnlyStrings(value):
+            // The bytes `EnvelopeFastEncoder` writes for an array of strings, without a `Value` per item.
+            var p = value + 1
+            _ = RecordReader.varint(&p)
+            let count = RecordReader.varint(&p)
+            w.bytes.append(UInt8(ascii: "["))
+            for i in 0..<count {
+                if i > 0 { w.bytes.append(UInt8(ascii: ",")) }
+                p += 1
+                let n = RecordReader.varint(&p)
+                w.appendQuoted(utf8: UnsafeRawBufferPointer(start: p, count: n))
+                p += n
+            }
+            w.bytes.append(UInt8(ascii: "]"))
         case RecordTag.array, RecordTag.embedded:
             guard case .attribute(let type) = plans[entity][slot] else { return put(null, &w) }
             encoder.attribute(RecordReader.value(value, lists: table.lists), type, &w)
         default:
             put(null, &w)
         }
+    }
+
+    /// Whether the array at `value` holds strings only.
+    private static func holdsOnlyStrings(_ value: UnsafeRawPointer) -> Bool {
+        var p = value + 1
+        _ = RecordReader.varint(&p)
+        let count = RecordReader.varint(&p)
+        for _ in 0..<count {
+            guard p.load(as: UInt8.self) == RecordTag.string else { return false }
+            p = RecordReader.skip(p)
+        }
+        return true
     }
 
     @inline(__always) private func reference(_ row: RowID, _ bareID: Bool, _ table: ObjectTable.ReadView,

@@ -46,6 +46,8 @@ struct SnapshotRecordDecoder {
 
     enum Kind {
         case string, int, double, bool, date
+        /// An array of strings, read without a `Value` per item.
+        case stringArray
         case enumeration(Int)
         case other(ValueType)
         case relationship(toMany: Bool, destination: Int)
@@ -75,6 +77,7 @@ struct SnapshotRecordDecoder {
                     case .double: return .double
                     case .bool: return .bool
                     case .date: return .date
+                    case .array(.string): return .stringArray
                     case .enumeration(let d):
                         cases.append(d.cases.map { Array($0.utf8) })
                         return .enumeration(cases.count - 1)
@@ -266,6 +269,25 @@ struct SnapshotRecordDecoder {
                 throw GiveUp()
             }
             throw GiveUp()
+        case .stringArray:
+            // The bytes `RecordWriter.attribute` writes for `.array` of strings.
+            try r.expectByte(UInt8(ascii: "["))
+            out.byte(RecordTag.array)
+            let lengthAt = out.placeholderVarint()
+            let countAt = out.count
+            out.byte(0)
+            var count = 0
+            if r.peekByte() == UInt8(ascii: "]") {
+                r.index += 1
+            } else {
+                repeat {
+                    out.byte(RecordTag.string)
+                    try string(&r, to: &out)
+                    count += 1
+                } while try r.moreMembers(close: UInt8(ascii: "]"))
+            }
+            out.insertVarint(count, over: countAt)
+            out.patchVarint(out.count - lengthAt - 5, at: lengthAt)
         case .other(let type):
             let v: Value
             do { v = try values.attribute(&r, type, optional: optional) } catch { throw GiveUp() }
