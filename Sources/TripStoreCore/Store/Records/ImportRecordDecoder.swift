@@ -263,7 +263,7 @@ struct ImportRecordDecoder {
 
     /// The entity named by `range`, which must be `allowed` or one of its subclasses when given.
     private func entity(_ range: Range<Int>, _ r: JSONReader, allowed: Int?) throws(GiveUp) -> Int {
-        let e = try fields.entity(range, r)
+        let e = try fields.entity(range, r, expected: allowed)
         if let allowed, !schema.entities[allowed].closure.contains(e) { throw GiveUp() }
         return e
     }

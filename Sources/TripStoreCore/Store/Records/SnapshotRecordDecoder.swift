@@ -330,8 +330,11 @@ struct SnapshotRecordDecoder {
         return true
     }
 
-    func entity(_ range: Range<Int>, _ r: JSONReader) throws(GiveUp) -> Int {
-        for (e, name) in entityNames.enumerated() where r.bytes(range, equal: name) { return e }
+    /// The entity named by `range`; `expected` is tried first (a nested
+    /// envelope's type is mostly its relationship's destination).
+    func entity(_ range: Range<Int>, _ r: JSONReader, expected: Int? = nil) throws(GiveUp) -> Int {
+        if let expected, r.bytes(range, equal: entityNames[expected]) { return expected }
+        for e in entityNames.indices where r.bytes(range, equal: entityNames[e]) { return e }
         throw GiveUp()
     }
 
