@@ -184,35 +184,39 @@ struct BulkLinks {
         }
     }
 
-    /// Writes the lists into the records, which the table now owns, in the
-    /// order of their owners' rows (`rowOf` by input order): list numbers
-    /// then follow the rows, and the snapshot and image writers, which go
-    /// through the rows in order, read the lists front to back.
+    /// Writes the lists into the records, which the table now owns. Their
+    /// numbers follow their owners' rows (`rowOf` by input order), so that
+    /// the snapshot and image writers, which go through the rows in order,
+    /// read the lists front to back; they are written in input order, in
+    /// which the records and their targets lie in memory.
     func fill(_ table: ObjectTable, rowOf: [RowID]) {
         let given = givenLists.count, total = given + derivedSlots.count
         func owner(_ i: Int) -> Int { Int(rowOf[i < given ? givenLists[i].key >> 16 : derivedOwners[i - given]]) }
-        // A counting sort by owner row, each row's lists in the order they came.
-        var next = [Int32](repeating: 0, count: rowOf.count + 1)
-        for i in 0..<total { next[owner(i) + 1] += 1 }
-        for r in 0..<rowOf.count { next[r + 1] += next[r] }
-        var order = [Int32](repeating: 0, count: total)
-        for i in 0..<total {
-            let r = owner(i)
-            order[Int(next[r])] = Int32(i)
-            next[r] += 1
-        }
-        for i in order.lazy.map({ Int($0) }) {
-            guard i < given else {
-                derivedLists[i - given].withUnsafeBufferPointer { table.fill(derivedSlots[i - given], toMany: true, $0[...]) }
-                continue
-            }
+        /// The list's targets (empty ones get the shared empty list, number 0).
+        func targets(_ i: Int, _ body: (Slice<UnsafeBufferPointer<RowID>>) -> Void) {
+            guard i < given else { return derivedLists[i - given].withUnsafeBufferPointer { body($0[...]) } }
             let list = givenLists[i]
             if let more = extras[list.key] {
                 let all = (ordered.contains(list.key) ? [] : Array(resolved[list.chunk][list.first..<(list.first + list.count)])) + more.map(\.row)
-                all.withUnsafeBufferPointer { table.fill(list.slot, toMany: true, $0[...]) }
+                return all.withUnsafeBufferPointer { body($0[...]) }
+            }
+            resolved[list.chunk].withUnsafeBufferPointer { body($0[list.first..<(list.first + list.count)]) }
+        }
+        func isEmpty(_ i: Int) -> Bool { i < given && givenLists[i].count == 0 && extras[givenLists[i].key] == nil }
+        // Numbers by a counting sort on the owner row, each row's lists in the order they came.
+        var next = [Int32](repeating: 0, count: rowOf.count + 1)
+        for i in 0..<total where !isEmpty(i) { next[owner(i) + 1] += 1 }
+        for r in 0..<rowOf.count { next[r + 1] += next[r] }
+        let first = table.lists.appendEmpty(Int(next[rowOf.count]))
+        for i in 0..<total {
+            guard !isEmpty(i) else {
+                table.fill(givenLists[i].slot, toMany: true, UnsafeBufferPointer<RowID>(start: nil, count: 0)[...])
                 continue
             }
-            resolved[list.chunk].withUnsafeBufferPointer { table.fill(list.slot, toMany: true, $0[list.first..<(list.first + list.count)]) }
+            let r = owner(i)
+            let number = first + Int(next[r])
+            next[r] += 1
+            targets(i) { table.fill(i < given ? givenLists[i].slot : derivedSlots[i - given], list: number, $0) }
         }
     }
 }

@@ -571,6 +571,13 @@ package final class ObjectTable: ObjectLookup {
         }
     }
 
+    /// Sets a to-many slot to list `number` (made empty by `RelationshipLists.appendEmpty`), holding `targets`.
+    @inline(__always) func fill(_ p: UnsafeMutableRawPointer, list number: Int, _ targets: Slice<UnsafeBufferPointer<RowID>>) {
+        lists[number] = Array(targets)
+        p.storeBytes(of: RecordTag.toMany, as: UInt8.self)
+        (p + 1).storeBytes(of: Int32(number).littleEndian, as: Int32.self)
+    }
+
     @inline(__always) func fill(_ p: UnsafeMutableRawPointer, toOne target: RowID) {
         p.storeBytes(of: RecordTag.toOne, as: UInt8.self)
         (p + 1).storeBytes(of: target.littleEndian, as: Int32.self)

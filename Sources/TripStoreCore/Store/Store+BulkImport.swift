@@ -281,21 +281,22 @@ struct BulkObjects {
         for (row, g) in sorted.enumerated() { rowOf[Int(g)] = RowID(row) }
     }
 
-    /// `keyed` in id order: a radix sort on the prefixes (16 bits a pass, a
+    /// `keyed` in id order: a radix sort on the prefixes (a byte a pass, so
+    /// that each pass writes to few places at once even past the caches; a
     /// pass skipped where every prefix has the same digit), then each run of
     /// equal prefixes by the whole id.
     static func sortedByID(_ keyed: [(prefix: UInt64, g: Int32)], records: RecordPointers) -> [(prefix: UInt64, g: Int32)] {
         let n = keyed.count
         var a = keyed, b = keyed
-        var counts = [Int](repeating: 0, count: 1 << 16)
+        var counts = [Int](repeating: 0, count: 256)
         var inB = false
-        for shift in stride(from: UInt64(0), to: 64, by: 16) {
+        for shift in stride(from: UInt64(0), to: 64, by: 8) {
             let moved = a.withUnsafeMutableBufferPointer { a in
                 b.withUnsafeMutableBufferPointer { b in
                     counts.withUnsafeMutableBufferPointer { counts in
                         let (from, to) = inB ? (b, a) : (a, b)
                         counts.update(repeating: 0)
-                        for e in from { counts[Int((e.prefix >> shift) & 0xFFFF)] += 1 }
+                        for e in from { counts[Int((e.prefix >> shift) & 0xFF)] += 1 }
                         if counts.contains(n) { return false }
                         var total = 0
                         for d in 0..<counts.count {
@@ -304,7 +305,7 @@ struct BulkObjects {
                             total += c
                         }
                         for e in from {
-                            let d = Int((e.prefix >> shift) & 0xFFFF)
+                            let d = Int((e.prefix >> shift) & 0xFF)
                             to[counts[d]] = e
                             counts[d] += 1
                         }

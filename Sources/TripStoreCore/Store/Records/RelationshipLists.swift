@@ -53,6 +53,13 @@ final class RelationshipLists {
         return count - 1
     }
 
+    /// Adds `k` empty lists, to be set by number; the first one's number.
+    func appendEmpty(_ k: Int) -> Int {
+        let first = count
+        made.append(contentsOf: repeatElement([], count: k))
+        return first
+    }
+
     private func mapped(_ n: Int) -> [RowID] {
         let g = n >> RelationshipLists.groupShift
         if let lists = copied[g] { return lists[n & (RelationshipLists.groupSize - 1)] }
