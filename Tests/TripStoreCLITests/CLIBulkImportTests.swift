@@ -20,7 +20,7 @@ import TripStoreCLI
         for (name, text) in Self.inputs {
             let folder = CLIRunner.scratch()
             let file = folder + "/input.json"
-            try text.write(toFile: file, atomically: true, encoding: .utf8)
+            try text.write(toFile: file, atomically: false, encoding: .utf8)
             var results: [CLIRunner.Result] = []
             var exports: [String] = []
             // The largest bar there is turns the bulk path off (and overflows nothing).
@@ -46,7 +46,7 @@ import TripStoreCLI
         let folder = CLIRunner.scratch()
         let file = folder + "/input.json"
         let items = (0..<2000).map { #"{"type":"BucketListItem","id":"item-\#($0)","data":{"title":"something to do, number \#($0)","isCompleted":false}}"# }
-        try ("[" + items.joined(separator: ",") + "]").write(toFile: file, atomically: true, encoding: .utf8)
+        try ("[" + items.joined(separator: ",") + "]").write(toFile: file, atomically: false, encoding: .utf8)
         for bar in ["1", "\(Int.max)"] {
             let store = CLIRunner.scratch() + "/store"
             // 64 blocks of 512 bytes (or 1024) at most per file; the signal for a bigger write ignored, so the write fails.
@@ -61,10 +61,10 @@ import TripStoreCLI
     @Test func aFailedImportLeavesAnExistingStoreAlone() throws {
         let folder = CLIRunner.scratch()
         let store = folder + "/store", file = folder + "/input.json"
-        try Self.inputs[0].1.write(toFile: file, atomically: true, encoding: .utf8)
+        try Self.inputs[0].1.write(toFile: file, atomically: false, encoding: .utf8)
         #expect(CLIRunner.run(["import", file], store: store).code == 0)
         let before = try FileManager.default.contentsOfDirectory(atPath: store).sorted()
-        try Self.inputs[2].1.write(toFile: file, atomically: true, encoding: .utf8)
+        try Self.inputs[2].1.write(toFile: file, atomically: false, encoding: .utf8)
         #expect(CLIRunner.run(["import", file], store: store).code == 1)
         #expect(try FileManager.default.contentsOfDirectory(atPath: store).sorted() == before)
         #expect(CLIRunner.run(["query", "is Trip", "--count"], store: store).out == "1\n")
@@ -75,7 +75,7 @@ import TripStoreCLI
     @Test func verifyNotesAndRepairRemovesLeftovers() throws {
         let folder = CLIRunner.scratch()
         let store = folder + "/store", file = folder + "/input.json"
-        try Self.inputs[0].1.write(toFile: file, atomically: true, encoding: .utf8)
+        try Self.inputs[0].1.write(toFile: file, atomically: false, encoding: .utf8)
         #expect(CLIRunner.run(["import", file], store: store, env: ["TRIPSTORE_SNAPSHOT_COMMIT_CHANGES": "1"]).code == 0)
         let leftover = store + "/snapshot-1.image.tmp"
         try "torn".write(toFile: leftover, atomically: false, encoding: .utf8)

@@ -111,8 +111,8 @@ final class TVSpecial: Production {
 
         let schemaFile = CLIRunner.scratch() + "/films.schema.json"
         let exportFile = CLIRunner.scratch() + "/films.json"
-        try schemaJSON.out.write(toFile: schemaFile, atomically: true, encoding: .utf8)
-        try export.out.write(toFile: exportFile, atomically: true, encoding: .utf8)
+        try schemaJSON.out.write(toFile: schemaFile, atomically: false, encoding: .utf8)
+        try export.out.write(toFile: exportFile, atomically: false, encoding: .utf8)
         let copy = CLIRunner.scratch() + "/copy"
         let imported = CLIRunner.run(["--schema", schemaFile, "import", exportFile], store: copy)
         #expect(imported.code == 0, "\(imported.err)")
@@ -145,7 +145,7 @@ final class TVSpecial: Production {
         ]
         for (k, (text, expected)) in cases.enumerated() {
             let file = dir + "/schema-\(k).json"
-            try text.write(toFile: file, atomically: true, encoding: .utf8)
+            try text.write(toFile: file, atomically: false, encoding: .utf8)
             let store = dir + "/store-\(k)"
             let r = CLIRunner.run(["--schema", file, "import", "-"], store: store, stdin: "[]")
             #expect(r.code == 1, "\(text)")
@@ -158,7 +158,7 @@ final class TVSpecial: Production {
         let folder = try makeFilmStore()
         let other = CLIRunner.scratch() + "/other.json"
         try #"{"entities":[{"name":"Production","attributes":[{"name":"title","type":"int"}]}]}"#
-            .write(toFile: other, atomically: true, encoding: .utf8)
+            .write(toFile: other, atomically: false, encoding: .utf8)
         let r = CLIRunner.run(["--schema", other, "query", "--count"], store: folder)
         #expect(r.code == 1)
         #expect(r.err.contains("the store's schema differs from this program's: "))
@@ -171,7 +171,7 @@ final class TVSpecial: Production {
         let folder = try makeFilmStore()
         let added = extendTVSpecial(run(["schema", "--format", "json"], folder).out)
         let file = CLIRunner.scratch() + "/added.json"
-        try added.write(toFile: file, atomically: true, encoding: .utf8)
+        try added.write(toFile: file, atomically: false, encoding: .utf8)
         let r = CLIRunner.run(["--schema", file, "import", "-"], store: folder,
                               stdin: #"[{"type":"TVSpecial","id":"tv2","data":{"title":"Late show","network":"ITV","host":"Sam"}}]"#)
         #expect(r.code == 0, "\(r.err)")
@@ -202,7 +202,7 @@ final class TVSpecial: Production {
     @Test func aStoreFromBeforeTheRecordNamesTheWayOut() throws {
         let folder = try makeFilmStore()
         let schemaFile = CLIRunner.scratch() + "/films.json"
-        try run(["schema", "--format", "json"], folder).out.write(toFile: schemaFile, atomically: true, encoding: .utf8)
+        try run(["schema", "--format", "json"], folder).out.write(toFile: schemaFile, atomically: false, encoding: .utf8)
         try FileManager.default.removeItem(atPath: folder + "/schema.json")
         let r = run(["query", "--count"], folder)
         #expect(r.code == 1)
@@ -241,7 +241,7 @@ final class TVSpecial: Production {
         let folder = try makeFilmStore()
         let old = try #require(try Store.recordedSchema(in: folder))
         let file = CLIRunner.scratch() + "/added.json"
-        try extendTVSpecial(run(["schema", "--format", "json"], folder).out).write(toFile: file, atomically: true, encoding: .utf8)
+        try extendTVSpecial(run(["schema", "--format", "json"], folder).out).write(toFile: file, atomically: false, encoding: .utf8)
         #expect(CLIRunner.run(["--schema", file, "import", "-"], store: folder,
                               stdin: #"[{"type":"TVSpecial","id":"tv2","data":{"title":"Late","network":"ITV","host":"Sam"}}]"#).code == 0)
         // A reader that read the record before the writer extended it.
@@ -257,7 +257,7 @@ final class TVSpecial: Production {
         let dir = CLIRunner.scratch()
         let schema = dir + "/inverse.json"
         try #"{"entities":[{"name":"A","relationships":[{"name":"bs","destination":"B","toMany":true,"inverse":"a","deleteRule":"cascade"}]},{"name":"B","relationships":[{"name":"a","destination":"A"}]}]}"#
-            .write(toFile: schema, atomically: true, encoding: .utf8)
+            .write(toFile: schema, atomically: false, encoding: .utf8)
         let store = dir + "/store"
         let r = CLIRunner.run(["--schema", schema, "import", "-"], store: store,
                               stdin: #"[{"type":"A","id":"a","data":{"bs":[{"id":"b"}]}},{"type":"B","id":"b","data":{}}]"#)
@@ -273,7 +273,7 @@ final class TVSpecial: Production {
         let folder = try makeFilmStore()
         #expect(run(["compact"], folder).code == 0)
         let file = CLIRunner.scratch() + "/added.json"
-        try extendTVSpecial(run(["schema", "--format", "json"], folder).out).write(toFile: file, atomically: true, encoding: .utf8)
+        try extendTVSpecial(run(["schema", "--format", "json"], folder).out).write(toFile: file, atomically: false, encoding: .utf8)
         #expect(CLIRunner.run(["--schema", file, "update", "--where", #"title == "Gala""#, "--set", "host=Sam"], store: folder).code == 0)
         let v = run(["verify"], folder)
         #expect(v.code == 0, "\(v.err)")
@@ -291,7 +291,7 @@ final class TVSpecial: Production {
         for (k, (text, expected)) in changes.enumerated() {
             #expect(text != original, "case \(k) changed nothing")
             let file = CLIRunner.scratch() + "/changed.json"
-            try text.write(toFile: file, atomically: true, encoding: .utf8)
+            try text.write(toFile: file, atomically: false, encoding: .utf8)
             let r = CLIRunner.run(["--schema", file, "update", "--where", #"title == "Gala""#, "--set", "network=ITV"], store: folder)
             #expect(r.code == 1 && r.err.contains(expected), "\(r.err)")
         }
@@ -303,7 +303,7 @@ final class TVSpecial: Production {
         let crashed = CLIRunner.scratch() + "/crashed"
         try FileManager.default.createDirectory(atPath: crashed, withIntermediateDirectories: true)
         try FileManager.default.copyItem(atPath: folder + "/schema.json", toPath: crashed + "/schema.json")
-        try "partial".write(toFile: crashed + "/snapshot-1.jsonl.tmp", atomically: true, encoding: .utf8)
+        try "partial".write(toFile: crashed + "/snapshot-1.jsonl.tmp", atomically: false, encoding: .utf8)
         #expect(run(["query", "--count"], crashed).code == 1)  // no store yet
         let r = run(["import", CLIRunner.projectRoot + "/SampleData/trips.json"], crashed)
         #expect(r.code == 0, "\(r.err)")
@@ -325,7 +325,7 @@ final class TVSpecial: Production {
         let dir = CLIRunner.scratch()
         let schema = dir + "/s.json"
         try #"{"entities":[{"name":"A","attributes":[{"name":"type","type":"string"},{"name":"id","type":"int"}]}]}"#
-            .write(toFile: schema, atomically: true, encoding: .utf8)
+            .write(toFile: schema, atomically: false, encoding: .utf8)
         let store = dir + "/store"
         #expect(CLIRunner.run(["--schema", schema, "import", "-"], store: store,
                               stdin: #"[{"type":"A","id":"a1","data":{"type":"X","id":7}}]"#).code == 0)

@@ -111,7 +111,7 @@ import TripStoreModels
         let gap = CLIRunner.run(["apply", "-"], store: other, stdin: lines[0] + "\n" + lines[2] + "\n")
         #expect(gap.code == 1 && gap.err.contains("line 2: token 3 does not follow token 1"), "\(gap.err)")
         let file = CLIRunner.scratch() + "/gap.jsonl"
-        try (lines[0] + "\n" + lines[2] + "\n").write(toFile: file, atomically: true, encoding: .utf8)
+        try (lines[0] + "\n" + lines[2] + "\n").write(toFile: file, atomically: false, encoding: .utf8)
         let fresh = CLIRunner.scratch() + "/fresh"
         #expect(CLIRunner.run(["apply", file], store: fresh).code == 1)
         #expect(CLIRunner.run(["stats"], store: fresh).code == 1, "a file with a gap changes nothing, not even its first line")

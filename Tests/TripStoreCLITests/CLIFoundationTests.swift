@@ -16,7 +16,7 @@ import TripStoreCLI
         try """
         [{"type":"Trp","id":"a","data":{}},
          {"type":"Trip","id":"b","data":{"name":"x","destination":"y","startDate":"soon","endDate":"2026-01-01"}}]
-        """.write(toFile: path, atomically: true, encoding: .utf8)
+        """.write(toFile: path, atomically: false, encoding: .utf8)
         let r = CLIRunner.run(["validate", path])
         #expect(r.code == 1)
         #expect(r.err.contains("record 1: unknown type 'Trp'"))
@@ -31,7 +31,7 @@ import TripStoreCLI
         {"type":"BucketListItem","id":"b2","data":{"title":"y","isCompleted":false,"trip":{"type":"BusinessTrip","id":"t"}}}
         {"type":"Trip","id":"t","data":{"name":"T","destination":"D","startDate":"2026-01-01","endDate":"2026-01-02"}}
         {"type":"Trip","id":"t","data":{"name":"T","destination":"D","startDate":"2026-01-01","endDate":"2026-01-02"}}
-        """.write(toFile: path, atomically: true, encoding: .utf8)
+        """.write(toFile: path, atomically: false, encoding: .utf8)
         let r = CLIRunner.run(["validate", path])
         #expect(r.code == 1)
         #expect(r.err == """

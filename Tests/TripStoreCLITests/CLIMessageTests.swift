@@ -38,7 +38,7 @@ import TripStoreCLI
     @Test func aSyntaxErrorInJSONLinesNamesTheLineOnceAndTheColumn() throws {
         let path = NSTemporaryDirectory() + "syntax-\(UUID().uuidString).jsonl"
         try #"{"type":"Trip","id":"a","data":{"name":"n","destination":"d","startDate":"2026-01-01","endDate":"2026-01-02"}}"#
-            .appending("\n{\"type\":\"Trip\", bad}\n").write(toFile: path, atomically: true, encoding: .utf8)
+            .appending("\n{\"type\":\"Trip\", bad}\n").write(toFile: path, atomically: false, encoding: .utf8)
         let r = CLIRunner.run(["validate", path])
         #expect(r.code == 1)
         #expect(r.err.contains("\(path): line 2: invalid JSON at column 17: expected a member name in double quotes but found 'b'\n"))
@@ -86,7 +86,7 @@ import TripStoreCLI
         try """
         {"type":"FamilyMember","id":"caf\u{E9}","data":{"name":"x"}}
         {"type":"PersonalTrip","id":"t1","data":{"name":"n","destination":"d","startDate":"2026-01-01","endDate":"2026-01-02","reason":"family","frequentFlyerCodes":[],"venuePasses":[],"familyMembers":[{"id":"caf\u{E9}"},{"id":"cafe\u{301}"}]}}
-        """.write(toFile: path, atomically: true, encoding: .utf8)
+        """.write(toFile: path, atomically: false, encoding: .utf8)
         let r = CLIRunner.run(["validate", path])
         #expect(r.code == 1)
         #expect(r.err.contains("lists id 'caf\u{E9}' twice"))

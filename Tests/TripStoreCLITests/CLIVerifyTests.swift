@@ -93,7 +93,7 @@ import TripStoreCLI
         let path = NSTemporaryDirectory() + "range-\(UUID().uuidString).json"
         try """
         [{"type":"BusinessTrip","id":"b1","data":{"name":"n","destination":"d","startDate":"2026-01-01","endDate":"2026-01-02","purpose":"p","expenseCode":"E","perDiemRate":1e400,"mileageRate":0.5}}]
-        """.write(toFile: path, atomically: true, encoding: .utf8)
+        """.write(toFile: path, atomically: false, encoding: .utf8)
         for command in [["validate", path], ["import", path]] {
             let r = CLIRunner.run(command, store: s)
             #expect(r.code == 1)
@@ -115,7 +115,7 @@ import TripStoreCLI
         let s = NSTemporaryDirectory() + "controls-\(UUID().uuidString)"
         let path = NSTemporaryDirectory() + "controls-\(UUID().uuidString).json"
         try #"[{"type":"Trip","id":"t1","data":{"name":"a\u001b[31mred\u0007\nb\tc\u007f\u0085","destination":"d","startDate":"2026-01-01","endDate":"2026-01-02"}}]"#
-            .write(toFile: path, atomically: true, encoding: .utf8)
+            .write(toFile: path, atomically: false, encoding: .utf8)
         #expect(CLIRunner.run(["import", path], store: s).code == 0)
         let escaped = #"a\u001b[31mred\u0007\u000ab\u0009c\u007f\u0085"#
         let table = CLIRunner.run(["query", "--format", "table", "--fields", "name"], store: s)
@@ -136,7 +136,7 @@ import TripStoreCLI
         try """
         {"type":"BucketListItem","id":"i1","data":{"title":"x","isCompleted":false}}
         {"type":"Trip","id":"t1","data":{"name":"n","destination":"d","startDate":"2026-01-01","endDate":"2026-01-02","bucketList":[{"id":"i1"},{"id":"i1"}]}}
-        """.write(toFile: path, atomically: true, encoding: .utf8)
+        """.write(toFile: path, atomically: false, encoding: .utf8)
         let r = CLIRunner.run(["import", path], store: s)
         #expect(r.code == 1)
         #expect(r.err.contains("line 2 at data.bucketList[1]: property 'bucketList' of Trip: lists id 'i1' twice"))
@@ -182,8 +182,8 @@ import TripStoreCLI
         let s = NSTemporaryDirectory() + "nfc-\(UUID().uuidString)"
         let a = NSTemporaryDirectory() + "nfc-\(UUID().uuidString).jsonl"
         let b = NSTemporaryDirectory() + "nfd-\(UUID().uuidString).jsonl"
-        try trip(nfc).write(toFile: a, atomically: true, encoding: .utf8)
-        try trip(nfd).write(toFile: b, atomically: true, encoding: .utf8)
+        try trip(nfc).write(toFile: a, atomically: false, encoding: .utf8)
+        try trip(nfd).write(toFile: b, atomically: false, encoding: .utf8)
         #expect(CLIRunner.run(["import", a], store: s).code == 0)
         #expect(CLIRunner.run(["import", b], store: s).code == 1)
         #expect(CLIRunner.run(["get", nfd], store: s).code == 0)
@@ -193,7 +193,7 @@ import TripStoreCLI
         #expect(CLIRunner.run(["delete", nfd], store: s).code == 0)
         #expect(CLIRunner.run(["query", "--count"], store: s).out == "0\n")
         let both = NSTemporaryDirectory() + "both-\(UUID().uuidString).jsonl"
-        try (trip(nfc) + "\n" + trip(nfd)).write(toFile: both, atomically: true, encoding: .utf8)
+        try (trip(nfc) + "\n" + trip(nfd)).write(toFile: both, atomically: false, encoding: .utf8)
         let r = CLIRunner.run(["import", both], store: s)
         #expect(r.code == 1)
         #expect(r.err.contains("appears twice"))
@@ -202,7 +202,7 @@ import TripStoreCLI
     @Test func anIdWithAControlCharacterIsAnInputError() throws {
         let s = NSTemporaryDirectory() + "ctl-\(UUID().uuidString)"
         let a = NSTemporaryDirectory() + "ctl-\(UUID().uuidString).jsonl"
-        try trip(#"a\u0007b"#).write(toFile: a, atomically: true, encoding: .utf8)
+        try trip(#"a\u0007b"#).write(toFile: a, atomically: false, encoding: .utf8)
         let r = CLIRunner.run(["import", a], store: s)
         #expect(r.code == 1)
         #expect(r.err.contains("must not hold control characters"))

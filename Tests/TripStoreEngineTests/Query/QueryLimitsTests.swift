@@ -39,7 +39,7 @@ import Testing
     @Test func aLockThatIsASymbolicLinkIsNotFollowed() throws {
         let folder = TestFolders.make("lock-link")
         let target = folder + "-target"
-        try "keep me".write(toFile: target, atomically: true, encoding: .utf8)
+        try "keep me".write(toFile: target, atomically: false, encoding: .utf8)
         try FileManager.default.createSymbolicLink(atPath: folder + "/tripstore.lock", withDestinationPath: target)
         #expect(throws: StoreError.self) { try Store.open(folder, schema: FilmSchema.schema, access: .write) }
         #expect(try String(contentsOfFile: target, encoding: .utf8) == "keep me")

@@ -16,7 +16,7 @@ import TripStoreModels
     func check(_ produced: String, _ name: String) throws {
         let path = Self.folder + "/" + name
         if ProcessInfo.processInfo.environment["UPDATE_GOLDEN"] != nil {
-            try produced.write(toFile: path, atomically: true, encoding: .utf8)
+            try produced.write(toFile: path, atomically: false, encoding: .utf8)
         }
         let expected = try String(contentsOfFile: path, encoding: .utf8)
         #expect(produced == expected, "\(name) differs from the golden file")
