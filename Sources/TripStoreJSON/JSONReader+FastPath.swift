@@ -41,6 +41,12 @@ extension JSONReader {
         guard peekByte() == UInt8(ascii: "\"") else { throw FastPathGiveUp() }
         let start = index + 1
         var i = start
+        // Eight bytes at a time while none ends the string or is one it may not hold.
+        while i + 8 <= buffer.count {
+            let word = UnsafeRawPointer(buffer.baseAddress! + i).loadUnaligned(as: UInt64.self)
+            if !JSONReader.isPlainASCII(word) { break }
+            i += 8
+        }
         while i < buffer.count {
             let b = buffer[i]
             if b == UInt8(ascii: "\"") { break }
@@ -50,6 +56,24 @@ extension JSONReader {
         guard i < buffer.count else { throw FastPathGiveUp() }
         index = i + 1
         return start..<i
+    }
+
+    /// The high bit of the bytes of `word` that are a control character,
+    /// `"` or `\\`, and maybe of bytes above one that is (so: zero exactly
+    /// when there is none).
+    @inlinable @inline(__always) package static func escapeMarks(_ word: UInt64) -> UInt64 {
+        let ones: UInt64 = 0x0101_0101_0101_0101, high: UInt64 = 0x8080_8080_8080_8080
+        let quote = word ^ (ones &* 0x22), backslash = word ^ (ones &* 0x5C)
+        let below = (word &- ones &* 0x20) & ~word
+        let zeroQuote = (quote &- ones) & ~quote
+        let zeroBackslash = (backslash &- ones) & ~backslash
+        return (below | zeroQuote | zeroBackslash) & high
+    }
+
+    /// Whether eight bytes are all ASCII that a JSON string holds as it is:
+    /// no control character, `"`, `\\`, nor a byte past ASCII.
+    @inlinable @inline(__always) package static func isPlainASCII(_ word: UInt64) -> Bool {
+        (escapeMarks(word) | word) & 0x8080_8080_8080_8080 == 0
     }
 
     /// Whether the bytes in `range` are `name`.

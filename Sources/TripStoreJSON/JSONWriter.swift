@@ -183,15 +183,10 @@ package struct JSONWriter: Sendable {
 
     private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 
-    /// Whether one of eight bytes is a control character, `"` or `\`
+    /// Whether one of eight bytes is a control character, `"` or `\\`
     /// (exact: a word with none of them never answers true).
     @inline(__always) static func mayNeedEscape(_ word: UInt64) -> Bool {
-        let ones: UInt64 = 0x0101_0101_0101_0101, high: UInt64 = 0x8080_8080_8080_8080
-        let quote = word ^ (ones &* 0x22), backslash = word ^ (ones &* 0x5C)
-        let below = (word &- ones &* 0x20) & ~word
-        let zeroQuote = (quote &- ones) & ~quote
-        let zeroBackslash = (backslash &- ones) & ~backslash
-        return (below | zeroQuote | zeroBackslash) & high != 0
+        JSONReader.escapeMarks(word) != 0
     }
 
     package mutating func appendQuoted(_ s: String) {

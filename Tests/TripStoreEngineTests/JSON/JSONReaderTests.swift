@@ -90,6 +90,25 @@ import Testing
     /// Strings are quoted eight bytes at a time where nothing needs an
     /// escape: every byte value, at every place in a word, still gets the
     /// escape a byte-at-a-time writer gives it (fixed seed).
+    /// The fast path reads a plain string (keys, ids, dates) eight bytes at
+    /// a time: any byte it may not hold, at any offset, still sends it back.
+    @Test func plainStringsStopAtEveryByteTheyMayNotHold() {
+        for special in 0...255 {
+            for at in 0..<24 {
+                var bytes = Array(repeating: UInt8(ascii: "a"), count: 24)
+                bytes[at] = UInt8(special)
+                let text = [0x22] + bytes + [0x22, 0x20]
+                let plain = special >= 0x20 && special < 0x80 && special != 0x5C
+                let expected: Range<Int>? = special == 0x22 ? 1..<(1 + at) : plain ? 1..<25 : nil
+                let got = text.withUnsafeBufferPointer { buf -> Range<Int>? in
+                    var r = JSONReader(buffer: buf)
+                    return try? r.plainString()
+                }
+                #expect(got == expected, "byte \(special) at \(at)")
+            }
+        }
+    }
+
     @Test func quotedStringsEscapeEveryByteThatNeedsIt() {
         func reference(_ bytes: [UInt8]) -> [UInt8] {
             var out: [UInt8] = [0x22]

@@ -346,6 +346,13 @@ struct SnapshotRecordDecoder {
         var i = start
         let buf = r.buffer
         while i < buf.count {
+            // Eight bytes at a time while all are plain ASCII that needs no escape.
+            while i + 8 <= buf.count {
+                let word = UnsafeRawPointer(buf.baseAddress! + i).loadUnaligned(as: UInt64.self)
+                if !JSONReader.isPlainASCII(word) { break }
+                i += 8
+            }
+            guard i < buf.count else { break }
             let b = buf[i]
             if b == UInt8(ascii: "\"") {
                 out.varint(i - start)
