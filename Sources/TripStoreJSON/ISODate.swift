@@ -147,25 +147,30 @@ public enum ISODate {
             days -= 1
         }
         let (y, m, d) = civilFromDays(days)
-        func put(_ v: Int64, _ width: Int) {
-            var div: Int64 = 1
-            for _ in 1..<width { div *= 10 }
-            var v = v
-            while div > 0 {
-                out.append(UInt8(48 + (v / div) % 10))
-                v %= div
-                div /= 10
+        // Formatted on the stack and appended once: a snapshot writes millions.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 40) { text in
+            var n = 0
+            func put(_ v: Int64, _ width: Int) {
+                var v = v
+                for k in stride(from: width - 1, through: 0, by: -1) {
+                    text[n + k] = UInt8(48 + v % 10)
+                    v /= 10
+                }
+                n += width
             }
+            func put(_ c: Unicode.Scalar) {
+                text[n] = UInt8(ascii: c)
+                n += 1
+            }
+            put(Int64(y), 4); put("-"); put(Int64(m), 2); put("-"); put(Int64(d), 2); put("T")
+            put(Int64(rem / 3600), 2); put(":"); put(Int64(rem / 60 % 60), 2); put(":"); put(Int64(rem % 60), 2)
+            if places > 0 && fraction != 0 {
+                put(".")
+                put(fraction, places)
+            }
+            put("Z")
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: text[0..<n]))
         }
-        put(Int64(y), 4); out.append(UInt8(ascii: "-")); put(Int64(m), 2); out.append(UInt8(ascii: "-")); put(Int64(d), 2)
-        out.append(UInt8(ascii: "T"))
-        put(Int64(rem / 3600), 2); out.append(UInt8(ascii: ":")); put(Int64(rem / 60 % 60), 2)
-        out.append(UInt8(ascii: ":")); put(Int64(rem % 60), 2)
-        if places > 0 && fraction != 0 {
-            out.append(UInt8(ascii: "."))
-            put(fraction, places)
-        }
-        out.append(UInt8(ascii: "Z"))
     }
 
     static func daysIn(month: Int, year: Int) -> Int {
