@@ -23,8 +23,9 @@ package enum EnvelopeWindows {
     /// following its strings and brackets: `body` must then read each range
     /// as exactly one whole element, and otherwise return false having kept
     /// nothing. Where a guess was wrong (a line held two elements), the
-    /// window is cut exactly and given to `body` again, and no window after
-    /// it is guessed.
+    /// window is cut exactly and given to `body` again, and windows read
+    /// after that are no longer guessed (the one already read ahead may
+    /// be, and is cut again the same way if it has to).
     ///
     /// Returns false when the input is not one array or JSON Lines (the strict
     /// reader then says what is wrong), or as soon as `body` returns false.

@@ -93,6 +93,8 @@ struct RecordBuffer: ~Copyable {
     /// known only once what follows it is written), moving what follows
     /// along when it takes more than that byte.
     mutating func insertVarint(_ v: Int, over offset: Int) {
+        // Nearly always one byte: no array for its digits.
+        if v < 0x80 { return base.storeBytes(of: UInt8(v), toByteOffset: offset, as: UInt8.self) }
         var digits: [UInt8] = []
         var u = UInt64(v)
         while u >= 0x80 {
