@@ -60,6 +60,24 @@ package enum FileIO {
         return done
     }
 
+    /// Turns `O_DIRECT` on or off; whether it is on afterwards.
+    package static func setDirect(_ fd: Int32, _ on: Bool) -> Bool {
+        #if os(Linux) && (arch(x86_64) || arch(arm64))
+        // Glibc leaves O_DIRECT out of its module (it needs _GNU_SOURCE); its value differs by architecture.
+        #if arch(x86_64)
+        let odirect: Int32 = 0o40000
+        #else
+        let odirect: Int32 = 0o200000
+        #endif
+        let flags = fcntl(fd, F_GETFL)
+        guard flags >= 0 else { return false }
+        let wanted = on ? flags | odirect : flags & ~odirect
+        return fcntl(fd, F_SETFL, wanted) == 0 && on
+        #else
+        return false
+        #endif
+    }
+
     /// The size of an open file.
     package static func size(_ fd: Int32, path: String) throws -> Int {
         var st = stat()

@@ -47,7 +47,7 @@ package final class StreamingFileWriter: @unchecked Sendable {
         self.path = path
         self.offset = offset
         for _ in 0..<3 { buffers.append(.allocate(byteCount: Self.bufferSize, alignment: Self.alignment)) }
-        direct = Self.setDirect(fd, true)
+        direct = FileIO.setDirect(fd, true)
     }
 
     deinit {
@@ -86,7 +86,7 @@ package final class StreamingFileWriter: @unchecked Sendable {
             // The last bytes are rarely a whole block: they go through the page cache.
             let whole = length / Self.alignment * Self.alignment
             self.write(buffer, length: whole, at: at)
-            if self.direct { self.direct = Self.setDirect(self.fd, false) }
+            if self.direct { self.direct = FileIO.setDirect(self.fd, false) }
             self.write(buffer + whole, length: length - whole, at: at + whole)
         }
         offset += used
@@ -119,7 +119,7 @@ package final class StreamingFileWriter: @unchecked Sendable {
                 if code == EINTR { continue }
                 if code == EINVAL && direct {
                     // An alignment this disk does not take: the page cache after all.
-                    direct = Self.setDirect(fd, false)
+                    direct = FileIO.setDirect(fd, false)
                     if !direct { continue }
                 }
                 failure = IOError(operation: "write", path: path, code: code)
@@ -127,23 +127,5 @@ package final class StreamingFileWriter: @unchecked Sendable {
             }
             done += n
         }
-    }
-
-    /// Turns `O_DIRECT` on or off; whether it is on afterwards.
-    private static func setDirect(_ fd: Int32, _ on: Bool) -> Bool {
-        #if os(Linux) && (arch(x86_64) || arch(arm64))
-        // Glibc leaves O_DIRECT out of its module (it needs _GNU_SOURCE); its value differs by architecture.
-        #if arch(x86_64)
-        let odirect: Int32 = 0o40000
-        #else
-        let odirect: Int32 = 0o200000
-        #endif
-        let flags = fcntl(fd, F_GETFL)
-        guard flags >= 0 else { return false }
-        let wanted = on ? flags | odirect : flags & ~odirect
-        return fcntl(fd, F_SETFL, wanted) == 0 && on
-        #else
-        return false
-        #endif
     }
 }

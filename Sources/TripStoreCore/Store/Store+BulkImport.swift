@@ -48,7 +48,8 @@ extension Store {
         var chunks: [ImportRecordDecoder.Chunk] = []
         var envelopes = 0
         // The decoder reads each range as exactly one envelope, or gives up: the input may be cut at its newlines.
-        let whole = try EnvelopeWindows.forEach(window: window, guessLines: true, read: { try FileIO.read(fd, into: $0, path: path) }) { window, ranges in
+        let input = StreamingFileReader(fd: fd, path: path)
+        let whole = try EnvelopeWindows.forEach(window: window, guessLines: true, read: { try input.read(into: $0) }) { window, ranges in
             let decoded = ImportRecordDecoder.decodeInParallel(ranges, in: window, schema: schema)
             guard !decoded.contains(where: \.gaveUp) else {
                 for c in decoded { c.discard() }

@@ -280,6 +280,42 @@ struct StreamingIOTests {
     /// The image is written so: its first page through the page cache on one
     /// descriptor, the rest from a page boundary on through a streaming
     /// writer on another; the file holds both, byte for byte.
+    /// The import's reader gives the file's bytes whichever way each 4 MB
+    /// comes (from the page cache, or past it where some of it is not
+    /// cached) and however much the caller asks for at a time.
+    @Test func streamingFileReaderReadsTheBytesOfTheFile() throws {
+        let folder = TestFolders.make("streaming-reader")
+        var rng = Random(state: 23)
+        for total in [0, 1, 4095, 4096, 4097, (4 << 20) - 1, 4 << 20, (4 << 20) + 1, (9 << 20) + 123] {
+            let path = folder + "/file-\(total)"
+            let bytes = (0..<total).map { UInt8(truncatingIfNeeded: $0 &* 29 &+ $0 >> 10) }
+            let fd = try FileIO.open(path, O_RDWR | O_CREAT | O_TRUNC)
+            try bytes.withUnsafeBytes { try FileIO.writeAll(fd, $0, at: 0, path: path) }
+            try FileIO.fsync(fd, path: path)
+            FileIO.close(fd)
+            for evict in [false, true] {
+                let fd = try FileIO.openRegular(path)
+                defer { FileIO.close(fd) }
+                // Out of the page cache: every other 4 MB, and a page here and there.
+                if evict {
+                    for at in stride(from: 0, to: total, by: 8 << 20) { _ = posix_fadvise(fd, off_t(at), 4 << 20, POSIX_FADV_DONTNEED) }
+                    for at in stride(from: 4096 * 3, to: total, by: 1 << 20) { _ = posix_fadvise(fd, off_t(at), 4096, POSIX_FADV_DONTNEED) }
+                }
+                let input = StreamingFileReader(fd: fd, path: path)
+                var read: [UInt8] = []
+                var chunk = [UInt8](repeating: 0, count: 5 << 20)
+                while true {
+                    let want = 1 + rng.next(rng.next(2) == 0 ? 5000 : chunk.count)
+                    let n = try chunk.withUnsafeMutableBytes { try input.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[0..<want])) }
+                    read += chunk[0..<n]
+                    if n < want { break }
+                }
+                #expect(read == bytes, "\(total) bytes, evicted: \(evict)")
+                #expect(try chunk.withUnsafeMutableBytes { try input.read(into: $0) } == 0)
+            }
+        }
+    }
+
     @Test func streamingFileWriterWritesFromAPageOn() throws {
         let folder = TestFolders.make("streaming-writer-offset")
         for (start, total) in [(4096, 0), (4096, 1), (8192, 4096), (4096, (4 << 20) + 77), (12288, (9 << 20) + 5)] {
