@@ -19,11 +19,20 @@ struct RecordBuffer: ~Copyable {
 
     init(capacity: Int = 256) {
         self.capacity = max(64, capacity)
-        base = UnsafeMutableRawPointer.allocate(byteCount: self.capacity, alignment: 16)
-        if self.capacity >= 8 << 20 { MemoryTuning.preferHugePages(base, byteCount: self.capacity) }
+        base = RecordBuffer.allocate(self.capacity)
     }
 
     deinit { base.deallocate() }
+
+    /// Records are read in id order, all over their buffers: a buffer of
+    /// 2 MB or more starts on a 2 MB boundary and asks for 2 MB pages.
+    private static func allocate(_ capacity: Int) -> UnsafeMutableRawPointer {
+        let huge = 2 << 20
+        guard capacity >= huge else { return .allocate(byteCount: capacity, alignment: 16) }
+        let p = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: huge)
+        MemoryTuning.preferHugePages(p, byteCount: capacity)
+        return p
+    }
 
     /// Gives up the memory: the caller deallocates it (the arena, on its own deinit).
     consuming func release() -> (UnsafeMutableRawPointer, Int) {
@@ -44,8 +53,7 @@ struct RecordBuffer: ~Copyable {
     private mutating func grow(_ needed: Int) {
         var c = capacity
         while c < needed { c = c < (64 << 20) ? c * 2 : c + c / 2 }
-        let bigger = UnsafeMutableRawPointer.allocate(byteCount: c, alignment: 16)
-        if c >= 8 << 20 { MemoryTuning.preferHugePages(bigger, byteCount: c) }
+        let bigger = RecordBuffer.allocate(c)
         bigger.copyMemory(from: base, byteCount: count)
         base.deallocate()
         base = bigger
