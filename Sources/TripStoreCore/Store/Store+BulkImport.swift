@@ -108,8 +108,11 @@ extension Store {
         defer { _ = history.wait() }
         // From here on the table changes: nothing gives up.
         defer { plan.releaseWorkingState() }
-        let objects = plan.adopt(into: table), n = objects.count
+        var objects = plan.adopt(into: table)
+        let n = objects.count, rowOf = objects.rowOf
         let columns = objects.inIDOrder()
+        // Only `rowOf` is needed from here on: what the rest held is reused for the rows and lists.
+        objects = BulkObjects()
         guard table.adoptRowsInIDOrder(n, entities: columns.entities, locators: columns.locators, prefixes: columns.prefixes) == nil else {
             needsReopen = true
             throw StoreError.damaged(file: files.folder, line: nil, detail: "the imported objects could not be ordered by id; open the store again",
@@ -117,7 +120,7 @@ extension Store {
         }
         for row in 0..<n { indexes.appendType(RowID(row), Int(columns.entities[row])) }
         Trace.mark("bulk: rows in id order")
-        plan.links.fill(table, rowOf: objects.rowOf)
+        plan.links.fill(table, rowOf: rowOf)
         Trace.mark("bulk: fill lists")
         // The snapshot's encoders can use what decoding and linking held.
         plan.releaseWorkingState()
@@ -198,10 +201,15 @@ public final class BulkImportPlan {
         self.links = links
     }
 
-    /// Hands the records to the table's arena; the objects with their locators.
+    /// Hands the records to the table's arena; the objects with their
+    /// locators, which the plan no longer holds (nor the chunks' bookkeeping,
+    /// which the links do not need), so that their memory goes as soon as the
+    /// caller is done with them.
     func adopt(into table: ObjectTable) -> BulkObjects {
         spent = true
         objects.adopt(&chunks, into: table)
+        chunks = []
+        defer { objects = BulkObjects() }
         return objects
     }
 
@@ -412,8 +420,17 @@ public struct BulkImportResult: Sendable, Equatable {
 /// A bulk import's transaction as history keeps it, without a `Change` per
 /// object (about 150 bytes each): its snapshot history line, grouped by type.
 enum BulkInsertHistory {
-    /// The line's bytes (with its newline) and their checksum.
-    typealias Line = (bytes: [UInt8], crc: UInt32)
+    /// The line's bytes (with its newline) in blocks of about a megabyte,
+    /// and their checksum. Blocks, because the line of a million-trip import
+    /// is 330 MB: one piece of that size would take fresh memory where
+    /// smaller ones fill what sorting and linking have freed.
+    struct Line {
+        var blocks: [[UInt8]] = []
+        var count = 0
+        var crc: UInt32 = 0
+    }
+
+    static let blockSize = 1 << 20
 
     /// Starts encoding the line on a thread of its own: each run is a type
     /// and its objects (indexes into `records`) in input order.
@@ -427,7 +444,15 @@ enum BulkInsertHistory {
                 firstOfRun.append(total)
                 total += run.objects.count
             }
-            var w = JSONWriter(capacity: 1024 + objects.count * 48)
+            var line = Line()
+            func drain(_ w: inout JSONWriter) {
+                line.crc = w.bytes.withUnsafeBytes { CRC32C.checksum($0, continuing: line.crc) }
+                line.count += w.bytes.count
+                line.blocks.append(w.bytes)
+                // A new block of the same size; the one handed over keeps its bytes.
+                w.bytes.removeAll(keepingCapacity: true)
+            }
+            var w = JSONWriter(capacity: blockSize + 4096)
             HistoryCoding.appendInserts(token: token, timestamp: timestamp, author: author,
                                         runs: runs.map { ($0.type, $0.objects.count) },
                                         id: { n, k in
@@ -435,9 +460,10 @@ enum BulkInsertHistory {
                                             let i = firstOfRun[n] + k
                                             if i + 16 < objects.count { Prefetch.read(records.records[Int(objects[i + 16])]) }
                                             return records.id(Int(objects[i]))
-                                        }, to: &w)
+                                        }, to: &w, drainEvery: blockSize, drain: drain)
             w.bytes.append(0x0A)
-            return (w.bytes, w.bytes.withUnsafeBytes { CRC32C.checksum($0) })
+            drain(&w)
+            return line
         }
     }
 }

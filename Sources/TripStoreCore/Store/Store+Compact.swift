@@ -115,8 +115,8 @@ extension Store {
         if let inserts {
             flush(force: true)
             let line = inserts.wait()
-            crc = CRC32C.combine(crc, line.crc, lengthOfB: line.bytes.count)
-            out.write(line.bytes)
+            crc = CRC32C.combine(crc, line.crc, lengthOfB: line.count)
+            for block in line.blocks { out.write(block) }
         }
         let historyCount = history.count + (inserts == nil ? 0 : 1)
         flush(force: true)

@@ -212,9 +212,11 @@ package enum HistoryCoding {
     /// The line `appendCompact(groupInserts: true)` writes for a transaction
     /// of inserts only, byte for byte, from runs of one type each (`id(run,
     /// k)` is the k-th id of a run) instead of a `Change` per object: a bulk
-    /// import's history.
+    /// import's history. Whenever `w` holds `drainEvery` bytes or more
+    /// between two ids it is handed to `drain`, which takes its bytes away.
     package static func appendInserts(token: Int64, timestamp: Double, author: String, runs: [(type: String, count: Int)],
-                                      id: (Int, Int) -> UnsafeRawBufferPointer, to w: inout JSONWriter) {
+                                      id: (Int, Int) -> UnsafeRawBufferPointer, to w: inout JSONWriter,
+                                      drainEvery: Int = .max, drain: (inout JSONWriter) -> Void = { _ in }) {
         w.bytes.append(contentsOf: tokenKey)
         w.appendInteger(token)
         w.bytes.append(contentsOf: timestampKey)
@@ -238,6 +240,7 @@ package enum HistoryCoding {
             for k in 0..<run.count {
                 if k > 0 { w.bytes.append(UInt8(ascii: ",")) }
                 w.appendQuoted(utf8: id(n, k))
+                if w.bytes.count >= drainEvery { drain(&w) }
             }
             w.bytes.append(contentsOf: Array("]}".utf8))
         }
