@@ -19,11 +19,40 @@ package enum MemoryTuning {
         // M_MMAP_THRESHOLD is -3 and M_TRIM_THRESHOLD -1 in malloc.h; the
         // largest value they take, so that even a 1.6 GB input is reused.
         _ = glibcMallopt(-3, Int32.max)
-        _ = glibcMallopt(-1, Int32.max)
+        // -1 turns trimming off altogether (see `preferHugePagesForHeap`).
+        _ = glibcMallopt(-1, -1)
         // One heap for every thread (M_ARENA_MAX, -8): memory freed on one
         // (the import's input, once read) is reused by the others (history,
         // the snapshot's encoders, the image) instead of each growing its own.
         _ = glibcMallopt(-8, 1)
+        #endif
+    }
+
+    /// Grows the heap by `bytes` up front, unused, and asks for 2 MB pages
+    /// over it: the big blocks a bulk import allocates afterwards come from
+    /// there. A page of 2 MB costs the kernel about a fifth of what 512
+    /// pages of 4 KB do (on a virtual machine each fresh page is a fault to
+    /// the host as well), and reading in random order misses the TLB less.
+    /// Only with `keepFreedMemory` (one heap, never trimmed); nothing
+    /// happens where transparent huge pages are off.
+    package static func preferHugePagesForHeap(reserving bytes: Int) {
+        #if canImport(Glibc)
+        // Pieces below the mmap threshold (`keepFreedMemory`), so that they come from the heap, back to back.
+        let piece = 1 << 30
+        var pieces: [UnsafeMutableRawPointer] = []
+        var left = bytes
+        while left > 0, let p = malloc(min(left, piece)) {
+            pieces.append(p)
+            left -= min(left, piece)
+        }
+        for p in pieces { free(p) }
+        // Only heap pieces lie back to back; mapped ones (without
+        // `keepFreedMemory`) are gone once freed, and the hint must never
+        // reach mappings in between.
+        guard let first = pieces.first, let last = pieces.last,
+              zip(pieces, pieces.dropFirst()).allSatisfy({ $1 > $0 && $1 - $0 <= piece + 64 }) else { return }
+        let end = Int(bitPattern: last) + min(bytes - (pieces.count - 1) * piece, piece)
+        preferHugePages(first, byteCount: end - Int(bitPattern: first))
         #endif
     }
 

@@ -336,3 +336,16 @@ struct StreamingIOTests {
         }
     }
 }
+
+/// The allocator hints a big import gives: only hints, memory stays usable.
+struct MemoryTuningTests {
+    @Test func preferringHugePagesForTheHeapLeavesMemoryUsable() {
+        MemoryTuning.preferHugePagesForHeap(reserving: 48 << 20)
+        MemoryTuning.preferHugePagesForHeap(reserving: 0)
+        var bytes = [UInt8](repeating: 7, count: 40 << 20)
+        bytes[bytes.count - 1] = 9
+        let sum = bytes.reduce(0) { $0 &+ Int($1) }
+        let expected = 7 * (40 << 20) + 2
+        #expect(sum == expected)
+    }
+}
