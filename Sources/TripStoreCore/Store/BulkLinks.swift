@@ -184,39 +184,52 @@ struct BulkLinks {
         }
     }
 
-    /// Writes the lists into the records, which the table now owns. Their
-    /// numbers follow their owners' rows (`rowOf` by input order), so that
-    /// the snapshot and image writers, which go through the rows in order,
-    /// read the lists front to back; they are written in input order, in
-    /// which the records and their targets lie in memory.
+    /// Builds the lists end to end and writes their numbers into the
+    /// records, which the table now owns. The numbers follow the owners'
+    /// rows (`rowOf` by input order), so that the snapshot and image writers,
+    /// which go through the rows in order, read the lists front to back;
+    /// they are filled in input order, in which the records lie in memory.
     func fill(_ table: ObjectTable, rowOf: [RowID]) {
         let given = givenLists.count, total = given + derivedSlots.count
         func owner(_ i: Int) -> Int { Int(rowOf[i < given ? givenLists[i].key >> 16 : derivedOwners[i - given]]) }
+        func slot(_ i: Int) -> UnsafeMutableRawPointer { i < given ? givenLists[i].slot : derivedSlots[i - given] }
         /// The list's targets (empty ones get the shared empty list, number 0).
-        func targets(_ i: Int, _ body: (Slice<UnsafeBufferPointer<RowID>>) -> Void) {
+        func targets<R>(_ i: Int, _ body: (Slice<UnsafeBufferPointer<RowID>>) -> R) -> R {
             guard i < given else { return derivedLists[i - given].withUnsafeBufferPointer { body($0[...]) } }
             let list = givenLists[i]
-            if let more = extras[list.key] {
+            if !extras.isEmpty, let more = extras[list.key] {
                 let all = (ordered.contains(list.key) ? [] : Array(resolved[list.chunk][list.first..<(list.first + list.count)])) + more.map(\.row)
                 return all.withUnsafeBufferPointer { body($0[...]) }
             }
-            resolved[list.chunk].withUnsafeBufferPointer { body($0[list.first..<(list.first + list.count)]) }
+            return resolved[list.chunk].withUnsafeBufferPointer { body($0[list.first..<(list.first + list.count)]) }
         }
-        func isEmpty(_ i: Int) -> Bool { i < given && givenLists[i].count == 0 && extras[givenLists[i].key] == nil }
-        // Numbers by a counting sort on the owner row, each row's lists in the order they came.
+        func isEmpty(_ i: Int) -> Bool { i < given && givenLists[i].count == 0 && (extras.isEmpty || extras[givenLists[i].key] == nil) }
+        // Numbers by a counting sort on the owner row, each row's lists in the order they came; 0 is the empty list.
         var next = [Int32](repeating: 0, count: rowOf.count + 1)
         for i in 0..<total where !isEmpty(i) { next[owner(i) + 1] += 1 }
         for r in 0..<rowOf.count { next[r + 1] += next[r] }
-        let first = table.lists.appendEmpty(Int(next[rowOf.count]))
-        for i in 0..<total {
-            guard !isEmpty(i) else {
-                table.fill(givenLists[i].slot, toMany: true, UnsafeBufferPointer<RowID>(start: nil, count: 0)[...])
-                continue
-            }
+        let listCount = 1 + Int(next[rowOf.count])
+        var number = [Int32](repeating: 0, count: total)
+        let starts = UnsafeMutablePointer<Int>.allocate(capacity: listCount + 1)
+        starts.initialize(repeating: 0, count: listCount + 1)
+        for i in 0..<total where !isEmpty(i) {
             let r = owner(i)
-            let number = first + Int(next[r])
+            let n = 1 + Int(next[r])
             next[r] += 1
-            targets(i) { table.fill(i < given ? givenLists[i].slot : derivedSlots[i - given], list: number, $0) }
+            number[i] = Int32(n)
+            starts[n + 1] = targets(i) { $0.count }
         }
+        for n in 0..<listCount { starts[n + 1] += starts[n] }
+        let elements = UnsafeMutablePointer<RowID>.allocate(capacity: max(1, starts[listCount]))
+        for i in 0..<total {
+            let n = Int(number[i])
+            if n != 0 {
+                targets(i) { list in
+                    if let base = list.base.baseAddress { (elements + starts[n]).initialize(from: base + list.startIndex, count: list.count) }
+                }
+            }
+            table.fill(slot(i), list: n)
+        }
+        table.lists.adopt(BuiltLists(listCount: listCount, starts: starts, elements: elements))
     }
 }

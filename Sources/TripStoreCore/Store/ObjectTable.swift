@@ -571,9 +571,8 @@ package final class ObjectTable: ObjectLookup {
         }
     }
 
-    /// Sets a to-many slot to list `number` (made empty by `RelationshipLists.appendEmpty`), holding `targets`.
-    @inline(__always) func fill(_ p: UnsafeMutableRawPointer, list number: Int, _ targets: Slice<UnsafeBufferPointer<RowID>>) {
-        lists[number] = Array(targets)
+    /// Sets a to-many slot to list `number` of the lists a bulk import built.
+    @inline(__always) func fill(_ p: UnsafeMutableRawPointer, list number: Int) {
         p.storeBytes(of: RecordTag.toMany, as: UInt8.self)
         (p + 1).storeBytes(of: Int32(number).littleEndian, as: Int32.self)
     }

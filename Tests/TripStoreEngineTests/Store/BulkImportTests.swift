@@ -385,6 +385,36 @@ extension BulkImportTests {
     /// A transaction staged before a bulk import is checked against it at
     /// commit, as against any commit: its own inserts go in after the import's,
     /// and an id the import inserted too is a conflict, nothing overwritten.
+    /// The lists a bulk import builds stay end to end until a commit changes
+    /// one: links, unlinks and deletes afterwards, in the same process, give
+    /// what they give on a store imported the usual way.
+    @Test func listsChangedAfterABulkImportAgreeWithTheUsualImport() throws {
+        let schema = FilmSchema.schema
+        for seed in 1...8 {
+            var films = FilmInput(seed: UInt64(seed))
+            var input = films.make(faults: false)
+            let bulk = try Store.open(TestFolders.make("lists-after-bulk\(seed)"), schema: schema, access: .write, options: Self.bulkOptions)
+            let usual = try Store.open(TestFolders.make("lists-after-usual\(seed)"), schema: schema, access: .write)
+            var tx = usual.transaction()
+            try usual.stage(try EnvelopeInput.decode(input, schema: schema), mode: .insert, into: &tx)
+            try usual.commit(tx, author: "bulk", timestamp: Self.time)
+            #expect(try bulk.importInBulk(&input, author: "bulk", timestamp: Self.time) != nil, "seed \(seed)")
+            for store in [bulk, usual] {
+                var t = store.transaction()
+                // A credit moved to another production, one unlinked, one production deleted (its credits with it).
+                if store.object(id: "c0-0") != nil { try t.link("p1", "credits", to: "c0-0") }
+                if store.object(id: "c2-0") != nil { try t.unlink("p2", "credits", from: "c2-0") }
+                if store.object(id: "p3") != nil { try t.delete(id: "p3") }
+                try t.link("s0", "productions", to: "p4")
+                try store.commit(t, author: "t", timestamp: Self.time + 1)
+            }
+            #expect(try Self.exported(bulk) == Self.exported(usual), "seed \(seed)")
+            #expect(bulk.checkInvariants().isEmpty)
+            let again = try Store.open(bulk.files.folder, schema: schema, access: .read)
+            #expect(try Self.exported(again) == Self.exported(usual), "seed \(seed), opened again")
+        }
+    }
+
     @Test func aTransactionStagedBeforeIsCheckedAgainstTheImport() throws {
         let schema = FilmSchema.schema
         let store = try Store.open(TestFolders.make("staged-before"), schema: schema, access: .write, options: Self.bulkOptions)

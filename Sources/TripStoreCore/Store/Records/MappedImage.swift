@@ -8,7 +8,7 @@ import TripStoreSystem
 /// The mapping is private and writable: the table changes image rows in place
 /// (a delete, a new record location, a relationship slot) only after their
 /// group has passed its checks, and the changes never reach the file.
-final class MappedImage {
+final class MappedImage: ListSource {
     let header: SnapshotImage.Header
     let layout: SnapshotImage.Layout
     let schema: Schema
@@ -283,6 +283,9 @@ final class MappedImage {
 
     /// List group `g` as arrays (every list empty when the group is damaged,
     /// which `damage` then reports).
+    /// Never in place: a list group is checked before it is read.
+    func list(_ n: Int) -> UnsafeBufferPointer<RowID>? { nil }
+
     func copyListGroup(_ g: Int) -> [[RowID]] {
         let first = g << SnapshotImage.groupShift, stop = min(listCount, first + SnapshotImage.groupSize)
         guard checkListGroup(g) else { return Array(repeating: [], count: stop - first) }

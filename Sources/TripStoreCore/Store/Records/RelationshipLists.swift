@@ -1,32 +1,46 @@
 import TripStoreFormat
 import TripStoreSystem
 
+/// Where a table's lists come from until a process changes them: a
+/// snapshot image, or the lists a bulk import built end to end.
+protocol ListSource: AnyObject {
+    /// Lists `0..<listCount`.
+    var listCount: Int { get }
+    /// The lists of group `g` as arrays (checked first where that is needed).
+    func copyListGroup(_ g: Int) -> [[RowID]]
+    /// List `n` where it can be read in place, with nothing to check first; nil otherwise.
+    func list(_ n: Int) -> UnsafeBufferPointer<RowID>?
+}
+
 /// The to-many relationship lists of a table; a record's to-many slot holds a
 /// list number. List 0 is the shared empty list, never changed in place.
 ///
 /// Lists that came from a snapshot image stay in the mapped file until a
 /// process reads one: then its group of `groupSize` lists is checked against
 /// its checksum and copied out as arrays. A process that answers `get ID`
-/// copies a group or two, not every list of the store.
+/// copies a group or two, not every list of the store. Lists a bulk import
+/// built stay end to end (`BuiltLists`) until one of their group changes:
+/// millions of small arrays cost more to make and free than to write.
 final class RelationshipLists {
     static let groupShift = SnapshotImage.groupShift
     static let groupSize = SnapshotImage.groupSize
 
-    /// Lists kept in the image: numbers `0..<mappedCount`.
+    /// Lists kept in the source: numbers `0..<mappedCount`.
     private(set) var mappedCount = 0
-    /// Per group of mapped lists, its arrays once read (nil: still in the file).
+    /// Per group of the source's lists, its arrays once read or changed (nil: still in the source).
     @exclusivity(unchecked) private var copied: [[[RowID]]?] = []
-    private var source: MappedImage?
+    private var source: (any ListSource)?
     /// Lists made in this process (or all of them, for a store read from JSON): numbers from `mappedCount`.
     @exclusivity(unchecked) private var made: [[RowID]] = [[]]
 
     /// The number of lists (one past the highest list number).
     var count: Int { mappedCount + made.count }
 
-    /// Takes the image's lists (the table is empty).
-    func adopt(_ image: MappedImage) {
-        source = image
-        mappedCount = image.listCount
+    /// Takes the lists of an image, or those a bulk import built (the table
+    /// holds no list but the shared empty one, which the source has as list 0).
+    func adopt(_ source: any ListSource) {
+        self.source = source
+        mappedCount = source.listCount
         copied = Array(repeating: nil, count: (mappedCount + RelationshipLists.groupSize - 1) >> RelationshipLists.groupShift)
         made = []
     }
@@ -34,6 +48,8 @@ final class RelationshipLists {
     subscript(n: Int) -> [RowID] {
         @inline(__always) get {
             if n >= mappedCount { return made[n - mappedCount] }
+            // Read in place where that needs no check: reading changes nothing, so workers may read at once.
+            if copied[n >> RelationshipLists.groupShift] == nil, let list = source?.list(n) { return Array(list) }
             return mapped(n)
         }
         set {
@@ -46,18 +62,18 @@ final class RelationshipLists {
         }
     }
 
+    /// `body` with list `n`, without an array where it is still in place.
+    @inline(__always) func withList<R>(_ n: Int, _ body: (UnsafeBufferPointer<RowID>) -> R) -> R {
+        if n >= mappedCount { return made[n - mappedCount].withUnsafeBufferPointer(body) }
+        if copied[n >> RelationshipLists.groupShift] == nil, let list = source?.list(n) { return body(list) }
+        return mapped(n).withUnsafeBufferPointer(body)
+    }
+
     /// Adds a list; its number.
     @discardableResult
     func append(_ list: [RowID]) -> Int {
         made.append(list)
         return count - 1
-    }
-
-    /// Adds `k` empty lists, to be set by number; the first one's number.
-    func appendEmpty(_ k: Int) -> Int {
-        let first = count
-        made.append(contentsOf: repeatElement([], count: k))
-        return first
     }
 
     private func mapped(_ n: Int) -> [RowID] {
@@ -66,6 +82,35 @@ final class RelationshipLists {
         let lists = source?.copyListGroup(g) ?? []
         copied[g] = lists
         return n & (RelationshipLists.groupSize - 1) < lists.count ? lists[n & (RelationshipLists.groupSize - 1)] : []
+    }
+}
+
+/// Lists laid end to end, as a bulk import builds them: list `n` is
+/// `elements[starts[n]..<starts[n + 1]]`, list 0 empty.
+final class BuiltLists: ListSource {
+    let listCount: Int
+    private let starts: UnsafeMutablePointer<Int>
+    private let elements: UnsafeMutablePointer<RowID>
+
+    /// Takes over `starts` (`listCount + 1` of them, from 0) and `elements`, allocated by the caller.
+    init(listCount: Int, starts: UnsafeMutablePointer<Int>, elements: UnsafeMutablePointer<RowID>) {
+        self.listCount = listCount
+        self.starts = starts
+        self.elements = elements
+    }
+
+    deinit {
+        starts.deallocate()
+        elements.deallocate()
+    }
+
+    @inline(__always) func list(_ n: Int) -> UnsafeBufferPointer<RowID>? {
+        UnsafeBufferPointer(start: elements + starts[n], count: starts[n + 1] - starts[n])
+    }
+
+    func copyListGroup(_ g: Int) -> [[RowID]] {
+        let first = g << SnapshotImage.groupShift, stop = min(listCount, first + SnapshotImage.groupSize)
+        return (first..<stop).map { Array(UnsafeBufferPointer(start: elements + starts[$0], count: starts[$0 + 1] - starts[$0])) }
     }
 }
 
@@ -100,12 +145,12 @@ final class FlatLists: @unchecked Sendable {
         var total = 0
         for n in 0..<count {
             starts[n] = total
-            total += lists[n].count
+            total += lists.withList(n) { $0.count }
         }
         starts[count] = total
         elements = .allocate(capacity: max(1, total))
         for n in 0..<count {
-            lists[n].withUnsafeBufferPointer { list in
+            lists.withList(n) { list in
                 if let base = list.baseAddress { (elements + starts[n]).initialize(from: base, count: list.count) }
             }
         }
