@@ -69,6 +69,13 @@ final class RelationshipLists {
         return mapped(n).withUnsafeBufferPointer(body)
     }
 
+    /// The built lists, where they are every list and none has changed: a
+    /// flat copy of them would be the same bytes.
+    fileprivate var unchangedBuiltLists: BuiltLists? {
+        guard made.isEmpty, let built = source as? BuiltLists, !copied.contains(where: { $0 != nil }) else { return nil }
+        return built
+    }
+
     /// Adds a list; its number.
     @discardableResult
     func append(_ list: [RowID]) -> Int {
@@ -89,8 +96,8 @@ final class RelationshipLists {
 /// `elements[starts[n]..<starts[n + 1]]`, list 0 empty.
 final class BuiltLists: ListSource {
     let listCount: Int
-    private let starts: UnsafeMutablePointer<Int>
-    private let elements: UnsafeMutablePointer<RowID>
+    fileprivate let starts: UnsafeMutablePointer<Int>
+    fileprivate let elements: UnsafeMutablePointer<RowID>
 
     /// Takes over `starts` (`listCount + 1` of them, from 0) and `elements`, allocated by the caller.
     init(listCount: Int, starts: UnsafeMutablePointer<Int>, elements: UnsafeMutablePointer<RowID>) {
@@ -122,6 +129,8 @@ final class FlatLists: @unchecked Sendable {
     private let starts: UnsafeMutablePointer<Int>
     private let elements: UnsafeMutablePointer<RowID>
     private let count: Int
+    /// Lists a bulk import built, unchanged: shared, not copied (they never change in place).
+    private let shared: BuiltLists?
 
     /// Pointers into the copy, valid while it lives: a plain value that
     /// workers pass around without counting references.
@@ -139,6 +148,11 @@ final class FlatLists: @unchecked Sendable {
     }
 
     init(_ lists: RelationshipLists) {
+        if let built = lists.unchangedBuiltLists {
+            (starts, elements, count, shared) = (built.starts, built.elements, built.listCount, built)
+            return
+        }
+        shared = nil
         let count = lists.count
         self.count = count
         starts = .allocate(capacity: count + 1)
@@ -157,6 +171,7 @@ final class FlatLists: @unchecked Sendable {
     }
 
     deinit {
+        guard shared == nil else { return }
         starts.deallocate()
         elements.deallocate()
     }
