@@ -29,7 +29,9 @@ struct RecordBuffer: ~Copyable {
     private static func allocate(_ capacity: Int) -> UnsafeMutableRawPointer {
         let huge = 2 << 20
         guard capacity >= huge else { return .allocate(byteCount: capacity, alignment: 16) }
-        let p = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: huge)
+        // Only a hint: where the aligned block cannot be had (an address-space limit), an ordinary one.
+        var aligned: UnsafeMutableRawPointer?
+        guard posix_memalign(&aligned, huge, capacity) == 0, let p = aligned else { return .allocate(byteCount: capacity, alignment: 16) }
         MemoryTuning.preferHugePages(p, byteCount: capacity)
         return p
     }
