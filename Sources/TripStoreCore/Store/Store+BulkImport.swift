@@ -299,42 +299,46 @@ struct BulkObjects {
         for (row, g) in sorted.enumerated() { rowOf[Int(g)] = RowID(row) }
     }
 
-    /// `keyed` in id order: a radix sort on the prefixes (a byte a pass, so
-    /// that each pass writes to few places at once even past the caches; a
-    /// pass skipped where every prefix has the same digit), then each run of
-    /// equal prefixes by the whole id.
-    static func sortedByID(_ keyed: [(prefix: UInt64, g: Int32)], records: RecordPointers) -> [(prefix: UInt64, g: Int32)] {
+    /// `keyed` in id order: a radix sort on the prefixes, then each run of
+    /// equal prefixes by the whole id. Past `msdFrom` keys, one pass first
+    /// deals them out by their top 16 bits, and each of those buckets (a few
+    /// hundred kilobytes for random ids) is sorted by the rest while it is in
+    /// the cache; eight passes over the whole array each wrote to 256 places
+    /// at once, a TLB miss per key once the array is larger than the TLB covers.
+    static func sortedByID(_ keyed: consuming [(prefix: UInt64, g: Int32)], records: RecordPointers) -> [(prefix: UInt64, g: Int32)] {
         let n = keyed.count
-        var a = keyed, b = keyed
-        var counts = [Int](repeating: 0, count: 256)
-        var inB = false
-        for shift in stride(from: UInt64(0), to: 64, by: 8) {
-            let moved = a.withUnsafeMutableBufferPointer { a in
-                b.withUnsafeMutableBufferPointer { b in
-                    counts.withUnsafeMutableBufferPointer { counts in
-                        let (from, to) = inB ? (b, a) : (a, b)
-                        counts.update(repeating: 0)
-                        for e in from { counts[Int((e.prefix >> shift) & 0xFF)] += 1 }
-                        if counts.contains(n) { return false }
-                        var total = 0
-                        for d in 0..<counts.count {
-                            let c = counts[d]
-                            counts[d] = total
-                            total += c
+        var a = consume keyed
+        // Scratch: every element is written before it is read.
+        var b = [(prefix: UInt64, g: Int32)](unsafeUninitializedCapacity: n) { _, count in count = n }
+        a.withUnsafeMutableBufferPointer { a in
+            b.withUnsafeMutableBufferPointer { b in
+                guard n >= msdFrom else {
+                    if radixSort(a, scratch: b, bits: 64) { a.update(fromContentsOf: b) }
+                    return
+                }
+                // Bucket starts by the top 16 bits, then the keys dealt out into `b`.
+                var starts = [Int](repeating: 0, count: (1 << 16) + 1)
+                starts.withUnsafeMutableBufferPointer { starts in
+                    for e in a { starts[Int(e.prefix >> 48) + 1] += 1 }
+                    for d in 0..<(1 << 16) { starts[d + 1] += starts[d] }
+                    var next = Array(starts[0..<(1 << 16)])
+                    next.withUnsafeMutableBufferPointer { next in
+                        for e in a {
+                            let d = Int(e.prefix >> 48)
+                            b[next[d]] = e
+                            next[d] += 1
                         }
-                        for e in from {
-                            let d = Int((e.prefix >> shift) & 0xFF)
-                            to[counts[d]] = e
-                            counts[d] += 1
-                        }
-                        return true
+                    }
+                    // Each bucket by the lower 48 bits, back into `a`.
+                    for d in 0..<(1 << 16) where starts[d + 1] > starts[d] {
+                        let range = starts[d]..<starts[d + 1]
+                        let from = UnsafeMutableBufferPointer(rebasing: b[range]), to = UnsafeMutableBufferPointer(rebasing: a[range])
+                        if !radixSort(from, scratch: to, bits: 48) { to.update(fromContentsOf: from) }
                     }
                 }
             }
-            if moved { inB.toggle() }
         }
-        var sorted = inB ? b : a
-        sorted.withUnsafeMutableBufferPointer { s in
+        a.withUnsafeMutableBufferPointer { s in
             var i = 0
             while i < n {
                 var j = i + 1
@@ -346,7 +350,42 @@ struct BulkObjects {
                 i = j
             }
         }
-        return sorted
+        return a
+    }
+
+    /// How many keys `sortedByID` takes before it first deals them out by their top bits.
+    static let msdFrom = 1 << 15
+
+    /// Sorts `keys` by the low `bits` bits of their prefixes, a byte a pass
+    /// (a pass skipped where every key has the same byte), back and forth
+    /// with `scratch`: true when the result is in `scratch`.
+    private static func radixSort(_ keys: UnsafeMutableBufferPointer<(prefix: UInt64, g: Int32)>,
+                                  scratch: UnsafeMutableBufferPointer<(prefix: UInt64, g: Int32)>, bits: UInt64) -> Bool {
+        let n = keys.count
+        guard n > 1 else { return false }
+        var counts = [Int](repeating: 0, count: 256)
+        var inScratch = false
+        counts.withUnsafeMutableBufferPointer { counts in
+            for shift in stride(from: UInt64(0), to: bits, by: 8) {
+                let (from, to) = inScratch ? (scratch, keys) : (keys, scratch)
+                counts.update(repeating: 0)
+                for e in from { counts[Int((e.prefix >> shift) & 0xFF)] += 1 }
+                if counts.contains(n) { continue }
+                var total = 0
+                for d in 0..<256 {
+                    let c = counts[d]
+                    counts[d] = total
+                    total += c
+                }
+                for e in from {
+                    let d = Int((e.prefix >> shift) & 0xFF)
+                    to[counts[d]] = e
+                    counts[d] += 1
+                }
+                inScratch.toggle()
+            }
+        }
+        return inScratch
     }
 
     /// Each object's entity, locator and id prefix in id order, in memory
