@@ -256,10 +256,13 @@ struct StreamingIOTests {
         }
     }
 
+    /// File sizes on either side of a page and of the 4 MB pieces the streaming reader and writer work in.
+    static let sizesAroundPieces = [0, 1, 4095, 4096, 4097, (4 << 20) - 1, 4 << 20, (4 << 20) + 1, (9 << 20) + 123]
+
     @Test func streamingFileWriterWritesTheBytesGiven() throws {
         let folder = TestFolders.make("streaming-writer")
         var rng = Random(state: 11)
-        for total in [0, 1, 4095, 4096, 4097, (4 << 20) - 1, 4 << 20, (4 << 20) + 1, (9 << 20) + 123] {
+        for total in StreamingIOTests.sizesAroundPieces {
             let path = folder + "/file-\(total)"
             let bytes = (0..<total).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 9) }
             let fd = try FileIO.open(path, O_RDWR | O_CREAT | O_TRUNC)
@@ -277,16 +280,13 @@ struct StreamingIOTests {
         }
     }
 
-    /// The image is written so: its first page through the page cache on one
-    /// descriptor, the rest from a page boundary on through a streaming
-    /// writer on another; the file holds both, byte for byte.
     /// The import's reader gives the file's bytes whichever way each 4 MB
     /// comes (from the page cache, or past it where some of it is not
     /// cached) and however much the caller asks for at a time.
     @Test func streamingFileReaderReadsTheBytesOfTheFile() throws {
         let folder = TestFolders.make("streaming-reader")
         var rng = Random(state: 23)
-        for total in [0, 1, 4095, 4096, 4097, (4 << 20) - 1, 4 << 20, (4 << 20) + 1, (9 << 20) + 123] {
+        for total in StreamingIOTests.sizesAroundPieces {
             let path = folder + "/file-\(total)"
             let bytes = (0..<total).map { UInt8(truncatingIfNeeded: $0 &* 29 &+ $0 >> 10) }
             let fd = try FileIO.open(path, O_RDWR | O_CREAT | O_TRUNC)
@@ -316,6 +316,9 @@ struct StreamingIOTests {
         }
     }
 
+    /// The image is written so: its first page through the page cache on one
+    /// descriptor, the rest from a page boundary on through a streaming
+    /// writer on another; the file holds both, byte for byte.
     @Test func streamingFileWriterWritesFromAPageOn() throws {
         let folder = TestFolders.make("streaming-writer-offset")
         for (start, total) in [(4096, 0), (4096, 1), (8192, 4096), (4096, (4 << 20) + 77), (12288, (9 << 20) + 5)] {

@@ -281,11 +281,11 @@ final class MappedImage: ListSource {
         return ok
     }
 
-    /// List group `g` as arrays (every list empty when the group is damaged,
-    /// which `damage` then reports).
     /// Never in place: a list group is checked before it is read.
     func list(_ n: Int) -> UnsafeBufferPointer<RowID>? { nil }
 
+    /// List group `g` as arrays (every list empty when the group is damaged,
+    /// which `damage` then reports).
     func copyListGroup(_ g: Int) -> [[RowID]] {
         let first = g << SnapshotImage.groupShift, stop = min(listCount, first + SnapshotImage.groupSize)
         guard checkListGroup(g) else { return Array(repeating: [], count: stop - first) }
