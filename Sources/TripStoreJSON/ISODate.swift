@@ -111,9 +111,23 @@ public enum ISODate {
     }
 
     package static func append(_ seconds: Double, to out: inout [UInt8]) {
+        // Formatted on the stack and appended once: a snapshot writes millions.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: maxLength) { text in
+            let n = write(seconds, to: text.baseAddress!)
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: text[0..<n]))
+        }
+    }
+
+    /// The most bytes `write` writes: 19 for the seconds, 19 for a fraction, the `Z`.
+    package static let maxLength = 39
+    private static let unwritable = Array("0001-01-01T00:00:00Z".utf8)
+
+    /// Writes the date's text (no quotes) at `text`, which has room for
+    /// `maxLength` bytes; returns how many it wrote.
+    package static func write(_ seconds: Double, to text: UnsafeMutablePointer<UInt8>) -> Int {
         guard isWritable(seconds) else {
-            out.append(contentsOf: Array("0001-01-01T00:00:00Z".utf8))
-            return
+            text.update(from: unwritable, count: unwritable.count)
+            return unwritable.count
         }
         var whole = Int(seconds.rounded(.down))
         var fraction: Int64 = 0
@@ -147,30 +161,27 @@ public enum ISODate {
             days -= 1
         }
         let (y, m, d) = civilFromDays(days)
-        // Formatted on the stack and appended once: a snapshot writes millions.
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 40) { text in
-            var n = 0
-            func put(_ v: Int64, _ width: Int) {
-                var v = v
-                for k in stride(from: width - 1, through: 0, by: -1) {
-                    text[n + k] = UInt8(48 + v % 10)
-                    v /= 10
-                }
-                n += width
+        var n = 0
+        func put(_ v: Int64, _ width: Int) {
+            var v = v
+            for k in stride(from: width - 1, through: 0, by: -1) {
+                text[n + k] = UInt8(48 + v % 10)
+                v /= 10
             }
-            func put(_ c: Unicode.Scalar) {
-                text[n] = UInt8(ascii: c)
-                n += 1
-            }
-            put(Int64(y), 4); put("-"); put(Int64(m), 2); put("-"); put(Int64(d), 2); put("T")
-            put(Int64(rem / 3600), 2); put(":"); put(Int64(rem / 60 % 60), 2); put(":"); put(Int64(rem % 60), 2)
-            if places > 0 && fraction != 0 {
-                put(".")
-                put(fraction, places)
-            }
-            put("Z")
-            out.append(contentsOf: UnsafeBufferPointer(rebasing: text[0..<n]))
+            n += width
         }
+        func put(_ c: Unicode.Scalar) {
+            text[n] = UInt8(ascii: c)
+            n += 1
+        }
+        put(Int64(y), 4); put("-"); put(Int64(m), 2); put("-"); put(Int64(d), 2); put("T")
+        put(Int64(rem / 3600), 2); put(":"); put(Int64(rem / 60 % 60), 2); put(":"); put(Int64(rem % 60), 2)
+        if places > 0 && fraction != 0 {
+            put(".")
+            put(fraction, places)
+        }
+        put("Z")
+        return n
     }
 
     static func daysIn(month: Int, year: Int) -> Int {

@@ -97,14 +97,8 @@ package struct JSONWriter: Sendable {
     }
 
     package mutating func appendDouble(_ v: Double) {
-        if v.isFinite && v == v.rounded() && abs(v) < 9.0e15 {
-            appendInteger(Int64(v))
-            return
-        }
-        guard v.isFinite else {
-            bytes.append(contentsOf: [0x6E, 0x75, 0x6C, 0x6C])  // JSON has no NaN or infinity
-            return
-        }
+        if let integer = JSONEscaping.integerForm(v) { return appendInteger(integer) }
+        guard v.isFinite else { return bytes.append(contentsOf: JSONEscaping.null) }  // JSON has no NaN or infinity
         bytes.append(contentsOf: v.description.utf8)
     }
 
@@ -158,30 +152,11 @@ package struct JSONWriter: Sendable {
     // MARK: - Encoding
 
     package mutating func appendInteger(_ v: Int64) {
-        if v == 0 {
-            bytes.append(UInt8(ascii: "0"))
-            return
-        }
-        var magnitude = v.magnitude
-        if v < 0 { bytes.append(UInt8(ascii: "-")) }
-        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
-                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
-            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        var n = 0
-        withUnsafeMutableBytes(of: &digits) { d in
-            while magnitude > 0 {
-                d[n] = UInt8(magnitude % 10) + 48
-                magnitude /= 10
-                n += 1
-            }
-            while n > 0 {
-                n -= 1
-                bytes.append(d[n])
-            }
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: JSONEscaping.maxIntegerLength) { text in
+            let n = JSONEscaping.writeInteger(v, to: text.baseAddress!)
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: text[0..<n]))
         }
     }
-
-    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 
     /// Whether one of eight bytes is a control character, `"` or `\\`
     /// (exact: a word with none of them never answers true).
@@ -197,35 +172,23 @@ package struct JSONWriter: Sendable {
     /// A string from its UTF-8 bytes, quoted and escaped.
     package mutating func appendQuoted(utf8: UnsafeRawBufferPointer) {
         bytes.append(UInt8(ascii: "\""))
-        var runStart = 0
-        // Most strings need no escape: skip eight bytes at a time while none does.
+        // Most strings need no escape: those are appended as they are.
         var i = 0
         while i + 8 <= utf8.count && !JSONWriter.mayNeedEscape(utf8.loadUnaligned(fromByteOffset: i, as: UInt64.self)) { i += 8 }
-        while i < utf8.count {
-            let b = utf8[i]
-            if b >= 0x20 && b != 0x22 && b != 0x5C {
-                i += 1
-                continue
+        while i < utf8.count && utf8[i] >= 0x20 && utf8[i] != 0x22 && utf8[i] != 0x5C { i += 1 }
+        if i == utf8.count {
+            bytes.append(contentsOf: utf8)
+        } else {
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: JSONEscaping.pieceSize * 6) { text in
+                var done = 0
+                while done < utf8.count {
+                    let piece = UnsafeRawBufferPointer(rebasing: utf8[done..<min(utf8.count, done + JSONEscaping.pieceSize)])
+                    let n = JSONEscaping.write(piece, to: text.baseAddress!)
+                    bytes.append(contentsOf: UnsafeBufferPointer(rebasing: text[0..<n]))
+                    done += piece.count
+                }
             }
-            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: utf8[runStart..<i]))
-            bytes.append(0x5C)
-            switch b {
-            case 0x22: bytes.append(0x22)
-            case 0x5C: bytes.append(0x5C)
-            case 0x0A: bytes.append(UInt8(ascii: "n"))
-            case 0x0D: bytes.append(UInt8(ascii: "r"))
-            case 0x09: bytes.append(UInt8(ascii: "t"))
-            case 0x08: bytes.append(UInt8(ascii: "b"))
-            case 0x0C: bytes.append(UInt8(ascii: "f"))
-            default:
-                bytes.append(contentsOf: [UInt8(ascii: "u"), 0x30, 0x30])
-                bytes.append(JSONWriter.hexDigits[Int(b >> 4)])
-                bytes.append(JSONWriter.hexDigits[Int(b & 0xF)])
-            }
-            i += 1
-            runStart = i
         }
-        bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: utf8[runStart..<utf8.count]))
         bytes.append(UInt8(ascii: "\""))
     }
 }

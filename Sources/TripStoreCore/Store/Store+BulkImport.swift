@@ -313,7 +313,7 @@ struct BulkObjects {
         a.withUnsafeMutableBufferPointer { a in
             b.withUnsafeMutableBufferPointer { b in
                 guard n >= msdFrom else {
-                    if radixSort(a, scratch: b, bits: 64) { a.update(fromContentsOf: b) }
+                    if RadixSort.byKey(a, scratch: b, bits: 64) { a.update(fromContentsOf: b) }
                     return
                 }
                 // Bucket starts by the top 16 bits, then the keys dealt out into `b`.
@@ -333,7 +333,7 @@ struct BulkObjects {
                     for d in 0..<(1 << 16) where starts[d + 1] > starts[d] {
                         let range = starts[d]..<starts[d + 1]
                         let from = UnsafeMutableBufferPointer(rebasing: b[range]), to = UnsafeMutableBufferPointer(rebasing: a[range])
-                        if !radixSort(from, scratch: to, bits: 48) { to.update(fromContentsOf: from) }
+                        if !RadixSort.byKey(from, scratch: to, bits: 48) { to.update(fromContentsOf: from) }
                     }
                 }
             }
@@ -355,38 +355,6 @@ struct BulkObjects {
 
     /// How many keys `sortedByID` takes before it first deals them out by their top bits.
     static let msdFrom = 1 << 15
-
-    /// Sorts `keys` by the low `bits` bits of their prefixes, a byte a pass
-    /// (a pass skipped where every key has the same byte), back and forth
-    /// with `scratch`: true when the result is in `scratch`.
-    private static func radixSort(_ keys: UnsafeMutableBufferPointer<(prefix: UInt64, g: Int32)>,
-                                  scratch: UnsafeMutableBufferPointer<(prefix: UInt64, g: Int32)>, bits: UInt64) -> Bool {
-        let n = keys.count
-        guard n > 1 else { return false }
-        var counts = [Int](repeating: 0, count: 256)
-        var inScratch = false
-        counts.withUnsafeMutableBufferPointer { counts in
-            for shift in stride(from: UInt64(0), to: bits, by: 8) {
-                let (from, to) = inScratch ? (scratch, keys) : (keys, scratch)
-                counts.update(repeating: 0)
-                for e in from { counts[Int((e.prefix >> shift) & 0xFF)] += 1 }
-                if counts.contains(n) { continue }
-                var total = 0
-                for d in 0..<256 {
-                    let c = counts[d]
-                    counts[d] = total
-                    total += c
-                }
-                for e in from {
-                    let d = Int((e.prefix >> shift) & 0xFF)
-                    to[counts[d]] = e
-                    counts[d] += 1
-                }
-                inScratch.toggle()
-            }
-        }
-        return inScratch
-    }
 
     /// Each object's entity, locator and id prefix in id order, in memory
     /// the caller owns (a table adopts it). The objects are in input order,

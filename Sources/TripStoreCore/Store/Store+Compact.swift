@@ -98,7 +98,7 @@ extension Store {
         var crashed = false, written = 0
         while let block = blocks.next() {
             crc = CRC32C.combine(crc, block.crc, lengthOfB: block.bytes.count)
-            out.write(block.bytes)
+            out.write(block.bytes.bytes)
             written += SnapshotBlockEncoder.rowsPerBlock
             if !crashed && written >= rows.count / 2 && CrashPoint.armed == "snapshot-mid-write" {
                 crashed = true
@@ -246,7 +246,7 @@ private enum SnapshotBlockEncoder {
     static let rowsPerBlock = 8192
 
     /// Each block's lines and their checksum, in order, from `next()`.
-    static func start(rows: [RowID], view: TableForWorker, schema: Schema, lists: FlatLists.View) -> OrderedWork<(bytes: [UInt8], crc: UInt32)> {
+    static func start(rows: [RowID], view: TableForWorker, schema: Schema, lists: FlatLists.View) -> OrderedWork<(bytes: OwnedBytes, crc: UInt32)> {
         let blocks = (rows.count + rowsPerBlock - 1) / rowsPerBlock
         return OrderedWork(count: blocks, ahead: 4) {
             // A private copy of the schema per core, so the cores share no reference counts.
@@ -254,7 +254,7 @@ private enum SnapshotBlockEncoder {
             let table = view.table.readView
             return { k in
                 let range = (k * rowsPerBlock)..<min(rows.count, (k + 1) * rowsPerBlock)
-                var w = JSONWriter(capacity: range.count * 400)
+                var w = ByteOutput(capacity: range.count * 400)
                 // Rows in id order reach records all over the arena: start
                 // loading a row's record, then the columns and records of the
                 // rows it refers to, ahead of it.
@@ -263,9 +263,10 @@ private enum SnapshotBlockEncoder {
                     if i + 8 < range.upperBound { encoder.prefetchTargets(of: rows[i + 8], table: table, lists: lists, columns: true) }
                     if i + 4 < range.upperBound { encoder.prefetchTargets(of: rows[i + 4], table: table, lists: lists, columns: false) }
                     encoder.write(row: rows[i], table: table, lists: lists, to: &w)
-                    w.bytes.append(0x0A)
+                    w.append(0x0A)
                 }
-                return (w.bytes, w.bytes.withUnsafeBytes { CRC32C.checksum($0) })
+                let crc = CRC32C.checksum(w.bytes)
+                return (w.finish(), crc)
             }
         }
     }

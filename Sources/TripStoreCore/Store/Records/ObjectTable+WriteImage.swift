@@ -272,7 +272,8 @@ extension ObjectTable {
     /// made one key, the first row's. Nil when a row holds anything else,
     /// or not a number: `hashedIndex` then orders them.
     func numberIndex(rows: [Int], order: [RowID], slot: Int) -> (ValueIndex.Ordered, nulls: [RowID])? {
-        var entries: [(value: Double, row: RowID)] = []
+        // Sorted by value (through an ordered key), rows in order within a value.
+        var entries: [(prefix: UInt64, g: Int32)] = []
         var nulls: [RowID] = []
         entries.reserveCapacity(rows.count)
         for (k, i) in rows.enumerated() {
@@ -284,27 +285,33 @@ extension ObjectTable {
             case RecordTag.double, RecordTag.date:
                 let d = Double(bitPattern: UInt64(littleEndian: (p + 1).loadUnaligned(as: UInt64.self)))
                 guard !d.isNaN else { return nil }
-                entries.append((d, RowID(i)))
+                entries.append((RadixSort.key(d), RowID(i)))
             case RecordTag.null:
                 nulls.append(RowID(i))
             default:
                 return nil
             }
         }
-        entries.sort { a, b in a.value != b.value ? a.value < b.value : a.row < b.row }
         var ordered = ValueIndex.Ordered(keys: [], flat: [], counts: [0])
         ordered.flat.reserveCapacity(entries.count)
-        var last = Double.nan
-        for (value, row) in entries {
-            if value != last {
+        var last: UInt64?
+        for (key, row) in RadixSort.sorted(entries) {
+            if key != last {
                 if !ordered.keys.isEmpty { ordered.counts.append(ordered.flat.count) }
-                ordered.keys.append(.number(value))
-                last = value
+                // A zero is the first row's: -0 where that one holds -0.
+                ordered.keys.append(.number(key == RadixSort.key(0) ? zero(order[Int(row)], slot: slot) : RadixSort.double(key)))
+                last = key
             }
             ordered.flat.append(row)
         }
         if !ordered.keys.isEmpty { ordered.counts.append(ordered.flat.count) }
         return (ordered, nulls)
+    }
+
+    /// The zero (0 or -0) that `row` holds in `slot`.
+    private func zero(_ row: RowID, slot: Int) -> Double {
+        let p = RecordReader.slot(record(row), slot)
+        return Double(bitPattern: UInt64(littleEndian: (p + 1).loadUnaligned(as: UInt64.self))).sign == .minus ? -0.0 : 0.0
     }
 }
 

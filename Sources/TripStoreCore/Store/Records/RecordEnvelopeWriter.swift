@@ -91,7 +91,7 @@ struct RecordEnvelopeWriter {
     }
 
     /// Appends `row`'s line; `lists` is a flat copy of the table's lists.
-    func write(row: RowID, table: ObjectTable.ReadView, lists: FlatLists.View, to w: inout JSONWriter) {
+    func write(row: RowID, table: ObjectTable.ReadView, lists: FlatLists.View, to w: inout ByteOutput) {
         guard let entity = table.entity(at: row) else { return }
         let record = table.record(row)
         let (id, values) = RecordReader.id(record)
@@ -109,7 +109,7 @@ struct RecordEnvelopeWriter {
                     p = RecordReader.skip(p)
                     let plan = slots[first + slot]
                     if plan.kind == .skip { continue }
-                    if separate { w.bytes.append(UInt8(ascii: ",")) }
+                    if separate { w.append(UInt8(ascii: ",")) }
                     separate = true
                     put(plan.key, &w)
                     let tag = value.load(as: UInt8.self)
@@ -128,26 +128,26 @@ struct RecordEnvelopeWriter {
                             put(emptyArray, &w)
                             continue
                         }
-                        w.bytes.append(UInt8(ascii: "["))
+                        w.append(UInt8(ascii: "["))
                         for (i, target) in lists[n].enumerated() {
-                            if i > 0 { w.bytes.append(UInt8(ascii: ",")) }
+                            if i > 0 { w.append(UInt8(ascii: ",")) }
                             reference(target, plan.bareID, table, put, &w)
                         }
-                        w.bytes.append(UInt8(ascii: "]"))
+                        w.append(UInt8(ascii: "]"))
                     }
                 }
             }
         }
-        w.bytes.append(UInt8(ascii: "}"))
-        w.bytes.append(UInt8(ascii: "}"))
+        w.append(UInt8(ascii: "}"))
+        w.append(UInt8(ascii: "}"))
     }
 
     /// Appends pieces of `text` while a line is written.
     private struct Constants {
         let text: UnsafeRawBufferPointer
 
-        @inline(__always) func callAsFunction(_ piece: Piece, _ w: inout JSONWriter) {
-            w.bytes.append(contentsOf: UnsafeRawBufferPointer(start: text.baseAddress! + Int(piece.start), count: Int(piece.count)))
+        @inline(__always) func callAsFunction(_ piece: Piece, _ w: inout ByteOutput) {
+            w.append(UnsafeRawBufferPointer(start: text.baseAddress! + Int(piece.start), count: Int(piece.count)))
         }
     }
 
@@ -177,7 +177,7 @@ struct RecordEnvelopeWriter {
     }
 
     @inline(__always) private func attribute(_ value: UnsafeRawPointer, _ tag: UInt8, _ entity: Int, _ slot: Int,
-                                             _ table: ObjectTable.ReadView, _ put: Constants, _ w: inout JSONWriter) {
+                                             _ table: ObjectTable.ReadView, _ put: Constants, _ w: inout ByteOutput) {
         switch tag {
         case RecordTag.string:
             var p = value + 1
@@ -188,9 +188,7 @@ struct RecordEnvelopeWriter {
         case RecordTag.double:
             w.appendDouble(Double(bitPattern: UInt64(littleEndian: (value + 1).loadUnaligned(as: UInt64.self))))
         case RecordTag.date:
-            w.bytes.append(UInt8(ascii: "\""))
-            ISODate.append(Double(bitPattern: UInt64(littleEndian: (value + 1).loadUnaligned(as: UInt64.self))), to: &w.bytes)
-            w.bytes.append(UInt8(ascii: "\""))
+            w.appendQuotedDate(Double(bitPattern: UInt64(littleEndian: (value + 1).loadUnaligned(as: UInt64.self))))
         case RecordTag.boolTrue: put(trueText, &w)
         case RecordTag.boolFalse: put(falseText, &w)
         case RecordTag.array where RecordEnvelopeWriter.holdsOnlyStrings(value):
@@ -198,18 +196,20 @@ struct RecordEnvelopeWriter {
             var p = value + 1
             _ = RecordReader.varint(&p)
             let count = RecordReader.varint(&p)
-            w.bytes.append(UInt8(ascii: "["))
+            w.append(UInt8(ascii: "["))
             for i in 0..<count {
-                if i > 0 { w.bytes.append(UInt8(ascii: ",")) }
+                if i > 0 { w.append(UInt8(ascii: ",")) }
                 p += 1
                 let n = RecordReader.varint(&p)
                 w.appendQuoted(utf8: UnsafeRawBufferPointer(start: p, count: n))
                 p += n
             }
-            w.bytes.append(UInt8(ascii: "]"))
+            w.append(UInt8(ascii: "]"))
         case RecordTag.array, RecordTag.embedded:
             guard case .attribute(let type) = plans[entity][slot] else { return put(null, &w) }
-            encoder.attribute(RecordReader.value(value, lists: table.lists), type, &w)
+            var nested = JSONWriter()
+            encoder.attribute(RecordReader.value(value, lists: table.lists), type, &nested)
+            w.append(nested.bytes)
         default:
             put(null, &w)
         }
@@ -228,10 +228,10 @@ struct RecordEnvelopeWriter {
     }
 
     @inline(__always) private func reference(_ row: RowID, _ bareID: Bool, _ table: ObjectTable.ReadView,
-                                             _ put: Constants, _ w: inout JSONWriter) {
+                                             _ put: Constants, _ w: inout ByteOutput) {
         guard let entity = table.entity(at: row) else { return put(null, &w) }
         put(bareID ? idOnly : prefixes[entity], &w)
         w.appendQuoted(utf8: RecordReader.id(table.record(row)).0)
-        w.bytes.append(UInt8(ascii: "}"))
+        w.append(UInt8(ascii: "}"))
     }
 }
