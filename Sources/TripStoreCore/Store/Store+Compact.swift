@@ -85,7 +85,10 @@ extension Store {
         let imageTemp = files.image(token) + ".tmp"
         let lists = FlatLists(table.lists)
         defer { withExtendedLifetime(lists) {} }
-        let image = Parallel.start { view.table.writeImage(order: rows, indexed: indexed, lists: lists, path: imageTemp) }
+        // A bulk import's lists are each in one record (see `BulkLinks.fill`).
+        let image = Parallel.start { [bulk = inserts != nil] in
+            view.table.writeImage(order: rows, indexed: indexed, lists: lists, path: imageTemp, listsReferencedOnce: bulk)
+        }
         // Never leave the image thread reading a table this function's caller
         // may change, nor its file behind when the snapshot is not written.
         var imageTaken = false

@@ -45,6 +45,15 @@ import TripStoreModels
         }
         let written = try FileIO.readFile(store.files.snapshot(t.token))
         #expect(streamed == written, "\(name): streamed from a file")
+        // The image's lists, taken as built, are what counting them in the records gives.
+        let images = try [true, false].map { once in
+            let path = folder + "/check-\(once).image"
+            let image = try #require(store.table.writeImage(order: store.table.rowsSortedByID(), indexed: IndexedProperty.of(store.indexes.valueIndexes),
+                                                            lists: FlatLists(store.table.lists), path: path, listsReferencedOnce: once))
+            defer { image.discard() }
+            return try FileIO.readFile(path)
+        }
+        #expect(images[0] == images[1], "\(name): image with lists counted")
         // Opened again (from the image, then from the JSON alone), it holds what was imported.
         let again = try Store.open(folder, schema: schema, access: .read)
         #expect(again.loadedFromImage)

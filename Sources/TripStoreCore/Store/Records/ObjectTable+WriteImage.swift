@@ -10,7 +10,7 @@ import Darwin
 extension ObjectTable {
     /// How each slot is renumbered in an image: relationship slots hold rows
     /// and list numbers that change with the new row order.
-    private enum ImageSlot {
+    fileprivate enum ImageSlot {
         case attribute
         case toOne
         /// Stored sides keep their order; derived sides are sorted, as loading the JSON makes them.
@@ -25,8 +25,12 @@ extension ObjectTable {
     /// never all at once. Reads the table only (through workers' rules:
     /// nothing may change it meanwhile). Nil, with no file left, when a count
     /// does not fit the layout or writing fails: an image is only a cache.
-    /// `lists` is a flat copy of the table's lists (see `FlatLists`).
-    func writeImage(order: [RowID], indexed: [IndexedProperty], lists flat: FlatLists, path: String) -> UnboundImage? {
+    /// `lists` is a flat copy of the table's lists (see `FlatLists`);
+    /// `listsReferencedOnce` says that the records refer to each of them but
+    /// the empty one exactly once (as a bulk import builds them), which
+    /// spares a pass over the records to count them.
+    func writeImage(order: [RowID], indexed: [IndexedProperty], lists flat: FlatLists, path: String,
+                    listsReferencedOnce: Bool = false) -> UnboundImage? {
         let plans: [[ImageSlot]] = schema.entities.map { e in
             e.properties.map { p in
                 guard let r = p.relationship else { return .attribute }
@@ -48,57 +52,17 @@ extension ObjectTable {
         }
         let lists = flat.view
         defer { withExtendedLifetime(flat) {} }
-        // The columns and lists first, with each record's place among the records.
-        var entities: [Int16] = [], offsets: [UInt32] = [], prefixes: [UInt64] = []
-        var listStarts: [Int64] = [0, 0]
-        var listElements: [Int32] = []
-        var typeRows = Array(repeating: [RowID](), count: schema.entities.count)
-        entities.reserveCapacity(order.count)
-        offsets.reserveCapacity(order.count)
-        prefixes.reserveCapacity(order.count)
-        var recordBytes = 0, groupStart = 0
-        /// Per group of rows, the length of its records.
-        var groupBytes: [Int] = []
-        for (i, r) in order.enumerated() {
-            // In id order the records are all over the arena: load ahead.
-            if i + 8 < order.count { prefetch(order[i + 8]) }
-            let e = Int(entity(at: r) ?? 0)
-            entities.append(Int16(e))
-            typeRows[e].append(RowID(i))
-            if i & (SnapshotImage.groupSize - 1) == 0 { groupStart = recordBytes }
-            // A group of rows whose records pass 4 GB gets no image.
-            guard recordBytes - groupStart <= Int(UInt32.max) else { return nil }
-            offsets.append(UInt32(recordBytes - groupStart))
-            let record = self.record(r)
-            let (id, firstSlot) = RecordReader.id(record)
-            prefixes.append(ObjectTable.prefix(id))
-            recordBytes += RecordReader.length(record, count: plans[e].count)
-            if i & (SnapshotImage.groupSize - 1) == SnapshotImage.groupSize - 1 || i == order.count - 1 {
-                groupBytes.append(recordBytes - groupStart)
-            }
-            var value = firstSlot
-            for plan in plans[e] {
-                defer { value = RecordReader.skip(value) }
-                guard case .toMany(let derived) = plan, let n = RecordReader.listNumber(value), n != 0 else { continue }
-                let first = listElements.count
-                if renumbered {
-                    for t in lists[n] { listElements.append(newRow[Int(t)]) }
-                } else {
-                    listElements.append(contentsOf: lists[n])
-                }
-                if derived { listElements[first...].sort() }
-                listStarts.append(Int64(listElements.count))
-            }
-        }
+        // The lists come before the records in the file: how many there are places them.
+        let listCounts = listsReferencedOnce ? (lists: flat.listCount, elements: flat.elementCount)
+                                             : imageListCounts(order: order, plans: plans, lists: lists)
         var h = SnapshotImage.Header(binding: SnapshotImage.Binding(token: 0, snapshotBytes: 0, snapshotCRC: 0, fingerprint: [],
                                                                     file: FileIdentity(device: 0, inode: 0, size: 0, modified: 0, changed: 0)),
                                      historyStart: 0, historyCount: 0)
-        // The value indexes come last: every other section's place is known without them.
+        // The records and value indexes come last: every other section's place is known without them.
         h.valueIndexes = Int64(indexed.count)
         h.rows = Int64(order.count)
-        h.lists = Int64(listStarts.count - 1)
-        h.listElements = Int64(listElements.count)
-        h.recordBytes = Int64(recordBytes)
+        h.lists = Int64(listCounts.lists)
+        h.listElements = Int64(listCounts.elements)
         h.entities = Int64(schema.entities.count)
         guard var layout = SnapshotImage.Layout(h), let fd = try? FileIO.open(path, O_RDWR | O_CREAT | O_TRUNC) else { return nil }
         var kept = false
@@ -109,32 +73,49 @@ extension ObjectTable {
             }
         }
         // From the columns on, the sections are written front to back past
-        // the page cache, through a descriptor of their own (see
-        // `StreamingFileWriter`); the header and directory, before them, last.
-        guard let streamFD = try? FileIO.open(path, O_WRONLY) else { return nil }
-        let out = StreamingFileWriter(fd: streamFD, path: path, from: layout.entities)
+        // the page cache (see `StreamingFileWriter`), through descriptors of
+        // their own: the records and value indexes from the first page that
+        // is theirs alone as they are copied, then the columns and lists,
+        // which are only known once every record is read, up to it; the
+        // header and directory, before them, last.
+        let recordsAt = layout.records, recordPagesAt = (recordsAt + SnapshotImage.Layout.page - 1) & ~(SnapshotImage.Layout.page - 1)
+        guard let recordsFD = try? FileIO.open(path, O_WRONLY) else { return nil }
+        defer { FileIO.close(recordsFD) }
+        guard let columnsFD = try? FileIO.open(path, O_WRONLY) else { return nil }
+        defer { FileIO.close(columnsFD) }
+        let out = StreamingFileWriter(fd: recordsFD, path: path, from: recordPagesAt)
+        let columns = StreamingFileWriter(fd: columnsFD, path: path, from: layout.entities)
         defer {
             out.waitForWrites()
-            FileIO.close(streamFD)
+            columns.waitForWrites()
+        }
+        /// The first bytes from the records on, up to their first page: written after the columns.
+        var head: [UInt8] = []
+        var streamed = recordsAt
+        func emit(_ bytes: UnsafeRawBufferPointer) {
+            let inHead = min(bytes.count, max(0, recordPagesAt - streamed))
+            head.append(contentsOf: bytes[0..<inHead])
+            if bytes.count > inHead { out.write(UnsafeRawBufferPointer(rebasing: bytes[inHead...])) }
+            streamed += bytes.count
+        }
+        func padded() {
+            let zeros: (UInt64, UInt64) = (0, 0)
+            withUnsafeBytes(of: zeros) { emit(UnsafeRawBufferPointer(rebasing: $0[0..<((8 - streamed % 8) % 8)])) }
         }
         do {
-            /// Appends a section that must start at `offset`, and its padding.
-            func stream<T>(_ column: [T], at offset: Int) -> Bool {
-                guard out.count == offset else { return false }
-                column.withUnsafeBytes { out.write($0) }
-                return padded()
-            }
-            func padded() -> Bool {
-                let zeros: (UInt64, UInt64) = (0, 0)
-                withUnsafeBytes(of: zeros) { out.write(UnsafeRawBufferPointer(rebasing: $0[0..<((8 - out.count % 8) % 8)])) }
-                return true
-            }
-            guard stream(entities, at: layout.entities), stream(offsets, at: layout.offsets), stream(prefixes, at: layout.prefixes),
-                  stream(typeRows.flatMap { $0 }, at: layout.typeRows), stream(listStarts, at: layout.listStarts),
-                  stream(listElements, at: layout.listElements), out.count == layout.records else { return nil }
-
-            // The records a group of rows at a time, relationship slots
-            // renumbered; each group's checksum covers its columns and records.
+            // One pass over the rows in id order (the records are all over
+            // the arena): the columns and lists, and the records a group of
+            // rows at a time, relationship slots renumbered; each group's
+            // checksum covers its columns and records.
+            var entities: [Int16] = [], offsets: [UInt32] = [], prefixes: [UInt64] = []
+            var listStarts: [Int64] = [0, 0]
+            var listElements: [Int32] = []
+            var typeRows = Array(repeating: [RowID](), count: schema.entities.count)
+            entities.reserveCapacity(order.count)
+            offsets.reserveCapacity(order.count)
+            prefixes.reserveCapacity(order.count)
+            listStarts.reserveCapacity(listCounts.lists + 1)
+            listElements.reserveCapacity(listCounts.elements)
             var groups: [(hash: UInt64, fence: UInt64, end: Int64)] = []
             var buffer = RecordBuffer(capacity: (1 << 20) + (1 << 16))
             var bufferAt = 0
@@ -144,13 +125,19 @@ extension ObjectTable {
                 let groupStart = buffer.count
                 for i in first..<stop {
                     if i + 8 < order.count { prefetch(order[i + 8]) }
-                    let r = order[i], e = Int(entities[i])
+                    let r = order[i], e = Int(entity(at: r) ?? 0)
+                    entities.append(Int16(e))
+                    typeRows[e].append(RowID(i))
                     let record = self.record(r)
+                    let (id, firstSlot) = RecordReader.id(record)
+                    prefixes.append(ObjectTable.prefix(id))
                     let at = buffer.count
-                    let length = (i + 1 < stop ? Int(offsets[i + 1]) : groupBytes[g]) - Int(offsets[i])
-                    buffer.bytes(UnsafeRawBufferPointer(start: record, count: length))
+                    // A group of rows whose records pass 4 GB gets no image.
+                    guard at - groupStart <= Int(UInt32.max) else { return nil }
+                    offsets.append(UInt32(at - groupStart))
+                    buffer.bytes(UnsafeRawBufferPointer(start: record, count: RecordReader.length(record, count: plans[e].count)))
                     // The copy has the same layout: patch its relationship slots in place.
-                    var value = RecordReader.id(record).1
+                    var value = firstSlot
                     for plan in plans[e] {
                         defer { value = RecordReader.skip(value) }
                         let patchAt = at + (value - record) + 1
@@ -160,10 +147,18 @@ extension ObjectTable {
                             guard value.load(as: UInt8.self) == RecordTag.toOne else { continue }
                             let target = Int32(littleEndian: (value + 1).loadUnaligned(as: Int32.self))
                             if renumbered { buffer.patchInt32(newRow[Int(target)], at: patchAt) }
-                        case .toMany:
+                        case .toMany(let derived):
                             guard let n = RecordReader.listNumber(value), n != 0 else { continue }
                             buffer.patchInt32(list, at: patchAt)
                             list += 1
+                            let firstElement = listElements.count
+                            if renumbered {
+                                for t in lists[n] { listElements.append(newRow[Int(t)]) }
+                            } else {
+                                listElements.append(contentsOf: lists[n])
+                            }
+                            if derived { listElements[firstElement...].sort() }
+                            listStarts.append(Int64(listElements.count))
                         }
                     }
                 }
@@ -173,25 +168,35 @@ extension ObjectTable {
                 hash = PageHash.hash(UnsafeRawBufferPointer(rebasing: buffer.contents[groupStart...]), seed: hash)
                 groups.append((hash, prefixes[first], Int64(bufferAt + buffer.count)))
                 if buffer.count >= 1 << 20 || stop == order.count {
-                    out.write(buffer.contents)
+                    emit(buffer.contents)
                     bufferAt += buffer.count
                     buffer.removeAll()
                 }
             }
-            guard bufferAt == recordBytes, padded() else { return nil }
+            // Counted ahead as the records list them, or the layout is wrong.
+            guard listStarts.count - 1 == listCounts.lists, listElements.count == listCounts.elements else { return nil }
+            padded()
+            h.recordBytes = Int64(bufferAt)
 
             let indexBlobs = building.wait()
             h.valueIndexBytes = Int64(indexBlobs.reduce(0) { $0 + $1.bytes.count })
-            guard let complete = SnapshotImage.Layout(h), complete.records == layout.records else { return nil }
+            guard let complete = SnapshotImage.Layout(h), complete.records == layout.records, streamed == complete.valueIndexes else { return nil }
             layout = complete
-            var blobAt = layout.valueIndexes
-            for b in indexBlobs {
-                // Back to back: each index's bytes are a multiple of eight.
-                guard out.count == blobAt else { return nil }
-                b.bytes.withUnsafeBytes { out.write($0) }
-                blobAt += b.bytes.count
-            }
+            // Back to back: each index's bytes are a multiple of eight.
+            for b in indexBlobs { b.bytes.withUnsafeBytes { emit($0) } }
             try out.finish()
+            /// Appends a section that must start at `offset`, and its padding.
+            func stream<T>(_ column: [T], at offset: Int) -> Bool {
+                guard columns.count == offset else { return false }
+                column.withUnsafeBytes { columns.write($0) }
+                let zeros: (UInt64, UInt64) = (0, 0)
+                withUnsafeBytes(of: zeros) { columns.write(UnsafeRawBufferPointer(rebasing: $0[0..<((8 - columns.count % 8) % 8)])) }
+                return true
+            }
+            guard stream(entities, at: layout.entities), stream(offsets, at: layout.offsets), stream(prefixes, at: layout.prefixes),
+                  stream(typeRows.flatMap { $0 }, at: layout.typeRows), stream(listStarts, at: layout.listStarts),
+                  stream(listElements, at: layout.listElements), stream(head, at: layout.records) else { return nil }
+            try columns.finish()
 
             // The directory: per row group, per list group, per entity.
             var directory: [UInt8] = []
@@ -214,7 +219,7 @@ extension ObjectTable {
             put(start)
             for rows in typeRows { put(rows.withUnsafeBytes { PageHash.hash($0) }) }
             pad()
-            blobAt = layout.valueIndexes
+            var blobAt = layout.valueIndexes
             for b in indexBlobs {
                 for field in SavedValueIndex.Field.allCases {
                     put(field == .offset ? Int64(blobAt) : b.fields[field.rawValue])
@@ -237,6 +242,24 @@ extension ObjectTable {
 }
 
 extension ObjectTable {
+    /// How many lists (the empty one first) and list elements an image of
+    /// the rows in `order` holds: those its records refer to.
+    fileprivate func imageListCounts(order: [RowID], plans: [[ImageSlot]], lists: FlatLists.View) -> (lists: Int, elements: Int) {
+        var counts = (lists: 1, elements: 0)
+        for (i, r) in order.enumerated() {
+            if i + 8 < order.count { prefetch(order[i + 8]) }
+            let e = Int(entity(at: r) ?? 0)
+            var value = RecordReader.id(record(r)).1
+            for plan in plans[e] {
+                defer { value = RecordReader.skip(value) }
+                guard case .toMany = plan, let n = RecordReader.listNumber(value), n != 0 else { continue }
+                counts.lists += 1
+                counts.elements += lists[n].count
+            }
+        }
+        return counts
+    }
+
     /// Each declared index over the rows in `order`, as `ValueIndex` orders
     /// it, in the image's form. Reads the table only.
     fileprivate func indexBlobs(order: [RowID], indexed: [IndexedProperty]) -> [SavedIndexBytes] {

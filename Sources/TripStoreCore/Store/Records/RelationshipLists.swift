@@ -147,6 +147,11 @@ final class FlatLists: @unchecked Sendable {
         }
     }
 
+    /// How many lists there are, the empty one (number 0) among them.
+    var listCount: Int { count }
+    /// How many elements all of them hold.
+    var elementCount: Int { starts[count] }
+
     init(_ lists: RelationshipLists) {
         if let built = lists.unchangedBuiltLists {
             (starts, elements, count, shared) = (built.starts, built.elements, built.listCount, built)
