@@ -60,6 +60,9 @@ package final class StreamingFileReader {
         while count < target.count {
             if taken == buffered {
                 guard !atEnd else { break }
+                if target.count - count >= Self.bufferSize, try readCached(into: UnsafeMutableRawBufferPointer(rebasing: target[count...]), &count) {
+                    continue
+                }
                 try refill()
                 continue
             }
@@ -69,6 +72,35 @@ package final class StreamingFileReader {
             count += n
         }
         return count
+    }
+
+    /// Where the next bytes are all in the page cache, reads whole buffers'
+    /// worth of them straight into `target` (one copy fewer) and adds how
+    /// many to `count`; false, having read nothing, where they are not.
+    private func readCached(into target: UnsafeMutableRawBufferPointer, _ count: inout Int) throws -> Bool {
+        let at = bufferAt + buffered, length = target.count / Self.bufferSize * Self.bufferSize
+        guard isCached(at, length) else { return false }
+        if direct { direct = FileIO.setDirect(fd, false) }
+        var n = 0
+        while n < length {
+            let r = pread(fd, target.baseAddress! + n, length - n, off_t(at + n))
+            if r < 0 {
+                if errno == EINTR { continue }
+                throw IOError(operation: "read", path: path, code: errno)
+            }
+            if r == 0 {
+                atEnd = true
+                break
+            }
+            n += r
+        }
+        // As if the buffer had held them: the next refill starts after them, on an aligned offset.
+        bufferAt = at + n
+        buffered = 0
+        taken = 0
+        if n % Self.alignment != 0 { directAllowed = false }
+        count += n
+        return true
     }
 
     /// Reads the next buffer's worth at an aligned offset.

@@ -84,10 +84,14 @@ struct BulkLinks {
             let r = Int(-1 - t)
             return (Int(objects.sorted[Int(referenceRows[k][r])]), Int(chunks[k].referenceTypes[r]))
         }
+        /// The last chunk whose first object is at most `g`.
         func chunk(of g: Int) -> Int {
-            var k = objects.firstObject.count - 1
-            while objects.firstObject[k] > g { k -= 1 }
-            return k
+            var low = 0, high = objects.firstObject.count - 1
+            while low < high {
+                let mid = (low + high + 1) / 2
+                if objects.firstObject[mid] <= g { low = mid } else { high = mid - 1 }
+            }
+            return low
         }
         /// Whether object `g` lists `row` in the list it gives for `slot`, and how long that list is.
         var bigLists: [Int: Set<RowID>] = [:]
