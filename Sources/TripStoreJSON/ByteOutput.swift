@@ -6,9 +6,10 @@
 /// Writes the same text as `JSONWriter`'s `append…` functions (they share
 /// the encoders below).
 package struct ByteOutput: ~Copyable {
-    private var start: UnsafeMutablePointer<UInt8>
+    // Inlinable where other modules append a byte or a piece: a call each costs more than the copy.
+    @usableFromInline var start: UnsafeMutablePointer<UInt8>
     package private(set) var count = 0
-    private var capacity: Int
+    @usableFromInline var capacity: Int
 
     package init(capacity: Int) {
         self.capacity = max(capacity, 64)
@@ -28,11 +29,11 @@ package struct ByteOutput: ~Copyable {
     }
 
     /// Makes room for `n` more bytes.
-    @inline(__always) private mutating func reserve(_ n: Int) {
+    @inlinable @inline(__always) mutating func reserve(_ n: Int) {
         if capacity - count < n { grow(n) }
     }
 
-    @inline(never) private mutating func grow(_ n: Int) {
+    @usableFromInline @inline(never) mutating func grow(_ n: Int) {
         let bigger = max(capacity * 2, count + n)
         let moved = UnsafeMutablePointer<UInt8>.allocate(capacity: bigger)
         moved.update(from: start, count: count)
@@ -41,13 +42,13 @@ package struct ByteOutput: ~Copyable {
         capacity = bigger
     }
 
-    @inline(__always) package mutating func append(_ byte: UInt8) {
+    @inlinable @inline(__always) package mutating func append(_ byte: UInt8) {
         reserve(1)
         start[count] = byte
         count += 1
     }
 
-    @inline(__always) package mutating func append(_ bytes: UnsafeRawBufferPointer) {
+    @inlinable @inline(__always) package mutating func append(_ bytes: UnsafeRawBufferPointer) {
         reserve(bytes.count)
         if let from = bytes.baseAddress { UnsafeMutableRawPointer(start + count).copyMemory(from: from, byteCount: bytes.count) }
         count += bytes.count

@@ -247,6 +247,8 @@ extension Store {
 private enum SnapshotBlockEncoder {
     /// Blocks small enough that the few made ahead cost little memory beside the table.
     static let rowsPerBlock = 8192
+    /// The most targets of one row whose records are loaded ahead.
+    static let targetsNoted = 32
 
     /// Each block's lines and their checksum, in order, from `next()`.
     static func start(rows: [RowID], view: TableForWorker, schema: Schema, lists: FlatLists.View) -> OrderedWork<(bytes: OwnedBytes, crc: UInt32)> {
@@ -259,14 +261,27 @@ private enum SnapshotBlockEncoder {
                 let range = (k * rowsPerBlock)..<min(rows.count, (k + 1) * rowsPerBlock)
                 var w = ByteOutput(capacity: range.count * 400)
                 // Rows in id order reach records all over the arena: start
-                // loading a row's record, then the columns and records of the
-                // rows it refers to, ahead of it.
-                for i in range {
-                    if i + 12 < range.upperBound { table.prefetch(rows[i + 12]) }
-                    if i + 8 < range.upperBound { encoder.prefetchTargets(of: rows[i + 8], table: table, lists: lists, columns: true) }
-                    if i + 4 < range.upperBound { encoder.prefetchTargets(of: rows[i + 4], table: table, lists: lists, columns: false) }
-                    encoder.write(row: rows[i], table: table, lists: lists, to: &w)
-                    w.append(0x0A)
+                // loading a row's record, then the columns of the rows it
+                // refers to, then their records, ahead of it (the targets
+                // noted in a ring of the last eight rows' worth).
+                withUnsafeTemporaryAllocation(of: RowID.self, capacity: 8 * targetsNoted) { ring in
+                    var noted = (0, 0, 0, 0, 0, 0, 0, 0)
+                    withUnsafeMutableBytes(of: &noted) { noted in
+                        let counts = noted.bindMemory(to: Int.self)
+                        for i in range {
+                            if i + 12 < range.upperBound { table.prefetch(rows[i + 12]) }
+                            if i + 8 < range.upperBound {
+                                counts[(i + 8) & 7] = encoder.prefetchTargets(of: rows[i + 8], table: table, lists: lists,
+                                                                               into: ring.baseAddress! + ((i + 8) & 7) * targetsNoted, capacity: targetsNoted)
+                            }
+                            if i + 4 < range.upperBound && i + 4 >= range.lowerBound + 8 {
+                                let at = ring.baseAddress! + ((i + 4) & 7) * targetsNoted
+                                for k in 0..<counts[(i + 4) & 7] { table.prefetch(at[k]) }
+                            }
+                            encoder.write(row: rows[i], table: table, lists: lists, to: &w)
+                            w.append(0x0A)
+                        }
+                    }
                 }
                 let crc = CRC32C.checksum(w.bytes)
                 return (w.finish(), crc)

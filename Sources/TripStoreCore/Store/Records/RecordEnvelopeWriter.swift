@@ -151,29 +151,35 @@ struct RecordEnvelopeWriter {
         }
     }
 
-    /// Starts loading what the rows `row` refers to hold for its line (see
-    /// `ObjectTable.prefetch`): their columns when `columns`, which a loop
-    /// asks for some rows ahead, else their records, fewer rows ahead.
-    func prefetchTargets(of row: RowID, table: ObjectTable.ReadView, lists: FlatLists.View, columns: Bool) {
-        guard let entity = table.entity(at: row) else { return }
+    /// Starts loading the columns of the rows `row` refers to (see
+    /// `ObjectTable.prefetch`), which a loop asks for some rows ahead, and
+    /// notes up to `capacity` of them in `targets`, for the loop to load
+    /// their records a few rows later; returns how many it noted.
+    func prefetchTargets(of row: RowID, table: ObjectTable.ReadView, lists: FlatLists.View,
+                         into targets: UnsafeMutablePointer<RowID>, capacity: Int) -> Int {
+        guard let entity = table.entity(at: row) else { return 0 }
         var p = RecordReader.id(table.record(row)).1
+        var noted = 0
+        func note(_ target: RowID) {
+            table.prefetchColumns(target)
+            if noted < capacity {
+                targets[noted] = target
+                noted += 1
+            }
+        }
         for plan in plans[entity] {
             let value = p
             p = RecordReader.skip(p)
             switch plan {
             case .skip, .attribute: continue
             case .toOne:
-                if value.load(as: UInt8.self) == RecordTag.toOne {
-                    let target = Int32(littleEndian: (value + 1).loadUnaligned(as: Int32.self))
-                    if columns { table.prefetchColumns(target) } else { table.prefetch(target) }
-                }
+                if value.load(as: UInt8.self) == RecordTag.toOne { note(Int32(littleEndian: (value + 1).loadUnaligned(as: Int32.self))) }
             case .toMany:
                 guard let n = RecordReader.listNumber(value) else { continue }
-                for target in lists[n] {
-                    if columns { table.prefetchColumns(target) } else { table.prefetch(target) }
-                }
+                for target in lists[n] { note(target) }
             }
         }
+        return noted
     }
 
     @inline(__always) private func attribute(_ value: UnsafeRawPointer, _ tag: UInt8, _ entity: Int, _ slot: Int,
