@@ -85,21 +85,30 @@ extension Store {
         let imageTemp = files.image(token) + ".tmp"
         let lists = FlatLists(table.lists)
         defer { withExtendedLifetime(lists) {} }
+        // The encoders copy each record into the image's blocks while they
+        // have it in the cache (in id order, a record is a miss each time it
+        // is read); the image thread takes the blocks in order.
+        let imagePlan = ImageRowPlan(schema: schema, order: rows, rowCount: table.rowCount)
+        let imageBlocks = ImageBlockChannel(capacity: 4)
         // A bulk import's lists are each in one record (see `BulkLinks.fill`).
         let image = Parallel.start { [bulk = inserts != nil] in
-            view.table.writeImage(order: rows, indexed: indexed, lists: lists, path: imageTemp, listsReferencedOnce: bulk)
+            defer { imageBlocks.close() }
+            return view.table.writeImage(plan: imagePlan, indexed: indexed, lists: lists, path: imageTemp, listsReferencedOnce: bulk,
+                                         blocks: imageBlocks.next)
         }
         // Never leave the image thread reading a table this function's caller
         // may change, nor its file behind when the snapshot is not written.
         var imageTaken = false
         defer { if !imageTaken { image.wait()?.discard() } }
+        defer { imageBlocks.close() }
         // Objects are encoded (and checksummed) on every core a block at a
         // time, then written in order.
         flush(force: true)
-        let blocks = SnapshotBlockEncoder.start(rows: rows, view: view, schema: schema, lists: lists.view)
+        let blocks = SnapshotBlockEncoder.start(rows: rows, view: view, schema: schema, lists: lists.view, image: imagePlan)
         defer { blocks.finish() }
         var crashed = false, written = 0
         while let block = blocks.next() {
+            imageBlocks.put(block.image)
             crc = CRC32C.combine(crc, block.crc, lengthOfB: block.bytes.count)
             out.write(block.bytes.bytes)
             written += SnapshotBlockEncoder.rowsPerBlock
@@ -108,6 +117,7 @@ extension Store {
                 CrashPoint.hit("snapshot-mid-write")
             }
         }
+        imageBlocks.close()
         Trace.mark("snapshot sort+objects")
         let historyStart = out.count + buffer.bytes.count
         for t in history {
@@ -245,13 +255,15 @@ extension Store {
 /// Encodes the snapshot's object lines on every core, a block of rows at a
 /// time, ahead of the writer (see `compact`).
 private enum SnapshotBlockEncoder {
-    /// Blocks small enough that the few made ahead cost little memory beside the table.
-    static let rowsPerBlock = 8192
+    /// Blocks small enough that the few made ahead cost little memory beside
+    /// the table; the image's blocks of rows, each made with the same rows.
+    static let rowsPerBlock = ImageRowPlan.rowsPerBlock
     /// The most targets of one row whose records are loaded ahead.
     static let targetsNoted = 32
 
-    /// Each block's lines and their checksum, in order, from `next()`.
-    static func start(rows: [RowID], view: TableForWorker, schema: Schema, lists: FlatLists.View) -> OrderedWork<(bytes: OwnedBytes, crc: UInt32)> {
+    /// Each block's lines, their checksum and the image's block of the same rows, in order, from `next()`.
+    static func start(rows: [RowID], view: TableForWorker, schema: Schema, lists: FlatLists.View,
+                      image: ImageRowPlan) -> OrderedWork<(bytes: OwnedBytes, crc: UInt32, image: ImageBlock)> {
         let blocks = (rows.count + rowsPerBlock - 1) / rowsPerBlock
         return OrderedWork(count: blocks, ahead: 4) {
             // A private copy of the schema per core, so the cores share no reference counts.
@@ -260,6 +272,7 @@ private enum SnapshotBlockEncoder {
             return { k in
                 let range = (k * rowsPerBlock)..<min(rows.count, (k + 1) * rowsPerBlock)
                 var w = ByteOutput(capacity: range.count * 400)
+                var imageBlock = ImageBlockBuilder(rows: range.count)
                 // Rows in id order reach records all over the arena: start
                 // loading a row's record, then the columns of the rows it
                 // refers to, then their records, ahead of it (the targets
@@ -280,11 +293,12 @@ private enum SnapshotBlockEncoder {
                             }
                             encoder.write(row: rows[i], table: table, lists: lists, to: &w)
                             w.append(0x0A)
+                            imageBlock.add(i, plan: image, table: table, lists: lists)
                         }
                     }
                 }
                 let crc = CRC32C.checksum(w.bytes)
-                return (w.finish(), crc)
+                return (w.finish(), crc, imageBlock.finish(first: range.lowerBound))
             }
         }
     }

@@ -8,20 +8,11 @@ import Darwin
 #endif
 
 extension ObjectTable {
-    /// How each slot is renumbered in an image: relationship slots hold rows
-    /// and list numbers that change with the new row order.
-    fileprivate enum ImageSlot {
-        case attribute
-        case toOne
-        /// Stored sides keep their order; derived sides are sorted, as loading the JSON makes them.
-        case toMany(derived: Bool)
-    }
-
     /// Writes the image of the table (see `SnapshotImage`), with `order` as
     /// the new row order (the snapshot's id order), to a new file at `path`:
     /// complete but for the header's binding to its snapshot file, which
     /// exists only after the snapshot's rename, so that it is written while
-    /// the snapshot is. The records are copied a group of rows at a time,
+    /// the snapshot is. The records are copied a block of rows at a time,
     /// never all at once. Reads the table only (through workers' rules:
     /// nothing may change it meanwhile). Nil, with no file left, when a count
     /// does not fit the layout or writing fails: an image is only a cache.
@@ -31,30 +22,31 @@ extension ObjectTable {
     /// spares a pass over the records to count them.
     func writeImage(order: [RowID], indexed: [IndexedProperty], lists flat: FlatLists, path: String,
                     listsReferencedOnce: Bool = false) -> UnboundImage? {
-        let plans: [[ImageSlot]] = schema.entities.map { e in
-            e.properties.map { p in
-                guard let r = p.relationship else { return .attribute }
-                return r.isToMany ? .toMany(derived: !r.isStoredSide) : .toOne
-            }
+        let plan = ImageRowPlan(schema: schema, order: order, rowCount: rowCount)
+        let table = readView, lists = flat.view
+        var next = 0
+        return writeImage(plan: plan, indexed: indexed, lists: flat, path: path, listsReferencedOnce: listsReferencedOnce) {
+            defer { next += 1 }
+            return next < plan.blockCount ? plan.block(next, table: table, lists: lists) : nil
         }
+    }
+
+    /// `writeImage`, with the blocks of rows (`plan.rows(ofBlock:)`, in
+    /// order) made by `blocks`, which returns nil when it stops early (no
+    /// image is then written).
+    func writeImage(plan: ImageRowPlan, indexed: [IndexedProperty], lists flat: FlatLists, path: String,
+                    listsReferencedOnce: Bool, blocks: () -> ImageBlock?) -> UnboundImage? {
+        let order = plan.order
         // The declared indexes are built on a thread of their own meanwhile
         // (they are written last); nothing returns before it is done.
         let view = ImageTableView(table: self)
         let building = Parallel.start { view.table.indexBlobs(order: order, indexed: indexed) }
         defer { _ = building.wait() }
-        // Rows already in id order (as a bulk import or an open leaves them)
-        // keep their numbers: no lookup for every reference.
-        let renumbered = !order.elementsEqual(0..<RowID(order.count))
-        var newRow: [RowID] = []
-        if renumbered {
-            newRow = [RowID](repeating: -1, count: rowCount)
-            for (i, r) in order.enumerated() { newRow[Int(r)] = RowID(i) }
-        }
         let lists = flat.view
         defer { withExtendedLifetime(flat) {} }
         // The lists come before the records in the file: how many there are places them.
         let listCounts = listsReferencedOnce ? (lists: flat.listCount, elements: flat.elementCount)
-                                             : imageListCounts(order: order, plans: plans, lists: lists)
+                                             : imageListCounts(plan: plan, lists: lists)
         var h = SnapshotImage.Header(binding: SnapshotImage.Binding(token: 0, snapshotBytes: 0, snapshotCRC: 0, fingerprint: [],
                                                                     file: FileIdentity(device: 0, inode: 0, size: 0, modified: 0, changed: 0)),
                                      historyStart: 0, historyCount: 0)
@@ -103,10 +95,9 @@ extension ObjectTable {
             withUnsafeBytes(of: zeros) { emit(UnsafeRawBufferPointer(rebasing: $0[0..<((8 - streamed % 8) % 8)])) }
         }
         do {
-            // One pass over the rows in id order (the records are all over
-            // the arena): the columns and lists, and the records a group of
-            // rows at a time, relationship slots renumbered; each group's
-            // checksum covers its columns and records.
+            // The blocks in order: the columns and lists gathered, the lists
+            // numbered, each group of rows checksummed over its columns and
+            // records, the records streamed.
             var entities: [Int16] = [], offsets: [UInt32] = [], prefixes: [UInt64] = []
             var listStarts: [Int64] = [0, 0]
             var listElements: [Int32] = []
@@ -117,61 +108,30 @@ extension ObjectTable {
             listStarts.reserveCapacity(listCounts.lists + 1)
             listElements.reserveCapacity(listCounts.elements)
             var groups: [(hash: UInt64, fence: UInt64, end: Int64)] = []
-            var buffer = RecordBuffer(capacity: (1 << 20) + (1 << 16))
             var bufferAt = 0
-            var list: Int32 = 1
-            for g in 0..<layout.rowGroups {
-                let first = g << SnapshotImage.groupShift, stop = min(order.count, first + SnapshotImage.groupSize)
-                let groupStart = buffer.count
-                for i in first..<stop {
-                    if i + 8 < order.count { prefetch(order[i + 8]) }
-                    let r = order[i], e = Int(entity(at: r) ?? 0)
-                    entities.append(Int16(e))
-                    typeRows[e].append(RowID(i))
-                    let record = self.record(r)
-                    let (id, firstSlot) = RecordReader.id(record)
-                    prefixes.append(ObjectTable.prefix(id))
-                    let at = buffer.count
-                    // A group of rows whose records pass 4 GB gets no image.
-                    guard at - groupStart <= Int(UInt32.max) else { return nil }
-                    offsets.append(UInt32(at - groupStart))
-                    buffer.bytes(UnsafeRawBufferPointer(start: record, count: RecordReader.length(record, count: plans[e].count)))
-                    // The copy has the same layout: patch its relationship slots in place.
-                    var value = firstSlot
-                    for plan in plans[e] {
-                        defer { value = RecordReader.skip(value) }
-                        let patchAt = at + (value - record) + 1
-                        switch plan {
-                        case .attribute: continue
-                        case .toOne:
-                            guard value.load(as: UInt8.self) == RecordTag.toOne else { continue }
-                            let target = Int32(littleEndian: (value + 1).loadUnaligned(as: Int32.self))
-                            if renumbered { buffer.patchInt32(newRow[Int(target)], at: patchAt) }
-                        case .toMany(let derived):
-                            guard let n = RecordReader.listNumber(value), n != 0 else { continue }
-                            buffer.patchInt32(list, at: patchAt)
-                            list += 1
-                            let firstElement = listElements.count
-                            if renumbered {
-                                for t in lists[n] { listElements.append(newRow[Int(t)]) }
-                            } else {
-                                listElements.append(contentsOf: lists[n])
-                            }
-                            if derived { listElements[firstElement...].sort() }
-                            listStarts.append(Int64(listElements.count))
-                        }
-                    }
+            while entities.count < order.count {
+                guard let block = blocks(), block.first == entities.count, block.fits, block.count > 0 else { return nil }
+                block.numberLists(from: Int32(listStarts.count - 1))
+                let elementBase = listElements.count
+                listElements += block.listElements
+                for end in block.listEnds { listStarts.append(Int64(elementBase + end)) }
+                entities += block.entities
+                offsets += block.offsets
+                prefixes += block.prefixes
+                for (k, e) in block.entities.enumerated() { typeRows[Int(e)].append(RowID(block.first + k)) }
+                var groupStart = 0
+                for (k, end) in block.groupEnds.enumerated() {
+                    let g = (block.first >> SnapshotImage.groupShift) + k
+                    let first = g << SnapshotImage.groupShift, stop = min(order.count, first + SnapshotImage.groupSize)
+                    var hash = entities[first..<stop].withUnsafeBytes { PageHash.hash($0, seed: UInt64(g)) }
+                    hash = offsets[first..<stop].withUnsafeBytes { PageHash.hash($0, seed: hash) }
+                    hash = prefixes[first..<stop].withUnsafeBytes { PageHash.hash($0, seed: hash) }
+                    hash = PageHash.hash(UnsafeRawBufferPointer(rebasing: block.recordContents[groupStart..<end]), seed: hash)
+                    groups.append((hash, prefixes[first], Int64(bufferAt + end)))
+                    groupStart = end
                 }
-                var hash = entities[first..<stop].withUnsafeBytes { PageHash.hash($0, seed: UInt64(g)) }
-                hash = offsets[first..<stop].withUnsafeBytes { PageHash.hash($0, seed: hash) }
-                hash = prefixes[first..<stop].withUnsafeBytes { PageHash.hash($0, seed: hash) }
-                hash = PageHash.hash(UnsafeRawBufferPointer(rebasing: buffer.contents[groupStart...]), seed: hash)
-                groups.append((hash, prefixes[first], Int64(bufferAt + buffer.count)))
-                if buffer.count >= 1 << 20 || stop == order.count {
-                    emit(buffer.contents)
-                    bufferAt += buffer.count
-                    buffer.removeAll()
-                }
+                emit(block.recordContents)
+                bufferAt += block.recordBytes
             }
             // Counted ahead as the records list them, or the layout is wrong.
             guard listStarts.count - 1 == listCounts.lists, listElements.count == listCounts.elements else { return nil }
@@ -243,16 +203,17 @@ extension ObjectTable {
 
 extension ObjectTable {
     /// How many lists (the empty one first) and list elements an image of
-    /// the rows in `order` holds: those its records refer to.
-    fileprivate func imageListCounts(order: [RowID], plans: [[ImageSlot]], lists: FlatLists.View) -> (lists: Int, elements: Int) {
+    /// the rows in `plan`'s order holds: those its records refer to.
+    fileprivate func imageListCounts(plan: ImageRowPlan, lists: FlatLists.View) -> (lists: Int, elements: Int) {
         var counts = (lists: 1, elements: 0)
+        let order = plan.order
         for (i, r) in order.enumerated() {
             if i + 8 < order.count { prefetch(order[i + 8]) }
             let e = Int(entity(at: r) ?? 0)
             var value = RecordReader.id(record(r)).1
-            for plan in plans[e] {
+            for slot in plan.slots[e] {
                 defer { value = RecordReader.skip(value) }
-                guard case .toMany = plan, let n = RecordReader.listNumber(value), n != 0 else { continue }
+                guard case .toMany = slot, let n = RecordReader.listNumber(value), n != 0 else { continue }
                 counts.lists += 1
                 counts.elements += lists[n].count
             }
