@@ -66,7 +66,12 @@ extension Store {
         // in arrays read and written all over: past `hugePagesFrom` they
         // outgrow what the TLB covers in 4 KB pages (measured: no gain at
         // 165 MB, a tenth of the time at 1.65 GB).
-        if size >= Store.hugePagesFrom { MemoryTuning.preferHugePagesForHeap(reserving: size) }
+        if size >= Store.hugePagesFrom, let space = MemoryTuning.preferHugePagesForHeap(reserving: size) {
+            // Linking, writing and the history grow the heap by about two
+            // thirds of the input: half of it is faulted in on the other core
+            // while this one sorts and links.
+            MemoryTuning.populateInBackground(space, byteCount: size / 2)
+        }
         guard whole else {
             for c in chunks { c.discard() }
             return nil
