@@ -68,9 +68,9 @@ extension Store {
         // 165 MB, a tenth of the time at 1.65 GB).
         if size >= Store.hugePagesFrom, let space = MemoryTuning.preferHugePagesForHeap(reserving: size) {
             // Linking, writing and the history grow the heap by about two
-            // thirds of the input: half of it is faulted in on the other core
+            // thirds of the input: that is faulted in on the other core
             // while this one sorts and links.
-            MemoryTuning.populateInBackground(space, byteCount: size / 2)
+            MemoryTuning.populateInBackground(space, byteCount: size / 3 * 2)
         }
         guard whole else {
             for c in chunks { c.discard() }
