@@ -49,9 +49,10 @@ import TripStoreModels
         let order = table.rowsSortedByID()
         for index in [index("Production", "budget"), index("Production", "released"), index("TheatricalRelease", "budget")] {
             let covered = Set(films.entities[index.entity].closure)
-            let rows = order.indices.filter { covered.contains(table.entity(at: order[$0])!) }
-            let sorted = try #require(table.numberIndex(rows: rows, order: order, slot: index.property.slot))
-            let hashed = table.hashedIndex(rows: rows, order: order, index: index)
+            let values = table.indexedValues(order: order, indexed: [index])[0]
+            #expect(values.rows == order.indices.filter { covered.contains(table.entity(at: order[$0])!) }.map { RowID($0) })
+            let sorted = try #require(table.numberIndex(values))
+            let hashed = table.hashedIndex(values, index: index)
             #expect(sorted.0.keys.map(\.bits) == hashed.0.keys.map(\.bits))
             #expect(sorted.0.flat == hashed.0.flat)
             #expect(sorted.0.counts == hashed.0.counts)
@@ -69,9 +70,7 @@ import TripStoreModels
         let table = try table()
         let order = table.rowsSortedByID()
         for index in [index("TheatricalRelease", "screens"), index("Production", "title")] {
-            let covered = Set(films.entities[index.entity].closure)
-            let rows = order.indices.filter { covered.contains(table.entity(at: order[$0])!) }
-            #expect(table.numberIndex(rows: rows, order: order, slot: index.property.slot) == nil)
+            #expect(table.numberIndex(table.indexedValues(order: order, indexed: [index])[0]) == nil)
         }
     }
 }

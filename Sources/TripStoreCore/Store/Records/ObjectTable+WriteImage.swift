@@ -224,26 +224,39 @@ extension ObjectTable {
     /// Each declared index over the rows in `order`, as `ValueIndex` orders
     /// it, in the image's form. Reads the table only.
     fileprivate func indexBlobs(order: [RowID], indexed: [IndexedProperty]) -> [SavedIndexBytes] {
-        // Each row's entity once (rows in id order read it all over memory), not once per index.
-        var entityOfRow = [Int16](repeating: -1, count: order.count)
-        for (i, r) in order.enumerated() { entityOfRow[i] = Int16(entity(at: r) ?? -1) }
-        return indexed.map { index in
-            var covered = [Bool](repeating: false, count: schema.entities.count)
-            for e in schema.entities[index.entity].closure { covered[e] = true }
-            let rows = entityOfRow.indices.filter { entityOfRow[$0] >= 0 && covered[Int(entityOfRow[$0])] }
-            let (ordered, nulls) = numberIndex(rows: rows, order: order, slot: index.property.slot)
-                ?? hashedIndex(rows: rows, order: order, index: index)
+        zip(indexed, indexedValues(order: order, indexed: indexed)).map { index, values in
+            let (ordered, nulls) = numberIndex(values) ?? hashedIndex(values, index: index)
             return SavedIndexBytes(ordered, nulls: nulls, text: index.property.attribute.map { SavedValueIndex.keyTag($0.type) == 3 } ?? false)
         }
     }
 
-    /// An index as `ValueIndex.build` orders it, over the rows at `rows` in `order`.
-    func hashedIndex(rows: [Int], order: [RowID], index: IndexedProperty) -> (ValueIndex.Ordered, nulls: [RowID]) {
+    /// Each index's rows (positions in `order`) and their values, copied in
+    /// one pass over the rows: in id order a record is a miss each time it
+    /// is read, so it is read once for all the indexes that cover it.
+    func indexedValues(order: [RowID], indexed: [IndexedProperty]) -> [IndexedValues] {
+        var covering = [[(index: Int, slot: Int)]](repeating: [], count: schema.entities.count)
+        for (k, index) in indexed.enumerated() {
+            for e in schema.entities[index.entity].closure { covering[e].append((k, index.property.slot)) }
+        }
+        let values = indexed.map { _ in IndexedValues() }
+        for (i, r) in order.enumerated() {
+            if i + 8 < order.count, let e = entity(at: order[i + 8]), !covering[e].isEmpty { prefetch(order[i + 8]) }
+            guard let e = entity(at: r), !covering[e].isEmpty else { continue }
+            let record = record(r)
+            for (k, slot) in covering[e] {
+                // A slot past the entity's is a row of another type than the index says (only a hostile image says so).
+                values[k].add(RowID(i), slot < slotCounts[e] ? RecordReader.slot(record, slot) : nil)
+            }
+        }
+        return values
+    }
+
+    /// An index as `ValueIndex.build` orders it.
+    func hashedIndex(_ values: IndexedValues, index: IndexedProperty) -> (ValueIndex.Ordered, nulls: [RowID]) {
         var entries: [(IndexKey?, RowID)] = []
-        entries.reserveCapacity(rows.count)
-        for (k, i) in rows.enumerated() {
-            if k + 8 < rows.count { prefetch(order[rows[k + 8]]) }
-            entries.append((IndexKey(value(at: order[i], slot: index.property.slot)), RowID(i)))
+        entries.reserveCapacity(values.count)
+        for k in 0..<values.count {
+            entries.append((IndexKey(values.value(k).map { RecordReader.value($0, lists: lists) } ?? .null), values.rows[k]))
         }
         let fresh = ValueIndex(entity: index.entity, property: index.property)
         fresh.build(entries)
@@ -255,23 +268,20 @@ extension ObjectTable {
     /// are distinct): entries sorted by value, then row, and equal values
     /// made one key, the first row's. Nil when a row holds anything else,
     /// or not a number: `hashedIndex` then orders them.
-    func numberIndex(rows: [Int], order: [RowID], slot: Int) -> (ValueIndex.Ordered, nulls: [RowID])? {
+    func numberIndex(_ values: IndexedValues) -> (ValueIndex.Ordered, nulls: [RowID])? {
         // Sorted by value (through an ordered key), rows in order within a value.
         var entries: [(prefix: UInt64, g: Int32)] = []
         var nulls: [RowID] = []
-        entries.reserveCapacity(rows.count)
-        for (k, i) in rows.enumerated() {
-            if k + 8 < rows.count { prefetch(order[rows[k + 8]]) }
-            let row = order[i]
-            guard let e = entity(at: row), slot < slotCounts[e] else { return nil }
-            let p = RecordReader.slot(record(row), slot)
+        entries.reserveCapacity(values.count)
+        for k in 0..<values.count {
+            guard let p = values.value(k) else { return nil }
             switch p.load(as: UInt8.self) {
             case RecordTag.double, RecordTag.date:
                 let d = Double(bitPattern: UInt64(littleEndian: (p + 1).loadUnaligned(as: UInt64.self)))
                 guard !d.isNaN else { return nil }
-                entries.append((RadixSort.key(d), RowID(i)))
+                entries.append((RadixSort.key(d), Int32(k)))
             case RecordTag.null:
-                nulls.append(RowID(i))
+                nulls.append(values.rows[k])
             default:
                 return nil
             }
@@ -279,23 +289,47 @@ extension ObjectTable {
         var ordered = ValueIndex.Ordered(keys: [], flat: [], counts: [0])
         ordered.flat.reserveCapacity(entries.count)
         var last: UInt64?
-        for (key, row) in RadixSort.sorted(entries) {
+        for (key, k) in RadixSort.sorted(entries) {
             if key != last {
                 if !ordered.keys.isEmpty { ordered.counts.append(ordered.flat.count) }
                 // A zero is the first row's: -0 where that one holds -0.
-                ordered.keys.append(.number(key == RadixSort.key(0) ? zero(order[Int(row)], slot: slot) : RadixSort.double(key)))
+                ordered.keys.append(.number(key == RadixSort.key(0) ? zero(values.value(Int(k))) : RadixSort.double(key)))
                 last = key
             }
-            ordered.flat.append(row)
+            ordered.flat.append(values.rows[Int(k)])
         }
         if !ordered.keys.isEmpty { ordered.counts.append(ordered.flat.count) }
         return (ordered, nulls)
     }
 
-    /// The zero (0 or -0) that `row` holds in `slot`.
-    private func zero(_ row: RowID, slot: Int) -> Double {
-        let p = RecordReader.slot(record(row), slot)
+    /// The zero (0 or -0) a value holds.
+    private func zero(_ p: UnsafeRawPointer?) -> Double {
+        guard let p else { return 0 }
         return Double(bitPattern: UInt64(littleEndian: (p + 1).loadUnaligned(as: UInt64.self))).sign == .minus ? -0.0 : 0.0
+    }
+}
+
+/// One index's rows and the bytes of each one's value as its record holds it, back to back.
+/// Used by one thread at a time (no run-time exclusivity checks per value).
+final class IndexedValues {
+    /// Positions in the image's order, ascending.
+    @exclusivity(unchecked) private(set) var rows: [RowID] = []
+    /// Where each value starts in `bytes`; -1: none (a slot the row's entity does not have).
+    @exclusivity(unchecked) private var starts: [Int] = []
+    @exclusivity(unchecked) private var bytes = RecordBuffer(capacity: 1 << 16)
+
+    var count: Int { rows.count }
+
+    func add(_ row: RowID, _ value: UnsafeRawPointer?) {
+        rows.append(row)
+        guard let value else { return starts.append(-1) }
+        starts.append(bytes.count)
+        bytes.bytes(UnsafeRawBufferPointer(start: value, count: RecordReader.skip(value) - value))
+    }
+
+    /// The `k`th row's value, valid while this lives; nil where it has none.
+    func value(_ k: Int) -> UnsafeRawPointer? {
+        starts[k] < 0 ? nil : UnsafeRawPointer(bytes.base + starts[k])
     }
 }
 
