@@ -130,7 +130,7 @@ struct ImageBlockBuilder: ~Copyable {
         entities.reserveCapacity(rows)
         offsets.reserveCapacity(rows)
         prefixes.reserveCapacity(rows)
-        records = RecordBuffer(capacity: rows * 256)
+        records = RecordBuffer(capacity: rows * 320, hugePages: false)
     }
 
     /// Adds the row at position `i` of the plan's order (the rows of a

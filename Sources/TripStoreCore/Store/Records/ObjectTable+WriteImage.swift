@@ -316,7 +316,7 @@ final class IndexedValues {
     @exclusivity(unchecked) private(set) var rows: [RowID] = []
     /// Where each value starts in `bytes`; -1: none (a slot the row's entity does not have).
     @exclusivity(unchecked) private var starts: [Int] = []
-    @exclusivity(unchecked) private var bytes = RecordBuffer(capacity: 1 << 16)
+    @exclusivity(unchecked) private var bytes = RecordBuffer(capacity: 1 << 16, hugePages: false)
 
     var count: Int { rows.count }
 

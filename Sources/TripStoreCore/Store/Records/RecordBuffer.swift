@@ -16,19 +16,23 @@ struct RecordBuffer: ~Copyable {
     private(set) var base: UnsafeMutableRawPointer
     private(set) var capacity: Int
     private(set) var count = 0
+    private let hugePages: Bool
 
-    init(capacity: Int = 256) {
+    /// `hugePages: false` for a buffer that is written and read front to
+    /// back, and freed soon: aligning it only leaves holes in the heap.
+    init(capacity: Int = 256, hugePages: Bool = true) {
         self.capacity = max(64, capacity)
-        base = RecordBuffer.allocate(self.capacity)
+        self.hugePages = hugePages
+        base = RecordBuffer.allocate(self.capacity, hugePages: hugePages)
     }
 
     deinit { base.deallocate() }
 
     /// Records are read in id order, all over their buffers: a buffer of
     /// 2 MB or more starts on a 2 MB boundary and asks for 2 MB pages.
-    private static func allocate(_ capacity: Int) -> UnsafeMutableRawPointer {
+    private static func allocate(_ capacity: Int, hugePages: Bool) -> UnsafeMutableRawPointer {
         let huge = 2 << 20
-        guard capacity >= huge else { return .allocate(byteCount: capacity, alignment: 16) }
+        guard hugePages && capacity >= huge else { return .allocate(byteCount: capacity, alignment: 16) }
         // Only a hint: where the aligned block cannot be had (an address-space limit), an ordinary one.
         var aligned: UnsafeMutableRawPointer?
         guard posix_memalign(&aligned, huge, capacity) == 0, let p = aligned else { return .allocate(byteCount: capacity, alignment: 16) }
@@ -55,7 +59,7 @@ struct RecordBuffer: ~Copyable {
     private mutating func grow(_ needed: Int) {
         var c = capacity
         while c < needed { c = c < (64 << 20) ? c * 2 : c + c / 2 }
-        let bigger = RecordBuffer.allocate(c)
+        let bigger = RecordBuffer.allocate(c, hugePages: hugePages)
         bigger.copyMemory(from: base, byteCount: count)
         base.deallocate()
         base = bigger
