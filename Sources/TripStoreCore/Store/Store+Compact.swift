@@ -128,6 +128,7 @@ extension Store {
         if let inserts {
             flush(force: true)
             let line = inserts.wait()
+            Trace.mark("snapshot history line encoded")
             crc = CRC32C.combine(crc, line.crc, lengthOfB: line.count)
             for block in line.blocks { out.write(block) }
         }
