@@ -85,15 +85,19 @@ extension Store {
         let imageTemp = files.image(token) + ".tmp"
         let lists = FlatLists(table.lists)
         defer { withExtendedLifetime(lists) {} }
-        // The encoders copy each record into the image's blocks while they
-        // have it in the cache (in id order, a record is a miss each time it
-        // is read); the image thread takes the blocks in order.
-        let imagePlan = ImageRowPlan(schema: schema, order: rows, rowCount: table.rowCount)
+        // After a bulk import, the encoders copy each record into the
+        // image's blocks while they have it in the cache (in id order, a
+        // record is a miss each time it is read), and the image thread takes
+        // the blocks in order. Its lists are each in one record (see
+        // `BulkLinks.fill`), so their number is known up front; elsewhere
+        // the image thread counts them in a pass of its own first, and makes
+        // its blocks itself, so that the encoders never wait for it.
+        let imagePlan = inserts == nil ? nil : ImageRowPlan(schema: schema, order: rows, rowCount: table.rowCount)
         let imageBlocks = ImageBlockChannel(capacity: 4)
-        // A bulk import's lists are each in one record (see `BulkLinks.fill`).
-        let image = Parallel.start { [bulk = inserts != nil] in
+        let image = Parallel.start {
             defer { imageBlocks.close() }
-            return view.table.writeImage(plan: imagePlan, indexed: indexed, lists: lists, path: imageTemp, listsReferencedOnce: bulk,
+            guard let imagePlan else { return view.table.writeImage(order: rows, indexed: indexed, lists: lists, path: imageTemp) }
+            return view.table.writeImage(plan: imagePlan, indexed: indexed, lists: lists, path: imageTemp, listsReferencedOnce: true,
                                          blocks: imageBlocks.next)
         }
         // Never leave the image thread reading a table this function's caller
@@ -108,7 +112,7 @@ extension Store {
         defer { blocks.finish() }
         var crashed = false, written = 0
         while let block = blocks.next() {
-            imageBlocks.put(block.image)
+            if let image = block.image { imageBlocks.put(image) }
             crc = CRC32C.combine(crc, block.crc, lengthOfB: block.bytes.count)
             out.write(block.bytes.bytes)
             written += SnapshotBlockEncoder.rowsPerBlock
@@ -262,9 +266,9 @@ private enum SnapshotBlockEncoder {
     /// The most targets of one row whose records are loaded ahead.
     static let targetsNoted = 32
 
-    /// Each block's lines, their checksum and the image's block of the same rows, in order, from `next()`.
+    /// Each block's lines, their checksum and (with an `image` plan) the image's block of the same rows, in order, from `next()`.
     static func start(rows: [RowID], view: TableForWorker, schema: Schema, lists: FlatLists.View,
-                      image: ImageRowPlan) -> OrderedWork<(bytes: OwnedBytes, crc: UInt32, image: ImageBlock)> {
+                      image: ImageRowPlan?) -> OrderedWork<(bytes: OwnedBytes, crc: UInt32, image: ImageBlock?)> {
         let blocks = (rows.count + rowsPerBlock - 1) / rowsPerBlock
         return OrderedWork(count: blocks, ahead: 4) {
             // A private copy of the schema per core, so the cores share no reference counts.
@@ -273,7 +277,7 @@ private enum SnapshotBlockEncoder {
             return { k in
                 let range = (k * rowsPerBlock)..<min(rows.count, (k + 1) * rowsPerBlock)
                 var w = ByteOutput(capacity: range.count * 400)
-                var imageBlock = ImageBlockBuilder(rows: range.count)
+                var imageBlock = image.map { _ in ImageBlockBuilder(rows: range.count) }
                 // Rows in id order reach records all over the arena: start
                 // loading a row's record, then the columns of the rows it
                 // refers to, then their records, ahead of it (the targets
@@ -294,12 +298,12 @@ private enum SnapshotBlockEncoder {
                             }
                             encoder.write(row: rows[i], table: table, lists: lists, to: &w)
                             w.append(0x0A)
-                            imageBlock.add(i, plan: image, table: table, lists: lists)
+                            if let image { imageBlock?.add(i, plan: image, table: table, lists: lists) }
                         }
                     }
                 }
                 let crc = CRC32C.checksum(w.bytes)
-                return (w.finish(), crc, imageBlock.finish(first: range.lowerBound))
+                return (w.finish(), crc, imageBlock?.finish(first: range.lowerBound))
             }
         }
     }
