@@ -203,7 +203,7 @@ package struct EnvelopeFastDecoder {
             return .string(try string(&r))
         case .date:
             let range = try r.plainString()
-            guard let d = ISODate.parse(bytes: UnsafeBufferPointer(rebasing: r.buffer[range])) else { throw GiveUp() }
+            guard let d = ISODate.parse(bytes: UnsafeBufferPointer(rebasing: r.buffer[range])), ISODate.isWritable(d) else { throw GiveUp() }
             return .date(d)
         case .enumeration(let e):
             let range = try r.plainString()

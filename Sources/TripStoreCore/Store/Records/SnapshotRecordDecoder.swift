@@ -242,7 +242,8 @@ struct SnapshotRecordDecoder {
             out.bytes(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(r.buffer)[range]))
         case .date:
             let range = try r.plainString()
-            guard let d = ISODate.parse(bytes: UnsafeBufferPointer(rebasing: r.buffer[range])) else { throw GiveUp() }
+            // A date past what the text can hold (year 9999 rounded up, an offset before year 1) is left to the envelope decoder, which names it.
+            guard let d = ISODate.parse(bytes: UnsafeBufferPointer(rebasing: r.buffer[range])), ISODate.isWritable(d) else { throw GiveUp() }
             out.byte(RecordTag.date)
             out.uint64(d.bitPattern)
         case .int, .double:
