@@ -166,8 +166,8 @@ struct BulkLinks {
             let owner = list.key >> 16, slot = list.key & 0xFFFF
             let only = resolved[list.chunk][list.first], onlyG = Int(objects.sorted[Int(only)])
             let back = plans[Int(objects.entities[owner])][slot].inverseSlot
-            let k = chunk(of: onlyG), c = chunks[k], i = onlyG - objects.firstObject[k]
-            let namesOwner = c.links[Int(c.firstLink[i])..<Int(c.firstLink[i] + c.linkCounts[i])].contains { Int($0.slot) == back }
+            // Named by the owner's other side itself: listed there (an empty list given names nobody).
+            let namesOwner = back >= 0 && lists(onlyG, back, objects.rowOf[owner]).listed
             let entry = namesOwner ? min(owner, onlyG) : owner
             extras[list.key] = more.filter { $0.g < entry } + [(only, entry)] + more.filter { $0.g > entry }
             ordered.insert(list.key)

@@ -125,6 +125,17 @@ import TripStoreModels
             try expectSame(Array(("[" + order.map { envelopes[$0]! }.joined(separator: ",") + "]").utf8), schema: FilmSchema.schema,
                            name: "list of one " + order.joined())
         }
+        // Many to many: a list of one, its object first giving an empty list
+        // of the other side (which names nobody) or one naming the owner,
+        // then another object that claims to be in the list, then the list.
+        for familyMembers in ["[]", #"[{"type":"FamilyMember","id":"fm1"}]"#] {
+            func trip(_ id: String, _ members: String) -> String {
+                #"{"type":"PersonalTrip","id":"\#(id)","data":{"name":"n","destination":"d","startDate":"2020-01-01","endDate":"2020-01-02","reason":"family","frequentFlyerCodes":[],"venuePasses":[],"familyMembers":\#(members)}}"#
+            }
+            let input = "[" + [trip("pt1", familyMembers), trip("pt2", #"[{"type":"FamilyMember","id":"fm1"}]"#),
+                               #"{"type":"FamilyMember","id":"fm1","data":{"name":"f","trips":[{"type":"PersonalTrip","id":"pt1"}]}}"#].joined(separator: ",") + "]"
+            try expectSame(Array(input.utf8), schema: TripSchema.schema, name: "many to many " + familyMembers)
+        }
         var films = FilmInput(seed: 3)
         try expectSame(films.make(faults: false), schema: FilmSchema.schema, name: "films")
         // Arrays of strings are read and written item by item: empty, long enough that
