@@ -39,9 +39,10 @@ package enum MemoryTuning {
     /// the host as well), and reading in random order misses the TLB less.
     /// Only with `keepFreedMemory` (one heap, never trimmed); nothing
     /// happens where transparent huge pages are off.
+    /// With `hugePages` false it only reserves the space (for `populateInBackground`).
     /// Returns where that space starts (nil where it is not back to back, or off Linux).
     @discardableResult
-    package static func preferHugePagesForHeap(reserving bytes: Int) -> UnsafeMutableRawPointer? {
+    package static func preferHugePagesForHeap(reserving bytes: Int, hugePages: Bool = true) -> UnsafeMutableRawPointer? {
         #if canImport(Glibc)
         // Pieces below the mmap threshold (`keepFreedMemory`), so that they come from the heap, back to back.
         let piece = 1 << 30
@@ -58,7 +59,7 @@ package enum MemoryTuning {
         guard let first = pieces.first, let last = pieces.last,
               zip(pieces, pieces.dropFirst()).allSatisfy({ $1 > $0 && $1 - $0 <= piece + 64 }) else { return nil }
         let end = Int(bitPattern: last) + min(bytes - (pieces.count - 1) * piece, piece)
-        preferHugePages(first, byteCount: end - Int(bitPattern: first))
+        if hugePages { preferHugePages(first, byteCount: end - Int(bitPattern: first)) }
         return first
         #else
         return nil
