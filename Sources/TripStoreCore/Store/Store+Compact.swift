@@ -277,6 +277,7 @@ private enum SnapshotBlockEncoder {
             return { k in
                 let range = (k * rowsPerBlock)..<min(rows.count, (k + 1) * rowsPerBlock)
                 var w = ByteOutput(capacity: range.count * 400)
+                var scratch = JSONWriter()
                 var imageBlock = image.map { _ in ImageBlockBuilder(rows: range.count) }
                 // Rows in id order reach records all over the arena: start
                 // loading a row's record, then the columns of the rows it
@@ -296,7 +297,7 @@ private enum SnapshotBlockEncoder {
                                 let at = ring.baseAddress! + ((i + 4) & 7) * targetsNoted
                                 for k in 0..<counts[(i + 4) & 7] { table.prefetch(at[k]) }
                             }
-                            encoder.write(row: rows[i], table: table, lists: lists, to: &w)
+                            encoder.write(row: rows[i], table: table, lists: lists, to: &w, scratch: &scratch)
                             w.append(0x0A)
                             if let image { imageBlock?.add(i, plan: image, table: table, lists: lists) }
                         }

@@ -54,6 +54,10 @@ import TripStoreModels
             return try FileIO.readFile(path)
         }
         #expect(images[0] == images[1], "\(name): image with lists counted")
+        // The import's own image, made by the snapshot's encoders, holds the same bytes past its header (the binding to its snapshot).
+        let image = try FileIO.readFile(store.files.image(t.token))
+        #expect(image.count == images[0].count && image.dropFirst(SnapshotImage.Header.byteCount) == images[0].dropFirst(SnapshotImage.Header.byteCount),
+                "\(name): the image the encoders made")
         // Opened again (from the image, then from the JSON alone), it holds what was imported.
         let again = try Store.open(folder, schema: schema, access: .read)
         #expect(again.loadedFromImage)

@@ -91,7 +91,9 @@ struct RecordEnvelopeWriter {
     }
 
     /// Appends `row`'s line; `lists` is a flat copy of the table's lists.
-    func write(row: RowID, table: ObjectTable.ReadView, lists: FlatLists.View, to w: inout ByteOutput) {
+    /// `scratch` holds the few values written through `EnvelopeFastEncoder`
+    /// (arrays of other than strings, embedded values), reused from line to line.
+    func write(row: RowID, table: ObjectTable.ReadView, lists: FlatLists.View, to w: inout ByteOutput, scratch: inout JSONWriter) {
         guard let entity = table.entity(at: row) else { return }
         let record = table.record(row)
         let (id, values) = RecordReader.id(record)
@@ -116,7 +118,7 @@ struct RecordEnvelopeWriter {
                     switch plan.kind {
                     case .skip: break
                     case .attribute:
-                        attribute(value, tag, entity, slot, table, put, &w)
+                        attribute(value, tag, entity, slot, table, put, &w, &scratch)
                     case .toOne:
                         if tag == RecordTag.toOne {
                             reference(Int32(littleEndian: (value + 1).loadUnaligned(as: Int32.self)), plan.bareID, table, put, &w)
@@ -183,7 +185,8 @@ struct RecordEnvelopeWriter {
     }
 
     @inline(__always) private func attribute(_ value: UnsafeRawPointer, _ tag: UInt8, _ entity: Int, _ slot: Int,
-                                             _ table: ObjectTable.ReadView, _ put: Constants, _ w: inout ByteOutput) {
+                                             _ table: ObjectTable.ReadView, _ put: Constants, _ w: inout ByteOutput,
+                                             _ scratch: inout JSONWriter) {
         switch tag {
         case RecordTag.string:
             var p = value + 1
@@ -213,9 +216,9 @@ struct RecordEnvelopeWriter {
             w.append(UInt8(ascii: "]"))
         case RecordTag.array, RecordTag.embedded:
             guard case .attribute(let type) = plans[entity][slot] else { return put(null, &w) }
-            var nested = JSONWriter()
-            encoder.attribute(RecordReader.value(value, lists: table.lists), type, &nested)
-            w.append(nested.bytes)
+            scratch.bytes.removeAll(keepingCapacity: true)
+            encoder.attribute(RecordReader.value(value, lists: table.lists), type, &scratch)
+            w.append(scratch.bytes)
         default:
             put(null, &w)
         }
