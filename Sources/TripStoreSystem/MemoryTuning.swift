@@ -85,7 +85,9 @@ package enum MemoryTuning {
         let at = (UInt(bitPattern: start) + page - 1) & ~(page - 1)
         let byteCount = byteCount - Int(at - UInt(bitPattern: start))
         _ = Parallel.start {
-            let step = 32 << 20
+            // Small steps: each holds the address space's lock, which the
+            // other threads' mmap, munmap and heap growth wait for.
+            let step = 4 << 20
             var done = 0
             while done < byteCount {
                 guard let p = UnsafeMutableRawPointer(bitPattern: at + UInt(done)),

@@ -69,7 +69,11 @@ struct ImageRowPlan: Sendable {
     }
 
     let order: [RowID]
-    let slots: [[Slot]]
+    /// Every entity's slots back to back, from `firstSlot[entity]` to
+    /// `firstSlot[entity + 1]` (flat: an entity's own array would be retained
+    /// and released per row, on a count every encoder thread shares).
+    let firstSlot: [Int]
+    let slots: [Slot]
     /// Each row's number in the image; empty where rows keep their numbers
     /// (already in id order, as a bulk import or an open leaves them): no
     /// lookup for every reference.
@@ -79,8 +83,11 @@ struct ImageRowPlan: Sendable {
 
     init(schema: Schema, order: [RowID], rowCount: Int) {
         self.order = order
-        slots = schema.entities.map { e in
-            e.properties.map { p in
+        var firstSlot = [0]
+        for e in schema.entities { firstSlot.append(firstSlot[firstSlot.count - 1] + e.properties.count) }
+        self.firstSlot = firstSlot
+        slots = schema.entities.flatMap { e in
+            e.properties.map { p -> Slot in
                 guard let r = p.relationship else { return .attribute }
                 return r.isToMany ? .toMany(derived: !r.isStoredSide) : .toOne
             }
@@ -137,7 +144,7 @@ struct ImageBlockBuilder: ~Copyable {
     /// block, in order, each once).
     mutating func add(_ i: Int, plan: ImageRowPlan, table: ObjectTable.ReadView, lists: FlatLists.View) {
         let r = plan.order[i], e = Int(table.entity(at: r) ?? 0)
-        let slots = plan.slots[e]
+        let slots = plan.firstSlot[e]..<plan.firstSlot[e + 1]
         entities.append(Int16(e))
         let record = table.record(r)
         let (id, firstSlot) = RecordReader.id(record)
@@ -150,10 +157,10 @@ struct ImageBlockBuilder: ~Copyable {
         records.bytes(UnsafeRawBufferPointer(start: record, count: RecordReader.length(record, count: slots.count)))
         // The copy has the same layout: patch its relationship slots in place.
         var value = firstSlot
-        for slot in slots {
+        for k in slots {
             defer { value = RecordReader.skip(value) }
             let patchAt = at + (value - record) + 1
-            switch slot {
+            switch plan.slots[k] {
             case .attribute: continue
             case .toOne:
                 guard !plan.newRow.isEmpty, value.load(as: UInt8.self) == RecordTag.toOne else { continue }
@@ -169,7 +176,12 @@ struct ImageBlockBuilder: ~Copyable {
                 } else {
                     for t in lists[n] { listElements.append(plan.newRow[Int(t)]) }
                 }
-                if derived { listElements[firstElement...].sort() }
+                if derived {
+                    listElements.withUnsafeMutableBufferPointer {
+                        var run = UnsafeMutableBufferPointer(rebasing: $0[firstElement...])
+                        run.sort()
+                    }
+                }
                 listEnds.append(listElements.count)
             }
         }

@@ -139,10 +139,10 @@ struct ImportRecordDecoder {
         let start = state.out.count
         state.out.varint(id.count)
         state.out.bytes(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(r.buffer)[id]))
-        let kinds = fields.kinds[entity], optional = fields.optional[entity]
-        for slot in kinds.indices {
+        let first = fields.firstSlot[entity]
+        for slot in 0..<(fields.firstSlot[entity + 1] - first) {
             let at = frame + 2 * slot
-            if case .relationship(let toMany, _) = kinds[slot] {
+            if case .relationship(let toMany, _) = fields.slotKinds[first + slot] {
                 // Where the slot is, for its link; a given to-many is marked until linked.
                 let given = state.slotRanges[at] >= 0
                 state.slotRanges[at] = state.out.count
@@ -151,7 +151,7 @@ struct ImportRecordDecoder {
                 let from = state.slotRanges[at], to = state.slotRanges[at + 1]
                 state.out.bytes(UnsafeRawBufferPointer(start: state.scratch.base + from, count: to - from))
             } else {
-                try fields.empty(kinds[slot], optional: optional[slot], to: &state.out)
+                try fields.empty(fields.slotKinds[first + slot], optional: fields.slotOptional[first + slot], to: &state.out)
             }
         }
         state.chunk.entities[Int(index)] = Int16(entity)
@@ -174,15 +174,15 @@ struct ImportRecordDecoder {
             r.index += 1
             return
         }
-        let names = fields.propertyNames[entity], kinds = fields.kinds[entity], optional = fields.optional[entity]
+        let first = fields.firstSlot[entity], count = fields.firstSlot[entity + 1] - first
         var expected = 0
         repeat {
             let k = try r.plainString()
             try r.expectByte(UInt8(ascii: ":"))
             // Keys mostly come in slot order (as every exporter writes them): the next slot first.
-            var slot = expected < names.count && r.bytes(k, equal: names[expected]) ? expected : -1
+            var slot = expected < count && r.bytes(k, equal: fields.slotNames[first + expected]) ? expected : -1
             if slot < 0 {
-                for s in names.indices where r.bytes(k, equal: names[s]) {
+                for s in 0..<count where r.bytes(k, equal: fields.slotNames[first + s]) {
                     slot = s
                     break
                 }
@@ -190,13 +190,13 @@ struct ImportRecordDecoder {
             expected = slot + 1
             let at = frame + 2 * slot
             guard slot >= 0, state.slotRanges[at] < 0 else { throw GiveUp() }
-            if case .relationship(let toMany, let destination) = kinds[slot] {
+            if case .relationship(let toMany, let destination) = fields.slotKinds[first + slot] {
                 guard try relationship(&r, toMany: toMany, destination: destination, slot: slot, depth: depth, state: &state) else { continue }
                 state.slotRanges[at] = 0
                 state.slotRanges[at + 1] = 0
             } else {
                 state.slotRanges[at] = state.scratch.count
-                try fields.attribute(&r, kinds[slot], optional: optional[slot], to: &state.scratch)
+                try fields.attribute(&r, fields.slotKinds[first + slot], optional: fields.slotOptional[first + slot], to: &state.scratch)
                 state.slotRanges[at + 1] = state.scratch.count
             }
         } while try r.moreMembers(close: UInt8(ascii: "}"))

@@ -211,9 +211,9 @@ extension ObjectTable {
             if i + 8 < order.count { prefetch(order[i + 8]) }
             let e = Int(entity(at: r) ?? 0)
             var value = RecordReader.id(record(r)).1
-            for slot in plan.slots[e] {
+            for k in plan.firstSlot[e]..<plan.firstSlot[e + 1] {
                 defer { value = RecordReader.skip(value) }
-                guard case .toMany = slot, let n = RecordReader.listNumber(value), n != 0 else { continue }
+                guard case .toMany = plan.slots[k], let n = RecordReader.listNumber(value), n != 0 else { continue }
                 counts.lists += 1
                 counts.elements += lists[n].count
             }
@@ -234,16 +234,22 @@ extension ObjectTable {
     /// one pass over the rows: in id order a record is a miss each time it
     /// is read, so it is read once for all the indexes that cover it.
     func indexedValues(order: [RowID], indexed: [IndexedProperty]) -> [IndexedValues] {
-        var covering = [[(index: Int, slot: Int)]](repeating: [], count: schema.entities.count)
-        for (k, index) in indexed.enumerated() {
-            for e in schema.entities[index.entity].closure { covering[e].append((k, index.property.slot)) }
+        // Per entity, the indexes that cover it back to back (flat: an
+        // entity's own array would be retained and released per row).
+        var covering: [(index: Int, slot: Int)] = [], firstCovering = [0]
+        for e in schema.entities.indices {
+            for (k, index) in indexed.enumerated() where schema.entities[index.entity].closure.contains(e) {
+                covering.append((k, index.property.slot))
+            }
+            firstCovering.append(covering.count)
         }
         let values = indexed.map { _ in IndexedValues() }
         for (i, r) in order.enumerated() {
-            if i + 8 < order.count, let e = entity(at: order[i + 8]), !covering[e].isEmpty { prefetch(order[i + 8]) }
-            guard let e = entity(at: r), !covering[e].isEmpty else { continue }
+            if i + 8 < order.count, let e = entity(at: order[i + 8]), firstCovering[e + 1] > firstCovering[e] { prefetch(order[i + 8]) }
+            guard let e = entity(at: r), firstCovering[e + 1] > firstCovering[e] else { continue }
             let record = record(r)
-            for (k, slot) in covering[e] {
+            for c in firstCovering[e]..<firstCovering[e + 1] {
+                let (k, slot) = covering[c]
                 // A slot past the entity's is a row of another type than the index says (only a hostile image says so).
                 values[k].add(RowID(i), slot < slotCounts[e] ? RecordReader.slot(record, slot) : nil)
             }

@@ -169,10 +169,11 @@ struct RecordEnvelopeWriter {
                 noted += 1
             }
         }
-        for plan in plans[entity] {
+        let first = firstSlot[entity]
+        for slot in first..<(first + slotCounts[entity]) {
             let value = p
             p = RecordReader.skip(p)
-            switch plan {
+            switch slots[slot].kind {
             case .skip, .attribute: continue
             case .toOne:
                 if value.load(as: UInt8.self) == RecordTag.toOne { note(Int32(littleEndian: (value + 1).loadUnaligned(as: Int32.self))) }

@@ -55,18 +55,25 @@ struct SnapshotRecordDecoder {
 
     let schema: Schema
     private let entityNames: [[UInt8]]
-    let propertyNames: [[[UInt8]]]
-    let kinds: [[Kind]]
-    let optional: [[Bool]]
+    /// Every entity's slots back to back, from `firstSlot[entity]` to
+    /// `firstSlot[entity + 1]`: a hot loop reads an element of a flat array,
+    /// where taking an entity's own array would retain and release it per object.
+    let firstSlot: [Int]
+    let slotNames: [[UInt8]]
+    let slotKinds: [Kind]
+    let slotOptional: [Bool]
     private let enumCases: [[[UInt8]]]
     private let values: EnvelopeFastDecoder
 
     init(schema: Schema) {
         self.schema = schema
         entityNames = schema.entities.map { Array($0.name.utf8) }
-        propertyNames = schema.entities.map { e in e.properties.map { Array($0.name.utf8) } }
+        var firstSlot = [0]
+        for e in schema.entities { firstSlot.append(firstSlot[firstSlot.count - 1] + e.properties.count) }
+        self.firstSlot = firstSlot
+        slotNames = schema.entities.flatMap { e in e.properties.map { Array($0.name.utf8) } }
         var cases: [[[UInt8]]] = []
-        kinds = schema.entities.map { e in
+        slotKinds = schema.entities.flatMap { e in
             e.properties.map { p -> Kind in
                 switch p.kind {
                 case .relationship(let r): return .relationship(toMany: r.isToMany, destination: r.destination)
@@ -87,7 +94,7 @@ struct SnapshotRecordDecoder {
             }
         }
         enumCases = cases
-        optional = schema.entities.map { e in e.properties.map { $0.attribute?.isOptional ?? true } }
+        slotOptional = schema.entities.flatMap { e in e.properties.map { $0.attribute?.isOptional ?? true } }
         values = EnvelopeFastDecoder(schema: schema, wantPaths: false)
     }
 
@@ -151,8 +158,8 @@ struct SnapshotRecordDecoder {
         try r.expectByte(UInt8(ascii: ","))
         guard try key(&r, "data") else { throw GiveUp() }
         try r.expectByte(UInt8(ascii: "{"))
-        let names = propertyNames[entity], kinds = self.kinds[entity], optional = self.optional[entity]
-        var slot = 0
+        let first = firstSlot[entity], end = firstSlot[entity + 1]
+        var slot = first
         if r.peekByte() == UInt8(ascii: "}") {
             r.index += 1
         } else {
@@ -160,17 +167,17 @@ struct SnapshotRecordDecoder {
                 let k = try r.plainString()
                 try r.expectByte(UInt8(ascii: ":"))
                 // Properties come in slot order; the slots skipped hold nothing.
-                while slot < names.count && !r.bytes(k, equal: names[slot]) {
-                    try empty(kinds[slot], optional: optional[slot], to: &out)
+                while slot < end && !r.bytes(k, equal: slotNames[slot]) {
+                    try empty(slotKinds[slot], optional: slotOptional[slot], to: &out)
                     slot += 1
                 }
-                guard slot < names.count else { throw GiveUp() }
-                try value(&r, kinds[slot], optional: optional[slot], slot: slot, lineIndex: lineIndex, to: &out, chunk: &chunk)
+                guard slot < end else { throw GiveUp() }
+                try value(&r, slotKinds[slot], optional: slotOptional[slot], slot: slot - first, lineIndex: lineIndex, to: &out, chunk: &chunk)
                 slot += 1
             } while try r.moreMembers(close: UInt8(ascii: "}"))
         }
-        while slot < names.count {
-            try empty(kinds[slot], optional: optional[slot], to: &out)
+        while slot < end {
+            try empty(slotKinds[slot], optional: slotOptional[slot], to: &out)
             slot += 1
         }
         try r.expectByte(UInt8(ascii: "}"))
