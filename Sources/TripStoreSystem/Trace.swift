@@ -35,9 +35,22 @@ package enum Trace {
     package static func mark(_ phase: @autoclosure () -> String) {
         guard enabled else { return }
         let t = now()
-        let line = "trace: \(phase()) \(String(format3(t - previous.swap(t))))s\(memory())\n"
+        let line = "trace: \(phase()) \(String(format3(t - previous.swap(t))))s\(memory())\(threadTimes())\n"
         var bytes = Array(line.utf8)
         _ = bytes.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }
+    }
+
+    /// ", thread user U s, sys S s": the calling thread's CPU time so far
+    /// (Linux), which tells its own work from waiting on the kernel (fresh pages).
+    static func threadTimes() -> String {
+        #if os(Linux)
+        var usage = rusage()
+        guard getrusage(__rusage_who_t(1), &usage) == 0 else { return "" }  // RUSAGE_THREAD
+        func seconds(_ t: timeval) -> String { format3(Double(t.tv_sec) + Double(t.tv_usec) / 1e6) }
+        return ", thread user \(seconds(usage.ru_utime)) s, sys \(seconds(usage.ru_stime)) s"
+        #else
+        return ""
+        #endif
     }
 
     /// ", rss N MB, peak M MB" from /proc (Linux), else nothing.
