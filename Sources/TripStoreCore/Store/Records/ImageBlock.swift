@@ -70,8 +70,7 @@ struct ImageRowPlan: Sendable {
 
     let order: [RowID]
     /// Every entity's slots back to back, from `firstSlot[entity]` to
-    /// `firstSlot[entity + 1]` (flat: an entity's own array would be retained
-    /// and released per row, on a count every encoder thread shares).
+    /// `firstSlot[entity + 1]` (see `Schema.flatSlotStarts`).
     let firstSlot: [Int]
     let slots: [Slot]
     /// Each row's number in the image; empty where rows keep their numbers
@@ -83,9 +82,7 @@ struct ImageRowPlan: Sendable {
 
     init(schema: Schema, order: [RowID], rowCount: Int) {
         self.order = order
-        var firstSlot = [0]
-        for e in schema.entities { firstSlot.append(firstSlot[firstSlot.count - 1] + e.properties.count) }
-        self.firstSlot = firstSlot
+        firstSlot = schema.flatSlotStarts
         slots = schema.entities.flatMap { e in
             e.properties.map { p -> Slot in
                 guard let r = p.relationship else { return .attribute }

@@ -56,8 +56,7 @@ struct SnapshotRecordDecoder {
     let schema: Schema
     private let entityNames: [[UInt8]]
     /// Every entity's slots back to back, from `firstSlot[entity]` to
-    /// `firstSlot[entity + 1]`: a hot loop reads an element of a flat array,
-    /// where taking an entity's own array would retain and release it per object.
+    /// `firstSlot[entity + 1]` (see `Schema.flatSlotStarts`).
     let firstSlot: [Int]
     let slotNames: [[UInt8]]
     let slotKinds: [Kind]
@@ -68,9 +67,7 @@ struct SnapshotRecordDecoder {
     init(schema: Schema) {
         self.schema = schema
         entityNames = schema.entities.map { Array($0.name.utf8) }
-        var firstSlot = [0]
-        for e in schema.entities { firstSlot.append(firstSlot[firstSlot.count - 1] + e.properties.count) }
-        self.firstSlot = firstSlot
+        firstSlot = schema.flatSlotStarts
         slotNames = schema.entities.flatMap { e in e.properties.map { Array($0.name.utf8) } }
         var cases: [[[UInt8]]] = []
         slotKinds = schema.entities.flatMap { e in
