@@ -101,6 +101,13 @@ package final class ValueIndex {
             }
             rows.append(row)
         }
+        build(distinct: distinct, ranks: ranks, rows: rows, nulls: nulls)
+    }
+
+    /// Fills the empty index from its values found already: `distinct`
+    /// holds each value once (no two equal), and row `rows[i]` has the value
+    /// `distinct[ranks[i]]`; `nulls` are the rows without a value.
+    func build(distinct: [IndexKey], ranks: [Int], rows: [RowID], nulls: [RowID]) {
         let order = distinct.indices.sorted { distinct[$0] < distinct[$1] }
         var position = [Int](repeating: 0, count: distinct.count)
         for (p, d) in order.enumerated() { position[d] = p }

@@ -15,7 +15,7 @@ import TripStoreModels
 
     /// Productions of every kind whose budgets and release dates repeat, with
     /// zero of both signs and rows without a value.
-    func table() throws -> ObjectTable {
+    func table(titles: [String] = []) throws -> ObjectTable {
         var random = SplitMix64(seed: 7)
         let budgets = ["0.0", "-0.0", "1.5", "-2.25", "1e300", "null", "4096"]
         let dates = ["\"2001-01-01T00:00:00Z\"", "\"1969-07-20T20:17:40Z\"", "\"2030-02-28T12:00:00.5Z\"", "null"]
@@ -25,14 +25,15 @@ import TripStoreModels
             let released = dates[Int(random.next() % UInt64(dates.count))]
             // Ids out of input order, so that rows in id order differ from it.
             let id = String(format: "p%05d", Int(random.next() % 100_000)) + "-\(i)"
-            let common = #""title":"T\#(i)","budget":\#(budget),"released":\#(released)"#
+            let title = titles.isEmpty ? "T\(i)" : titles[i % titles.count]
+            let common = #""title":"\#(title)","budget":\#(budget),"released":\#(released)"#
             switch i % 3 {
             case 0: lines.append(#"{"type":"ShortFilm","id":"\#(id)","data":{\#(common),"screens":\#(i % 5)}}"#)
             case 1: lines.append(#"{"type":"TVSpecial","id":"\#(id)","data":{\#(common),"network":"N","tags":[]}}"#)
             default: lines.append(#"{"type":"Production","id":"\#(id)","data":{\#(common)}}"#)
             }
         }
-        let store = try Store.open(TestFolders.make("numbers"), schema: films, access: .write)
+        let store = try Store.open(TestFolders.make(titles.isEmpty ? "numbers" : "text"), schema: films, access: .write)
         var tx = store.transaction()
         try store.stage(try EnvelopeInput.decode(Array(lines.joined(separator: "\n").utf8), schema: films), mode: .insert, into: &tx)
         try store.commit(tx, author: "t")
@@ -64,6 +65,30 @@ import TripStoreModels
             #expect(index.property.name != "budget" || sorted.0.keys.filter { $0 == .number(0) }.count == 1)
             #expect(!sorted.nulls.isEmpty)
         }
+    }
+
+    /// Text: rows whose values have the same bytes share one decoded key,
+    /// and values equal as Unicode text in other bytes are one key, the
+    /// first row's: the keys, rows and counts of the build from one key per row.
+    @Test func textGetsTheKeysOfABuildFromAKeyPerRow() throws {
+        let titles = ["Caf\u{E9}", "Cafe\u{301}", "Z", "a", "Caf\u{E9}", "", "\u{3A9}", "Cafe\u{301}"]
+        let table = try table(titles: titles)
+        let order = table.rowsSortedByID()
+        let index = index("Production", "title")
+        let values = table.indexedValues(order: order, indexed: [index])[0]
+        let hashed = table.hashedIndex(values, index: index)
+        let plain = ValueIndex(entity: index.entity, property: index.property)
+        plain.build((0..<values.count).map { k in
+            (IndexKey(values.value(k).map { RecordReader.value($0, lists: table.lists) } ?? .null), values.rows[k])
+        })
+        let expected = plain.ordered()
+        #expect(hashed.0.keys == expected.keys)
+        #expect(hashed.0.flat == expected.flat)
+        #expect(hashed.0.counts == expected.counts)
+        #expect(hashed.nulls == plain.rowsWithoutValue)
+        // "Café" in either form is one key: five in all.
+        #expect(hashed.0.keys.count == 5)
+        #expect(hashed.0.flat.count == values.count)
     }
 
     @Test func anIndexOverAnythingButNumbersIsLeftToTheHashedBuild() throws {

@@ -257,15 +257,37 @@ extension ObjectTable {
         return values
     }
 
-    /// An index as `ValueIndex.build` orders it.
+    /// An index as `ValueIndex.build` orders it. Rows whose values have the
+    /// same bytes share a key, decoded once: values repeat (a few hundred
+    /// destinations across 100,000 trips), and a `String` made and hashed
+    /// per row had been most of the image's index thread, which the
+    /// snapshot's encoders share the cores with.
     func hashedIndex(_ values: IndexedValues, index: IndexedProperty) -> (ValueIndex.Ordered, nulls: [RowID]) {
-        var entries: [(IndexKey?, RowID)] = []
-        entries.reserveCapacity(values.count)
+        let (firsts, byteRanks) = values.distinctByBytes()
+        // Values with different bytes can still be one key (strings equal as Unicode text): merged here.
+        var rankOf: [IndexKey: Int] = [:]
+        var distinct: [IndexKey] = []
+        let merged: [Int] = firsts.map { k in
+            guard let p = values.value(k), let key = IndexKey(RecordReader.value(p, lists: lists)) else { return -1 }
+            if let known = rankOf[key] { return known }
+            rankOf[key] = distinct.count
+            distinct.append(key)
+            return distinct.count - 1
+        }
+        var ranks: [Int] = [], rows: [RowID] = [], nulls: [RowID] = []
+        ranks.reserveCapacity(values.count)
+        rows.reserveCapacity(values.count)
         for k in 0..<values.count {
-            entries.append((IndexKey(values.value(k).map { RecordReader.value($0, lists: lists) } ?? .null), values.rows[k]))
+            let rank = byteRanks[k] < 0 ? -1 : merged[Int(byteRanks[k])]
+            if rank < 0 {
+                nulls.append(values.rows[k])
+            } else {
+                ranks.append(rank)
+                rows.append(values.rows[k])
+            }
         }
         let fresh = ValueIndex(entity: index.entity, property: index.property)
-        fresh.build(entries)
+        fresh.build(distinct: distinct, ranks: ranks, rows: rows, nulls: nulls)
         return (fresh.ordered(), fresh.rowsWithoutValue)
     }
 
@@ -336,6 +358,56 @@ final class IndexedValues {
     /// The `k`th row's value, valid while this lives; nil where it has none.
     func value(_ k: Int) -> UnsafeRawPointer? {
         starts[k] < 0 ? nil : UnsafeRawPointer(bytes.base + starts[k])
+    }
+
+    /// The `k`th row's value as bytes; nil where it has none.
+    func valueBytes(_ k: Int) -> UnsafeRawBufferPointer? {
+        guard let p = value(k) else { return nil }
+        return UnsafeRawBufferPointer(start: p, count: RecordReader.skip(p) - p)
+    }
+
+    /// Each distinct value's first position (values with the same bytes
+    /// are one), and each position's value as an index into those (-1: none).
+    func distinctByBytes() -> (firsts: [Int], ranks: [Int32]) {
+        var firsts: [Int] = [], hashes: [UInt64] = []
+        var ranks: [Int32] = []
+        ranks.reserveCapacity(count)
+        // Open addressing: each slot holds a rank, or -1; at most half full.
+        var slots = [Int32](repeating: -1, count: 64)
+        func place(_ rank: Int32, _ hash: UInt64) {
+            var i = Int(truncatingIfNeeded: hash) & (slots.count - 1)
+            while slots[i] >= 0 { i = (i + 1) & (slots.count - 1) }
+            slots[i] = rank
+        }
+        for k in 0..<count {
+            guard let bytes = valueBytes(k) else {
+                ranks.append(-1)
+                continue
+            }
+            let hash = PageHash.hash(bytes)
+            var i = Int(truncatingIfNeeded: hash) & (slots.count - 1)
+            while true {
+                let rank = slots[i]
+                if rank < 0 {
+                    ranks.append(Int32(firsts.count))
+                    slots[i] = Int32(firsts.count)
+                    firsts.append(k)
+                    hashes.append(hash)
+                    break
+                }
+                if hashes[Int(rank)] == hash, let seen = valueBytes(firsts[Int(rank)]), seen.count == bytes.count,
+                   memcmp(seen.baseAddress!, bytes.baseAddress!, bytes.count) == 0 {
+                    ranks.append(rank)
+                    break
+                }
+                i = (i + 1) & (slots.count - 1)
+            }
+            if firsts.count * 2 > slots.count {
+                slots = [Int32](repeating: -1, count: slots.count * 2)
+                for (rank, h) in hashes.enumerated() { place(Int32(rank), h) }
+            }
+        }
+        return (firsts, ranks)
     }
 }
 
