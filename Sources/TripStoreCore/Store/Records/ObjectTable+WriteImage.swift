@@ -384,7 +384,12 @@ final class IndexedValues {
                 ranks.append(-1)
                 continue
             }
-            let hash = PageHash.hash(bytes)
+            // Swift's hasher, seeded at random per process: input cannot be
+            // made to collide in the table (a fixed hash could be, and every
+            // value would then walk one long run).
+            var hasher = Hasher()
+            hasher.combine(bytes: bytes)
+            let hash = UInt64(bitPattern: Int64(hasher.finalize()))
             var i = Int(truncatingIfNeeded: hash) & (slots.count - 1)
             while true {
                 let rank = slots[i]
