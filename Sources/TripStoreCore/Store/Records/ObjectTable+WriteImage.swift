@@ -263,7 +263,7 @@ extension ObjectTable {
     /// per row had been most of the image's index thread, which the
     /// snapshot's encoders share the cores with.
     func hashedIndex(_ values: IndexedValues, index: IndexedProperty) -> (ValueIndex.Ordered, nulls: [RowID]) {
-        let (firsts, byteRanks) = values.distinctByBytes()
+        let (firsts, byteRanks, _) = values.distinctByBytes()
         // Values with different bytes can still be one key (strings equal as Unicode text): merged here.
         var rankOf: [IndexKey: Int] = [:]
         var distinct: [IndexKey] = []
@@ -367,9 +367,11 @@ final class IndexedValues {
     }
 
     /// Each distinct value's first position (values with the same bytes
-    /// are one), and each position's value as an index into those (-1: none).
-    func distinctByBytes() -> (firsts: [Int], ranks: [Int32]) {
-        var firsts: [Int] = [], hashes: [UInt64] = []
+    /// are one), each position's value as an index into those (-1: none),
+    /// and how many occupied slots the lookups passed (how well the hash
+    /// spreads the values: about one per value, not one per value seen).
+    func distinctByBytes() -> (firsts: [Int], ranks: [Int32], probes: Int) {
+        var firsts: [Int] = [], hashes: [UInt64] = [], probes = 0
         var ranks: [Int32] = []
         ranks.reserveCapacity(count)
         // Open addressing: each slot holds a rank, or -1; at most half full.
@@ -406,13 +408,14 @@ final class IndexedValues {
                     break
                 }
                 i = (i + 1) & (slots.count - 1)
+                probes += 1
             }
             if firsts.count * 2 > slots.count {
                 slots = [Int32](repeating: -1, count: slots.count * 2)
                 for (rank, h) in hashes.enumerated() { place(Int32(rank), h) }
             }
         }
-        return (firsts, ranks)
+        return (firsts, ranks, probes)
     }
 }
 
