@@ -5,7 +5,9 @@ import Darwin
 #endif
 
 /// Test hook for crash tests: when `TRIPSTORE_CRASH_AT` names a point, the
-/// process kills itself with SIGKILL there, as a power cut or `kill -9` would.
+/// process kills itself with SIGKILL there, as a power cut or `kill -9` would
+/// (or, at `input-shrinks-after-map`, truncates its mapped input, as another
+/// process may: see `MappedInput`).
 /// Only debug builds (which the crash tests run) have it: in a release build
 /// `armed` is nil and `hit` does nothing, whatever the environment says.
 /// There is no injected-failure hook: a global switch would leak into tests

@@ -31,11 +31,14 @@ package enum Trace {
         return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
     }
 
+    /// When the process started tracing: each mark also says how long after.
+    private static let origin = Trace.now()
+
     /// Prints the time since the previous mark.
     package static func mark(_ phase: @autoclosure () -> String) {
         guard enabled else { return }
         let t = now()
-        let line = "trace: \(phase()) \(String(format3(t - previous.swap(t))))s\(memory())\(threadTimes())\n"
+        let line = "trace: \(phase()) \(String(format3(t - previous.swap(t))))s @\(format3(t - origin))\(memory())\(threadTimes())\n"
         var bytes = Array(line.utf8)
         _ = bytes.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }
     }

@@ -15,6 +15,7 @@ while let entry = p.pointee {
 }
 signal(SIGPIPE, SIG_IGN)
 MemoryTuning.keepFreedMemory()
+MappedInput.allowMapping()
 let status = TripStoreCLI.run(Array(CommandLine.arguments.dropFirst()), console: .standard(), environment: environment)
 Trace.mark("command returned")
 exit(status)

@@ -63,6 +63,32 @@ extension Store {
         #expect(try count(store) > after)
     }
 
+    /// An input that another process shrinks while the import has it mapped
+    /// ends the import with exit 1 and a message (not a crash), and the
+    /// store is not written.
+    @Test func anInputThatShrinksWhileMappedExits1() throws {
+        let store = NSTemporaryDirectory() + "crash-store-\(UUID().uuidString)"
+        let input = try file(300, seed: 4)
+        defer { unlink(input) }
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: CLIRunner.binary)
+        p.arguments = ["--store", store, "import", input]
+        var env = ProcessInfo.processInfo.environment
+        env["TRIPSTORE_CRASH_AT"] = "input-shrinks-after-map"
+        env["TRIPSTORE_SNAPSHOT_COMMIT_CHANGES"] = "10"
+        p.environment = env
+        let err = Pipe()
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = err
+        try p.run()
+        let message = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        #expect(p.terminationReason == .exit && p.terminationStatus == 1)
+        #expect(message == "error: the input file changed size while it was imported; nothing was imported\n")
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: store)) ?? []
+        #expect(!files.contains { $0.hasPrefix("snapshot") || $0.hasPrefix("journal") }, "\(files)")
+    }
+
     @Test func twoWritersAtOnceNeitherLosesNorDuplicates() throws {
         let store = NSTemporaryDirectory() + "lock-store-\(UUID().uuidString)"
         let a = try file(400, seed: 11), b = try file(400, seed: 12)

@@ -34,8 +34,10 @@ extension Store {
         return BulkImportPlan(chunks, schema: schema, minimum: options.snapshotCommitChanges)
     }
 
-    /// `planBulkImport` for a file, read and decoded a window at a time: the
-    /// input is never held whole, only its records. Nil, with `identity` set
+    /// `planBulkImport` for a file, read (or, where it is nearly all in the
+    /// page cache and the process allows it, mapped: see `MappedInput`) and
+    /// decoded a window at a time: the input is never held whole, only its
+    /// records. Nil, with `identity` set
     /// when the file was read, where the bulk path does not apply; the caller
     /// then reads the file whole, and can tell from `identity` whether it is
     /// still what was read here.
@@ -49,8 +51,7 @@ extension Store {
         var chunks: [ImportRecordDecoder.Chunk] = []
         var envelopes = 0
         // The decoder reads each range as exactly one envelope, or gives up: the input may be cut at its newlines.
-        let input = StreamingFileReader(fd: fd, path: path)
-        let whole = try EnvelopeWindows.forEach(window: window, guessLines: true, read: { try input.read(into: $0) }) { window, ranges in
+        let decode = { (window: UnsafeBufferPointer<UInt8>, ranges: [Range<Int>]) -> Bool in
             let decoded = ImportRecordDecoder.decodeInParallel(ranges, in: window, schema: schema)
             guard !decoded.contains(where: \.gaveUp) else {
                 for c in decoded { c.discard() }
@@ -59,6 +60,13 @@ extension Store {
             envelopes += ranges.count
             chunks += decoded
             return true
+        }
+        let whole: Bool
+        if let mapped = MappedInput.map(fd, size: size, path: path) {
+            whole = try EnvelopeWindows.forEach(mapped: mapped, window: window, guessLines: true, decode)
+        } else {
+            let input = StreamingFileReader(fd: fd, path: path)
+            whole = try EnvelopeWindows.forEach(window: window, guessLines: true, read: { try input.read(into: $0) }, decode)
         }
         identity = FileIdentity.of(fd)
         Trace.mark("bulk: read, split and decode \(envelopes) envelopes")

@@ -33,34 +33,53 @@ package enum EnvelopeWindows {
                                 read: (UnsafeMutableRawBufferPointer) throws -> Int,
                                 _ body: (UnsafeBufferPointer<UInt8>, [Range<Int>]) throws -> Bool) throws -> Bool {
         try withoutActuallyEscaping(read) { read in
-            let ahead = ReadAhead(Window(capacity: max(window, 64), first: firstWindow, read: read), guessing: guessLines)
-            let reader = Parallel.start { ahead.produce() }
-            // The reader must be done before `read` and the buffers go, whatever `body` does.
-            defer {
-                _ = reader.wait()
-                ahead.deallocate()
-            }
-            var failure: (any Error)?
-            var going = true
-            while let (bytes, ranges) = ahead.next() {
-                if going {
-                    do {
-                        going = try body(bytes, ranges)
-                        if !going && guessLines, let exact = ArrayElements.recut(bytes, ranges), exact != ranges {
-                            ahead.stopGuessing()
-                            going = try body(bytes, exact)
-                        }
-                    } catch {
-                        failure = error
-                        going = false
-                    }
-                    if !going { ahead.stop() }
-                }
-                ahead.release()
-            }
-            if let failure { throw failure }
-            return try reader.wait().get() && going
+            try run(Window(capacity: max(window, 64), first: firstWindow, read: read), guessLines: guessLines, mapped: nil, body)
         }
+    }
+
+    /// `forEach` over a mapped input: each window is a view into the
+    /// mapping (nothing is copied), set up ahead on the reading thread, and
+    /// the pages before a window's last envelope are let go once `body` is
+    /// done with it, so that the process holds about two windows of the
+    /// input at a time, as when it reads them.
+    package static func forEach(mapped input: MappedInput, window: Int, firstWindow: Int = 1 << 20, guessLines: Bool = false,
+                                _ body: (UnsafeBufferPointer<UInt8>, [Range<Int>]) throws -> Bool) throws -> Bool {
+        try run(Window(mapped: input, capacity: max(window, 64), first: firstWindow), guessLines: guessLines, mapped: input, body)
+    }
+
+    private static func run(_ window: Window, guessLines: Bool, mapped: MappedInput?,
+                            _ body: (UnsafeBufferPointer<UInt8>, [Range<Int>]) throws -> Bool) throws -> Bool {
+        let ahead = ReadAhead(window, guessing: guessLines)
+        let reader = Parallel.start { ahead.produce() }
+        // The reader must be done before `read` and the buffers go, whatever `body` does.
+        defer {
+            _ = reader.wait()
+            ahead.deallocate()
+        }
+        var failure: (any Error)?
+        var going = true
+        while let (bytes, ranges) = ahead.next() {
+            if going {
+                do {
+                    going = try body(bytes, ranges)
+                    if !going && guessLines, let exact = ArrayElements.recut(bytes, ranges), exact != ranges {
+                        ahead.stopGuessing()
+                        going = try body(bytes, exact)
+                    }
+                } catch {
+                    failure = error
+                    going = false
+                }
+                if !going { ahead.stop() }
+            }
+            // Every later window starts at or after this one's last envelope.
+            if let mapped, let base = bytes.baseAddress, let last = ranges.last {
+                mapped.discard(before: UnsafeRawPointer(base) - mapped.bytes.baseAddress! + last.upperBound)
+            }
+            ahead.release()
+        }
+        if let failure { throw failure }
+        return try reader.wait().get() && going
     }
 
     /// The window between the thread that reads and splits and the one that
@@ -239,6 +258,10 @@ package enum EnvelopeWindows {
     /// The buffer and how much of it holds input, and a second buffer to read
     /// into while the first one is still being decoded.
     fileprivate struct Window {
+        /// The input, where it is mapped: `buffer` is then unused, and the
+        /// window is `filled` bytes of the mapping from `origin`.
+        private var mapped: MappedInput?
+        private var origin = 0
         var buffer: UnsafeMutableRawBufferPointer
         var spare: UnsafeMutableRawBufferPointer?
         var filled = 0
@@ -264,12 +287,30 @@ package enum EnvelopeWindows {
             self.read = read
         }
 
+        init(mapped: MappedInput, capacity: Int, first: Int) {
+            buffer = .allocate(byteCount: 0, alignment: 64)
+            size = capacity
+            limit = min(capacity, max(1, first))
+            read = { _ in 0 }
+            self.mapped = mapped
+        }
+
         var bytes: UnsafeBufferPointer<UInt8> {
-            UnsafeBufferPointer(start: buffer.baseAddress!.assumingMemoryBound(to: UInt8.self), count: filled)
+            if let mapped {
+                return UnsafeBufferPointer(start: mapped.bytes.baseAddress!.assumingMemoryBound(to: UInt8.self) + origin, count: filled)
+            }
+            return UnsafeBufferPointer(start: buffer.baseAddress!.assumingMemoryBound(to: UInt8.self), count: filled)
         }
 
         /// Reads until the buffer is full or the input ends.
         mutating func fill() throws {
+            if let mapped {
+                let end = min(mapped.bytes.count, origin + limit)
+                mapped.prepare((origin + filled)..<end)
+                filled = end - origin
+                atEnd = end == mapped.bytes.count
+                return
+            }
             while !atEnd && filled < limit {
                 let n = try read(UnsafeMutableRawBufferPointer(rebasing: buffer[filled..<limit]))
                 if n == 0 { atEnd = true }
@@ -284,6 +325,17 @@ package enum EnvelopeWindows {
             let kept = filled - start
             // Past the buffer's size, a window grows only while one envelope does not fit.
             limit = kept == limit ? limit * 2 : min(limit * 2, max(limit, self.size))
+            if mapped != nil {
+                // The decoder may hold one window besides this one, as with buffers.
+                if handedOver {
+                    takeBuffer()
+                    handedOver = false
+                }
+                origin += start
+                filled = kept
+                try fill()
+                return
+            }
             let size = max(buffer.count, limit)
             if handedOver {
                 takeBuffer()

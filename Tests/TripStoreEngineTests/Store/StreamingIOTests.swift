@@ -175,6 +175,71 @@ struct StreamingIOTests {
         }
     }
 
+    /// Windows over a mapped file are the windows reading it gives, whatever
+    /// their sizes, cut at newlines or not; letting go of the pages behind
+    /// the windows changes no byte still to be read.
+    @Test func envelopeWindowsOverAMappedFileFindWhatReadingFinds() throws {
+        MappedInput.allowMapping()
+        var rng = Random(state: 23)
+        let path = NSTemporaryDirectory() + "mapped-\(UUID().uuidString).json"
+        defer { unlink(path) }
+        var mappedInputs = 0
+        for round in 0..<200 {
+            var bytes = Self.input(&rng)
+            // Every tenth input is many pages long, so that pages are let go behind the windows.
+            if round % 10 == 0 {
+                bytes = Array(("[" + (0..<3000).map { "{\"id\":\"\($0)\",\"pad\":\"\(String(repeating: "x", count: rng.next(90)))\"}" }
+                    .joined(separator: ",\n") + "]").utf8)
+            }
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            let whole = bytes.withUnsafeBufferPointer { b in Store.envelopeRanges(b).map { Self.contents(b, $0) } }
+            let fd = open(path, O_RDONLY)
+            defer { close(fd) }
+            for (window, first, guess) in [(64, 64, false), (1000, 7, false), (4096, 4096, true), (97, 16, true)] {
+                // A file just written is in the page cache; an empty one is never mapped.
+                guard let mapped = MappedInput.map(fd, size: bytes.count, path: path) else {
+                    #expect(bytes.isEmpty)
+                    continue
+                }
+                mappedInputs += 1
+                var seen: [String] = []
+                let ok = try EnvelopeWindows.forEach(mapped: mapped, window: window, firstWindow: first, guessLines: guess) { buf, ranges in
+                    // As the import's decoder: a guessed range that is not one value gives up (the window is then cut exactly).
+                    guard !guess || ranges.allSatisfy({ Self.isOneValue(buf, $0) }) else { return false }
+                    seen += Self.contents(buf, ranges)
+                    return true
+                }
+                if guess {
+                    #expect(!ok || seen == whole, "window \(window), guessed: \(String(decoding: bytes, as: UTF8.self))")
+                } else {
+                    #expect((ok ? seen : nil) == whole, "window \(window) from \(first): \(String(decoding: bytes, as: UTF8.self))")
+                }
+            }
+        }
+        #expect(mappedInputs > 700)
+    }
+
+    /// A file mostly not in the page cache is read, not mapped: through the
+    /// map its pages would be taken from the page cache one by one.
+    @Test func aFileNotWhollyCachedIsNotMapped() throws {
+        MappedInput.allowMapping()
+        let path = NSTemporaryDirectory() + "uncached-\(UUID().uuidString).json"
+        defer { unlink(path) }
+        try Data(repeating: 0x20, count: 1 << 20).write(to: URL(fileURLWithPath: path))
+        let fd = open(path, O_RDONLY)
+        defer { close(fd) }
+        #expect(MappedInput.map(fd, size: 1 << 20, path: path) != nil)
+        // Written back, then dropped from the page cache (where the file
+        // system keeps its pages, as tmpfs does, there is nothing to test).
+        fsync(fd)
+        _ = posix_fadvise(fd, 0, 0, Int32(POSIX_FADV_DONTNEED))
+        let p = mmap(nil, 1 << 20, PROT_READ, MAP_SHARED, fd, 0)
+        defer { if let p, p != MAP_FAILED { munmap(p, 1 << 20) } }
+        var resident = [UInt8](repeating: 0, count: (1 << 20) / FileIO.pageSize)
+        let dropped = p != MAP_FAILED && mincore(p, 1 << 20, &resident) == 0 && resident.contains { $0 & 1 == 0 }
+        #expect(!dropped || MappedInput.map(fd, size: 1 << 20, path: path) == nil)
+    }
+
     @Test func envelopeWindowsStopWhenTheBodyGivesUp() throws {
         let bytes = Array("[1,2,3]".utf8)
         var calls = 0
