@@ -44,43 +44,82 @@ package struct TrigramBuckets: Sendable {
     /// Buckets over `folded` (value `i`'s folded UTF-8 bytes at position `i`),
     /// about two per distinct trigram, a power of two.
     init(folded: [[UInt8]]) {
-        var seen = [UInt64](repeating: 0, count: (1 << 24) / 64)
-        var distinct = 0
-        for f in folded where f.count >= 3 {
-            for i in 0...(f.count - 3) {
-                let t = Int(f[i]) | Int(f[i + 1]) << 8 | Int(f[i + 2]) << 16
-                if seen[t >> 6] & (1 << UInt64(t & 63)) == 0 {
-                    seen[t >> 6] |= 1 << UInt64(t & 63)
-                    distinct += 1
+        var ends: [Int] = []
+        ends.reserveCapacity(folded.count)
+        self.init(bytes: folded.flatMap { bytes in
+            defer { ends.append((ends.last ?? 0) + bytes.count) }
+            return bytes
+        }, ends: ends)
+    }
+
+    /// Buckets over values laid back to back: value `i` is
+    /// `bytes[ends[i - 1]..<ends[i]]` (from 0 for the first).
+    init(bytes: [UInt8], ends: [Int]) {
+        // Raw pointers in the loops: they run over every trigram of every distinct value, twice.
+        var starts: [Int64] = [], postings: [Int32] = []
+        bytes.withUnsafeBufferPointer { f in
+            ends.withUnsafeBufferPointer { ends in
+                func eachTrigram(_ body: (_ position: Int32, _ trigram: Int) -> Void) {
+                    var from = 0
+                    for (position, end) in ends.enumerated() {
+                        defer { from = end }
+                        guard end - from >= 3 else { continue }
+                        for i in from...(end - 3) {
+                            body(Int32(position), Int(f[i]) | Int(f[i + 1]) << 8 | Int(f[i + 2]) << 16)
+                        }
+                    }
                 }
-            }
-        }
-        var n = TrigramBuckets.minimumBuckets
-        while n < distinct * 2 && n < TrigramBuckets.maximumBuckets { n <<= 1 }
-        // Two passes: count each value once per bucket, then place it.
-        var counts = [Int64](repeating: 0, count: n + 1)
-        var last = [Int32](repeating: -1, count: n)
-        func eachBucket(_ body: (Int, Int32) -> Void) {
-            for (position, f) in folded.enumerated() where f.count >= 3 {
-                for i in 0...(f.count - 3) {
-                    let b = TrigramBuckets.bucket(f[i], f[i + 1], f[i + 2], buckets: n)
-                    if last[b] != Int32(position) {
-                        last[b] = Int32(position)
-                        body(b, Int32(position))
+                var seen = [UInt64](repeating: 0, count: (1 << 24) / 64)
+                var distinct = 0
+                seen.withUnsafeMutableBufferPointer { seen in
+                    eachTrigram { _, t in
+                        if seen[t >> 6] & (1 << UInt64(t & 63)) == 0 {
+                            seen[t >> 6] |= 1 << UInt64(t & 63)
+                            distinct += 1
+                        }
+                    }
+                }
+                var n = TrigramBuckets.minimumBuckets
+                while n < distinct * 2 && n < TrigramBuckets.maximumBuckets { n <<= 1 }
+                let shift = UInt32(32 - n.trailingZeroBitCount)
+                // Two passes: count each value once per bucket, then place it.
+                var counts = [Int64](repeating: 0, count: n + 1)
+                var last = [Int32](repeating: -1, count: n)
+                counts.withUnsafeMutableBufferPointer { counts in
+                    last.withUnsafeMutableBufferPointer { last in
+                        eachTrigram { position, t in
+                            // As `bucket(_:_:_:buckets:)`.
+                            let b = Int((UInt32(t) &* 0x9E37_79B1) >> shift)
+                            if last[b] != position {
+                                last[b] = position
+                                counts[b + 1] += 1
+                            }
+                        }
+                    }
+                }
+                for b in 0..<n { counts[b + 1] += counts[b] }
+                starts = counts
+                var next = counts
+                postings = [Int32](repeating: 0, count: Int(counts[n]))
+                last = [Int32](repeating: -1, count: n)
+                postings.withUnsafeMutableBufferPointer { postings in
+                    next.withUnsafeMutableBufferPointer { next in
+                        last.withUnsafeMutableBufferPointer { last in
+                            eachTrigram { position, t in
+                                let b = Int((UInt32(t) &* 0x9E37_79B1) >> shift)
+                                if last[b] != position {
+                                    last[b] = position
+                                    postings[Int(next[b])] = position
+                                    next[b] += 1
+                                }
+                            }
+                        }
                     }
                 }
             }
         }
-        eachBucket { b, _ in counts[b + 1] += 1 }
-        for b in 0..<n { counts[b + 1] += counts[b] }
-        starts = counts
-        var next = counts
-        postings = [Int32](repeating: 0, count: Int(counts[n]))
-        last = [Int32](repeating: -1, count: n)
-        eachBucket { b, position in
-            postings[Int(next[b])] = position
-            next[b] += 1
-        }
+        self.starts = starts
+        self.postings = postings
     }
 
     /// Positions that may hold `needle` (folded), ascending; nil when the

@@ -61,6 +61,28 @@ struct TextIndexTests {
         #expect(TextFolding.fold(picked.joined(separator: " ")) == picked.map(TextFolding.fold).joined(separator: " "))
     }
 
+    /// Text whose scalars are all Latin (below U+0250) folds a scalar at a
+    /// time through a table: exactly as Foundation's decomposition folds it,
+    /// for every such scalar and for random mixes with ASCII (fixed seed).
+    @Test func latinTextFoldsAsTheDecompositionFoldsIt() {
+        for v in 0x80..<TextFolding.latinEnd {
+            guard let scalar = Unicode.Scalar(UInt32(v)) else { continue }
+            let s = "Ab" + String(Character(scalar)) + "Zz"
+            // Bytes, not `==` (which would take canonically equivalent text as equal): trigrams are bytes.
+            #expect(Array(TextFolding.fold(s).utf8) == Array(TextFolding.foldAnyText(s).utf8), "U+\(String(v, radix: 16))")
+        }
+        var rng = SplitMix64(seed: 83)
+        for _ in 0..<2000 {
+            let s = String(String.UnicodeScalarView((0..<Int(rng.next() % 24)).compactMap { _ in
+                Unicode.Scalar(UInt32(rng.next() % 2 == 0 ? 0x20 + rng.next() % 0x5F : 0x80 + rng.next() % UInt64(TextFolding.latinEnd - 0x80)))
+            }))
+            #expect(Array(TextFolding.fold(s).utf8) == Array(TextFolding.foldAnyText(s).utf8), "\(s.unicodeScalars.map { String($0.value, radix: 16) })")
+        }
+        // Past Latin, or with a combining mark, the decomposition folds it.
+        #expect(TextFolding.foldLatin("Ze\u{301}bre") == nil && TextFolding.fold("Ze\u{301}bre") == "zebre")
+        #expect(TextFolding.fold("São Paulo, Kraków, Straße") == "sao paulo, krakow, strasse")
+    }
+
     /// A long run of combining marks (hostile input) folds in linear time:
     /// before, it was one piece for Foundation's quadratic decomposition
     /// (minutes for a few MB), and the image writer folds every string key.

@@ -267,12 +267,21 @@ extension ObjectTable {
         // Values with different bytes can still be one key (strings equal as Unicode text): merged here.
         var rankOf: [IndexKey: Int] = [:]
         var distinct: [IndexKey] = []
-        let merged: [Int] = firsts.map { k in
+        var merged: [Int] = firsts.map { k in
             guard let p = values.value(k), let key = IndexKey(RecordReader.value(p, lists: lists)) else { return -1 }
             if let known = rankOf[key] { return known }
             rankOf[key] = distinct.count
             distinct.append(key)
             return distinct.count - 1
+        }
+        // In the order of their bytes first: that is their order as text
+        // wherever they are in NFC (nearly always), so that the sort in
+        // `build`, which decides, finds them in order and only checks it.
+        if let order = Self.byteOrder(distinct) {
+            var rankOf = [Int](repeating: 0, count: order.count)
+            for (p, d) in order.enumerated() { rankOf[d] = p }
+            distinct = order.map { distinct[$0] }
+            merged = merged.map { $0 < 0 ? $0 : rankOf[$0] }
         }
         var ranks: [Int] = [], rows: [RowID] = [], nulls: [RowID] = []
         ranks.reserveCapacity(values.count)
@@ -289,6 +298,27 @@ extension ObjectTable {
         let fresh = ValueIndex(entity: index.entity, property: index.property)
         fresh.build(distinct: distinct, ranks: ranks, rows: rows, nulls: nulls)
         return (fresh.ordered(), fresh.rowsWithoutValue)
+    }
+
+    /// The positions of `distinct` in the order of their UTF-8 bytes; nil
+    /// unless every one is a string.
+    static func byteOrder(_ distinct: [IndexKey]) -> [Int]? {
+        var bytes: [UInt8] = [], ends: [Int] = [0]
+        ends.reserveCapacity(distinct.count + 1)
+        for key in distinct {
+            guard case .string(let s) = key else { return nil }
+            bytes += s.utf8
+            ends.append(bytes.count)
+        }
+        return bytes.withUnsafeBufferPointer { b in
+            ends.withUnsafeBufferPointer { e in
+                distinct.indices.sorted { x, y in
+                    let xn = e[x + 1] - e[x], yn = e[y + 1] - e[y]
+                    let c = memcmp(b.baseAddress! + e[x], b.baseAddress! + e[y], min(xn, yn))
+                    return c != 0 ? c < 0 : xn < yn
+                }
+            }
+        }
     }
 
     /// An index whose rows hold doubles or dates (or nothing) in the order

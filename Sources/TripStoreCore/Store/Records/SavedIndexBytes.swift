@@ -12,7 +12,8 @@ struct SavedIndexBytes {
         var keyBytes: [UInt8] = []
         var offsets: [Int64] = [0]
         offsets.reserveCapacity(o.keys.count + 1)
-        var folded: [[UInt8]] = []
+        // Each string key folded, back to back (see `TrigramBuckets(bytes:ends:)`).
+        var folded: [UInt8] = [], foldedEnds: [Int] = []
         for k in o.keys {
             switch k {
             case .bool(let b): keyBytes.append(b ? 1 : 0)
@@ -25,13 +26,16 @@ struct SavedIndexBytes {
             case .string(let s):
                 keyBytes.append(3)
                 keyBytes.append(contentsOf: s.utf8)
-                if text { folded.append(Array(TextFolding.fold(s).utf8)) }
+                if text {
+                    folded += TextFolding.fold(s).utf8
+                    foldedEnds.append(folded.count)
+                }
             }
             offsets.append(Int64(keyBytes.count))
         }
         let counts = o.counts.map { Int64($0) }
         let rowHashes = o.keys.indices.map { i in o.flat[o.counts[i]..<o.counts[i + 1]].withUnsafeBytes { PageHash.hash($0, seed: UInt64(i)) } }
-        let buckets = text ? TrigramBuckets(folded: folded) : nil
+        let buckets = text ? TrigramBuckets(bytes: folded, ends: foldedEnds) : nil
         let shift = SavedValueIndex.groupShift
 
         // Per group of values: offsets and counts (one past the group too), the rows' checksums, key bytes.
