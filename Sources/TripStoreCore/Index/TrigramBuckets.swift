@@ -44,12 +44,13 @@ package struct TrigramBuckets: Sendable {
     /// Buckets over `folded` (value `i`'s folded UTF-8 bytes at position `i`),
     /// about two per distinct trigram, a power of two.
     init(folded: [[UInt8]]) {
-        var ends: [Int] = []
+        var bytes: [UInt8] = [], ends: [Int] = []
         ends.reserveCapacity(folded.count)
-        self.init(bytes: folded.flatMap { bytes in
-            defer { ends.append((ends.last ?? 0) + bytes.count) }
-            return bytes
-        }, ends: ends)
+        for f in folded {
+            bytes += f
+            ends.append(bytes.count)
+        }
+        self.init(bytes: bytes, ends: ends)
     }
 
     /// Buckets over values laid back to back: value `i` is
@@ -82,37 +83,33 @@ package struct TrigramBuckets: Sendable {
                 var n = TrigramBuckets.minimumBuckets
                 while n < distinct * 2 && n < TrigramBuckets.maximumBuckets { n <<= 1 }
                 let shift = UInt32(32 - n.trailingZeroBitCount)
-                // Two passes: count each value once per bucket, then place it.
-                var counts = [Int64](repeating: 0, count: n + 1)
-                var last = [Int32](repeating: -1, count: n)
-                counts.withUnsafeMutableBufferPointer { counts in
+                // Each value once per bucket of its trigrams (as `bucket(_:_:_:buckets:)`).
+                func eachBucket(_ body: (_ bucket: Int, _ position: Int32) -> Void) {
+                    var last = [Int32](repeating: -1, count: n)
                     last.withUnsafeMutableBufferPointer { last in
                         eachTrigram { position, t in
-                            // As `bucket(_:_:_:buckets:)`.
                             let b = Int((UInt32(t) &* 0x9E37_79B1) >> shift)
                             if last[b] != position {
                                 last[b] = position
-                                counts[b + 1] += 1
+                                body(b, position)
                             }
                         }
                     }
+                }
+                // Two passes: count each value once per bucket, then place it.
+                var counts = [Int64](repeating: 0, count: n + 1)
+                counts.withUnsafeMutableBufferPointer { counts in
+                    eachBucket { b, _ in counts[b + 1] += 1 }
                 }
                 for b in 0..<n { counts[b + 1] += counts[b] }
                 starts = counts
                 var next = counts
                 postings = [Int32](repeating: 0, count: Int(counts[n]))
-                last = [Int32](repeating: -1, count: n)
                 postings.withUnsafeMutableBufferPointer { postings in
                     next.withUnsafeMutableBufferPointer { next in
-                        last.withUnsafeMutableBufferPointer { last in
-                            eachTrigram { position, t in
-                                let b = Int((UInt32(t) &* 0x9E37_79B1) >> shift)
-                                if last[b] != position {
-                                    last[b] = position
-                                    postings[Int(next[b])] = position
-                                    next[b] += 1
-                                }
-                            }
+                        eachBucket { b, position in
+                            postings[Int(next[b])] = position
+                            next[b] += 1
                         }
                     }
                 }
