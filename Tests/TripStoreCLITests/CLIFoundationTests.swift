@@ -12,7 +12,7 @@ import TripStoreCLI
     }
 
     @Test func validateReportsEveryErrorWithRecordAndProperty() throws {
-        let path = NSTemporaryDirectory() + "bad-\(UUID().uuidString).json"
+        let path = CLIRunner.runRoot + "bad-\(UUID().uuidString).json"
         try """
         [{"type":"Trp","id":"a","data":{}},
          {"type":"Trip","id":"b","data":{"name":"x","destination":"y","startDate":"soon","endDate":"2026-01-01"}}]
@@ -25,7 +25,7 @@ import TripStoreCLI
     }
 
     @Test func validateReportsEveryReferenceError() throws {
-        let path = NSTemporaryDirectory() + "refs-\(UUID().uuidString).jsonl"
+        let path = CLIRunner.runRoot + "refs-\(UUID().uuidString).jsonl"
         try """
         {"type":"BucketListItem","id":"b1","data":{"title":"x","isCompleted":false,"trip":{"type":"Trip","id":"nope"}}}
         {"type":"BucketListItem","id":"b2","data":{"title":"y","isCompleted":false,"trip":{"type":"BusinessTrip","id":"t"}}}
@@ -78,7 +78,7 @@ import TripStoreCLI
     }
 
     @Test func readCommandsOnAnEmptyFolderSayThereIsNoStore() {
-        let folder = NSTemporaryDirectory() + "empty-\(UUID().uuidString)"
+        let folder = CLIRunner.runRoot + "empty-\(UUID().uuidString)"
         let r = CLIRunner.run(["stats"], store: folder)
         #expect(r.code == 1)
         #expect(r.err == "error: no store at \(folder); import a file to create one\n")
@@ -86,14 +86,14 @@ import TripStoreCLI
     }
 
     @Test func storeComesFromTheEnvironmentOrTheFlagInAnyPosition() {
-        let folder = NSTemporaryDirectory() + "env-\(UUID().uuidString)"
+        let folder = CLIRunner.runRoot + "env-\(UUID().uuidString)"
         #expect(CLIRunner.run(["import", sample], env: ["TRIPSTORE_DIR": folder]).code == 0)
         let r = CLIRunner.run(["stats", "--store", folder])
         #expect(r.out.contains("objects      493\n"))
     }
 
     @Test func statsSaysWhetherTheStoreOpenedFromItsImage() throws {
-        let folder = NSTemporaryDirectory() + "image-\(UUID().uuidString)"
+        let folder = CLIRunner.runRoot + "image-\(UUID().uuidString)"
         #expect(CLIRunner.run(["import", sample], store: folder).code == 0)
         #expect(!CLIRunner.run(["stats"], store: folder).out.contains("image "))  // no snapshot yet
         #expect(CLIRunner.run(["compact"], store: folder).code == 0)
@@ -105,7 +105,7 @@ import TripStoreCLI
     }
 
     @Test func importGetExportRoundTrip() throws {
-        let folder = NSTemporaryDirectory() + "rt-\(UUID().uuidString)"
+        let folder = CLIRunner.runRoot + "rt-\(UUID().uuidString)"
         let i = CLIRunner.run(["import", sample], store: folder)
         #expect(i.code == 0)
         #expect(i.out.hasPrefix("inserted 493 objects (Attraction 26, BucketListItem 100, BusinessMeal 107, BusinessTrip 36"))
@@ -135,11 +135,11 @@ import TripStoreCLI
         """)
         #expect(CLIRunner.run(["get", "nope"], store: folder).code == 1)
         let e1 = CLIRunner.run(["export", "--format", "jsonl"], store: folder)
-        let other = NSTemporaryDirectory() + "rt2-\(UUID().uuidString)"
+        let other = CLIRunner.runRoot + "rt2-\(UUID().uuidString)"
         #expect(CLIRunner.run(["import", "-"], store: other, stdin: e1.out).code == 0)
         #expect(CLIRunner.run(["export", "--format", "jsonl"], store: other).out == e1.out)
         let part = CLIRunner.run(["export", "--from", "PersonalTrip"], store: folder)
-        let third = NSTemporaryDirectory() + "rt3-\(UUID().uuidString)"
+        let third = CLIRunner.runRoot + "rt3-\(UUID().uuidString)"
         let imported = CLIRunner.run(["import", "-"], store: third, stdin: part.out)
         #expect(imported.code == 0, "\(imported.err)")
         #expect(imported.out.contains("PersonalTrip 11"))

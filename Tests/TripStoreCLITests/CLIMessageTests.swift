@@ -6,7 +6,7 @@ import TripStoreCLI
 /// their own caret.
 @Suite struct CLIMessageTests {
     func store() -> String {
-        let s = NSTemporaryDirectory() + "messages-\(UUID().uuidString)"
+        let s = CLIRunner.runRoot + "messages-\(UUID().uuidString)"
         _ = CLIRunner.run(["import", CLIRunner.projectRoot + "/SampleData/trips.json"], store: s)
         return s
     }
@@ -36,7 +36,7 @@ import TripStoreCLI
 
 @Suite struct CLISyntaxPositionTests {
     @Test func aSyntaxErrorInJSONLinesNamesTheLineOnceAndTheColumn() throws {
-        let path = NSTemporaryDirectory() + "syntax-\(UUID().uuidString).jsonl"
+        let path = CLIRunner.runRoot + "syntax-\(UUID().uuidString).jsonl"
         try #"{"type":"Trip","id":"a","data":{"name":"n","destination":"d","startDate":"2026-01-01","endDate":"2026-01-02"}}"#
             .appending("\n{\"type\":\"Trip\", bad}\n").write(toFile: path, atomically: false, encoding: .utf8)
         let r = CLIRunner.run(["validate", path])
@@ -49,7 +49,7 @@ import TripStoreCLI
     @Test func standardInputThatCannotBeJSONFailsAtOnce() throws {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: CLIRunner.binary)
-        p.arguments = ["--store", NSTemporaryDirectory() + "stdin-\(UUID().uuidString)", "import", "-"]
+        p.arguments = ["--store", CLIRunner.runRoot + "stdin-\(UUID().uuidString)", "import", "-"]
         p.standardInput = try FileHandle(forReadingFrom: URL(fileURLWithPath: "/dev/zero"))
         p.standardOutput = FileHandle.nullDevice
         p.standardError = FileHandle.nullDevice
@@ -61,7 +61,7 @@ import TripStoreCLI
 
 @Suite struct CLIHostileReviewTests {
     func store() -> String {
-        let s = NSTemporaryDirectory() + "review-\(UUID().uuidString)"
+        let s = CLIRunner.runRoot + "review-\(UUID().uuidString)"
         _ = CLIRunner.run(["import", CLIRunner.projectRoot + "/SampleData/trips.json"], store: s)
         return s
     }
@@ -82,7 +82,7 @@ import TripStoreCLI
     }
 
     @Test func validateReportsAnObjectListedTwiceInARelationship() throws {
-        let path = NSTemporaryDirectory() + "twice-\(UUID().uuidString).jsonl"
+        let path = CLIRunner.runRoot + "twice-\(UUID().uuidString).jsonl"
         try """
         {"type":"FamilyMember","id":"caf\u{E9}","data":{"name":"x"}}
         {"type":"PersonalTrip","id":"t1","data":{"name":"n","destination":"d","startDate":"2026-01-01","endDate":"2026-01-02","reason":"family","frequentFlyerCodes":[],"venuePasses":[],"familyMembers":[{"id":"caf\u{E9}"},{"id":"cafe\u{301}"}]}}
@@ -95,7 +95,7 @@ import TripStoreCLI
 
 @Suite struct CLIVerifyImageTests {
     @Test func verifyChecksTheImageAndRepairDeletesADamagedOne() throws {
-        let s = NSTemporaryDirectory() + "verify-image-\(UUID().uuidString)"
+        let s = CLIRunner.runRoot + "verify-image-\(UUID().uuidString)"
         #expect(CLIRunner.run(["import", CLIRunner.projectRoot + "/SampleData/trips.json"], store: s).code == 0)
         #expect(CLIRunner.run(["compact"], store: s).code == 0)
         #expect(CLIRunner.run(["verify"], store: s).out.contains("and the image verified"))

@@ -6,7 +6,7 @@ import TripStoreCLI
     static let sample = CLIRunner.projectRoot + "/SampleData/trips.json"
 
     func store() -> String {
-        let folder = NSTemporaryDirectory() + "cliq-\(UUID().uuidString)"
+        let folder = CLIRunner.runRoot + "cliq-\(UUID().uuidString)"
         _ = CLIRunner.run(["import", Self.sample], store: folder)
         return folder
     }

@@ -19,7 +19,7 @@ import TripStoreCLI
     /// The sample store compacted, its snapshot's lines (trailer aside) edited
     /// by `edit` and sealed with a correct checksum, its image removed.
     func storeWithEditedSnapshot(_ edit: (inout [String]) throws -> Void) throws -> String {
-        let s = NSTemporaryDirectory() + "verify-\(UUID().uuidString)"
+        let s = CLIRunner.runRoot + "verify-\(UUID().uuidString)"
         #expect(CLIRunner.run(["import", CLIRunner.projectRoot + "/SampleData/trips.json"], store: s).code == 0)
         #expect(CLIRunner.run(["compact"], store: s).code == 0)
         let name = try #require(try FileManager.default.contentsOfDirectory(atPath: s).first { $0.hasSuffix(".jsonl") && $0.hasPrefix("snapshot-") })
@@ -89,8 +89,8 @@ import TripStoreCLI
 /// A number past Double's range is an input error everywhere, never a stored null.
 @Suite struct CLINumberRangeTests {
     @Test func aNumberTooLargeForADoubleIsAnInputErrorInImportValidateAndUpdate() throws {
-        let s = NSTemporaryDirectory() + "range-\(UUID().uuidString)"
-        let path = NSTemporaryDirectory() + "range-\(UUID().uuidString).json"
+        let s = CLIRunner.runRoot + "range-\(UUID().uuidString)"
+        let path = CLIRunner.runRoot + "range-\(UUID().uuidString).json"
         try """
         [{"type":"BusinessTrip","id":"b1","data":{"name":"n","destination":"d","startDate":"2026-01-01","endDate":"2026-01-02","purpose":"p","expenseCode":"E","perDiemRate":1e400,"mileageRate":0.5}}]
         """.write(toFile: path, atomically: false, encoding: .utf8)
@@ -112,8 +112,8 @@ import TripStoreCLI
 /// Stored strings cannot drive the terminal through table or csv output.
 @Suite struct CLIControlCharacterTests {
     @Test func tableAndCsvWriteControlCharactersAsEscapes() throws {
-        let s = NSTemporaryDirectory() + "controls-\(UUID().uuidString)"
-        let path = NSTemporaryDirectory() + "controls-\(UUID().uuidString).json"
+        let s = CLIRunner.runRoot + "controls-\(UUID().uuidString)"
+        let path = CLIRunner.runRoot + "controls-\(UUID().uuidString).json"
         try #"[{"type":"Trip","id":"t1","data":{"name":"a\u001b[31mred\u0007\nb\tc\u007f\u0085","destination":"d","startDate":"2026-01-01","endDate":"2026-01-02"}}]"#
             .write(toFile: path, atomically: false, encoding: .utf8)
         #expect(CLIRunner.run(["import", path], store: s).code == 0)
@@ -131,8 +131,8 @@ import TripStoreCLI
 
 @Suite struct CLIDuplicateReferenceTests {
     @Test func aToManyListingAnObjectTwiceIsAnInputError() throws {
-        let s = NSTemporaryDirectory() + "twice-\(UUID().uuidString)"
-        let path = NSTemporaryDirectory() + "twice-\(UUID().uuidString).jsonl"
+        let s = CLIRunner.runRoot + "twice-\(UUID().uuidString)"
+        let path = CLIRunner.runRoot + "twice-\(UUID().uuidString).jsonl"
         try """
         {"type":"BucketListItem","id":"i1","data":{"title":"x","isCompleted":false}}
         {"type":"Trip","id":"t1","data":{"name":"n","destination":"d","startDate":"2026-01-01","endDate":"2026-01-02","bucketList":[{"id":"i1"},{"id":"i1"}]}}
@@ -147,14 +147,14 @@ import TripStoreCLI
 /// Files that are not regular files never hang or exhaust a reader.
 @Suite struct CLISpecialFileTests {
     @Test func anImportSourceThatIsNotARegularFileIsRefused() {
-        let s = NSTemporaryDirectory() + "special-\(UUID().uuidString)"
+        let s = CLIRunner.runRoot + "special-\(UUID().uuidString)"
         let r = CLIRunner.run(["import", "/dev/zero"], store: s)
         #expect(r.code == 1)
         #expect(r.err.contains("not a regular file"))
     }
 
     @Test func aFIFOInPlaceOfTheImageIsIgnoredAndInPlaceOfTheJournalIsDamage() throws {
-        let s = NSTemporaryDirectory() + "fifo-\(UUID().uuidString)"
+        let s = CLIRunner.runRoot + "fifo-\(UUID().uuidString)"
         #expect(CLIRunner.run(["import", CLIRunner.projectRoot + "/SampleData/trips.json"], store: s).code == 0)
         #expect(CLIRunner.run(["compact"], store: s).code == 0)
         let image = try #require(try FileManager.default.contentsOfDirectory(atPath: s).first { $0.hasSuffix(".image") })
@@ -179,9 +179,9 @@ import TripStoreCLI
     }
 
     @Test func nfcAndNfdAreOneIdBeforeAndAfterCompaction() throws {
-        let s = NSTemporaryDirectory() + "nfc-\(UUID().uuidString)"
-        let a = NSTemporaryDirectory() + "nfc-\(UUID().uuidString).jsonl"
-        let b = NSTemporaryDirectory() + "nfd-\(UUID().uuidString).jsonl"
+        let s = CLIRunner.runRoot + "nfc-\(UUID().uuidString)"
+        let a = CLIRunner.runRoot + "nfc-\(UUID().uuidString).jsonl"
+        let b = CLIRunner.runRoot + "nfd-\(UUID().uuidString).jsonl"
         try trip(nfc).write(toFile: a, atomically: false, encoding: .utf8)
         try trip(nfd).write(toFile: b, atomically: false, encoding: .utf8)
         #expect(CLIRunner.run(["import", a], store: s).code == 0)
@@ -192,7 +192,7 @@ import TripStoreCLI
         #expect(CLIRunner.run(["query", "--count"], store: s).out == "1\n")
         #expect(CLIRunner.run(["delete", nfd], store: s).code == 0)
         #expect(CLIRunner.run(["query", "--count"], store: s).out == "0\n")
-        let both = NSTemporaryDirectory() + "both-\(UUID().uuidString).jsonl"
+        let both = CLIRunner.runRoot + "both-\(UUID().uuidString).jsonl"
         try (trip(nfc) + "\n" + trip(nfd)).write(toFile: both, atomically: false, encoding: .utf8)
         let r = CLIRunner.run(["import", both], store: s)
         #expect(r.code == 1)
@@ -200,8 +200,8 @@ import TripStoreCLI
     }
 
     @Test func anIdWithAControlCharacterIsAnInputError() throws {
-        let s = NSTemporaryDirectory() + "ctl-\(UUID().uuidString)"
-        let a = NSTemporaryDirectory() + "ctl-\(UUID().uuidString).jsonl"
+        let s = CLIRunner.runRoot + "ctl-\(UUID().uuidString)"
+        let a = CLIRunner.runRoot + "ctl-\(UUID().uuidString).jsonl"
         try trip(#"a\u0007b"#).write(toFile: a, atomically: false, encoding: .utf8)
         let r = CLIRunner.run(["import", a], store: s)
         #expect(r.code == 1)

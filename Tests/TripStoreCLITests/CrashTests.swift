@@ -13,7 +13,7 @@ extension Store {
 @Suite(.serialized) struct CrashTests {
     func file(_ trips: Int, seed: UInt64) throws -> String {
         var g = TripDataGenerator(seed: seed)
-        let path = NSTemporaryDirectory() + "crash-\(seed)-\(UUID().uuidString).json"
+        let path = CLIRunner.runRoot + "crash-\(seed)-\(UUID().uuidString).json"
         try Data(g.jsonArray(trips: trips)).write(to: URL(fileURLWithPath: path))
         return path
     }
@@ -25,7 +25,7 @@ extension Store {
     @Test(arguments: ["journal-mid-write", "journal-before-fsync", "journal-after-fsync",
                       "snapshot-mid-write", "snapshot-before-rename", "snapshot-after-rename", "image-mid-write"])
     func killedImportIsAllOrNothing(_ point: String) throws {
-        let store = NSTemporaryDirectory() + "crash-store-\(UUID().uuidString)"
+        let store = CLIRunner.runRoot + "crash-store-\(UUID().uuidString)"
         let first = try file(30, seed: 1), second = try file(300, seed: 2)
         #expect(try CLIRunner.runProcess(["--store", store, "import", first]).status == 0)
         let before = try count(store)
@@ -67,7 +67,7 @@ extension Store {
     /// ends the import with exit 1 and a message (not a crash), and the
     /// store is not written.
     @Test func anInputThatShrinksWhileMappedExits1() throws {
-        let store = NSTemporaryDirectory() + "crash-store-\(UUID().uuidString)"
+        let store = CLIRunner.runRoot + "crash-store-\(UUID().uuidString)"
         let input = try file(300, seed: 4)
         defer { unlink(input) }
         let p = Process()
@@ -90,7 +90,7 @@ extension Store {
     }
 
     @Test func twoWritersAtOnceNeitherLosesNorDuplicates() throws {
-        let store = NSTemporaryDirectory() + "lock-store-\(UUID().uuidString)"
+        let store = CLIRunner.runRoot + "lock-store-\(UUID().uuidString)"
         let a = try file(400, seed: 11), b = try file(400, seed: 12)
         let pa = try CLIRunner.start(["--store", store, "--wait", "30", "import", a])
         let pb = try CLIRunner.start(["--store", store, "--wait", "30", "import", b])
@@ -103,7 +103,7 @@ extension Store {
     }
 
     @Test func aWriterThatCannotGetTheLockExits2() throws {
-        let store = NSTemporaryDirectory() + "lock2-\(UUID().uuidString)"
+        let store = CLIRunner.runRoot + "lock2-\(UUID().uuidString)"
         #expect(try CLIRunner.runProcess(["--store", store, "import", try file(2, seed: 5)]).status == 0)
         let holder = try Store.open(store, schema: TripSchema.schema, access: .write)
         let r = CLIRunner.run(["import", try file(2, seed: 6), "--wait", "0.2"], store: store)
@@ -115,7 +115,7 @@ extension Store {
     }
 
     @Test func flippedByteIsDamageAndVerifyChangesNothing() throws {
-        let store = NSTemporaryDirectory() + "flip-\(UUID().uuidString)"
+        let store = CLIRunner.runRoot + "flip-\(UUID().uuidString)"
         for seed in 1...3 { #expect(CLIRunner.run(["import", try file(2, seed: UInt64(seed))], store: store).code == 0) }
         let journal = store + "/journal-0.jsonl"
         var bytes = try Data(contentsOf: URL(fileURLWithPath: journal))

@@ -9,9 +9,19 @@ enum CLIRunner {
         return url.path
     }()
 
-    /// A new empty folder under the system's temporary folder.
+    /// This test process's own folder under the system's temporary folder
+    /// (with a slash at the end), removed when the process exits, so that a
+    /// test run leaves nothing behind.
+    static let runRoot: String = {
+        let path = NSTemporaryDirectory() + "tripstore-test-run-\(getpid())/"
+        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        atexit { try? FileManager.default.removeItem(atPath: CLIRunner.runRoot) }
+        return path
+    }()
+
+    /// A new empty folder under `runRoot`.
     static func scratch() -> String {
-        let path = NSTemporaryDirectory() + "tripstore-cli-tests/\(UUID().uuidString)"
+        let path = runRoot + "tripstore-cli-tests/\(UUID().uuidString)"
         try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         return path
     }

@@ -181,7 +181,7 @@ struct StreamingIOTests {
     @Test func envelopeWindowsOverAMappedFileFindWhatReadingFinds() throws {
         MappedInput.allowMapping()
         var rng = Random(state: 23)
-        let path = NSTemporaryDirectory() + "mapped-\(UUID().uuidString).json"
+        let path = TestFolders.runRoot + "mapped-\(UUID().uuidString).json"
         defer { unlink(path) }
         var mappedInputs = 0
         for round in 0..<200 {
@@ -223,7 +223,7 @@ struct StreamingIOTests {
     /// map its pages would be taken from the page cache one by one.
     @Test func aFileNotWhollyCachedIsNotMapped() throws {
         MappedInput.allowMapping()
-        let path = NSTemporaryDirectory() + "uncached-\(UUID().uuidString).json"
+        let path = TestFolders.runRoot + "uncached-\(UUID().uuidString).json"
         defer { unlink(path) }
         try Data(repeating: 0x20, count: 1 << 20).write(to: URL(fileURLWithPath: path))
         let fd = open(path, O_RDONLY)
