@@ -15,10 +15,11 @@ import Darwin
 /// would take a page for each from the page cache (see
 /// `StreamingFileReader`), so `map` returns nil and the caller reads the file.
 ///
-/// A mapped file that shrinks while it is read raises `SIGBUS`; only a
-/// process that set `allowMapping()` (the command-line tool) maps, and while
-/// a file is mapped it exits with a message and code 1 instead (its import
-/// has not written anything while it decodes).
+/// A mapped file that shrinks while it is read (or a page of it the disk
+/// cannot read) raises `SIGBUS`; only a process that set `allowMapping()`
+/// (the command-line tool) maps, and while a file is mapped it exits with a
+/// message and code 1 instead (its import has not written anything while
+/// it decodes).
 package final class MappedInput: @unchecked Sendable {
     /// Where the mapping starts, and its length (the file's size).
     package let bytes: UnsafeRawBufferPointer
@@ -57,10 +58,12 @@ package final class MappedInput: @unchecked Sendable {
 
     private init(_ bytes: UnsafeRawBufferPointer) {
         self.bytes = bytes
-        // Reading past the end of a file that shrank: a message, not a crash.
+        // Reading past the end of a file that shrank (or a page the disk
+        // could not read): a message, not a crash. Only async-signal-safe
+        // calls, on bytes that need no allocation.
         signal(SIGBUS) { _ in
-            let message = "error: the input file changed size while it was imported; nothing was imported\n"
-            message.withCString { _ = write(2, $0, strlen($0)) }
+            let message: StaticString = "error: the input file changed size or could not be read while it was imported; nothing was imported\n"
+            _ = write(2, message.utf8Start, message.utf8CodeUnitCount)
             _exit(1)
         }
     }

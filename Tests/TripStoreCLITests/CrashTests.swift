@@ -84,7 +84,7 @@ extension Store {
         let message = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         p.waitUntilExit()
         #expect(p.terminationReason == .exit && p.terminationStatus == 1)
-        #expect(message == "error: the input file changed size while it was imported; nothing was imported\n")
+        #expect(message == "error: the input file changed size or could not be read while it was imported; nothing was imported\n")
         let files = (try? FileManager.default.contentsOfDirectory(atPath: store)) ?? []
         #expect(!files.contains { $0.hasPrefix("snapshot") || $0.hasPrefix("journal") }, "\(files)")
     }
