@@ -90,19 +90,25 @@ package enum Parallel {
         return pending
     }
 
-    /// The result of `start`, once its thread is done.
+    /// The result of `start`, once its thread is done. Any number of
+    /// threads may wait for it, at once or one after another.
     package final class Pending<T>: @unchecked Sendable {
         fileprivate let results = Slots<T>(1)
         fileprivate let done = DispatchSemaphore(value: 0)
+        private let lock = NSLock()
         private var taken: T?
 
-        /// Waits for the thread (once) and returns what it returned.
+        /// Waits for the thread and returns what it returned.
         package func wait() -> T {
-            if let taken { return taken }
+            if let value = lock.withLock({ taken }) { return value }
             done.wait()
-            let value = results.take()[0]
-            taken = value
-            return value
+            return lock.withLock {
+                let value = taken ?? results.take()[0]
+                taken = value
+                // The thread signals once: each waiter lets the next one through.
+                done.signal()
+                return value
+            }
         }
     }
 

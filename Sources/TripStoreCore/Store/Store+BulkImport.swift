@@ -123,14 +123,10 @@ extension Store {
         guard acceptsBulkImport(plan) else { return nil }
         let time = max(timestamp ?? Store.now(), try lastCommitTime() ?? -.infinity)
         let token = lastToken + 1
-        // The history line needs only the records' ids, which nothing below
-        // changes: it is encoded on the other core while this one links.
-        let runs = plan.objects.insertRuns(schema)
-        let history = BulkInsertHistory.encode(token: token, timestamp: time, author: author,
-                                               runs: runs.map { (schema.entities[$0.entity].name, $0.objects) },
-                                               records: RecordPointers(records: plan.objects.records))
-        // Never return while that thread reads records a failed store may free.
-        defer { _ = history.wait() }
+        let runs = plan.runs
+        let ahead = BulkCommitWork(token: token, timestamp: time, author: author, ahead: plan.ahead)
+        // Never return while the plan's thread reads records a failed store may free.
+        defer { ahead.finish() }
         // From here on the table changes: nothing gives up.
         defer { plan.releaseWorkingState() }
         var objects = plan.adopt(into: table)
@@ -155,7 +151,7 @@ extension Store {
 
         lastToken = token
         do {
-            try compact(tableIsChecked: true, appending: history)
+            try compact(tableIsChecked: true, bulk: ahead)
         } catch {
             // Nothing was committed: a new store's folder can still go (see `StoreFiles.removeIfUnused`).
             lastToken = token - 1
@@ -206,6 +202,14 @@ public final class BulkImportPlan {
         return chunks
     }
 
+    /// The inserts as history lists them (see `BulkObjects.insertRuns`).
+    let runs: [(entity: Int, objects: [Int32])]
+    /// What the commit needs that the records alone decide, made on a thread
+    /// of its own from the sort on: linking (and then filling the table) has
+    /// the other core idle, and the snapshot's encoders would otherwise share
+    /// both with this work.
+    let ahead: Parallel.Pending<BulkWorkAhead>
+
     /// Sorts and links decoded records (which it owns from here on); nil
     /// where the bulk path does not apply (see `Store.importInBulk`) or there
     /// are fewer than `minimum` objects.
@@ -215,7 +219,11 @@ public final class BulkImportPlan {
             return nil
         }
         Trace.mark("bulk: sort \(objects.count) ids")
+        let runs = objects.insertRuns(schema)
+        let ahead = BulkWorkAhead.start(objects, runs: runs, schema: schema)
         guard let links = BulkLinks(schema: schema, objects: objects, chunks: chunks) else {
+            // Never free records that thread reads.
+            _ = ahead.wait()
             for c in chunks { c.discard() }
             return nil
         }
@@ -224,6 +232,8 @@ public final class BulkImportPlan {
         self.schema = schema
         self.objects = objects
         self.links = links
+        self.runs = runs
+        self.ahead = ahead
     }
 
     /// Hands the records to the table's arena; the objects with their
@@ -241,13 +251,18 @@ public final class BulkImportPlan {
     /// Frees the decoded chunks' bookkeeping, the objects' order and the
     /// links once a table holds the records and lists: the plan is spent.
     func releaseWorkingState() {
+        // Records no table took are freed here: never under the thread that reads them.
+        if chunks.contains(where: { $0.base != nil }) { _ = ahead.wait() }
         for c in chunks { c.discard() }
         chunks = []
         objects = BulkObjects()
         links = BulkLinks()
     }
 
-    deinit { for c in chunks { c.discard() } }
+    deinit {
+        _ = ahead.wait()
+        for c in chunks { c.discard() }
+    }
 }
 
 /// The decoded objects of a bulk import in input order (`g`), and their order by id.
@@ -447,55 +462,4 @@ public struct BulkImportResult: Sendable, Equatable {
     public let author: String
     /// Per type, in the order history lists them (the order types first appear in the input).
     public let inserted: [Inserted]
-}
-
-/// A bulk import's transaction as history keeps it, without a `Change` per
-/// object (about 150 bytes each): its snapshot history line, grouped by type.
-enum BulkInsertHistory {
-    /// The line's bytes (with its newline) in blocks of about a megabyte,
-    /// and their checksum. Blocks, because the line of a million-trip import
-    /// is 330 MB: one piece of that size would take fresh memory where
-    /// smaller ones fill what sorting and linking have freed.
-    struct Line {
-        var blocks: [[UInt8]] = []
-        var count = 0
-        var crc: UInt32 = 0
-    }
-
-    static let blockSize = 1 << 20
-
-    /// Starts encoding the line on a thread of its own: each run is a type
-    /// and its objects (indexes into `records`) in input order.
-    static func encode(token: Int64, timestamp: Double, author: String, runs: [(type: String, objects: [Int32])],
-                       records: RecordPointers) -> Parallel.Pending<Line> {
-        Parallel.start {
-            // The runs back to back: `firstOfRun[n] + k` is object k of run n.
-            let objects = runs.flatMap(\.objects)
-            var firstOfRun: [Int] = [], total = 0
-            for run in runs {
-                firstOfRun.append(total)
-                total += run.objects.count
-            }
-            var line = Line()
-            func drain(_ w: inout JSONWriter) {
-                line.crc = w.bytes.withUnsafeBytes { CRC32C.checksum($0, continuing: line.crc) }
-                line.count += w.bytes.count
-                line.blocks.append(w.bytes)
-                // A new block of the same size; the one handed over keeps its bytes.
-                w.bytes.removeAll(keepingCapacity: true)
-            }
-            var w = JSONWriter(capacity: blockSize + 4096)
-            HistoryCoding.appendInserts(token: token, timestamp: timestamp, author: author,
-                                        runs: runs.map { ($0.type, $0.objects.count) },
-                                        id: { n, k in
-                                            // Records of one type lie among the others': load them well ahead.
-                                            let i = firstOfRun[n] + k
-                                            if i + 16 < objects.count { Prefetch.read(records.records[Int(objects[i + 16])]) }
-                                            return records.id(Int(objects[i]))
-                                        }, to: &w, drainEvery: blockSize, drain: drain)
-            w.bytes.append(0x0A)
-            drain(&w)
-            return line
-        }
-    }
 }

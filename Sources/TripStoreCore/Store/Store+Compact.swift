@@ -23,16 +23,17 @@ extension Store {
     /// `compact()`; `tableIsChecked` skips the invariant check of the whole
     /// table where a commit has just checked everything its transaction
     /// touched on a table that was sound before it.
-    /// `appending` is a bulk import's history line (being encoded on a
-    /// thread of its own), written after the retained history: afterwards the history is read from the new
+    /// `bulk` is a bulk import's commit (its history line and image indexes
+    /// being made on a thread of its own): its line is written after the
+    /// retained history; afterwards the history is read from the new
     /// snapshot when first used, as after an open.
-    func compact(tableIsChecked: Bool, appending inserts: Parallel.Pending<BulkInsertHistory.Line>? = nil) throws {
+    func compact(tableIsChecked: Bool, bulk: BulkCommitWork? = nil) throws {
         guard access == .write, lock != nil else { throw StoreError.usage("the store was opened read-only") }
         let token = lastToken
         let path = files.snapshot(token)
         let temp = path + ".tmp"
         try recordSchemaIfNeeded()
-        let fd = try FileIO.open(temp, (inserts == nil ? O_WRONLY : O_RDWR) | O_CREAT | O_TRUNC)
+        let fd = try FileIO.open(temp, (bulk == nil ? O_WRONLY : O_RDWR) | O_CREAT | O_TRUNC)
         let out = StreamingFileWriter(fd: fd, path: temp)
         var closed = false
         defer {
@@ -92,13 +93,13 @@ extension Store {
         // `BulkLinks.fill`), so their number is known up front; elsewhere
         // the image thread counts them in a pass of its own first, and makes
         // its blocks itself, so that the encoders never wait for it.
-        let imagePlan = inserts == nil ? nil : ImageRowPlan(schema: schema, order: rows, rowCount: table.rowCount)
+        let imagePlan = bulk == nil ? nil : ImageRowPlan(schema: schema, order: rows, rowCount: table.rowCount)
         let imageBlocks = ImageBlockChannel(capacity: 4)
         let image = Parallel.start {
             defer { imageBlocks.close() }
             guard let imagePlan else { return view.table.writeImage(order: rows, indexed: indexed, lists: lists, path: imageTemp) }
             return view.table.writeImage(plan: imagePlan, indexed: indexed, lists: lists, path: imageTemp, listsReferencedOnce: true,
-                                         blocks: imageBlocks.next)
+                                         builtIndexes: { bulk?.indexes(for: indexed) }, blocks: imageBlocks.next)
         }
         // Never leave the image thread reading a table this function's caller
         // may change, nor its file behind when the snapshot is not written.
@@ -129,14 +130,14 @@ extension Store {
             buffer.bytes.append(0x0A)
             flush(force: false)
         }
-        if let inserts {
+        if let bulk {
             flush(force: true)
-            let line = inserts.wait()
+            let line = bulk.line()
             Trace.mark("snapshot history line encoded")
             crc = CRC32C.combine(crc, line.crc, lengthOfB: line.count)
             for block in line.blocks { out.write(block) }
         }
-        let historyCount = history.count + (inserts == nil ? 0 : 1)
+        let historyCount = history.count + (bulk == nil ? 0 : 1)
         flush(force: true)
         let bodyBytes = out.count
         buffer.bytes.append(contentsOf: SnapshotFormat.trailer(objects: table.count, history: historyCount, crc: crc))
@@ -145,8 +146,8 @@ extension Store {
         Trace.mark("snapshot history")
         try FileIO.fsync(fd, path: temp)
         // The history stays in the file, to be read from it when first used.
-        let historyFD = inserts == nil ? -1 : dup(fd)
-        if inserts != nil && historyFD < 0 { throw IOError(operation: "dup", path: temp, code: errno) }
+        let historyFD = bulk == nil ? -1 : dup(fd)
+        if bulk != nil && historyFD < 0 { throw IOError(operation: "dup", path: temp, code: errno) }
         FileIO.close(fd)
         closed = true
         var keepHistoryFD = false
@@ -198,7 +199,7 @@ extension Store {
         hasSnapshot = true
         journalSize = 0
         journalTransactions = 0
-        if inserts != nil {
+        if bulk != nil {
             pendingHistory = (historyFD, historyStart..<bodyBytes, 2 + table.count, path)
             keepHistoryFD = true
             snapshotHistoryCount = historyCount

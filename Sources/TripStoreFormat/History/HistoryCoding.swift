@@ -139,13 +139,7 @@ package enum HistoryCoding {
                               insertData: ((Int, inout [UInt8]) -> Void)? = nil) {
         var w = JSONWriter()
         swap(&w.bytes, &out)
-        w.bytes.append(contentsOf: tokenKey)
-        w.appendInteger(t.token)
-        w.bytes.append(contentsOf: timestampKey)
-        ISODate.append(t.timestamp, to: &w.bytes)
-        w.bytes.append(contentsOf: authorKey)
-        w.appendQuoted(t.author)
-        w.bytes.append(contentsOf: changesKey)
+        appendHeader(token: t.token, timestamp: t.timestamp, author: t.author, to: &w)
         var i = 0
         while i < t.changes.count {
             let c = t.changes[i]
@@ -209,14 +203,9 @@ package enum HistoryCoding {
         swap(&w.bytes, &out)
     }
 
-    /// The line `appendCompact(groupInserts: true)` writes for a transaction
-    /// of inserts only, byte for byte, from runs of one type each (`id(run,
-    /// k)` is the k-th id of a run) instead of a `Change` per object: a bulk
-    /// import's history. Whenever `w` holds `drainEvery` bytes or more
-    /// between two ids it is handed to `drain`, which takes its bytes away.
-    package static func appendInserts(token: Int64, timestamp: Double, author: String, runs: [(type: String, count: Int)],
-                                      id: (Int, Int) -> UnsafeRawBufferPointer, to w: inout JSONWriter,
-                                      drainEvery: Int = .max, drain: (inout JSONWriter) -> Void = { _ in }) {
+    /// The start of the line `appendCompact(groupInserts: true)` writes for
+    /// a transaction: up to its first change. `appendInsertRuns` goes on from there.
+    package static func appendHeader(token: Int64, timestamp: Double, author: String, to w: inout JSONWriter) {
         w.bytes.append(contentsOf: tokenKey)
         w.appendInteger(token)
         w.bytes.append(contentsOf: timestampKey)
@@ -224,6 +213,15 @@ package enum HistoryCoding {
         w.bytes.append(contentsOf: authorKey)
         w.appendQuoted(author)
         w.bytes.append(contentsOf: changesKey)
+    }
+
+    /// The rest of that line after `appendHeader`, byte for byte, for a
+    /// transaction of inserts only, from runs of one type each (`id(run, k)`
+    /// is the k-th id of a run) instead of a `Change` per object: a bulk
+    /// import's history. Whenever `w` holds `drainEvery` bytes or more
+    /// between two ids it is handed to `drain`, which takes its bytes away.
+    package static func appendInsertRuns(_ runs: [(type: String, count: Int)], id: (Int, Int) -> UnsafeRawBufferPointer,
+                                         to w: inout JSONWriter, drainEvery: Int = .max, drain: (inout JSONWriter) -> Void = { _ in }) {
         var first = true
         for (n, run) in runs.enumerated() where run.count > 0 {
             if !first { w.bytes.append(UInt8(ascii: ",")) }

@@ -52,8 +52,8 @@ import TripStoreModels
             let covered = Set(films.entities[index.entity].closure)
             let values = table.indexedValues(order: order, indexed: [index])[0]
             #expect(values.rows == order.indices.filter { covered.contains(table.entity(at: order[$0])!) }.map { RowID($0) })
-            let sorted = try #require(table.numberIndex(values))
-            let hashed = table.hashedIndex(values, index: index)
+            let sorted = try #require(ObjectTable.numberIndex(values))
+            let hashed = ObjectTable.hashedIndex(values, index: index, lists: table.lists)
             #expect(sorted.0.keys.map(\.bits) == hashed.0.keys.map(\.bits))
             #expect(sorted.0.flat == hashed.0.flat)
             #expect(sorted.0.counts == hashed.0.counts)
@@ -76,7 +76,7 @@ import TripStoreModels
         let order = table.rowsSortedByID()
         let index = index("Production", "title")
         let values = table.indexedValues(order: order, indexed: [index])[0]
-        let hashed = table.hashedIndex(values, index: index)
+        let hashed = ObjectTable.hashedIndex(values, index: index, lists: table.lists)
         let plain = ValueIndex(entity: index.entity, property: index.property)
         plain.build((0..<values.count).map { k in
             (IndexKey(values.value(k).map { RecordReader.value($0, lists: table.lists) } ?? .null), values.rows[k])
@@ -98,7 +98,7 @@ import TripStoreModels
         let table = try table(titles: ["f", "e\u{301}", "a", "\u{1E9B}\u{323}", "g"])
         let index = index("Production", "title")
         let values = table.indexedValues(order: table.rowsSortedByID(), indexed: [index])[0]
-        let keys = table.hashedIndex(values, index: index).0.keys
+        let keys = ObjectTable.hashedIndex(values, index: index, lists: table.lists).0.keys
         #expect(keys == ["a", "f", "g", "e\u{301}", "\u{1E9B}\u{323}"].map { IndexKey.string($0) })
         let asText = keys.map { key -> String in
             guard case .string(let s) = key else { return "" }
@@ -136,7 +136,7 @@ import TripStoreModels
         let table = try table()
         let order = table.rowsSortedByID()
         for index in [index("TheatricalRelease", "screens"), index("Production", "title")] {
-            #expect(table.numberIndex(table.indexedValues(order: order, indexed: [index])[0]) == nil)
+            #expect(ObjectTable.numberIndex(table.indexedValues(order: order, indexed: [index])[0]) == nil)
         }
     }
 }

@@ -289,6 +289,19 @@ import TripStoreModels
         #expect(first.table.count == 2)
     }
 
+    /// The value indexes a plan builds ahead are the store's own (else the
+    /// image thread would build them again, on the encoders' cores).
+    @Test func theIndexesBuiltAheadAreTheStoresOwn() throws {
+        let schema = FilmSchema.schema
+        var input = Array(#"[{"type":"Studio","id":"s1","data":{"name":"A"}},{"type":"Studio","id":"s2","data":{"name":"B"}}]"#.utf8)
+        let plan = try #require(Store.planBulkImport(&input, schema: schema, options: Self.bulkOptions))
+        let store = try Store.open(TestFolders.make("plan-indexes"), schema: schema, access: .write, options: Self.bulkOptions)
+        let declared = IndexedProperty.of(store.indexes.valueIndexes)
+        #expect(!declared.isEmpty)
+        #expect(IndexedProperty.same(plan.ahead.wait().indexed, declared))
+        #expect(plan.ahead.wait().indexes.count == declared.count)
+    }
+
     @Test func theHistoryListsEachInsertByTypeInInputOrder() throws {
         let input = Array(#"""
         [{"type":"Studio","id":"s2","data":{"name":"B"}},

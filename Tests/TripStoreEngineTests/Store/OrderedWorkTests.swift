@@ -27,6 +27,18 @@ import TripStoreSystem
         }
     }
 
+    /// A bulk import's work ahead is waited for by the image's thread and by
+    /// the snapshot's writer, at once: every waiter gets the one result.
+    @Test func aPendingResultIsWaitedForByManyThreadsAtOnce() {
+        let pending = Parallel.start { () -> Int in
+            usleep(30_000)
+            return 7
+        }
+        let seen = Parallel.map(4) { _ in pending.wait() }
+        #expect(seen == [7, 7, 7, 7])
+        #expect(pending.wait() == 7)
+    }
+
     @Test func resultsComeInJobOrderAndFewAhead() {
         for count in [0, 1, 5, 200] {
             let log = Log()

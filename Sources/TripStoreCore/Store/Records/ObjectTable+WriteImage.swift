@@ -33,15 +33,18 @@ extension ObjectTable {
 
     /// `writeImage`, with the blocks of rows (`plan.rows(ofBlock:)`, in
     /// order) made by `blocks`, which returns nil when it stops early (no
-    /// image is then written).
+    /// image is then written). `builtIndexes`, where given, returns the
+    /// indexes built ahead (see `BulkImportPlan`), or nil where it has none
+    /// for `indexed`: they are then built here.
     func writeImage(plan: ImageRowPlan, indexed: [IndexedProperty], lists flat: FlatLists, path: String,
-                    listsReferencedOnce: Bool, blocks: () -> ImageBlock?) -> UnboundImage? {
+                    listsReferencedOnce: Bool, builtIndexes: (() -> [SavedIndexBytes]?)? = nil,
+                    blocks: () -> ImageBlock?) -> UnboundImage? {
         let order = plan.order
         // The declared indexes are built on a thread of their own meanwhile
         // (they are written last); nothing returns before it is done.
         let view = ImageTableView(table: self)
-        let building = Parallel.start { view.table.indexBlobs(order: order, indexed: indexed) }
-        defer { _ = building.wait() }
+        let building = builtIndexes == nil ? Parallel.start { view.table.indexBlobs(order: order, indexed: indexed) } : nil
+        defer { _ = building?.wait() }
         let lists = flat.view
         defer { withExtendedLifetime(flat) {} }
         // The lists come before the records in the file: how many there are places them.
@@ -138,7 +141,7 @@ extension ObjectTable {
             padded()
             h.recordBytes = Int64(bufferAt)
 
-            let indexBlobs = building.wait()
+            let indexBlobs = building?.wait() ?? builtIndexes?() ?? indexBlobs(order: order, indexed: indexed)
             h.valueIndexBytes = Int64(indexBlobs.reduce(0) { $0 + $1.bytes.count })
             guard let complete = SnapshotImage.Layout(h), complete.records == layout.records, streamed == complete.valueIndexes else { return nil }
             layout = complete
@@ -224,8 +227,14 @@ extension ObjectTable {
     /// Each declared index over the rows in `order`, as `ValueIndex` orders
     /// it, in the image's form. Reads the table only.
     fileprivate func indexBlobs(order: [RowID], indexed: [IndexedProperty]) -> [SavedIndexBytes] {
-        zip(indexed, indexedValues(order: order, indexed: indexed)).map { index, values in
-            let (ordered, nulls) = numberIndex(values) ?? hashedIndex(values, index: index)
+        ObjectTable.indexBlobs(indexedValues(order: order, indexed: indexed), indexed: indexed, lists: lists)
+    }
+
+    /// Each index in the image's form, as `ValueIndex` orders it, from its
+    /// rows and values (`indexedValues`).
+    static func indexBlobs(_ values: [IndexedValues], indexed: [IndexedProperty], lists: RelationshipLists) -> [SavedIndexBytes] {
+        zip(indexed, values).map { index, values in
+            let (ordered, nulls) = numberIndex(values) ?? hashedIndex(values, index: index, lists: lists)
             return SavedIndexBytes(ordered, nulls: nulls, text: index.property.attribute.map { SavedValueIndex.keyTag($0.type) == 3 } ?? false)
         }
     }
@@ -234,27 +243,8 @@ extension ObjectTable {
     /// one pass over the rows: in id order a record is a miss each time it
     /// is read, so it is read once for all the indexes that cover it.
     func indexedValues(order: [RowID], indexed: [IndexedProperty]) -> [IndexedValues] {
-        // Per entity, the indexes that cover it back to back (flat: an
-        // entity's own array would be retained and released per row).
-        var covering: [(index: Int, slot: Int)] = [], firstCovering = [0]
-        for e in schema.entities.indices {
-            for (k, index) in indexed.enumerated() where schema.entities[index.entity].closure.contains(e) {
-                covering.append((k, index.property.slot))
-            }
-            firstCovering.append(covering.count)
-        }
-        let values = indexed.map { _ in IndexedValues() }
-        for (i, r) in order.enumerated() {
-            if i + 8 < order.count, let e = entity(at: order[i + 8]), firstCovering[e + 1] > firstCovering[e] { prefetch(order[i + 8]) }
-            guard let e = entity(at: r), firstCovering[e + 1] > firstCovering[e] else { continue }
-            let record = record(r)
-            for c in firstCovering[e]..<firstCovering[e + 1] {
-                let (k, slot) = covering[c]
-                // A slot past the entity's is a row of another type than the index says (only a hostile image says so).
-                values[k].add(RowID(i), slot < slotCounts[e] ? RecordReader.slot(record, slot) : nil)
-            }
-        }
-        return values
+        IndexedValues.collect(order.count, schema: schema, indexed: indexed,
+                              entity: { entity(at: order[$0]) }, record: { record(order[$0]) }, prefetch: { prefetch(order[$0]) })
     }
 
     /// An index as `ValueIndex.build` orders it. Rows whose values have the
@@ -262,7 +252,7 @@ extension ObjectTable {
     /// destinations across 100,000 trips), and a `String` made and hashed
     /// per row had been most of the image's index thread, which the
     /// snapshot's encoders share the cores with.
-    func hashedIndex(_ values: IndexedValues, index: IndexedProperty) -> (ValueIndex.Ordered, nulls: [RowID]) {
+    static func hashedIndex(_ values: IndexedValues, index: IndexedProperty, lists: RelationshipLists) -> (ValueIndex.Ordered, nulls: [RowID]) {
         let (firsts, byteRanks, _) = values.distinctByBytes()
         // Values with different bytes can still be one key (strings equal as Unicode text): merged here.
         var rankOf: [IndexKey: Int] = [:]
@@ -326,7 +316,7 @@ extension ObjectTable {
     /// are distinct): entries sorted by value, then row, and equal values
     /// made one key, the first row's. Nil when a row holds anything else,
     /// or not a number: `hashedIndex` then orders them.
-    func numberIndex(_ values: IndexedValues) -> (ValueIndex.Ordered, nulls: [RowID])? {
+    static func numberIndex(_ values: IndexedValues) -> (ValueIndex.Ordered, nulls: [RowID])? {
         // Sorted by value (through an ordered key), rows in order within a value.
         var entries: [(prefix: UInt64, g: Int32)] = []
         var nulls: [RowID] = []
@@ -361,7 +351,7 @@ extension ObjectTable {
     }
 
     /// The zero (0 or -0) a value holds.
-    private func zero(_ p: UnsafeRawPointer?) -> Double {
+    private static func zero(_ p: UnsafeRawPointer?) -> Double {
         guard let p else { return 0 }
         return Double(bitPattern: UInt64(littleEndian: (p + 1).loadUnaligned(as: UInt64.self))).sign == .minus ? -0.0 : 0.0
     }
@@ -377,6 +367,37 @@ final class IndexedValues {
     @exclusivity(unchecked) private var bytes = RecordBuffer(capacity: 1 << 16, hugePages: false)
 
     var count: Int { rows.count }
+
+    /// Each index's positions (`0..<count`) and values, in one pass: the
+    /// `i`th object is of `entity(i)` (nil: none) and has `record(i)`, which
+    /// `prefetch(i)` starts loading some positions ahead (records in id order
+    /// are a miss each time).
+    @inline(__always)
+    static func collect(_ count: Int, schema: Schema, indexed: [IndexedProperty], entity: (Int) -> Int?,
+                        record: (Int) -> UnsafeRawPointer, prefetch: (Int) -> Void) -> [IndexedValues] {
+        // Per entity, the indexes that cover it back to back (flat: an
+        // entity's own array would be retained and released per row).
+        var covering: [(index: Int, slot: Int)] = [], firstCovering = [0]
+        for e in schema.entities.indices {
+            for (k, index) in indexed.enumerated() where schema.entities[index.entity].closure.contains(e) {
+                covering.append((k, index.property.slot))
+            }
+            firstCovering.append(covering.count)
+        }
+        let slotCounts = schema.entities.map(\.properties.count)
+        let values = indexed.map { _ in IndexedValues() }
+        for i in 0..<count {
+            if i + 8 < count, let e = entity(i + 8), firstCovering[e + 1] > firstCovering[e] { prefetch(i + 8) }
+            guard let e = entity(i), firstCovering[e + 1] > firstCovering[e] else { continue }
+            let record = record(i)
+            for c in firstCovering[e]..<firstCovering[e + 1] {
+                let (k, slot) = covering[c]
+                // A slot past the entity's is a row of another type than the index says (only a hostile image says so).
+                values[k].add(RowID(i), slot < slotCounts[e] ? RecordReader.slot(record, slot) : nil)
+            }
+        }
+        return values
+    }
 
     func add(_ row: RowID, _ value: UnsafeRawPointer?) {
         rows.append(row)
@@ -490,5 +511,15 @@ struct IndexedProperty: Sendable {
 
     static func of(_ indexes: [ValueIndex]) -> [IndexedProperty] {
         indexes.map { IndexedProperty(entity: $0.entity, property: $0.property) }
+    }
+
+    /// The indexes `schema` declares, in the order a store keeps them (see `StoreIndexes.declared`).
+    static func declared(_ schema: Schema) -> [IndexedProperty] {
+        StoreIndexes.declared(schema).map { IndexedProperty(entity: $0.entity, property: $0.property) }
+    }
+
+    /// Whether two lists name the same indexes in the same order.
+    static func same(_ a: [IndexedProperty], _ b: [IndexedProperty]) -> Bool {
+        a.count == b.count && zip(a, b).allSatisfy { $0.entity == $1.entity && $0.property.slot == $1.property.slot }
     }
 }
