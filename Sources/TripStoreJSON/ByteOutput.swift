@@ -60,6 +60,15 @@ package struct ByteOutput: ~Copyable {
 
     /// A string from its UTF-8 bytes, quoted and escaped.
     package mutating func appendQuoted(utf8: UnsafeRawBufferPointer) {
+        // Nearly every string: one capacity check for its worst case, six bytes per byte.
+        if utf8.count <= JSONEscaping.pieceSize {
+            reserve(utf8.count * 6 + 2)
+            start[count] = UInt8(ascii: "\"")
+            count += 1 + JSONEscaping.write(utf8, to: start + count + 1)
+            start[count] = UInt8(ascii: "\"")
+            count += 1
+            return
+        }
         append(UInt8(ascii: "\""))
         var done = 0
         repeat {
@@ -120,6 +129,7 @@ enum JSONEscaping {
 
     /// Writes `utf8` escaped for a JSON string (no quotes) at `out`, which
     /// has room for six bytes per byte; returns how many it wrote.
+    @inline(__always)
     static func write(_ utf8: UnsafeRawBufferPointer, to out: UnsafeMutablePointer<UInt8>) -> Int {
         var n = 0, i = 0
         while i < utf8.count {
@@ -132,6 +142,15 @@ enum JSONEscaping {
                 i += 8
             }
             guard i < utf8.count else { break }
+            // The last few bytes, nothing escaped before them: the last eight
+            // again (partly copied already), in one piece if none needs an escape.
+            if n == i && i + 8 > utf8.count && utf8.count >= 8 {
+                let word = utf8.loadUnaligned(fromByteOffset: utf8.count - 8, as: UInt64.self)
+                if JSONReader.escapeMarks(word) == 0 {
+                    UnsafeMutableRawPointer(out + utf8.count - 8).storeBytes(of: word, as: UInt64.self)
+                    return utf8.count
+                }
+            }
             let b = utf8[i]
             i += 1
             if b >= 0x20 && b != 0x22 && b != 0x5C {

@@ -132,23 +132,32 @@ import Testing
             state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
             return Int((state >> 33) % UInt64(n))
         }
-        // Plain text with one byte of every value at every offset of a 24-byte string.
-        for special in 0...255 {
-            for at in 0..<24 {
-                var bytes = Array(repeating: UInt8(ascii: "a"), count: 24)
-                bytes[at] = UInt8(special)
-                var w = JSONWriter()
-                bytes.withUnsafeBytes { w.appendQuoted(utf8: $0) }
-                #expect(w.bytes == reference(bytes), "byte \(special) at \(at)")
+        /// Both writers (`ByteOutput`, the snapshot's, takes a path of its own for short strings).
+        func quoted(_ bytes: [UInt8]) -> (writer: [UInt8], output: [UInt8]) {
+            var w = JSONWriter()
+            bytes.withUnsafeBytes { w.appendQuoted(utf8: $0) }
+            var o = ByteOutput(capacity: 1)
+            bytes.withUnsafeBytes { o.appendQuoted(utf8: $0) }
+            return (w.bytes, Array(o.bytes))
+        }
+        // Plain text with one byte of every value at every offset of a string
+        // of whole words, and of one that ends mid-word (its last eight bytes are read again).
+        for length in [24, 13] {
+            for special in 0...255 {
+                for at in 0..<length {
+                    var bytes = Array(repeating: UInt8(ascii: "a"), count: length)
+                    bytes[at] = UInt8(special)
+                    let (w, o) = quoted(bytes)
+                    #expect(w == reference(bytes) && o == w, "byte \(special) at \(at) of \(length)")
+                }
             }
         }
         // Random lengths and mixes, UTF-8 high bytes among them.
         let alphabet: [UInt8] = [0x00, 0x01, 0x1F, 0x20, 0x21, 0x22, 0x5B, 0x5C, 0x5D, 0x7F, 0x80, 0xA2, 0xC3, 0xDF, 0xE2, 0xFF, 0x41, 0x7A]
         for _ in 0..<3000 {
             let bytes = (0..<next(40)).map { _ in next(4) == 0 ? alphabet[next(alphabet.count)] : UInt8(0x61 + next(26)) }
-            var w = JSONWriter()
-            bytes.withUnsafeBytes { w.appendQuoted(utf8: $0) }
-            #expect(w.bytes == reference(bytes))
+            let (w, o) = quoted(bytes)
+            #expect(w == reference(bytes) && o == w)
         }
     }
 
