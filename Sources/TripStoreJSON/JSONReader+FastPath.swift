@@ -43,9 +43,10 @@ extension JSONReader {
         var i = start
         // Eight bytes at a time while none ends the string or is one it may not hold.
         while i + 8 <= buffer.count {
-            let word = UnsafeRawPointer(buffer.baseAddress! + i).loadUnaligned(as: UInt64.self)
-            if !JSONReader.isPlainASCII(word) { break }
-            i += 8
+            let word = UInt64(littleEndian: UnsafeRawPointer(buffer.baseAddress! + i).loadUnaligned(as: UInt64.self))
+            let plain = JSONReader.plainPrefix(word)
+            i += plain
+            if plain < 8 { break }
         }
         while i < buffer.count {
             let b = buffer[i]
@@ -70,10 +71,12 @@ extension JSONReader {
         return (below | zeroQuote | zeroBackslash) & high
     }
 
-    /// Whether eight bytes are all ASCII that a JSON string holds as it is:
-    /// no control character, `"`, `\\`, nor a byte past ASCII.
-    @inlinable @inline(__always) package static func isPlainASCII(_ word: UInt64) -> Bool {
-        (escapeMarks(word) | word) & 0x8080_8080_8080_8080 == 0
+    /// How many of the eight bytes of `word` (loaded little-endian: the
+    /// first byte lowest) come before the first that is not ASCII a JSON
+    /// string holds as it is; 8 where all are. `escapeMarks` may mark bytes
+    /// after a marked one, never before it, so its lowest mark is exact.
+    @inlinable @inline(__always) package static func plainPrefix(_ word: UInt64) -> Int {
+        ((escapeMarks(word) | word) & 0x8080_8080_8080_8080).trailingZeroBitCount >> 3
     }
 
     /// Whether the bytes in `range` are `name`.

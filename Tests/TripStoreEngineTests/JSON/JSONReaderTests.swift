@@ -109,6 +109,23 @@ import Testing
         }
     }
 
+    /// The count of plain bytes before the first that is not, in random
+    /// words dense with bytes that end a run (fixed seed), is exact.
+    @Test func aWordsPlainPrefixEndsAtItsFirstByteThatIsNotPlain() {
+        var state: UInt64 = 7
+        func next() -> UInt64 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return state >> 33
+        }
+        let ends: [UInt8] = [0x00, 0x1F, 0x22, 0x5C, 0x80, 0xFF, 0x20, 0x21, 0x7F]
+        for _ in 0..<20_000 {
+            let bytes = (0..<8).map { _ in next() % 3 == 0 ? ends[Int(next() % UInt64(ends.count))] : UInt8(0x20 + next() % 0x5F) }
+            let word = bytes.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)) }
+            let expected = bytes.firstIndex { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C || $0 >= 0x80 } ?? 8
+            #expect(JSONReader.plainPrefix(word) == expected, "\(bytes)")
+        }
+    }
+
     @Test func quotedStringsEscapeEveryByteThatNeedsIt() {
         func reference(_ bytes: [UInt8]) -> [UInt8] {
             var out: [UInt8] = [0x22]

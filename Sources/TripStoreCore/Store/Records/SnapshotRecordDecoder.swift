@@ -353,9 +353,11 @@ struct SnapshotRecordDecoder {
         while i < buf.count {
             // Eight bytes at a time while all are plain ASCII that needs no escape.
             while i + 8 <= buf.count {
-                let word = UnsafeRawPointer(buf.baseAddress! + i).loadUnaligned(as: UInt64.self)
-                if !JSONReader.isPlainASCII(word) { break }
-                i += 8
+                let word = UInt64(littleEndian: UnsafeRawPointer(buf.baseAddress! + i).loadUnaligned(as: UInt64.self))
+                // Straight to the byte that ends the run: the closing quote, most often.
+                let plain = JSONReader.plainPrefix(word)
+                i += plain
+                if plain < 8 { break }
             }
             guard i < buf.count else { break }
             let b = buf[i]
