@@ -77,24 +77,30 @@ package enum MemoryTuning {
     /// on the idle core, the linking finds the pages there. Only where the
     /// allocator keeps freed memory (`keepFreedMemory`, so the space stays
     /// the heap's); nothing happens on kernels before 5.14.
-    package static func populateInBackground(_ start: UnsafeMutableRawPointer, byteCount: Int) {
+    /// Returns the thread's result (nil where none was started), for work
+    /// that should have the idle core only after it.
+    @discardableResult
+    package static func populateInBackground(_ start: UnsafeMutableRawPointer, byteCount: Int) -> Parallel.Pending<Bool>? {
         #if os(Linux)
-        guard keepsFreedMemory else { return }
+        guard keepsFreedMemory else { return nil }
         // madvise takes whole pages: from the first that starts in the space.
         let page = UInt(FileIO.pageSize)
         let at = (UInt(bitPattern: start) + page - 1) & ~(page - 1)
         let byteCount = byteCount - Int(at - UInt(bitPattern: start))
-        _ = Parallel.start {
+        return Parallel.start {
             // Small steps: each holds the address space's lock, which the
             // other threads' mmap, munmap and heap growth wait for.
             let step = 4 << 20
             var done = 0
             while done < byteCount {
                 guard let p = UnsafeMutableRawPointer(bitPattern: at + UInt(done)),
-                      madvise(p, min(step, byteCount - done), 23) == 0 else { return }  // MADV_POPULATE_WRITE
+                      madvise(p, min(step, byteCount - done), 23) == 0 else { return false }  // MADV_POPULATE_WRITE
                 done += step
             }
+            return true
         }
+        #else
+        return nil
         #endif
     }
 

@@ -12,13 +12,16 @@ struct BulkWorkAhead: @unchecked Sendable {
     /// The history line but for its header (see `BulkInsertHistory`).
     let changes: BulkInsertHistory.Line
 
-    /// Starts the work on a thread of its own: `objects` sorted by id, `runs` as history lists them.
-    static func start(_ objects: BulkObjects, runs: [(entity: Int, objects: [Int32])], schema: Schema) -> Parallel.Pending<BulkWorkAhead> {
+    /// Starts the work on a thread of its own, once `after` is done:
+    /// `objects` sorted by id, `runs` as history lists them.
+    static func start(_ objects: BulkObjects, runs: [(entity: Int, objects: [Int32])], schema: Schema,
+                      after: Parallel.Pending<Bool>?) -> Parallel.Pending<BulkWorkAhead> {
         let records = RecordPointers(records: objects.records), entities = objects.entities, order = objects.sorted
         let indexed = IndexedProperty.declared(schema)
         let named = runs.map { (schema.entities[$0.entity].name, $0.objects) }
         let schema = schema.privateCopy()
         return Parallel.start {
+            _ = after?.wait()
             let changes = BulkInsertHistory.changes(named, records: records)
             Trace.mark("bulk: history changes encoded ahead")
             // Positions in id order are the image's rows.

@@ -77,15 +77,16 @@ extension Store {
         // three fifths (100,000 trips) to two thirds (1,000,000) of the
         // input: about that much is faulted in on the other core while this
         // one sorts and links.
+        var populating: Parallel.Pending<Bool>?
         if size >= Store.populateFrom,
            let space = MemoryTuning.preferHugePagesForHeap(reserving: size, hugePages: size >= Store.hugePagesFrom) {
-            MemoryTuning.populateInBackground(space, byteCount: size >= Store.hugePagesFrom ? size / 3 * 2 : size / 2)
+            populating = MemoryTuning.populateInBackground(space, byteCount: size >= Store.hugePagesFrom ? size / 3 * 2 : size / 2)
         }
         guard whole else {
             for c in chunks { c.discard() }
             return nil
         }
-        return BulkImportPlan(chunks, schema: schema, minimum: options.snapshotCommitChanges)
+        return BulkImportPlan(chunks, schema: schema, minimum: options.snapshotCommitChanges, after: populating)
     }
 
     /// How much of a file a bulk import reads at a time: enough that both
@@ -212,15 +213,17 @@ public final class BulkImportPlan {
 
     /// Sorts and links decoded records (which it owns from here on); nil
     /// where the bulk path does not apply (see `Store.importInBulk`) or there
-    /// are fewer than `minimum` objects.
-    init?(_ chunks: [ImportRecordDecoder.Chunk], schema: Schema, minimum: Int) {
+    /// are fewer than `minimum` objects. The work ahead starts once `after`
+    /// is done: memory being faulted in for the steps that follow the sort
+    /// has the idle core first, or they fault it in themselves.
+    init?(_ chunks: [ImportRecordDecoder.Chunk], schema: Schema, minimum: Int, after: Parallel.Pending<Bool>? = nil) {
         guard let objects = BulkObjects(chunks), objects.count >= minimum else {
             for c in chunks { c.discard() }
             return nil
         }
         Trace.mark("bulk: sort \(objects.count) ids")
         let runs = objects.insertRuns(schema)
-        let ahead = BulkWorkAhead.start(objects, runs: runs, schema: schema)
+        let ahead = BulkWorkAhead.start(objects, runs: runs, schema: schema, after: after)
         guard let links = BulkLinks(schema: schema, objects: objects, chunks: chunks) else {
             // Never free records that thread reads.
             _ = ahead.wait()
