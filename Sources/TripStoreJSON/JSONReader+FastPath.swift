@@ -79,6 +79,23 @@ extension JSONReader {
         ((escapeMarks(word) | word) & 0x8080_8080_8080_8080).trailingZeroBitCount >> 3
     }
 
+    /// Whether `byte` is among the bytes in `range`: eight at a time (an
+    /// import asks it of every id), the last eight again for the rest.
+    @inlinable @inline(__always) package func contains(_ byte: UInt8, in range: Range<Int>) -> Bool {
+        guard let base = buffer.baseAddress, range.count >= 8 else { return buffer[range].contains(byte) }
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        @inline(__always) func has(_ at: Int) -> Bool {
+            let word = UnsafeRawPointer(base + at).loadUnaligned(as: UInt64.self) ^ (ones &* UInt64(byte))
+            return (word &- ones) & ~word & (ones &* 0x80) != 0
+        }
+        var i = range.lowerBound
+        while i + 8 <= range.upperBound {
+            if has(i) { return true }
+            i += 8
+        }
+        return i < range.upperBound && has(range.upperBound - 8)
+    }
+
     /// Whether the bytes in `range` are `name`.
     @inlinable @inline(__always) package func bytes(_ range: Range<Int>, equal name: [UInt8]) -> Bool {
         guard range.count == name.count else { return false }

@@ -126,6 +126,24 @@ import Testing
         }
     }
 
+    /// A byte is found wherever it is in a range, of any length and start,
+    /// and only there (ids are checked for DEL this way).
+    @Test func aByteIsFoundAnywhereInARange() {
+        for length in 0..<30 {
+            for start in 0..<3 {
+                for at in -1..<length {
+                    var bytes = Array(repeating: UInt8(ascii: "a"), count: 40)
+                    // DEL and its neighbours, which a carry could confuse with it.
+                    bytes[start + length] = 0x7F
+                    if start > 0 { bytes[start - 1] = 0x7F }
+                    if at >= 0 { bytes[start + at] = 0x7F } else if length > 0 { bytes[start] = 0x7E; bytes[start + length - 1] = 0x80 }
+                    let found = bytes.withUnsafeBufferPointer { JSONReader(buffer: $0).contains(0x7F, in: start..<(start + length)) }
+                    #expect(found == (at >= 0), "DEL at \(at) of \(length) from \(start)")
+                }
+            }
+        }
+    }
+
     @Test func quotedStringsEscapeEveryByteThatNeedsIt() {
         func reference(_ bytes: [UInt8]) -> [UInt8] {
             var out: [UInt8] = [0x22]

@@ -120,7 +120,7 @@ struct ImportRecordDecoder {
             } else if try fields.key(&r, "id") {
                 guard id == nil else { throw GiveUp() }
                 let range = try r.plainString()
-                guard !range.isEmpty, !r.buffer[range].contains(0x7F) else { throw GiveUp() }
+                guard !range.isEmpty, !r.contains(0x7F, in: range) else { throw GiveUp() }
                 id = range
             } else if try fields.key(&r, "data") {
                 guard !dataRead else { throw GiveUp() }
@@ -253,7 +253,7 @@ struct ImportRecordDecoder {
                 throw GiveUp()
             }
         } while try r.moreMembers(close: UInt8(ascii: "}"))
-        guard let id, !id.isEmpty, !r.buffer[id].contains(0x7F) else { throw GiveUp() }
+        guard let id, !id.isEmpty, !r.contains(0x7F, in: id) else { throw GiveUp() }
         // Without a type the destination must have no subclasses.
         if type < 0 && schema.entities[destination].closure.count > 1 { throw GiveUp() }
         let k = state.chunk.references.append(UnsafeBufferPointer(rebasing: r.buffer[id]))
