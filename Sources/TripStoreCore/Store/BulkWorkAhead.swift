@@ -4,7 +4,8 @@ import TripStoreSystem
 /// What a bulk import's commit needs that its records alone decide, made
 /// while the import links: the image's value indexes and the history line's
 /// changes. Both only read the records' ids and attribute values, which
-/// nothing changes once they are decoded.
+/// nothing changes once they are decoded (linking writes the relationship
+/// slots, which this work never reads).
 struct BulkWorkAhead: @unchecked Sendable {
     /// The indexes built, and which they are.
     let indexed: [IndexedProperty]
@@ -20,6 +21,8 @@ struct BulkWorkAhead: @unchecked Sendable {
         let indexed = IndexedProperty.declared(schema)
         let named = runs.map { (schema.entities[$0.entity].name, $0.objects) }
         let schema = schema.privateCopy()
+        // Linking writes the relationship slots meanwhile: the values are found without reading those.
+        let relationships = schema.entities.flatMap { $0.properties.map { $0.relationship != nil } }, firstSlot = schema.flatSlotStarts
         return Parallel.start {
             _ = after?.wait()
             let changes = BulkInsertHistory.changes(named, records: records)
@@ -28,7 +31,8 @@ struct BulkWorkAhead: @unchecked Sendable {
             let values = IndexedValues.collect(order.count, schema: schema, indexed: indexed,
                                                entity: { Int(entities[Int(order[$0])]) },
                                                record: { UnsafeRawPointer(records.records[Int(order[$0])]) },
-                                               prefetch: { Prefetch.read(records.records[Int(order[$0])]) })
+                                               prefetch: { Prefetch.read(records.records[Int(order[$0])]) },
+                                               slot: { RecordReader.slot($0, $2, relationships: relationships[firstSlot[$1]..<firstSlot[$1 + 1]]) })
             // Indexed attributes are never relationships: no list is read.
             let indexes = ObjectTable.indexBlobs(values, indexed: indexed, lists: RelationshipLists())
             Trace.mark("bulk: value indexes built ahead")

@@ -372,9 +372,11 @@ final class IndexedValues {
     /// `i`th object is of `entity(i)` (nil: none) and has `record(i)`, which
     /// `prefetch(i)` starts loading some positions ahead (records in id order
     /// are a miss each time).
+    /// `slot(record, entity, slot)` finds a slot's value.
     @inline(__always)
     static func collect(_ count: Int, schema: Schema, indexed: [IndexedProperty], entity: (Int) -> Int?,
-                        record: (Int) -> UnsafeRawPointer, prefetch: (Int) -> Void) -> [IndexedValues] {
+                        record: (Int) -> UnsafeRawPointer, prefetch: (Int) -> Void,
+                        slot slotIn: (UnsafeRawPointer, Int, Int) -> UnsafeRawPointer = { RecordReader.slot($0, $2) }) -> [IndexedValues] {
         // Per entity, the indexes that cover it back to back (flat: an
         // entity's own array would be retained and released per row).
         var covering: [(index: Int, slot: Int)] = [], firstCovering = [0]
@@ -393,7 +395,7 @@ final class IndexedValues {
             for c in firstCovering[e]..<firstCovering[e + 1] {
                 let (k, slot) = covering[c]
                 // A slot past the entity's is a row of another type than the index says (only a hostile image says so).
-                values[k].add(RowID(i), slot < slotCounts[e] ? RecordReader.slot(record, slot) : nil)
+                values[k].add(RowID(i), slot < slotCounts[e] ? slotIn(record, e, slot) : nil)
             }
         }
         return values

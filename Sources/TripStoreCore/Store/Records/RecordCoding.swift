@@ -72,6 +72,16 @@ enum RecordReader {
         return p
     }
 
+    /// `slot`, passing over the relationship slots before it (`relationships[k]`:
+    /// slot k is one) by their size, never reading them: for a reader that
+    /// runs while another thread links the records (and writes those slots).
+    @inline(__always) static func slot(_ record: UnsafeRawPointer, _ slot: Int, relationships: ArraySlice<Bool>) -> UnsafeRawPointer {
+        var p = id(record).1
+        let first = relationships.startIndex
+        for k in 0..<slot { p = relationships[first + k] ? p + 5 : skip(p) }
+        return p
+    }
+
     /// The value at `p`; `lists` resolves a to-many slot's list number.
     static func value(_ p: UnsafeRawPointer, lists: RelationshipLists) -> Value {
         var p = p
