@@ -51,7 +51,9 @@ struct BulkLinks {
     init() {}
 
     init?(schema: Schema, objects: BulkObjects, chunks: [ImportRecordDecoder.Chunk]) {
-        let plans: [[Plan]] = schema.entities.map { e in
+        // Flat tables (`plans[firstSlot[e] + slot]`, `fits[d * entityCount + e]`):
+        // a nested array is retained and released at each look-up, per link and per target.
+        let plans: [Plan] = schema.entities.flatMap { e in
             e.properties.map { p in
                 guard let r = p.relationship else { return Plan() }
                 var plan = Plan(isRelationship: true, toMany: r.isToMany, destination: r.destination)
@@ -62,7 +64,8 @@ struct BulkLinks {
                 return plan
             }
         }
-        let fits: [[Bool]] = schema.entities.map { d in schema.entities.map { schema.isKind($0.id, of: d.id) } }
+        let firstSlot = schema.flatSlotStarts, entityCount = schema.entities.count
+        let fits: [Bool] = schema.entities.flatMap { d in schema.entities.map { schema.isKind($0.id, of: d.id) } }
 
         // References by id, through a hash of the ids in row order.
         var referenceRows: [[RowID]] = chunks.map { _ in [] }
@@ -96,10 +99,11 @@ struct BulkLinks {
         /// Whether object `g` lists `row` in the list it gives for `slot`, and how long that list is.
         var bigLists: [Int: Set<RowID>] = [:]
         func lists(_ g: Int, _ slot: Int, _ row: RowID) -> (listed: Bool, count: Int) {
-            let k = chunk(of: g), c = chunks[k], i = g - objects.firstObject[k]
-            let links = c.links[Int(c.firstLink[i])..<Int(c.firstLink[i] + c.linkCounts[i])]
+            let k = chunk(of: g), i = g - objects.firstObject[k]
+            let first = Int(chunks[k].firstLink[i])
+            let links = chunks[k].links[first..<(first + Int(chunks[k].linkCounts[i]))]
             guard let link = links.first(where: { Int($0.slot) == slot }) else { return (false, 0) }
-            let targets = c.targets[Int(link.firstTarget)..<Int(link.firstTarget + link.targetCount)]
+            let targets = chunks[k].targets[Int(link.firstTarget)..<Int(link.firstTarget + link.targetCount)]
             if targets.count <= 16 { return (targets.contains { objects.rowOf[target(k, $0).g] == row }, targets.count) }
             if let set = bigLists[g << 16 | slot] { return (set.contains(row), targets.count) }
             let set = Set(targets.map { objects.rowOf[target(k, $0).g] })
@@ -115,19 +119,19 @@ struct BulkLinks {
                 let row = objects.rowOf[g], entity = Int(c.entities[i])
                 for l in Int(c.firstLink[i])..<Int(c.firstLink[i] + c.linkCounts[i]) {
                     let link = c.links[l]
-                    let plan = plans[entity][Int(link.slot)]
+                    let plan = plans[firstSlot[entity] + Int(link.slot)]
                     guard plan.isRelationship, let base = c.base else { return nil }
                     let first = Int(link.firstTarget), count = Int(link.targetCount)
                     for j in first..<(first + count) {
                         let (tg, type) = target(k, c.targets[j])
                         let te = Int(objects.entities[tg])
-                        guard fits[plan.destination][te], type < 0 || type == te else { return nil }
+                        guard fits[plan.destination * entityCount + te], type < 0 || type == te else { return nil }
                         rows[j] = objects.rowOf[tg]
                     }
                     let slot = base + link.slotOffset
                     if plan.toMany {
-                        let listed = rows[first..<(first + count)]
-                        if count > 1 && (count <= 16 ? listed.indices.contains { listed[..<$0].contains(listed[$0]) } : Set(listed).count != count) {
+                        // Through a pointer: a slice of `rows` would retain it, per list.
+                        if count > 1 && rows.withUnsafeBufferPointer({ BulkLinks.hasDuplicate(UnsafeBufferPointer(rebasing: $0[first..<(first + count)])) }) {
                             return nil
                         }
                         givenLists.append((slot, g << 16 | Int(link.slot), k, first, count))
@@ -165,13 +169,20 @@ struct BulkLinks {
             guard let more = extras[list.key] else { continue }
             let owner = list.key >> 16, slot = list.key & 0xFFFF
             let only = resolved[list.chunk][list.first], onlyG = Int(objects.sorted[Int(only)])
-            let back = plans[Int(objects.entities[owner])][slot].inverseSlot
+            let back = plans[firstSlot[Int(objects.entities[owner])] + slot].inverseSlot
             // Named by the owner's other side itself: listed there (an empty list given names nobody).
             let namesOwner = back >= 0 && lists(onlyG, back, objects.rowOf[owner]).listed
             let entry = namesOwner ? min(owner, onlyG) : owner
             extras[list.key] = more.filter { $0.g < entry } + [(only, entry)] + more.filter { $0.g > entry }
             ordered.insert(list.key)
         }
+    }
+
+    /// Whether a row is listed twice.
+    private static func hasDuplicate(_ listed: UnsafeBufferPointer<RowID>) -> Bool {
+        guard listed.count <= 16 else { return Set(listed).count != listed.count }
+        for i in listed.indices where listed[..<i].contains(listed[i]) { return true }
+        return false
     }
 
     /// Sets an empty to-one slot; true too when it already holds `row`, false when it holds another.
