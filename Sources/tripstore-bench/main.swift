@@ -300,6 +300,19 @@ func runCLI(_ arguments: [String], trace: Bool = false, store: String = storePat
     while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
     return (now() - t, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
 }
+/// Lets the disk finish writing what this run wrote so far (`sync`, then a
+/// second), and reads `path` through so that it is in the page cache, as a
+/// file just written or read is: both imports (ours and SQLite's) start so,
+/// and measure the import, not the writes before it.
+func settle(_ path: String) {
+    sync()
+    sleep(1)
+    let fd = open(path, O_RDONLY)
+    guard fd >= 0 else { return }
+    defer { close(fd) }
+    var buffer = [UInt8](repeating: 0, count: 1 << 20)
+    while buffer.withUnsafeMutableBytes({ read(fd, $0.baseAddress, $0.count) }) > 0 {}
+}
 /// The child's own high-water mark (VmHWM, which its trace prints): its
 /// ru_maxrss would start from this process's size at fork.
 func tracedPeak(_ traced: String) -> Double {
@@ -311,6 +324,7 @@ if options.coldProcesses && FileManager.default.isExecutableFile(atPath: cli) {
     // `tripstore import` as a user runs it, into a new store: time, peak
     // memory, and what it leaves on disk, each against the input's size.
     let importStore = options.work + "/cli-import-store"
+    settle(dataPath)
     let (seconds, _, traced) = runCLI(["import", dataPath, "--author", "bench"], trace: true, store: importStore)
     let peakImport = tracedPeak(traced)
     emit("cli_import_s", seconds, "s")
@@ -436,6 +450,7 @@ if options.coldProcesses && FileManager.default.isExecutableFile(atPath: cli) {
 if options.compareSQLite {
     let peer = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent().path + "/shared/bench/peer_sqlite.py"
+    settle(dataPath)
     let p = Process()
     p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
     p.arguments = ["python3", peer, dataPath, "--budget", String(options.budget)]
