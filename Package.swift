@@ -17,15 +17,6 @@ let strict: [SwiftSetting] = [
 //          TripStoreEngine                 the SwiftData-style library: ModelContainer, ModelContext, …
 //            /         \
 //   TripStoreModels   TripStoreCLI         the trip domain / the commands
-// The CRC-32C instruction (see `CRC32C`): the compiler takes its intrinsic
-// only where the target has the feature; the code asks the processor before
-// it uses it. Hosts of other architectures checksum with tables.
-#if arch(x86_64)
-let crcInstruction: [SwiftSetting] = [.define("TRIPSTORE_CRC32_INSTRUCTION"), .unsafeFlags(["-Xcc", "-mcrc32"])]
-#else
-let crcInstruction: [SwiftSetting] = []
-#endif
-
 let package = Package(
     name: "tripstore",
     products: [
@@ -37,7 +28,7 @@ let package = Package(
     targets: [
         // Crash points exist in debug builds (which the tests run) only; a
         // release build cannot reach them.
-        .target(name: "TripStoreSystem", swiftSettings: strict + crcInstruction + [
+        .target(name: "TripStoreSystem", swiftSettings: strict + [
             .define("TRIPSTORE_TEST_HOOKS", .when(configuration: .debug)),
         ]),
         .target(name: "TripStoreJSON", swiftSettings: strict),

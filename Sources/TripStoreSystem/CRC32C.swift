@@ -1,11 +1,4 @@
-#if arch(x86_64) && TRIPSTORE_CRC32_INSTRUCTION
-import _Builtin_intrinsics.intel
-import _Builtin_intrinsics.intel.cpuid
-#endif
-
-/// CRC-32C (Castagnoli), as used for journal lines and snapshots: the
-/// processor's own instruction where it has one (x86-64 with SSE 4.2, about
-/// three times the speed), slice-by-8 tables elsewhere.
+/// CRC-32C (Castagnoli), slice-by-8, as used for journal lines and snapshots.
 package enum CRC32C {
     /// Eight tables of 256 entries back to back: table k gives a byte's
     /// effect k bytes further on.
@@ -27,14 +20,6 @@ package enum CRC32C {
 
     /// The checksum of `bytes`, continuing from `crc` (0 to start).
     package static func checksum(_ bytes: UnsafeRawBufferPointer, continuing crc: UInt32 = 0) -> UInt32 {
-        #if arch(x86_64) && TRIPSTORE_CRC32_INSTRUCTION
-        if hasInstruction { return Hardware.checksum(bytes, continuing: crc) }
-        #endif
-        return checksumInSoftware(bytes, continuing: crc)
-    }
-
-    /// `checksum` through the tables, whatever the processor has.
-    static func checksumInSoftware(_ bytes: UnsafeRawBufferPointer, continuing crc: UInt32 = 0) -> UInt32 {
         tables.withUnsafeBufferPointer { tb in
             let t = tb.baseAddress!
             guard bytes.count >= interleaveFrom else { return ~update(~crc, bytes, 0..<bytes.count, t) }
@@ -53,56 +38,6 @@ package enum CRC32C {
             return ~update(~joined, bytes, (3 * third)..<bytes.count, t)
         }
     }
-
-    /// Whether the processor has the CRC-32C instruction (SSE 4.2: CPUID leaf 1, ECX bit 20); asked once.
-    package static let hasInstruction: Bool = {
-        #if arch(x86_64) && TRIPSTORE_CRC32_INSTRUCTION
-        var a: UInt32 = 0, b: UInt32 = 0, c: UInt32 = 0, d: UInt32 = 0
-        return __get_cpuid(1, &a, &b, &c, &d) != 0 && c & (1 << 20) != 0
-        #else
-        return false
-        #endif
-    }()
-
-    #if arch(x86_64) && TRIPSTORE_CRC32_INSTRUCTION
-    /// `checksum` with the `crc32` instruction: only called where `hasInstruction`.
-    enum Hardware {
-        /// Below this many bytes one pass: joining three costs about as much as checksumming this many.
-        static let interleaveFrom = 1 << 16
-
-        static func checksum(_ bytes: UnsafeRawBufferPointer, continuing crc: UInt32) -> UInt32 {
-            guard bytes.count >= interleaveFrom else { return ~update(~crc, bytes, 0..<bytes.count) }
-            // Each instruction waits three cycles on the last one: three
-            // passes over thirds keep it busy every cycle, and their checksums make one.
-            let third = bytes.count / 24 * 8
-            var a = UInt64(~crc), b = UInt64(UInt32.max), c = UInt64(UInt32.max)
-            var i = 0
-            while i < third {
-                a = _mm_crc32_u64(a, bytes.loadUnaligned(fromByteOffset: i, as: UInt64.self).littleEndian)
-                b = _mm_crc32_u64(b, bytes.loadUnaligned(fromByteOffset: third + i, as: UInt64.self).littleEndian)
-                c = _mm_crc32_u64(c, bytes.loadUnaligned(fromByteOffset: 2 * third + i, as: UInt64.self).littleEndian)
-                i += 8
-            }
-            let joined = combine(combine(~UInt32(truncatingIfNeeded: a), ~UInt32(truncatingIfNeeded: b), lengthOfB: third),
-                                 ~UInt32(truncatingIfNeeded: c), lengthOfB: third)
-            return ~update(~joined, bytes, (3 * third)..<bytes.count)
-        }
-
-        @inline(__always) private static func update(_ c: UInt32, _ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> UInt32 {
-            var c64 = UInt64(c), i = range.lowerBound
-            while i + 8 <= range.upperBound {
-                c64 = _mm_crc32_u64(c64, bytes.loadUnaligned(fromByteOffset: i, as: UInt64.self).littleEndian)
-                i += 8
-            }
-            var c = UInt32(truncatingIfNeeded: c64)
-            while i < range.upperBound {
-                c = _mm_crc32_u8(c, bytes[i])
-                i += 1
-            }
-            return c
-        }
-    }
-    #endif
 
     /// Eight bytes at `at` folded into the running (inverted) checksum `c`.
     @inline(__always) private static func step(_ c: UInt32, _ bytes: UnsafeRawBufferPointer, _ at: Int, _ t: UnsafePointer<UInt32>) -> UInt32 {

@@ -20,26 +20,21 @@ struct ChecksumTests {
     }
 
     /// Long inputs go through three interleaved passes: every length around
-    /// where that starts (for the tables and for the instruction), and where
-    /// their thirds end, against the reference.
+    /// where that starts, and where their thirds end, against the reference.
     @Test func everyLengthAndStartAgreesWithTheBitwiseReference() {
         var state: UInt64 = 0x9E37_79B9
         func next() -> UInt64 {
             state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
             return state >> 33
         }
-        let bytes = (0..<200_000).map { _ in UInt8(truncatingIfNeeded: next()) }
+        let bytes = (0..<70_000).map { _ in UInt8(truncatingIfNeeded: next()) }
         var lengths = Array(0..<40) + [CRC32C.interleaveFrom - 1, CRC32C.interleaveFrom, CRC32C.interleaveFrom + 1, 12_300, 24_576, 24_583, 69_993]
-        lengths += [(1 << 16) - 1, 1 << 16, (1 << 16) + 1, (1 << 16) + 13, 196_613]
-        for _ in 0..<20 { lengths.append(Int(next() % 199_990)) }
+        for _ in 0..<40 { lengths.append(Int(next() % 69_990)) }
         for n in lengths {
             let start = Int(next() % 7)
             let part = Array(bytes[start..<(start + n)])
             let seed = UInt32(truncatingIfNeeded: next())
-            let expected = Self.reference(part, continuing: seed)
-            // Both ways, whichever this processor takes.
-            #expect(part.withUnsafeBytes { CRC32C.checksum($0, continuing: seed) } == expected, "\(n) bytes")
-            #expect(part.withUnsafeBytes { CRC32C.checksumInSoftware($0, continuing: seed) } == expected, "\(n) bytes, tables")
+            #expect(part.withUnsafeBytes { CRC32C.checksum($0, continuing: seed) } == Self.reference(part, continuing: seed), "\(n) bytes")
         }
     }
 
