@@ -22,7 +22,9 @@ package final class StreamingFileWriter: @unchecked Sendable {
     private let fd: Int32
     private let path: String
     /// Bytes per buffer; a multiple of any block size `O_DIRECT` asks for.
-    private static let bufferSize = 4 << 20
+    /// 2 MB writes keep this disk as busy as 4 MB ones (`dd oflag=direct`:
+    /// 1.5–2.1 GB/s either way), and a bulk import has three writers at its peak.
+    private static let bufferSize = 2 << 20
     private static let alignment = 4096
     /// Buffers used in turn: the writing thread finishes them in the order it gets them.
     private var buffers: [UnsafeMutableRawPointer] = []
@@ -64,6 +66,7 @@ package final class StreamingFileWriter: @unchecked Sendable {
 
     /// Appends `bytes` to the file (`finish` reports a failure).
     package func write(_ bytes: UnsafeRawBufferPointer) {
+        precondition(!buffers.isEmpty, "StreamingFileWriter: a write after finish")
         var done = 0
         while done < bytes.count {
             let n = min(bytes.count - done, Self.bufferSize - used)
@@ -78,9 +81,11 @@ package final class StreamingFileWriter: @unchecked Sendable {
         bytes.withUnsafeBytes { write($0) }
     }
 
-    /// Writes what is left and waits for every write.
+    /// Writes what is left, waits for every write and frees the buffers
+    /// (another writer can have their memory): nothing is written after it.
     /// - Throws: `IOError` for any write that failed.
     package func finish() throws {
+        guard !buffers.isEmpty else { return }
         let (buffer, length, at) = (current, used, offset)
         writes.sync {
             // The last bytes are rarely a whole block: they go through the page cache.
@@ -91,6 +96,8 @@ package final class StreamingFileWriter: @unchecked Sendable {
         }
         offset += used
         used = 0
+        for b in buffers { b.deallocate() }
+        buffers = []
         if let failure { throw failure }
     }
 

@@ -79,10 +79,11 @@ extension ObjectTable {
         guard let columnsFD = try? FileIO.open(path, O_WRONLY) else { return nil }
         defer { FileIO.close(columnsFD) }
         let out = StreamingFileWriter(fd: recordsFD, path: path, from: recordPagesAt)
-        let columns = StreamingFileWriter(fd: columnsFD, path: path, from: layout.entities)
+        // Made once the records are written, in the memory their writer frees.
+        var columnsWriter: StreamingFileWriter?
         defer {
             out.waitForWrites()
-            columns.waitForWrites()
+            columnsWriter?.waitForWrites()
         }
         /// The first bytes from the records on, up to their first page: written after the columns.
         var head: [UInt8] = []
@@ -148,6 +149,8 @@ extension ObjectTable {
             // Back to back: each index's bytes are a multiple of eight.
             for b in indexBlobs { b.bytes.withUnsafeBytes { emit($0) } }
             try out.finish()
+            let columns = StreamingFileWriter(fd: columnsFD, path: path, from: layout.entities)
+            columnsWriter = columns
             /// Appends a section that must start at `offset`, and its padding.
             func stream<T>(_ column: [T], at offset: Int) -> Bool {
                 guard columns.count == offset else { return false }
