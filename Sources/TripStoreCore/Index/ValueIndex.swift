@@ -108,7 +108,15 @@ package final class ValueIndex {
     /// holds each value once (no two equal), and row `rows[i]` has the value
     /// `distinct[ranks[i]]`; `nulls` are the rows without a value.
     func build(distinct: [IndexKey], ranks: [Int], rows: [RowID], nulls: [RowID]) {
-        let order = distinct.indices.sorted { distinct[$0] < distinct[$1] }
+        // Text in its normal form, made once per value rather than per comparison.
+        let text = distinct.map { key -> [UInt8]? in
+            guard case .string(let s) = key else { return nil }
+            return IndexKey.normalizedText(s)
+        }
+        let order = distinct.indices.sorted { a, b in
+            guard let x = text[a], let y = text[b] else { return distinct[a] < distinct[b] }
+            return x.lexicographicallyPrecedes(y)
+        }
         var position = [Int](repeating: 0, count: distinct.count)
         for (p, d) in order.enumerated() { position[d] = p }
         var counts = [Int](repeating: 0, count: distinct.count + 1)

@@ -134,10 +134,11 @@ extension ValueTest {
             switch op {
             case .equal: return s == l
             case .notEqual: return s != l
-            case .less: return s < l
-            case .lessOrEqual: return s <= l
-            case .greater: return s > l
-            case .greaterOrEqual: return s >= l
+            // In the order indexes keep (`IndexKey.textPrecedes`), so that a scan and an index agree.
+            case .less: return IndexKey.textPrecedes(s, l)
+            case .lessOrEqual: return !IndexKey.textPrecedes(l, s)
+            case .greater: return IndexKey.textPrecedes(l, s)
+            case .greaterOrEqual: return !IndexKey.textPrecedes(s, l)
             case .contains: return TextFolding.contains(TextFolding.fold(s), folded)
             case .beginsWith: return TextFolding.hasPrefix(TextFolding.fold(s), folded)
             }

@@ -274,6 +274,13 @@ struct QueryPlanner {
                 return nil
             }
         }
+        // Text in its normal form, made once per row rather than per comparison (see `IndexKey.textPrecedes`).
+        let texts: [[[UInt8]?]] = values.map { row in
+            row.map { key in
+                guard case .string(let s)? = key else { return nil }
+                return IndexKey.normalizedText(s)
+            }
+        }
         var order = Array(rows.indices)
         order.sort { a, b in
             for (i, k) in keys.enumerated() {
@@ -283,7 +290,8 @@ struct QueryPlanner {
                 switch (x, y) {
                 case (nil, _): less = true
                 case (_, nil): less = false
-                case (let x?, let y?): less = x < y
+                case (let x?, let y?):
+                    if let tx = texts[a][i], let ty = texts[b][i] { less = tx.lexicographicallyPrecedes(ty) } else { less = x < y }
                 }
                 return k.1 ? !less : less
             }
