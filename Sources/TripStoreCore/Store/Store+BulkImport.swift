@@ -217,7 +217,7 @@ public final class BulkImportPlan {
     /// is done: memory being faulted in for the steps that follow the sort
     /// has the idle core first, or they fault it in themselves.
     init?(_ chunks: [ImportRecordDecoder.Chunk], schema: Schema, minimum: Int, after: Parallel.Pending<Bool>? = nil) {
-        guard let objects = BulkObjects(chunks), objects.count >= minimum else {
+        guard let objects = BulkObjects(chunks), objects.count >= max(1, minimum) else {
             for c in chunks { c.discard() }
             return nil
         }

@@ -212,6 +212,13 @@ import TripStoreModels
         for (name, text) in cases {
             #expect(try Self.bulk(Array(text.utf8), schema: schema, name: "refused") == nil, "\(name)")
         }
+        // No objects at all, even where any number would do: nothing to commit (the usual import says so).
+        var zero = Self.bulkOptions
+        zero.snapshotCommitChanges = 0
+        for text in ["[]", "", "\n\n", "[ ]"] {
+            var input = Array(text.utf8)
+            #expect(Store.planBulkImport(&input, schema: schema, options: zero) == nil, "\(text.debugDescription)")
+        }
         // The usual import names such a date (the text cannot hold it: a snapshot would say another).
         for date in ["9999-12-31T23:59:59.999999999Z", "0001-01-01T00:00:00+00:01"] {
             let input = Array(#"[{"type":"ShortFilm","id":"p1","data":{"title":"T","screens":1,"released":"\#(date)"}}]"#.utf8)
