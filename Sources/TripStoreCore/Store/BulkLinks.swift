@@ -115,6 +115,13 @@ struct BulkLinks {
         for (k, c) in chunks.enumerated() {
             var rows = [RowID](repeating: 0, count: c.targets.count)
             for i in c.entities.indices {
+                // The records whose slots are set (an object's, its targets', which follow it) are
+                // long out of the cache by now: their first lines are asked for a few objects ahead.
+                if i + 8 < c.entities.count, let base = c.base {
+                    let ahead = base + c.offsets[i + 8]
+                    Prefetch.read(ahead)
+                    Prefetch.read(ahead + 64)
+                }
                 let g = objects.firstObject[k] + i
                 let row = objects.rowOf[g], entity = Int(c.entities[i])
                 for l in Int(c.firstLink[i])..<Int(c.firstLink[i] + c.linkCounts[i]) {
