@@ -68,7 +68,9 @@ import TripStoreModels
                 guard let o = tx.object(at: row) else { continue }
                 switch random.int(4) {
                 case 0: try tx.delete(row)
-                case 1: tx.setAttribute(row, slot: trip.property(named: "destination")!.slot, to: .string(random.pick(["Rome, Italy", "Zürich", "Málaga, Spain", "Oslo"])))
+                case 1: tx.setAttribute(row, slot: trip.property(named: "destination")!.slot, to: .string(random.pick(["Rome, Italy", "Zürich", "Málaga, Spain", "Oslo",
+                                                                                                             // Composed and decomposed forms, which Swift's `<` orders inconsistently.
+                                                                                                             "Zu\u{308}rich", "e\u{301}ahov", "\u{e9}ahovc", "ahove\u{301}c"])))
                 case 2: tx.setAttribute(row, slot: trip.property(named: "startDate")!.slot, to: .date(Double(random.int(2_000_000_000))))
                 default:
                     if o.entity == personal.id {

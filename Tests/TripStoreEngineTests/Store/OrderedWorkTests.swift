@@ -28,8 +28,9 @@ import TripStoreSystem
     }
 
     /// A bulk import's work ahead is waited for by the image's thread and by
-    /// the snapshot's writer, at once: every waiter gets the one result.
-    @Test func aPendingResultIsWaitedForByManyThreadsAtOnce() {
+    /// the snapshot's writer, at once: every waiter gets the one result (a
+    /// waiter never let through would hang; the time limit makes it a failure).
+    @Test(.timeLimit(.minutes(1))) func aPendingResultIsWaitedForByManyThreadsAtOnce() {
         let pending = Parallel.start { () -> Int in
             usleep(30_000)
             return 7

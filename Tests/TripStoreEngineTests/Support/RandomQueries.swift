@@ -19,7 +19,8 @@ struct RandomQueries {
         switch int(16) {
         case 0: return "is " + pick(["Trip", "BusinessTrip", "PersonalTrip"])
         case 1: return "is exactly " + pick(["Trip", "BusinessTrip", "PersonalTrip"])
-        case 2: return "destination " + pick(["~", "^="]) + " " + pick(["\"rome\"", "\"ZÜRICH\"", "\"zurich\"", "\"málaga\"", "\"malaga\"", "\"\"", "\"york\"", "\"LON\""])
+        case 2: return "destination " + pick(["~", "^=", "<", ">="]) + " " + pick(["\"rome\"", "\"ZÜRICH\"", "\"zurich\"", "\"málaga\"", "\"malaga\"", "\"\"", "\"york\"", "\"LON\"",
+                                                                          "\"e\u{301}ahov\"", "\"\u{e9}ahov\"", "\"Zu\u{308}rich\""])
         case 3: return "name " + pick(["~ \"draft\"", "^= \"Q1\"", "== \"Q3 summit\"", "< \"M\"", ">= \"Trip\""])
         case 4: return "startDate " + pick(Self.comparisons) + " " + pick(["2026-06-01", "2023-01-01T12:00:00Z", "\"2025-05-05\""])
         case 5: return "reason " + pick(["==", "!="]) + " " + pick(["\"family\"", "\"vacation\"", "\"unknown\""])

@@ -117,12 +117,30 @@ struct ReferenceEvaluator {
             switch op {
             case .contains: return l.isEmpty || fold(s).contains(fold(l))
             case .beginsWith: return fold(s).hasPrefix(fold(l))
-            default: return order(s, l)
+            case .equal: return s == l
+            case .notEqual: return s != l
+            // Text orders by its Unicode scalars after NFC (the README's rule; not Swift's `<`,
+            // which is not consistent for text mixing composed and decomposed characters).
+            default: return order(NFCScalars(s), NFCScalars(l))
             }
         case (.int(let i), .number(let d, _)): return order(Double(i), d)
         case (.double(let x), .number(let d, _)): return order(x, d)
         case (.bool(let b), .bool(let l)): return op == .equal ? b == l : op == .notEqual ? b != l : false
         default: return op == .notEqual
         }
+    }
+}
+
+/// A string as the query language orders it: the values of its Unicode
+/// scalars after NFC normalisation, compared one by one.
+struct NFCScalars: Comparable {
+    let values: [UInt32]
+
+    init(_ s: String) {
+        values = s.precomposedStringWithCanonicalMapping.unicodeScalars.map(\.value)
+    }
+
+    static func < (a: NFCScalars, b: NFCScalars) -> Bool {
+        a.values.lexicographicallyPrecedes(b.values)
     }
 }
