@@ -142,11 +142,22 @@ struct QueryLexer {
             case "n": out.append("\n")
             case "t": out.append("\t")
             case "u":
-                guard i + 4 <= scalars.count, let v = UInt32(String(String.UnicodeScalarView(scalars[i..<(i + 4)])), radix: 16),
-                      let s = Unicode.Scalar(v) else {
-                    throw error("\\u needs four hex digits of a valid character", at: i - 2)
-                }
+                let escape = i - 2
+                guard let v = hex4(at: i) else { throw error("\\u needs four hex digits of a valid character", at: escape) }
                 i += 4
+                if let s = Unicode.Scalar(v) {
+                    out.append(s)
+                    continue
+                }
+                // A character beyond U+FFFF is written as JSON writes it: a
+                // high surrogate escape followed by a low one.
+                guard v < 0xDC00, i + 6 <= scalars.count, scalars[i] == "\\", scalars[i + 1] == "u",
+                      let low = hex4(at: i + 2), (0xDC00...0xDFFF).contains(low),
+                      let s = Unicode.Scalar(0x10000 + ((v - 0xD800) << 10) + (low - 0xDC00)) else {
+                    throw error("\\u\(String(v, radix: 16, uppercase: true)) is half of a surrogate pair; write the pair (\\uD83D\\uDE00) or the character itself",
+                                at: escape)
+                }
+                i += 6
                 out.append(s)
             default:
                 throw error("unknown escape '\\\(e)' in string (use \\\", \\\\, \\n, \\t or \\uXXXX)", at: i - 2)
@@ -154,5 +165,16 @@ struct QueryLexer {
         }
         let text = String(String.UnicodeScalarView(scalars[start..<i]))
         return QueryToken(kind: .string(String(out)), column: start + 1, text: text)
+    }
+
+    /// The value of the four hex digits at `at` (nil unless all four are hex digits).
+    private func hex4(at: Int) -> UInt32? {
+        guard at + 4 <= scalars.count else { return nil }
+        var v: UInt32 = 0
+        for c in scalars[at..<(at + 4)] {
+            guard let d = c.properties.isASCIIHexDigit ? UInt32(String(c), radix: 16) : nil else { return nil }
+            v = v << 4 | d
+        }
+        return v
     }
 }

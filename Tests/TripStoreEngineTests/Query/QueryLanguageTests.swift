@@ -103,6 +103,10 @@ import TripStoreModels
         ("name ~ \"unterminated", "unterminated string; add a closing \" at column 8"),
         ("livingAccommodation == \"x\"", "'livingAccommodation' is a to-one relationship; compare it with nil, or compare one of its properties ('livingAccommodation.name') at column 1"),
         ("perDiemRate < nil", "only == and != compare with nil at column 15"),
+        (#"name == "\ud83d""#, #"\uD83D is half of a surrogate pair; write the pair (\uD83D\uDE00) or the character itself at column 10"#),
+        (#"name == "\ude00\ud83d""#, #"\uDE00 is half of a surrogate pair; write the pair (\uD83D\uDE00) or the character itself at column 10"#),
+        (#"name == "\ud83d\u0041""#, #"\uD83D is half of a surrogate pair; write the pair (\uD83D\uDE00) or the character itself at column 10"#),
+        (#"name == "\u+041""#, #"\u needs four hex digits of a valid character at column 10"#),
     ])
     func errorsNameTheColumnAndSuggest(_ q: String, _ message: String) throws {
         let store = Store.empty(schema: TripSchema.schema)
@@ -112,6 +116,14 @@ import TripStoreModels
         } catch {
             #expect(error.description == message)
         }
+    }
+
+    /// A character beyond U+FFFF escaped as JSON escapes it (a surrogate
+    /// pair) is that character, in either case of hex digits.
+    @Test func surrogatePairEscapesAreOneCharacter() throws {
+        var lexer = QueryLexer(#""\ud83d\uDE00 \u00e9""#)
+        let token = try lexer.next()
+        #expect(token.kind == .string("😀 é"))
     }
 
     @Test func caretPointsUnderTheColumn() throws {
