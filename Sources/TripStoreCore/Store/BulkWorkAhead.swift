@@ -22,7 +22,7 @@ struct BulkWorkAhead: @unchecked Sendable {
         let named = runs.map { (schema.entities[$0.entity].name, $0.objects) }
         let schema = schema.privateCopy()
         // Linking writes the relationship slots meanwhile: the values are found without reading those.
-        let relationships = schema.entities.flatMap { $0.properties.map { $0.relationship != nil } }, firstSlot = schema.flatSlotStarts
+        let relationships = RelationshipSlots(schema)
         return Parallel.start {
             _ = after?.wait()
             let changes = BulkInsertHistory.changes(named, records: records)
@@ -32,9 +32,10 @@ struct BulkWorkAhead: @unchecked Sendable {
                                                entity: { Int(entities[Int(order[$0])]) },
                                                record: { UnsafeRawPointer(records.records[Int(order[$0])]) },
                                                prefetch: { Prefetch.read(records.records[Int(order[$0])]) },
-                                               slot: { RecordReader.slot($0, $2, relationships: relationships[firstSlot[$1]..<firstSlot[$1 + 1]]) })
+                                               slot: { RecordReader.slot($0, $2, relationships: relationships.of($1)) })
             // Indexed attributes are never relationships: no list is read.
             let indexes = ObjectTable.indexBlobs(values, indexed: indexed, lists: RelationshipLists())
+            withExtendedLifetime(relationships) {}
             Trace.mark("bulk: value indexes built ahead")
             return BulkWorkAhead(indexed: indexed, indexes: indexes, changes: changes)
         }
@@ -62,4 +63,23 @@ struct BulkCommitWork: @unchecked Sendable {
 
     /// Waits for the work ahead: nothing may free the records while it reads them.
     func finish() { _ = ahead.wait() }
+}
+
+/// Which slots are relationships, entity by entity, as flags a reader
+/// indexes without retaining anything per value.
+private final class RelationshipSlots: @unchecked Sendable {
+    private let flags: UnsafeMutablePointer<Bool>
+    private let firstSlot: [Int]
+
+    init(_ schema: Schema) {
+        let all = schema.entities.flatMap { $0.properties.map { $0.relationship != nil } }
+        flags = .allocate(capacity: max(1, all.count))
+        flags.initialize(from: all, count: all.count)
+        firstSlot = schema.flatSlotStarts
+    }
+
+    deinit { flags.deallocate() }
+
+    /// The flags of `entity`'s slots (valid while this lives).
+    @inline(__always) func of(_ entity: Int) -> UnsafePointer<Bool> { UnsafePointer(flags + firstSlot[entity]) }
 }

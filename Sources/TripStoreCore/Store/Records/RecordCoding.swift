@@ -73,12 +73,11 @@ enum RecordReader {
     }
 
     /// `slot`, passing over the relationship slots before it (`relationships[k]`:
-    /// slot k is one) by their size, never reading them: for a reader that
+    /// slot k is one; a pointer, not an array slice, which would be retained per value) by their size, never reading them: for a reader that
     /// runs while another thread links the records (and writes those slots).
-    @inline(__always) static func slot(_ record: UnsafeRawPointer, _ slot: Int, relationships: ArraySlice<Bool>) -> UnsafeRawPointer {
+    @inline(__always) static func slot(_ record: UnsafeRawPointer, _ slot: Int, relationships: UnsafePointer<Bool>) -> UnsafeRawPointer {
         var p = id(record).1
-        let first = relationships.startIndex
-        for k in 0..<slot { p = relationships[first + k] ? p + 5 : skip(p) }
+        for k in 0..<slot { p = relationships[k] ? p + 5 : skip(p) }
         return p
     }
 
