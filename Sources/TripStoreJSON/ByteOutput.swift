@@ -121,7 +121,7 @@ package final class OwnedBytes: @unchecked Sendable {
 
 /// The text of strings and integers, written to memory the caller has made
 /// room in: the one encoding that `JSONWriter` and `ByteOutput` share.
-enum JSONEscaping {
+package enum JSONEscaping {
     /// Bytes of a string escaped at a time (up to six times as many written).
     static let pieceSize = 1 << 14
     static let maxIntegerLength = 20
@@ -208,8 +208,10 @@ enum JSONEscaping {
     }
 
     /// The integer a double is written as, when it is a whole number JSON
-    /// holds exactly (`100`, not `100.0`).
-    @inline(__always) static func integerForm(_ v: Double) -> Int64? {
-        v.isFinite && v == v.rounded() && abs(v) < 9.0e15 ? Int64(v) : nil
+    /// holds exactly (`100`, not `100.0`): up to 2^53, past which Swift's
+    /// `description` takes the exponent form (`1e+16`), itself the shortest;
+    /// below it, from 10^16 on, `description` would add `.0`.
+    @inline(__always) package static func integerForm(_ v: Double) -> Int64? {
+        v.isFinite && v == v.rounded() && abs(v) <= 9_007_199_254_740_992.0 ? Int64(v) : nil
     }
 }

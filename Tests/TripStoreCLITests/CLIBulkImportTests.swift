@@ -70,6 +70,42 @@ import TripStoreCLI
         #expect(CLIRunner.run(["query", "is Trip", "--count"], store: store).out == "1\n")
     }
 
+    /// An input with no envelopes makes no store where there was none
+    /// (found by a hostile review: it left a folder and lock file, after
+    /// which every command said there was no store), and changes none where there is one.
+    @Test(arguments: ["", "[]", "\n\n"])
+    func nothingToImportMakesNoStore(_ input: String) throws {
+        let folder = CLIRunner.scratch()
+        let store = folder + "/store", file = folder + "/input.json"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try input.write(toFile: file, atomically: false, encoding: .utf8)
+        let r = CLIRunner.run(["import", file], store: store)
+        #expect(r.code == 0 && r.out == "nothing to import: no store was made at \(store)\n", "\(r.out)\(r.err)")
+        #expect(!FileManager.default.fileExists(atPath: store))
+        #expect(CLIRunner.run(["import", CLIRunner.projectRoot + "/SampleData/trips.json"], store: store).code == 0)
+        let before = try FileManager.default.contentsOfDirectory(atPath: store).sorted()
+        let again = CLIRunner.run(["import", file], store: store)
+        #expect(again.code == 0 && again.out == "nothing to import: the store is unchanged\n", "\(again.out)\(again.err)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: store).sorted() == before)
+    }
+
+    /// `--mode skip-existing` leaves an existing trip's values alone but links
+    /// a missing child the file nests under it back to it (found by a hostile
+    /// review: the meal came back with no trip), and takes no to-one away.
+    @Test func skipExistingLinksANewChildToItsExistingParent() throws {
+        let store = CLIRunner.scratch() + "/store", sample = CLIRunner.projectRoot + "/SampleData/trips.json"
+        #expect(CLIRunner.run(["import", sample], store: store).code == 0)
+        #expect(CLIRunner.run(["delete", "rome-summit-meal-2"], store: store).code == 0)
+        #expect(CLIRunner.run(["update", "rome-summit", "--set", "destination=Milan"], store: store).code == 0)
+        let r = CLIRunner.run(["import", sample, "--mode", "skip-existing"], store: store)
+        #expect(r.out == "inserted 1 object (BusinessMeal 1); updated 1 object (BusinessTrip 1); committed as token 4\n", "\(r.out)\(r.err)")
+        let meal = CLIRunner.run(["get", "rome-summit-meal-2"], store: store).out.filter { !$0.isWhitespace }
+        #expect(meal.contains(#""trip":{"type":"BusinessTrip","id":"rome-summit"}"#), "\(meal)")
+        let trip = CLIRunner.run(["get", "rome-summit"], store: store).out.filter { !$0.isWhitespace }
+        #expect(trip.contains(#""destination":"Milan""#) && trip.contains(#"{"type":"BusinessMeal","id":"rome-summit-meal-2"}"#), "\(trip)")
+        #expect(CLIRunner.run(["verify"], store: store).code == 0)
+    }
+
     /// A temporary file that an interrupted write left is noted by `verify`
     /// and removed by `verify --repair` (as by any writer).
     @Test func verifyNotesAndRepairRemovesLeftovers() throws {

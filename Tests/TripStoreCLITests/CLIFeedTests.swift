@@ -129,6 +129,18 @@ import TripStoreModels
         #expect(back.code == 1 && back.err.contains("commit times never decrease"), "\(back.err)")
     }
 
+    /// A feed line whose insert refers to nothing names its line once, then where in it.
+    @Test func aDanglingReferenceInAFeedNamesItsLineOnce() throws {
+        let first = String(CLIRunner.run(["history", "--format", "feed"], store: primary()).out.split(separator: "\n")[0])
+        // The first reference from a trip's bucket list, pointed at nothing.
+        let marker = #""bucketList":[{"type":"BucketListItem","id":""#
+        let at = try #require(first.range(of: marker))
+        let end = try #require(first[at.upperBound...].firstIndex(of: "\""))
+        let doctored = first.replacingCharacters(in: at.upperBound..<end, with: "nowhere")
+        let r = CLIRunner.run(["apply", "-"], store: CLIRunner.scratch() + "/dangling", stdin: doctored + "\n")
+        #expect(r.code == 1 && r.err.hasPrefix("error: line 1: at data.") && r.err.contains("'nowhere'") && !r.err.contains("line 1: line 1"), "\(r.err)")
+    }
+
     /// Redacted history cannot be replayed: a standby starts from a copy then.
     @Test func aRedactedFeedIsRefusedWithAdvice() throws {
         let s = primary()

@@ -88,6 +88,13 @@ enum ImportCommand {
             }
         }
         Trace.mark("parse+decode \(objects.count) objects")
+        // Nothing to import where there is no store yet: make none (a folder
+        // and lock file that hold no store would only say "no store" later).
+        if objects.isEmpty && opened == nil && !FileIO.exists(ctx.storePath) {
+            if showProgress { ctx.console.endProgress() }
+            ctx.console.line("nothing to import: no store was made at \(ctx.storePath)")
+            return 0
+        }
         phase("opening the store")
         let store = try opened ?? ctx.openStore(.write)
         if store.schema.fingerprint != ctx.schema.fingerprint {

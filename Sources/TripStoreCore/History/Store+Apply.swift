@@ -51,6 +51,12 @@ extension Store {
     public func applyFeedLine(_ value: JSONValue, line: Int) throws -> HistoryTransaction {
         let t = try Store.readFeedLine(value, line: line, expecting: lastToken + 1, after: lastToken, notBefore: try lastCommitTime())
         func diverged(_ m: String) -> FeedError { FeedError(line: line, message: m + "; nothing of this line was applied (the standby has diverged from its primary)") }
+        // Errors of the envelopes name this line themselves: said once, by `FeedError`.
+        func withoutLine(_ error: any Error) -> String {
+            let text = "\(error)", own = "line \(line)"
+            guard text.hasPrefix(own + " ") || text.hasPrefix(own + ":") else { return text }
+            return String(text.dropFirst(own.count).drop { $0 == " " || $0 == ":" })
+        }
         if t.changes.contains(where: { $0.kind == .redact }) {
             guard t.changes.allSatisfy({ $0.kind == .redact }) else { throw diverged("a redact transaction holds other changes") }
             return try redact(ids: t.changes.map(\.id), author: t.author, timestamp: t.timestamp)
@@ -64,13 +70,13 @@ extension Store {
             do {
                 try decoder.decode(envelope, at: .line(line), into: &inserts)
             } catch {
-                throw diverged("the insert of '\(c.id)': \(error)")
+                throw diverged("the insert of '\(c.id)': \(withoutLine(error))")
             }
         }
         do {
             if !inserts.isEmpty { try stage(inserts, mode: .insert, into: &tx) }
         } catch {
-            throw diverged("\(error)")
+            throw diverged(withoutLine(error))
         }
         for c in t.changes where c.kind == .update {
             guard let row = tx.row(for: c.id), let o = tx.object(at: row) else { throw diverged("it updates '\(c.id)', which is not here") }

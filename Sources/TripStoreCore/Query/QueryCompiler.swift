@@ -213,10 +213,9 @@ struct QueryCompiler {
                     throw error("'\(path)' is a \(type.displayName); compare it with a number, found \(lit.text)", column)
                 }
                 guard d.isFinite else { throw error("\(lit.text) is outside the range of a Double", lit.column) }
-                // An Int attribute compares with a whole number exactly (the text keeps every digit).
-                if case .int = type {
-                    if let i = Int64(lit.text) { return ValueTest(op: op, literal: .integer(i), text: lit.text) }
-                    if d == d.rounded(), abs(d) < 9_223_372_036_854_775_808.0 { return ValueTest(op: op, literal: .integer(Int64(d)), text: lit.text) }
+                // An Int attribute compares with the exact value written (the text keeps every digit).
+                if case .int = type, let place = IntegerLiteral(lit.text) {
+                    return Self.integerTest(op, place, text: lit.text)
                 }
                 return ValueTest(op: op, literal: .number(d), text: lit.text)
             case .date:
@@ -240,6 +239,28 @@ struct QueryCompiler {
             case .array, .embedded:
                 throw error("'\(path)' cannot be compared", column)
             }
+        }
+    }
+}
+
+extension QueryCompiler {
+    /// `op` against a literal where `place` says, as the equivalent test
+    /// against a whole number an `Int` holds: between two whole numbers,
+    /// `< x` is `<= floor`, `> x` is `> floor`; beyond the range, every
+    /// value is on one side. Equality with a value no `Int` holds is tested
+    /// against 0.5, which no `Int` equals (nil stays nil: `!=` holds, `==` does not).
+    static func integerTest(_ op: ComparisonOperator, _ place: IntegerLiteral, text: String) -> ValueTest {
+        let unequal = ValueTest.Literal.number(0.5)
+        switch (place, op) {
+        case (.exact(let i), _): return ValueTest(op: op, literal: .integer(i), text: text)
+        case (_, .equal), (_, .notEqual): return ValueTest(op: op, literal: unequal, text: text)
+        case (.between(let floor), .less), (.between(let floor), .lessOrEqual):
+            return ValueTest(op: .lessOrEqual, literal: .integer(floor), text: text)
+        case (.between(let floor), _): return ValueTest(op: .greater, literal: .integer(floor), text: text)
+        case (.above, .less), (.above, .lessOrEqual): return ValueTest(op: .lessOrEqual, literal: .integer(.max), text: text)
+        case (.above, _): return ValueTest(op: .greater, literal: .integer(.max), text: text)
+        case (.below, .greater), (.below, .greaterOrEqual): return ValueTest(op: .greaterOrEqual, literal: .integer(.min), text: text)
+        case (.below, _): return ValueTest(op: .less, literal: .integer(.min), text: text)
         }
     }
 }

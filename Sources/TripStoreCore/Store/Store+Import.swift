@@ -25,6 +25,7 @@ extension Store {
         let firstNewRow = RowID(tx.base + tx.newObjects.count)
         var rows = [RowID?](repeating: nil, count: objects.count)
         var replaced = [Bool](repeating: false, count: objects.count)
+        var skipped: [(index: Int, row: RowID)] = []
         var existingSeen = Set<RowID>()
         func duplicate(_ i: Int) -> StoreError {
             let d = objects[i]
@@ -48,6 +49,7 @@ extension Store {
                                                        entity: schema.entities[d.entity].name,
                                                        "id '\(d.id)' is already in the store"))
             case .skipExisting:
+                skipped.append((i, existing))
                 continue
             case .upsert:
                 let current = tx.object(at: existing)!
@@ -100,6 +102,21 @@ extension Store {
         }
         // A list given in the input keeps its order, whichever side was linked first.
         for (row, slot, targets) in explicitLists { tx.reorder(row, slot: slot, first: targets) }
+        // A new object the input nests under (or lists from) a skipped one
+        // is linked to it as the input says, where that takes nothing from
+        // the existing object: added to a to-many, set where a to-one is nil
+        // (SQL's INSERT OR IGNORE of a parent, then its new child's row).
+        for (i, row) in skipped {
+            for link in objects[i].links {
+                let isToMany = schema.entities[objects[i].entity].properties[link.slot].relationship?.isToMany ?? false
+                for ref in link.targets {
+                    guard let t = tx.row(for: ref.id), t >= firstNewRow,
+                          (try? resolve(ref, in: objects, at: i, slot: link.slot, tx: tx)) == t else { continue }
+                    if !isToMany, case .toOne = tx.value(at: row, slot: link.slot) { continue }
+                    tx.link(row, slot: link.slot, to: t)
+                }
+            }
+        }
     }
 
     private func resolve(_ ref: ObjectReference, in objects: [DecodedObject], at i: Int, slot: Int,

@@ -14,8 +14,9 @@ extension Store {
     public func run(_ query: Query, countOnly: Bool = false) throws(QueryError) -> QueryResult {
         let fromName = query.from ?? schema.roots[0].name
         guard let from = schema.entity(named: fromName) else {
-            throw QueryError("unknown type '\(fromName)' to query" + NameSuggestion.hint(for: fromName, in: schema.entities.map(\.name)),
-                             column: 1, query: query.text)
+            // Point at the type's name, not into the predicate, which is not where the mistake is.
+            throw QueryError("unknown type '\(fromName)' to query from (--from)" + NameSuggestion.hint(for: fromName, in: schema.entities.map(\.name)),
+                             column: 1, query: fromName)
         }
         let compiler = QueryCompiler(schema: schema, indexes: query.useIndexes ? indexes : nil, query: query.text, scope: from.closure)
         let predicate = try compiler.compile(query.predicate)

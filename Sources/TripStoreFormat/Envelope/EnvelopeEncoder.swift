@@ -118,7 +118,7 @@ package enum EnvelopeEncoder {
         case .double(let d):
             // As the writer prints it: whole numbers without a fraction, no NaN or infinity.
             guard d.isFinite else { return .null }
-            return d == d.rounded() && abs(d) < 9.0e15 ? .int(Int64(d)) : .double(d)
+            return JSONEscaping.integerForm(d).map { .int($0) } ?? .double(d)
         case .array(let items):
             var inner = type
             if case .array(let t) = type { inner = t }

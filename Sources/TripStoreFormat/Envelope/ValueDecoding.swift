@@ -51,7 +51,14 @@ package enum ValueDecoding {
             if case .string(let s) = v { return .string(s) }
         case .int:
             if case .int(let i) = v { return .int(i) }
-            if case .double(let d) = v, d == d.rounded(), abs(d) < 9.2e18 { return .int(Int64(d)) }
+            if case .double(let d) = v, d == d.rounded() {
+                if abs(d) < 9.2e18 { return .int(Int64(d)) }
+                // Past an Int: say so, rather than quote the number as the Double it became.
+                if abs(d) >= 9_223_372_036_854_775_808.0 {
+                    throw Mismatch(kind: .wrongType, message: "expected an integer within the range of an Int "
+                                   + "(-9223372036854775808 to 9223372036854775807), found a number too \(d < 0 ? "small" : "large")")
+                }
+            }
         case .double:
             if case .int(let i) = v { return .double(Double(i)) }
             if case .double(let d) = v {
@@ -65,7 +72,11 @@ package enum ValueDecoding {
             if case .bool(let b) = v { return .bool(b) }
         case .date:
             if case .string(let s) = v {
-                if let d = ISODate.parse(s) { return .date(d) }
+                if let d = ISODate.parse(s) {
+                    if ISODate.isWritable(d) { return .date(d) }
+                    // A time-zone offset or a rounded fraction can carry a date past 9999-12-31 in UTC.
+                    throw Mismatch(kind: .badDate, message: "expected a date from 0001-01-01 to 9999-12-31 in UTC, found \(EnvelopeError.describe(v))")
+                }
                 throw Mismatch(kind: .badDate, message: "expected \(expectation(t)), found \(EnvelopeError.describe(v))")
             }
         case .enumeration(let e):

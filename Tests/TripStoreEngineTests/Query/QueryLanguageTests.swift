@@ -126,6 +126,29 @@ import TripStoreModels
         #expect(token.kind == .string("😀 é"))
     }
 
+    @Test(arguments: [
+        ("0", IntegerLiteral.exact(0)), ("-0.000", .exact(0)), ("+12", .exact(12)), ("1.5e1", .exact(15)), ("150e-1", .exact(15)),
+        ("-2.5", .between(floor: -3)), ("2.5", .between(floor: 2)), ("0.001", .between(floor: 0)), ("-1e-300", .between(floor: -1)),
+        ("9223372036854775807", .exact(.max)), ("9223372036854775808", .above), ("9223372036854775807.5", .between(floor: .max)),
+        ("-9223372036854775808", .exact(.min)), ("-9223372036854775808.5", .below), ("-9223372036854775809", .below),
+        ("1e19", .above), ("-1e99999999999999", .below), ("1e-99999999999999", .between(floor: 0)), ("00012.000e+0", .exact(12)),
+    ])
+    func integerLiteralsKeepTheirExactValue(_ text: String, _ expected: IntegerLiteral) {
+        #expect(IntegerLiteral(text) == expected)
+    }
+
+    /// An unknown `--from` names the type and points at it, not into the predicate.
+    @Test func unknownFromTypeIsNamedWhereItIs() throws {
+        let store = Store.empty(schema: TripSchema.schema)
+        do {
+            _ = try store.run(try Query("is Trip", from: "BusinesTrip"))
+            Issue.record("no error")
+        } catch {
+            #expect(error.description == "unknown type 'BusinesTrip' to query from (--from) (did you mean 'BusinessTrip'?) at column 1")
+            #expect(error.caretDisplay == "  BusinesTrip\n  ^")
+        }
+    }
+
     @Test func caretPointsUnderTheColumn() throws {
         do {
             _ = try Query("destination ~ ")

@@ -64,6 +64,8 @@ import TripStoreModels
          .missingAttribute, "record 1 at data.bucketList[0]: property 'isCompleted' of BucketListItem: required attribute is missing (expected true or false)"),
         (#"[{"type":"Trip","id":"a","data":{"name":"T","destination":"R","startDate":"2026-03-02","endDate":"2026-03-02","livingAccommodation":{"type":"Trip","id":"x"}}}]"#,
          .unknownType, "record 1 at data.livingAccommodation: property 'livingAccommodation' of Trip: reference type 'Trip' is not a LivingAccommodation; expected one of LivingAccommodation"),
+        (#"[{"type":"Trip","id":"a","data":{"name":"T","destination":"R","startDate":"9999-12-31T23:00:00-05:00","endDate":"2026-03-02"}}]"#,
+         .badDate, #"record 1: property 'startDate' of Trip: expected a date from 0001-01-01 to 9999-12-31 in UTC, found "9999-12-31T23:00:00-05:00""#),
         (#"[1]"#, .notAnEnvelope, #"record 1: expected an envelope object {"type", "id", "data"}, found 1"#),
         ("{\"type\":\"Trip\",\"id\":\"a\",\"data\":\(trip)}\n{\"type\":\"Trip\",\"id\":\"b\",\"data\":{}}\n", .missingAttribute,
          "line 2: property 'name' of Trip: required attribute is missing (expected a string)"),
@@ -72,6 +74,20 @@ import TripStoreModels
         let e = try #require(error(text))
         #expect(e.kind == kind)
         #expect(e.description == message)
+    }
+
+    /// An `Int` past its range is named as such, not quoted as the Double
+    /// it became (found by a hostile review: "found inf", "found 9.223372036854776e+18").
+    @Test(arguments: [("1e400", "large"), ("9223372036854775808", "large"), ("-9.3e18", "small")])
+    func anIntegerPastTheRangeSaysSo(_ number: String, _ side: String) throws {
+        let text = #"[{"type":"ShortFilm","id":"s","data":{"title":"t","screens":\#(number)}}]"#
+        do {
+            _ = try EnvelopeInput.decode(Array(text.utf8), schema: FilmSchema.schema)
+            Issue.record("no error for \(number)")
+        } catch let list as EnvelopeErrors {
+            #expect(list.errors.first?.description == "record 1: property 'screens' of ShortFilm: expected an integer within the range of an Int "
+                    + "(-9223372036854775808 to 9223372036854775807), found a number too \(side)")
+        }
     }
 
     @Test func danglingAndDuplicateIDsNameTheRecord() throws {
