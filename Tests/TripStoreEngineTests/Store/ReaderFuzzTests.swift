@@ -55,6 +55,32 @@ import TripStoreModels
         #expect(refused > 0)
     }
 
+    /// The query's number reader for `Int` comparisons (`IntegerLiteral`):
+    /// mutated literals never trap, and where a Double holds the value
+    /// exactly (few digits, small exponent) it agrees with the Double's floor.
+    @Test func theIntegerLiteralReaderAgreesWhereADoubleIsExact() {
+        var rng = RandomQueries(state: 103)
+        let seeds = ["9223372036854775807", "-9223372036854775808.5", "1e19", "0.001", "-2.5e-3", "12.000e+2", "+7"]
+        for _ in 0..<Self.cases {
+            _ = IntegerLiteral(String(decoding: Self.mutate(Array(rng.pick(seeds).utf8), &rng), as: UTF8.self))
+            // Up to 12 digits, 0 to 3 of them after the point, times 10^-2...10^2: exact as a Double.
+            let whole = rng.int(1_000_000_000), fraction = rng.int(1000), places = rng.int(4), exponent = rng.int(5) - 2
+            let negative = rng.int(2) == 0
+            var text = (negative ? "-" : "") + String(whole)
+            if places > 0 { text += "." + String(String(fraction).prefix(places)).padding(toLength: places, withPad: "0", startingAt: 0) }
+            if exponent != 0 { text += "e\(exponent)" }
+            // The value times 1000 is a whole number below 2^53; its floor divided back is exact.
+            let scaledText = String(text.split(separator: "e")[0])
+            guard let scaled = Double(scaledText).map({ ($0 * 1000).rounded() }) else { continue }
+            let thousandths = exponent >= 0 ? scaled * pow(10, Double(exponent)) : scaled
+            let divisor = exponent >= 0 ? 1000.0 : 1000.0 * pow(10, Double(-exponent))
+            let floor = (thousandths / divisor).rounded(.down)
+            let isWhole = (thousandths.truncatingRemainder(dividingBy: divisor)) == 0
+            let expected: IntegerLiteral = isWhole ? .exact(Int64(floor)) : .between(floor: Int64(floor))
+            #expect(IntegerLiteral(text) == expected, "\(text)")
+        }
+    }
+
     @Test func theSchemaReadersNeverTrap() {
         var rng = RandomQueries(state: 77)
         let record = SchemaRecordFormat.bytes(FilmSchema.schema)
