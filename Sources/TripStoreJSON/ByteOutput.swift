@@ -54,6 +54,13 @@ package struct ByteOutput: ~Copyable {
         count += bytes.count
     }
 
+    /// `n` bytes that `write` puts in place (it writes all of them).
+    @inlinable @inline(__always) package mutating func append(count n: Int, _ write: (UnsafeMutablePointer<UInt8>) -> Void) {
+        reserve(n)
+        write(start + count)
+        count += n
+    }
+
     package mutating func append(_ bytes: [UInt8]) {
         bytes.withUnsafeBytes { append($0) }
     }

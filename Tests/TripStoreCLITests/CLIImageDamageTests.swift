@@ -71,8 +71,8 @@ import TripStoreModels
         let image = try #require(try FileManager.default.contentsOfDirectory(atPath: folder).first { $0.hasSuffix(".image") })
         let path = folder + "/" + image
         var bytes = try Data(contentsOf: URL(fileURLWithPath: path))
-        // In the last record (found by its id), a byte of its first value.
-        let at = try #require(bytes.lastRange(of: Data(ids.sorted().last!.utf8))).upperBound + 3
+        // In the last record (found by its id, which a record holds packed), a byte of its first value.
+        let at = try #require(bytes.lastRange(of: CLIRunner.packedRecordID(ids.sorted().last!))).upperBound + 3
         bytes[at] ^= 0x01
         try bytes.write(to: URL(fileURLWithPath: path))
         let last = ids.sorted().last!

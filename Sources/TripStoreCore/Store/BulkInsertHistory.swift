@@ -45,15 +45,25 @@ enum BulkInsertHistory {
         }
         var w = JSONWriter(capacity: blockSize + 4096)
         HistoryCoding.appendInsertRuns(runs.map { ($0.type, $0.objects.count) },
-                                       id: { n, k in
+                                       id: { n, k, w in
                                            // Records of one type lie among the others': load them well ahead.
                                            let i = firstOfRun[n] + k
                                            if i + 16 < objects.count { Prefetch.read(records.records[Int(objects[i + 16])]) }
-                                           return records.id(Int(objects[i]))
+                                           appendID(of: records.records[Int(objects[i])], to: &w)
                                        }, to: &w, drainEvery: blockSize, drain: drain)
         w.bytes.append(0x0A)
         drain(&w)
         return line
+    }
+
+    /// A record's id, quoted (a packed one written out without a look for what to escape).
+    @inline(__always) private static func appendID(of record: UnsafeRawPointer, to w: inout JSONWriter) {
+        guard record.load(as: UInt8.self) == RecordID.packedMarker else {
+            return RecordReader.withID(record) { w.appendQuoted(utf8: $0) }
+        }
+        let at = w.bytes.count
+        w.bytes.append(contentsOf: repeatElement(UInt8(ascii: "\""), count: RecordID.textCount + 2))
+        w.bytes.withUnsafeMutableBytes { RecordID.unpack(record + 1, into: $0.baseAddress! + at + 1) }
     }
 
     /// The whole line: the header of the commit, then `changes`.

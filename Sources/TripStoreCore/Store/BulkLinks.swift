@@ -70,11 +70,13 @@ struct BulkLinks {
         // References by id, through a hash of the ids in row order.
         var referenceRows: [[RowID]] = chunks.map { _ in [] }
         if chunks.contains(where: { !$0.references.isEmpty }) {
-            let hash = ObjectTable.LoadHash(objects.sorted.map { ObjectTable.prefix(objects.id(Int($0))) })
+            let hash = ObjectTable.LoadHash(objects.sortedPrefixes)
             for (k, c) in chunks.enumerated() {
                 referenceRows[k].reserveCapacity(c.references.count)
                 let missing = c.references.firstFailing { _, key in
-                    guard let row = hash.row(key, matches: { ObjectTable.equal(objects.id(Int(objects.sorted[Int($0)])), key) }) else { return false }
+                    guard let row = hash.row(key, matches: { RecordReader.idEquals(objects.records[Int(objects.sorted[Int($0)])], key) }) else {
+                        return false
+                    }
                     referenceRows[k].append(row)
                     return true
                 }

@@ -259,19 +259,18 @@ package final class ObjectTable: ObjectLookup {
     package func object(at row: RowID) -> StoredObject? {
         guard let e = entity(at: row) else { return nil }
         let r = record(row)
-        let (id, _) = RecordReader.id(r)
-        return StoredObject(entity: e, id: String(decoding: id, as: UTF8.self),
+        return StoredObject(entity: e, id: RecordReader.idString(r),
                             values: RecordReader.values(r, count: schema.entities[e].properties.count, lists: lists))
     }
 
     package func id(at row: RowID) -> String? {
         guard entity(at: row) != nil else { return nil }
-        return String(decoding: RecordReader.id(record(row)).0, as: UTF8.self)
+        return RecordReader.idString(record(row))
     }
 
     package func reference(at row: RowID) -> (entity: Int, id: String)? {
         guard let e = entity(at: row) else { return nil }
-        return (e, String(decoding: RecordReader.id(record(row)).0, as: UTF8.self))
+        return (e, RecordReader.idString(record(row)))
     }
 
     /// One slot of a live row (`.null` for a row with no object).
@@ -284,12 +283,12 @@ package final class ObjectTable: ObjectLookup {
     /// The id a row has or had: also for a deleted row, whose record stays.
     package func recordedID(_ row: RowID) -> String? {
         guard row >= 0, Int(row) < rowCount, locator(Int(row)) >= 0 else { return nil }
-        return withID(row) { String(decoding: $0, as: UTF8.self) }
+        return RecordReader.idString(record(row))
     }
 
     /// Calls `body` with a row's id bytes (also for a deleted row).
     @inline(__always) func withID<R>(_ row: RowID, _ body: (UnsafeRawBufferPointer) -> R) -> R {
-        body(RecordReader.id(record(row)).0)
+        RecordReader.withID(record(row), body)
     }
 
     // MARK: Finding by id
@@ -305,7 +304,7 @@ package final class ObjectTable: ObjectLookup {
         laterIDsCover = max(laterIDsCover, idOrderedRows)
         guard laterIDsCover < rowCount else { return }
         for i in laterIDsCover..<rowCount where rawEntity(i) >= 0 {
-            laterIDs[String(decoding: RecordReader.id(record(RowID(i))).0, as: UTF8.self)] = RowID(i)
+            laterIDs[RecordReader.idString(record(RowID(i)))] = RowID(i)
         }
         laterIDsCover = rowCount
     }
@@ -412,11 +411,9 @@ package final class ObjectTable: ObjectLookup {
                 prefixes.deallocate()
                 return i
             }
-            let ok = withID(RowID(i)) { id -> Bool in
-                prefixes[i] = ObjectTable.prefix(id)
-                return i == 0 || withID(RowID(i - 1)) { ObjectTable.less($0, id) }
-            }
-            if !ok {
+            let r = record(RowID(i))
+            prefixes[i] = RecordReader.idPrefix(r)
+            if i > 0 && !RecordReader.idLess(record(RowID(i - 1)), r) {
                 prefixes.deallocate()
                 return i
             }
@@ -515,7 +512,7 @@ package final class ObjectTable: ObjectLookup {
             guard entities[i] >= 0 && Int(entities[i]) < countByEntity.count else { return i }
             countByEntity[Int(entities[i])] += 1
             guard i > 0 && prefixes[i - 1] >= prefixes[i] else { continue }
-            guard prefixes[i - 1] == prefixes[i], withID(RowID(i), { id in withID(RowID(i - 1)) { ObjectTable.less($0, id) } }) else { return i }
+            guard prefixes[i - 1] == prefixes[i], RecordReader.idLess(record(RowID(i - 1)), record(RowID(i))) else { return i }
         }
         count = n
         return nil
@@ -623,7 +620,7 @@ package final class ObjectTable: ObjectLookup {
     func remove(_ row: RowID) {
         guard let e = entity(at: row) else { return }
         if Int(row) >= idOrderedRows && Int(row) < laterIDsCover {
-            laterIDs[String(decoding: RecordReader.id(record(row)).0, as: UTF8.self)] = nil
+            laterIDs[RecordReader.idString(record(row))] = nil
         }
         arena.forget(RecordReader.length(record(row), count: schema.entities[e].properties.count))
         countByEntity[e] -= 1
@@ -635,7 +632,7 @@ package final class ObjectTable: ObjectLookup {
     private func encode(_ object: StoredObject, reusing old: UnsafeRawPointer?) -> Int64 {
         scratch.removeAll()
         RecordWriter.id(object.id, to: &scratch)
-        var oldSlot = old.map { RecordReader.id($0).1 }
+        var oldSlot = old.map { RecordReader.firstSlot($0) }
         for p in schema.entities[object.entity].properties {
             let v = object.values[p.slot]
             let reuse = oldSlot.flatMap { RecordReader.listNumber($0) }.flatMap { $0 == 0 ? nil : $0 }
@@ -674,11 +671,11 @@ package final class ObjectTable: ObjectLookup {
         var keyed: [(prefix: UInt64, row: RowID)] = []
         keyed.reserveCapacity(count)
         for i in 0..<rowCount where rawEntity(i) >= 0 {
-            keyed.append((withID(RowID(i), ObjectTable.prefix), RowID(i)))
+            keyed.append((RecordReader.idPrefix(record(RowID(i))), RowID(i)))
         }
         keyed.sort { a, b in
             if a.prefix != b.prefix { return a.prefix < b.prefix }
-            return withID(a.row) { x in withID(b.row) { y in ObjectTable.less(x, y) } }
+            return RecordReader.idLess(record(a.row), record(b.row))
         }
         return keyed.map(\.row)
     }

@@ -303,7 +303,7 @@ struct BulkObjects {
         // of them), and one merge makes the order and finds any id twice.
         let parts = n >= 1 << 16 ? 2 : 1
         let halves = Parallel.map(parts) { k in
-            BulkObjects.sortedByID(Parallel.ranges(n, parts: parts)[k].map { g in (prefix: ObjectTable.prefix(records.id(g)), g: Int32(g)) },
+            BulkObjects.sortedByID(Parallel.ranges(n, parts: parts)[k].map { g in (prefix: records.idPrefix(g), g: Int32(g)) },
                                    records: records)
         }
         var order: [Int32] = [], prefixes: [UInt64] = []
@@ -315,14 +315,14 @@ struct BulkObjects {
         while i < a.count || j < b.count {
             let next: (prefix: UInt64, g: Int32)
             if j >= b.count || (i < a.count && (a[i].prefix != b[j].prefix ? a[i].prefix < b[j].prefix
-                                                : !ObjectTable.less(records.id(Int(b[j].g)), records.id(Int(a[i].g))))) {
+                                                : !records.idLess(Int(b[j].g), Int(a[i].g)))) {
                 next = a[i]
                 i += 1
             } else {
                 next = b[j]
                 j += 1
             }
-            if let last, last.prefix == next.prefix, ObjectTable.equal(records.id(Int(last.g)), records.id(Int(next.g))) { return nil }
+            if let last, last.prefix == next.prefix, !records.idLess(Int(last.g), Int(next.g)) { return nil }
             order.append(next.g)
             prefixes.append(next.prefix)
             last = next
@@ -379,7 +379,7 @@ struct BulkObjects {
                 while j < n && s[j].prefix == s[i].prefix { j += 1 }
                 if j - i > 1 {
                     var run = UnsafeMutableBufferPointer(rebasing: s[i..<j])
-                    run.sort { x, y in ObjectTable.less(records.id(Int(x.g)), records.id(Int(y.g))) }
+                    run.sort { x, y in records.idLess(Int(x.g), Int(y.g)) }
                 }
                 i = j
             }
@@ -417,9 +417,6 @@ struct BulkObjects {
         return byID
     }
 
-    /// The id of object `g`.
-    @inline(__always) func id(_ g: Int) -> UnsafeRawBufferPointer { RecordReader.id(UnsafeRawPointer(records[g])).0 }
-
     /// Hands the chunks' records to the table's arena and notes each object's locator.
     mutating func adopt(_ chunks: inout [ImportRecordDecoder.Chunk], into table: ObjectTable) {
         locators = Array(repeating: 0, count: count)
@@ -447,7 +444,9 @@ struct BulkObjects {
 /// The decoded records of a bulk import, for the cores that sort their ids.
 struct RecordPointers: @unchecked Sendable {
     let records: [UnsafeMutableRawPointer]
-    @inline(__always) func id(_ g: Int) -> UnsafeRawBufferPointer { RecordReader.id(UnsafeRawPointer(records[g])).0 }
+    @inline(__always) func idPrefix(_ g: Int) -> UInt64 { RecordReader.idPrefix(records[g]) }
+    /// Whether object `a`'s id sorts before object `b`'s.
+    @inline(__always) func idLess(_ a: Int, _ b: Int) -> Bool { RecordReader.idLess(records[a], records[b]) }
 }
 
 /// What a bulk import committed.

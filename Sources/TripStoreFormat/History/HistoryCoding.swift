@@ -216,11 +216,11 @@ package enum HistoryCoding {
     }
 
     /// The rest of that line after `appendHeader`, byte for byte, for a
-    /// transaction of inserts only, from runs of one type each (`id(run, k)`
-    /// is the k-th id of a run) instead of a `Change` per object: a bulk
+    /// transaction of inserts only, from runs of one type each (`id(run, k, &w)`
+    /// appends the k-th id of a run, quoted) instead of a `Change` per object: a bulk
     /// import's history. Whenever `w` holds `drainEvery` bytes or more
     /// between two ids it is handed to `drain`, which takes its bytes away.
-    package static func appendInsertRuns(_ runs: [(type: String, count: Int)], id: (Int, Int) -> UnsafeRawBufferPointer,
+    package static func appendInsertRuns(_ runs: [(type: String, count: Int)], id: (Int, Int, inout JSONWriter) -> Void,
                                          to w: inout JSONWriter, drainEvery: Int = .max, drain: (inout JSONWriter) -> Void = { _ in }) {
         var first = true
         for (n, run) in runs.enumerated() where run.count > 0 {
@@ -230,14 +230,14 @@ package enum HistoryCoding {
             w.appendQuoted(run.type)
             guard run.count >= 2 else {
                 w.bytes.append(contentsOf: idKey)
-                w.appendQuoted(utf8: id(n, 0))
+                id(n, 0, &w)
                 w.bytes.append(UInt8(ascii: "}"))
                 continue
             }
             w.bytes.append(contentsOf: idsKey)
             for k in 0..<run.count {
                 if k > 0 { w.bytes.append(UInt8(ascii: ",")) }
-                w.appendQuoted(utf8: id(n, k))
+                id(n, k, &w)
                 if w.bytes.count >= drainEvery { drain(&w) }
             }
             w.bytes.append(contentsOf: Array("]}".utf8))

@@ -26,6 +26,13 @@ enum CLIRunner {
         return path
     }
 
+    /// How a record in memory and in the image holds a UUID id (`RecordID`):
+    /// a zero byte, then the 16 bytes its 32 hex digits spell.
+    static func packedRecordID(_ uuid: String) -> Data {
+        let digits = uuid.utf8.filter { $0 != UInt8(ascii: "-") }.map { c in c <= 0x39 ? c - 0x30 : c - 0x37 }
+        return Data([0] + stride(from: 0, to: digits.count, by: 2).map { digits[$0] << 4 | digits[$0 + 1] })
+    }
+
     struct Result {
         var code: Int32
         var out: String

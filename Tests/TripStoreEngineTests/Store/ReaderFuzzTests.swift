@@ -243,9 +243,12 @@ import TripStoreModels
         #expect(try answers(folder, image: true).count > 1024)
         let image = try #require(try FileIO.listDirectory(folder).first { $0.hasSuffix(".image") })
         var bytes = try FileIO.readFile(folder + "/" + image)
-        // In the last record, found by the last id (records hold their ids as they are).
+        // In the last record, found by the last id (packed, as records hold a UUID: `RecordID`).
         let last = try #require(try answers(folder, image: false).last?.split(separator: " ").first)
-        let at = try #require(Self.lastRange(of: Array(last.utf8), in: bytes)).upperBound + 3
+        var packed = [UInt8](repeating: 0, count: RecordID.packedCount)
+        let isUUID = Array(last.utf8).withUnsafeBytes { text in packed.withUnsafeMutableBytes { RecordID.pack(text, into: $0.baseAddress!) } }
+        #expect(isUUID)
+        let at = try #require(Self.lastRange(of: [RecordID.packedMarker] + packed, in: bytes)).upperBound + 3
         bytes[at] ^= 0x10
         try Data(bytes).write(to: URL(fileURLWithPath: folder + "/" + image))
         return folder

@@ -144,8 +144,8 @@ struct ImageBlockBuilder: ~Copyable {
         let slots = plan.firstSlot[e]..<plan.firstSlot[e + 1]
         entities.append(Int16(e))
         let record = table.record(r)
-        let (id, firstSlot) = RecordReader.id(record)
-        prefixes.append(ObjectTable.prefix(id))
+        let firstSlot = RecordReader.firstSlot(record)
+        prefixes.append(RecordReader.idPrefix(record))
         if i & (SnapshotImage.groupSize - 1) == 0 { groupStart = records.count }
         let at = records.count
         // A group of rows whose records pass 4 GB gets no image.

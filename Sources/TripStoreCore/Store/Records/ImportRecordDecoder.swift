@@ -137,8 +137,7 @@ struct ImportRecordDecoder {
 
         // The record: the id, then every slot in order.
         let start = state.out.count
-        state.out.varint(id.count)
-        state.out.bytes(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(r.buffer)[id]))
+        state.out.id(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(r.buffer)[id]))
         let first = fields.firstSlot[entity]
         for slot in 0..<(fields.firstSlot[entity + 1] - first) {
             let at = frame + 2 * slot

@@ -181,7 +181,7 @@ final class MappedImage: ListSource {
         h = PageHash.hash(UnsafeRawBufferPointer(start: records + Int(start), count: Int(end - start)), seed: h)
         guard h == expected else { return false }
         let bounds = RecordBounds(rows: rows, lists: listCount, bytes: Int(header.recordBytes))
-        var previousID: UnsafeRawBufferPointer?
+        var previousRecord: UnsafeRawPointer?
         for r in first..<stop {
             let e = Int(entities[r])
             let recordEnd = r + 1 < stop ? start + Int64(offsets[r + 1]) : end
@@ -189,12 +189,11 @@ final class MappedImage: ListSource {
             guard e >= 0, e < plans.count, bounds.check(record, end: records + Int(recordEnd), slots: plans[e].count) else {
                 return false
             }
-            let id = RecordReader.id(record).0
-            guard prefixes[r] == ObjectTable.prefix(id), r > first || prefixes[r] == fence,
-                  previousID.map({ ObjectTable.less($0, id) }) ?? true, valuesAreSound(record, entity: e) else {
+            guard prefixes[r] == RecordReader.idPrefix(record), r > first || prefixes[r] == fence,
+                  previousRecord.map({ RecordReader.idLess($0, record) }) ?? true, valuesAreSound(record, entity: e) else {
                 return false
             }
-            previousID = id
+            previousRecord = record
         }
         return true
     }
@@ -204,7 +203,7 @@ final class MappedImage: ListSource {
     /// cases), and every related row an object of the relationship's type
     /// (or a row deleted since, whose own group is checked when it is read).
     private func valuesAreSound(_ record: UnsafeRawPointer, entity: Int) -> Bool {
-        var p = RecordReader.id(record).1
+        var p = RecordReader.firstSlot(record)
         return plans[entity].withUnsafeBufferPointer { checks in
             for check in checks {
                 let value = p
@@ -344,8 +343,13 @@ struct RecordBounds {
 
     func check(_ start: UnsafeRawPointer, end: UnsafeRawPointer, slots: Int) -> Bool {
         var p = start
-        guard let idLength = varint(&p, end), idLength > 0, p + idLength <= end else { return false }
-        p += idLength
+        if p < end && p.load(as: UInt8.self) == RecordID.packedMarker {
+            guard end - p > RecordID.packedCount else { return false }
+            p += 1 + RecordID.packedCount
+        } else {
+            guard let idLength = varint(&p, end), idLength > 0, p + idLength <= end else { return false }
+            p += idLength
+        }
         for _ in 0..<slots {
             guard value(&p, end, topLevel: true) else { return false }
         }

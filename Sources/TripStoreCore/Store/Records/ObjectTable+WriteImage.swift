@@ -216,7 +216,7 @@ extension ObjectTable {
         for (i, r) in order.enumerated() {
             if i + 8 < order.count { prefetch(order[i + 8]) }
             let e = Int(entity(at: r) ?? 0)
-            var value = RecordReader.id(record(r)).1
+            var value = RecordReader.firstSlot(record(r))
             for k in plan.firstSlot[e]..<plan.firstSlot[e + 1] {
                 defer { value = RecordReader.skip(value) }
                 guard case .toMany = plan.slots[k], let n = RecordReader.listNumber(value), n != 0 else { continue }

@@ -96,6 +96,18 @@ struct RecordBuffer: ~Copyable {
         count += 4
     }
 
+    /// A record's id, as `RecordID` says: packed where it is a UUID in canonical form, else its length and text.
+    @inline(__always) mutating func id(_ text: UnsafeRawBufferPointer) {
+        reserve(1 + RecordID.packedCount)
+        if RecordID.pack(text, into: base + count + 1) {
+            base.storeBytes(of: RecordID.packedMarker, toByteOffset: count, as: UInt8.self)
+            count += 1 + RecordID.packedCount
+            return
+        }
+        varint(text.count)
+        bytes(text)
+    }
+
     @inline(__always) mutating func bytes(_ p: UnsafeRawBufferPointer) {
         guard p.count > 0 else { return }
         reserve(p.count)

@@ -7,7 +7,7 @@ import TripStoreSystem
 /// bytes, so linking fills it in place.
 ///
 /// ```
-/// record   := varint(idLength) idBytes value*
+/// record   := varint(idLength) idBytes value* | 0 uuid[16] value*   (see `RecordID`)
 /// value    := 0 | 1 varint(n) utf8 | 2 int64 | 3 float64 | 4 | 5 | 6 float64
 ///           | 7 varint(byteLength) varint(count) value* | 8 …same (embedded)
 ///           | 9 int32(row) | 10 int32(list) | 11 int32(unused)
@@ -42,11 +42,50 @@ enum RecordReader {
         }
     }
 
-    /// The id's bytes, and the pointer just past them (the first slot).
-    @inline(__always) static func id(_ record: UnsafeRawPointer) -> (UnsafeRawBufferPointer, UnsafeRawPointer) {
+    /// The pointer just past a record's id: its first slot.
+    @inline(__always) static func firstSlot(_ record: UnsafeRawPointer) -> UnsafeRawPointer {
+        if record.load(as: UInt8.self) == RecordID.packedMarker { return record + 1 + RecordID.packedCount }
         var p = record
         let n = varint(&p)
-        return (UnsafeRawBufferPointer(start: p, count: n), p + n)
+        return p + n
+    }
+
+    /// Calls `body` with the text of a record's id (a packed one written out
+    /// on the stack for the call).
+    @inline(__always) static func withID<R>(_ record: UnsafeRawPointer, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        if record.load(as: UInt8.self) == RecordID.packedMarker {
+            return try withUnsafeTemporaryAllocation(byteCount: RecordID.textCount, alignment: 8) { text in
+                RecordID.unpack(record + 1, into: text.baseAddress!)
+                return try body(UnsafeRawBufferPointer(text))
+            }
+        }
+        var p = record
+        let n = varint(&p)
+        return try body(UnsafeRawBufferPointer(start: p, count: n))
+    }
+
+    /// A record's id as a string.
+    static func idString(_ record: UnsafeRawPointer) -> String {
+        withID(record) { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// `ObjectTable.prefix` of a record's id.
+    @inline(__always) static func idPrefix(_ record: UnsafeRawPointer) -> UInt64 {
+        if record.load(as: UInt8.self) == RecordID.packedMarker { return RecordID.prefix(packed: record + 1) }
+        return withID(record, ObjectTable.prefix)
+    }
+
+    /// Whether record `a`'s id sorts before record `b`'s (`ObjectTable.less` of their text).
+    @inline(__always) static func idLess(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer) -> Bool {
+        if a.load(as: UInt8.self) == RecordID.packedMarker && b.load(as: UInt8.self) == RecordID.packedMarker {
+            return RecordID.less(packed: a + 1, b + 1)
+        }
+        return withID(a) { x in withID(b) { y in ObjectTable.less(x, y) } }
+    }
+
+    /// Whether a record's id is `key`.
+    @inline(__always) static func idEquals(_ record: UnsafeRawPointer, _ key: UnsafeRawBufferPointer) -> Bool {
+        withID(record) { ObjectTable.equal($0, key) }
     }
 
     /// The pointer past one value.
@@ -66,7 +105,7 @@ enum RecordReader {
 
     /// The start of a slot's value.
     @inline(__always) static func slot(_ record: UnsafeRawPointer, _ slot: Int) -> UnsafeRawPointer {
-        var p = id(record).1
+        var p = firstSlot(record)
         var k = 0
         while k < slot { p = skip(p); k += 1 }
         return p
@@ -76,7 +115,7 @@ enum RecordReader {
     /// slot k is one; a pointer, not an array slice, which would be retained per value) by their size, never reading them: for a reader that
     /// runs while another thread links the records (and writes those slots).
     @inline(__always) static func slot(_ record: UnsafeRawPointer, _ slot: Int, relationships: UnsafePointer<Bool>) -> UnsafeRawPointer {
-        var p = id(record).1
+        var p = firstSlot(record)
         for k in 0..<slot { p = relationships[k] ? p + 5 : skip(p) }
         return p
     }
@@ -131,7 +170,7 @@ enum RecordReader {
 
     /// Every slot's value, in slot order.
     static func values(_ record: UnsafeRawPointer, count: Int, lists: RelationshipLists) -> [Value] {
-        var p = id(record).1
+        var p = firstSlot(record)
         var out: [Value] = []
         out.reserveCapacity(count)
         for _ in 0..<count { out.append(read(&p, lists: lists)) }
@@ -146,7 +185,7 @@ enum RecordReader {
 
     /// The byte length of a whole record with `count` slots.
     static func length(_ record: UnsafeRawPointer, count: Int) -> Int {
-        var p = id(record).1
+        var p = firstSlot(record)
         for _ in 0..<count { p = skip(p) }
         return p - record
     }
@@ -156,10 +195,7 @@ enum RecordReader {
 enum RecordWriter {
     static func id(_ id: String, to out: inout RecordBuffer) {
         var id = id
-        id.withUTF8 { u in
-            out.varint(u.count)
-            out.bytes(UnsafeRawBufferPointer(u))
-        }
+        id.withUTF8 { out.id(UnsafeRawBufferPointer($0)) }
     }
 
     /// One attribute value (relationship values go through `reference`).

@@ -96,12 +96,12 @@ struct RecordEnvelopeWriter {
     func write(row: RowID, table: ObjectTable.ReadView, lists: FlatLists.View, to w: inout ByteOutput, scratch: inout JSONWriter) {
         guard let entity = table.entity(at: row) else { return }
         let record = table.record(row)
-        let (id, values) = RecordReader.id(record)
+        let values = RecordReader.firstSlot(record)
         text.withUnsafeBytes { text in
             slots.withUnsafeBufferPointer { slots in
                 let put = Constants(text: text)
                 put(prefixes[entity], &w)
-                w.appendQuoted(utf8: id)
+                RecordEnvelopeWriter.appendID(of: record, to: &w)
                 put(dataOpen, &w)
                 let first = firstSlot[entity], count = slotCounts[entity]
                 var p = values
@@ -160,7 +160,7 @@ struct RecordEnvelopeWriter {
     func prefetchTargets(of row: RowID, table: ObjectTable.ReadView, lists: FlatLists.View,
                          into targets: UnsafeMutablePointer<RowID>, capacity: Int) -> Int {
         guard let entity = table.entity(at: row) else { return 0 }
-        var p = RecordReader.id(table.record(row)).1
+        var p = RecordReader.firstSlot(table.record(row))
         var noted = 0
         func note(_ target: RowID) {
             table.prefetchColumns(target)
@@ -241,7 +241,20 @@ struct RecordEnvelopeWriter {
                                              _ put: Constants, _ w: inout ByteOutput) {
         guard let entity = table.entity(at: row) else { return put(null, &w) }
         put(bareID ? idOnly : prefixes[entity], &w)
-        w.appendQuoted(utf8: RecordReader.id(table.record(row)).0)
+        RecordEnvelopeWriter.appendID(of: table.record(row), to: &w)
         w.append(UInt8(ascii: "}"))
+    }
+
+    /// A record's id, quoted: a packed one written out straight into the
+    /// line (it holds nothing to escape).
+    @inline(__always) static func appendID(of record: UnsafeRawPointer, to w: inout ByteOutput) {
+        guard record.load(as: UInt8.self) == RecordID.packedMarker else {
+            return RecordReader.withID(record) { w.appendQuoted(utf8: $0) }
+        }
+        w.append(count: RecordID.textCount + 2) { out in
+            out[0] = UInt8(ascii: "\"")
+            RecordID.unpack(record + 1, into: out + 1)
+            out[RecordID.textCount + 1] = UInt8(ascii: "\"")
+        }
     }
 }

@@ -150,8 +150,7 @@ struct SnapshotRecordDecoder {
         guard try key(&r, "id") else { throw GiveUp() }
         let id = try r.plainString()
         guard !id.isEmpty else { throw GiveUp() }
-        out.varint(id.count)
-        out.bytes(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(file)[id]))
+        out.id(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(file)[id]))
         try r.expectByte(UInt8(ascii: ","))
         guard try key(&r, "data") else { throw GiveUp() }
         try r.expectByte(UInt8(ascii: "{"))
