@@ -157,6 +157,52 @@ import TripStoreModels
         #expect(fromImage.history == fromJSON.history)
     }
 
+    /// Image format 9 is format 10 without packed ids (`RecordID`): an
+    /// image of ids that stay text, marked format 9, is still used, and an
+    /// image of packed ids holds the same objects as the JSON.
+    @Test func aFormat9ImageOfTextIDsIsStillRead() throws {
+        for lowercase in [false, true] {
+            let folder = TestFolders.make("image9")
+            var g = TripDataGenerator(seed: 12)
+            var json = String(decoding: g.jsonArray(trips: 60), as: UTF8.self)
+            // Lowercase ids are not packed.
+            if lowercase {
+                let ids = json.matches(of: /"id":"([0-9A-F-]{36})"/).map { String($0.1) }
+                for id in Set(ids) { json = json.replacingOccurrences(of: id, with: id.lowercased()) }
+            }
+            let w = try Store.open(folder, schema: schema, access: .write)
+            var tx = w.transaction()
+            try w.stage(try EnvelopeInput.decode(Array(json.utf8), schema: schema), mode: .insert, into: &tx)
+            try w.commit(tx, author: "test", timestamp: 1_800_000_000)
+            try w.compact()
+            w.close()
+            let path = try imagePath(folder)
+            var bytes = try FileIO.readFile(path)
+            let packed = bytes.withUnsafeBytes { b in
+                let h = SnapshotImage.Header.decode(b)!, layout = SnapshotImage.Layout(h)!
+                return b.load(fromByteOffset: layout.records, as: UInt8.self) == RecordID.packedMarker
+            }
+            #expect(packed == !lowercase)
+            if lowercase {
+                bytes[7] = UInt8(ascii: "9")
+                let n = SnapshotImage.Header.byteCount
+                let hash = bytes.withUnsafeBytes { PageHash.hash(UnsafeRawBufferPointer(rebasing: $0[0..<(n - 8)])) }
+                withUnsafeBytes(of: hash.littleEndian) { bytes.replaceSubrange((n - 8)..<n, with: $0) }
+                try Data(bytes).write(to: URL(fileURLWithPath: path))
+            }
+            let fromImage = try open(folder, image: true), fromJSON = try open(folder, image: false)
+            #expect(fromImage.loadedFromImage)
+            #expect(fromImage.table.checkEverything())
+            #expect(fromImage.table.count == fromJSON.table.count)
+            for row in 0..<RowID(fromJSON.table.rowCount) {
+                #expect(fromImage.table.object(at: row) == fromJSON.table.object(at: row))
+            }
+            let someID = try #require(fromJSON.table.id(at: 5))
+            #expect(someID == (lowercase ? someID.lowercased() : someID.uppercased()))
+            #expect(fromImage.table.row(for: someID) == 5)
+        }
+    }
+
     @Test func anImageHeaderCountPastTheFileIsIgnoredBeforeAnythingIsAllocated() throws {
         let folder = try makeStore()
         let path = try imagePath(folder)
