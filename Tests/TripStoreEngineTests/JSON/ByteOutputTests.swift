@@ -1,4 +1,5 @@
 import Testing
+@testable import TripStoreCore
 @testable import TripStoreJSON
 
 /// The snapshot's raw-pointer output writes exactly the text `JSONWriter` writes.
