@@ -91,6 +91,56 @@ import TripStoreModels
         #expect(hashed.0.flat.count == values.count)
     }
 
+    /// Text in NFC takes the path that orders by bytes alone (no key hashed
+    /// per value, one sort): the keys, rows and counts of the build from one
+    /// key per row, byte for byte in the image; text out of NFC anywhere
+    /// does not take it.
+    @Test func nfcTextGetsTheKeysOfABuildFromAKeyPerRow() throws {
+        var random = SplitMix64(seed: 29)
+        let pieces = ["", "a", "A", "Z", "z", "ab", "a b", "~", "0", "a\\u0001", "Rome", "Rome, Italy", "rome", "Z\u{FC}rich", "S\u{E3}o Paulo",
+                      "\u{C5}", "\u{2FF}", "\u{7F}", "\u{80}", "H\u{1ED9}i An", "\u{3A9}", "\u{E9}", "\u{65E5}\u{672C}", "\u{1F600}"]
+        let titles = (0..<40).map { _ in (0..<Int(random.next() % 3)).map { _ in pieces[Int(random.next() % UInt64(pieces.count))] }.joined() }
+        let table = try table(titles: titles)
+        let order = table.rowsSortedByID()
+        let index = index("Production", "title")
+        let values = table.indexedValues(order: order, indexed: [index])[0]
+        let (firsts, byteRanks, _) = values.distinctByBytes()
+        let ascii = try #require(ObjectTable.nfcTextIndex(values, firsts: firsts, byteRanks: byteRanks))
+        let plain = ValueIndex(entity: index.entity, property: index.property)
+        plain.build((0..<values.count).map { k in
+            (IndexKey(values.value(k).map { RecordReader.value($0, lists: table.lists) } ?? .null), values.rows[k])
+        })
+        let expected = plain.ordered()
+        #expect(ascii.0.keys == expected.keys)
+        #expect(ascii.0.flat == expected.flat)
+        #expect(ascii.0.counts == expected.counts)
+        #expect(ascii.nulls == plain.rowsWithoutValue)
+        let a = SavedIndexBytes(ascii.0, nulls: ascii.nulls, text: true), b = SavedIndexBytes(expected, nulls: plain.rowsWithoutValue, text: true)
+        #expect(a.bytes == b.bytes && a.fields == b.fields)
+        // Text out of NFC anywhere (a combining mark that composes, a character NFC replaces): the general path.
+        for odd in ["Cafe\u{301}", "Ho\u{323}\u{302}i An", "\u{2126}", "A\u{30A}"] {
+            let other = try self.table(titles: titles + [odd])
+            let otherValues = other.indexedValues(order: other.rowsSortedByID(), indexed: [index])[0]
+            let (f, r, _) = otherValues.distinctByBytes()
+            #expect(ObjectTable.nfcTextIndex(otherValues, firsts: f, byteRanks: r) == nil, "\(odd)")
+        }
+    }
+
+    /// The check that text is below U+0300 reads UTF-8 exactly: a lead byte
+    /// from 0xCC on, a missing or wrong continuation, or a stray one fails it.
+    @Test func textBelowCombiningMarksIsCheckedByteByByte() {
+        func check(_ bytes: [UInt8]) -> Bool { bytes.withUnsafeBytes { ObjectTable.isBelowCombiningMarks($0) } }
+        #expect(check(Array("plain ascii, longer than eight".utf8)))
+        #expect(check(Array("K\u{F6}nigsallee \u{2FF}".utf8)))
+        #expect(check([]))
+        #expect(!check([0xCC, 0x80]))
+        #expect(!check([0xC2]))
+        #expect(!check([0xC2, 0x41]))
+        #expect(!check([0x80]))
+        #expect(!check([0xC0, 0x80]))
+        #expect(!check(Array("aaaaaaaa".utf8) + [0xE6, 0x97, 0xA5]))
+    }
+
     /// Keys are put in the order of their bytes before the build's sort,
     /// which still decides: text not in NFC orders by its NFC form ("e" and
     /// a combining acute is "é", after "f"), not by its bytes.

@@ -257,6 +257,7 @@ extension ObjectTable {
     /// snapshot's encoders share the cores with.
     static func hashedIndex(_ values: IndexedValues, index: IndexedProperty, lists: RelationshipLists) -> (ValueIndex.Ordered, nulls: [RowID]) {
         let (firsts, byteRanks, _) = values.distinctByBytes()
+        if let nfc = nfcTextIndex(values, firsts: firsts, byteRanks: byteRanks) { return nfc }
         // Values with different bytes can still be one key (strings equal as Unicode text): merged here.
         var rankOf: [IndexKey: Int] = [:]
         var distinct: [IndexKey] = []
@@ -291,6 +292,74 @@ extension ObjectTable {
         let fresh = ValueIndex(entity: index.entity, property: index.property)
         fresh.build(distinct: distinct, ranks: ranks, rows: rows, nulls: nulls)
         return (fresh.ordered(), fresh.rowsWithoutValue)
+    }
+
+    /// `hashedIndex` where every value is text in NFC (or none), from the
+    /// values' distinct bytes (`distinctByBytes`), without a `String` hashed
+    /// (in normal form) per value or a second sort of them: text in NFC is
+    /// ordered by its bytes, and two such values are one key exactly where
+    /// their bytes are equal. Text of characters below U+0300 (ASCII,
+    /// Latin-1, Latin Extended-A and -B, IPA: none combines or decomposes)
+    /// is in NFC as it is; any other value is normalized once to see.
+    /// Nil when a value is not text, or not in NFC.
+    static func nfcTextIndex(_ values: IndexedValues, firsts: [Int], byteRanks: [Int32]) -> (ValueIndex.Ordered, nulls: [RowID])? {
+        // Each distinct value's text; nil: a null.
+        var texts: [UnsafeRawBufferPointer?] = []
+        texts.reserveCapacity(firsts.count)
+        for k in firsts {
+            guard let p = values.value(k) else { return nil }
+            switch p.load(as: UInt8.self) {
+            case RecordTag.null: texts.append(nil)
+            case RecordTag.string:
+                var q = p + 1
+                let n = RecordReader.varint(&q)
+                let text = UnsafeRawBufferPointer(start: q, count: n)
+                guard isBelowCombiningMarks(text)
+                        || IndexKey.normalizedText(String(decoding: text, as: UTF8.self)).elementsEqual(text) else { return nil }
+                texts.append(text)
+            default: return nil
+            }
+        }
+        let order = texts.indices.filter { texts[$0] != nil }.sorted { ObjectTable.less(texts[$0]!, texts[$1]!) }
+        var position = [Int](repeating: -1, count: texts.count)
+        for (p, d) in order.enumerated() { position[d] = p }
+        // Rows grouped by value in value order: counted, then placed (in row order, so ascending within a value).
+        var counts = [Int](repeating: 0, count: order.count + 1), nulls: [RowID] = []
+        for k in 0..<values.count {
+            let p = byteRanks[k] < 0 ? -1 : position[Int(byteRanks[k])]
+            if p < 0 { nulls.append(values.rows[k]) } else { counts[p + 1] += 1 }
+        }
+        for p in 0..<order.count { counts[p + 1] += counts[p] }
+        var flat = [RowID](repeating: 0, count: counts[order.count]), next = counts
+        for k in 0..<values.count {
+            let p = byteRanks[k] < 0 ? -1 : position[Int(byteRanks[k])]
+            guard p >= 0 else { continue }
+            flat[next[p]] = values.rows[k]
+            next[p] += 1
+        }
+        let keys = order.map { IndexKey.string(String(decoding: texts[$0]!, as: UTF8.self)) }
+        return (ValueIndex.Ordered(keys: keys, flat: flat, counts: counts), nulls)
+    }
+
+    /// Whether `text` is well-formed UTF-8 of characters below U+0300 only:
+    /// ASCII, or two bytes whose first is 0xC2–0xCB.
+    @inline(__always) static func isBelowCombiningMarks(_ text: UnsafeRawBufferPointer) -> Bool {
+        var i = 0
+        let n = text.count
+        while i < n {
+            if i + 8 <= n && text.loadUnaligned(fromByteOffset: i, as: UInt64.self) & 0x8080_8080_8080_8080 == 0 {
+                i += 8
+                continue
+            }
+            let b = text[i]
+            if b < 0x80 {
+                i += 1
+                continue
+            }
+            guard b >= 0xC2, b <= 0xCB, i + 1 < n, text[i + 1] & 0xC0 == 0x80 else { return false }
+            i += 2
+        }
+        return true
     }
 
     /// The positions of `distinct` in the order of their UTF-8 bytes; nil
