@@ -61,9 +61,12 @@ enum BulkInsertHistory {
         guard record.load(as: UInt8.self) == RecordID.packedMarker else {
             return RecordReader.withID(record) { w.appendQuoted(utf8: $0) }
         }
-        let at = w.bytes.count
-        w.bytes.append(contentsOf: repeatElement(UInt8(ascii: "\""), count: RecordID.textCount + 2))
-        w.bytes.withUnsafeMutableBytes { RecordID.unpack(record + 1, into: $0.baseAddress! + at + 1) }
+        withUnsafeTemporaryAllocation(byteCount: RecordID.textCount + 2, alignment: 8) { quoted in
+            quoted[0] = UInt8(ascii: "\"")
+            RecordID.unpack(record + 1, into: quoted.baseAddress! + 1)
+            quoted[RecordID.textCount + 1] = UInt8(ascii: "\"")
+            w.bytes.append(contentsOf: UnsafeRawBufferPointer(quoted))
+        }
     }
 
     /// The whole line: the header of the commit, then `changes`.

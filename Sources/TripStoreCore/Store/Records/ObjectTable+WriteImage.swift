@@ -460,6 +460,8 @@ final class IndexedValues {
         }
         let slotCounts = schema.entities.map(\.properties.count)
         let values = indexed.map { _ in IndexedValues() }
+        // Borrowed, not retained and released at each value (`values` keeps them).
+        let borrowed = values.map { Unmanaged.passUnretained($0) }
         for i in 0..<count {
             if i + 8 < count, let e = entity(i + 8), firstCovering[e + 1] > firstCovering[e] { prefetch(i + 8) }
             guard let e = entity(i), firstCovering[e + 1] > firstCovering[e] else { continue }
@@ -467,9 +469,10 @@ final class IndexedValues {
             for c in firstCovering[e]..<firstCovering[e + 1] {
                 let (k, slot) = covering[c]
                 // A slot past the entity's is a row of another type than the index says (only a hostile image says so).
-                values[k].add(RowID(i), slot < slotCounts[e] ? slotIn(record, e, slot) : nil)
+                borrowed[k]._withUnsafeGuaranteedRef { $0.add(RowID(i), slot < slotCounts[e] ? slotIn(record, e, slot) : nil) }
             }
         }
+        withExtendedLifetime(values) {}
         return values
     }
 
