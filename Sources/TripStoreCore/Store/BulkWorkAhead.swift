@@ -32,6 +32,12 @@ struct BulkWorkAhead: @unchecked Sendable {
                                                entity: { Int(entities[Int(order[$0])]) },
                                                record: { UnsafeRawPointer(records.records[Int(order[$0])]) },
                                                prefetch: { Prefetch.read(records.records[Int(order[$0])]) },
+                                               // Objects in id order: their entities and record pointers are misses too.
+                                               farAhead: { g in
+                                                   let o = Int(order[g])
+                                                   entities.withUnsafeBufferPointer { Prefetch.read($0.baseAddress! + o) }
+                                                   records.records.withUnsafeBufferPointer { Prefetch.read($0.baseAddress! + o) }
+                                               },
                                                slot: { RecordReader.slot($0, $2, relationships: relationships.of($1)) })
             // Indexed attributes are never relationships: no list is read.
             let indexes = ObjectTable.indexBlobs(values, indexed: indexed, lists: RelationshipLists())

@@ -444,10 +444,12 @@ final class IndexedValues {
     /// `i`th object is of `entity(i)` (nil: none) and has `record(i)`, which
     /// `prefetch(i)` starts loading some positions ahead (records in id order
     /// are a miss each time).
-    /// `slot(record, entity, slot)` finds a slot's value.
+    /// `slot(record, entity, slot)` finds a slot's value. `farAhead(i)`
+    /// starts loading what `entity(i)` and `prefetch(i)` read, where that is
+    /// itself a miss (it is called further ahead).
     @inline(__always)
     static func collect(_ count: Int, schema: Schema, indexed: [IndexedProperty], entity: (Int) -> Int?,
-                        record: (Int) -> UnsafeRawPointer, prefetch: (Int) -> Void,
+                        record: (Int) -> UnsafeRawPointer, prefetch: (Int) -> Void, farAhead: (Int) -> Void = { _ in },
                         slot slotIn: (UnsafeRawPointer, Int, Int) -> UnsafeRawPointer = { RecordReader.slot($0, $2) }) -> [IndexedValues] {
         // Per entity, the indexes that cover it back to back (flat: an
         // entity's own array would be retained and released per row).
@@ -463,6 +465,7 @@ final class IndexedValues {
         // Borrowed, not retained and released at each value (`values` keeps them).
         let borrowed = values.map { Unmanaged.passUnretained($0) }
         for i in 0..<count {
+            if i + 32 < count { farAhead(i + 32) }
             if i + 8 < count, let e = entity(i + 8), firstCovering[e + 1] > firstCovering[e] { prefetch(i + 8) }
             guard let e = entity(i), firstCovering[e + 1] > firstCovering[e] else { continue }
             let record = record(i)
