@@ -40,6 +40,15 @@ import TripStoreModels
         return store.table
     }
 
+    /// The index `ValueIndex.build` makes from one key per row: what the image's shortcuts must give.
+    static func keyPerRowBuild(_ values: IndexedValues, _ table: ObjectTable, _ index: IndexedProperty) -> (ValueIndex.Ordered, nulls: [RowID]) {
+        let plain = ValueIndex(entity: index.entity, property: index.property)
+        plain.build((0..<values.count).map { k in
+            (IndexKey(values.value(k).map { RecordReader.value($0, lists: table.lists) } ?? .null), values.rows[k])
+        })
+        return (plain.ordered(), plain.rowsWithoutValue)
+    }
+
     func index(_ entity: String, _ property: String) -> IndexedProperty {
         let e = films.entity(named: entity)!
         return IndexedProperty(entity: e.id, property: e.property(named: property)!)
@@ -77,15 +86,11 @@ import TripStoreModels
         let index = index("Production", "title")
         let values = table.indexedValues(order: order, indexed: [index])[0]
         let hashed = ObjectTable.hashedIndex(values, index: index, lists: table.lists)
-        let plain = ValueIndex(entity: index.entity, property: index.property)
-        plain.build((0..<values.count).map { k in
-            (IndexKey(values.value(k).map { RecordReader.value($0, lists: table.lists) } ?? .null), values.rows[k])
-        })
-        let expected = plain.ordered()
-        #expect(hashed.0.keys == expected.keys)
-        #expect(hashed.0.flat == expected.flat)
-        #expect(hashed.0.counts == expected.counts)
-        #expect(hashed.nulls == plain.rowsWithoutValue)
+        let expected = Self.keyPerRowBuild(values, table, index)
+        #expect(hashed.0.keys == expected.0.keys)
+        #expect(hashed.0.flat == expected.0.flat)
+        #expect(hashed.0.counts == expected.0.counts)
+        #expect(hashed.nulls == expected.nulls)
         // "Café" in either form is one key: five in all.
         #expect(hashed.0.keys.count == 5)
         #expect(hashed.0.flat.count == values.count)
@@ -105,17 +110,13 @@ import TripStoreModels
         let index = index("Production", "title")
         let values = table.indexedValues(order: order, indexed: [index])[0]
         let (firsts, byteRanks, _) = values.distinctByBytes()
-        let ascii = try #require(ObjectTable.nfcTextIndex(values, firsts: firsts, byteRanks: byteRanks))
-        let plain = ValueIndex(entity: index.entity, property: index.property)
-        plain.build((0..<values.count).map { k in
-            (IndexKey(values.value(k).map { RecordReader.value($0, lists: table.lists) } ?? .null), values.rows[k])
-        })
-        let expected = plain.ordered()
-        #expect(ascii.0.keys == expected.keys)
-        #expect(ascii.0.flat == expected.flat)
-        #expect(ascii.0.counts == expected.counts)
-        #expect(ascii.nulls == plain.rowsWithoutValue)
-        let a = SavedIndexBytes(ascii.0, nulls: ascii.nulls, text: true), b = SavedIndexBytes(expected, nulls: plain.rowsWithoutValue, text: true)
+        let nfc = try #require(ObjectTable.nfcTextIndex(values, firsts: firsts, byteRanks: byteRanks))
+        let expected = Self.keyPerRowBuild(values, table, index)
+        #expect(nfc.0.keys == expected.0.keys)
+        #expect(nfc.0.flat == expected.0.flat)
+        #expect(nfc.0.counts == expected.0.counts)
+        #expect(nfc.nulls == expected.nulls)
+        let a = SavedIndexBytes(nfc.0, nulls: nfc.nulls, text: true), b = SavedIndexBytes(expected.0, nulls: expected.nulls, text: true)
         #expect(a.bytes == b.bytes && a.fields == b.fields)
         // Text out of NFC anywhere (a combining mark that composes, a character NFC replaces): the general path.
         for odd in ["Cafe\u{301}", "Ho\u{323}\u{302}i An", "\u{2126}", "A\u{30A}"] {
