@@ -172,13 +172,16 @@ import TripStoreCLI
 
 /// Canonically equivalent ids are one id, stored in NFC (SPEC §2).
 @Suite struct CLIIdentifierTests {
-    let nfc = "caf\u{E9}", nfd = "cafe\u{301}"
-
-    func trip(_ id: String) -> String {
-        #"{"type":"Trip","id":"\#(id)","data":{"name":"n","destination":"d","startDate":"2026-01-01","endDate":"2026-01-02"}}"#
+    func trip(_ id: String, destination: String = "d") -> String {
+        #"{"type":"Trip","id":"\#(id)","data":{"name":"n","destination":"\#(destination)","startDate":"2026-01-01","endDate":"2026-01-02"}}"#
     }
 
-    @Test func nfcAndNfdAreOneIdBeforeAndAfterCompaction() throws {
+    /// Pairs of one text in NFC and another form of it: a combining accent;
+    /// a Hangul syllable and its trailing consonant apart, which Foundation's
+    /// composition on Linux leaves apart (`CanonicalText`); all three jamo apart.
+    static let forms = [("caf\u{E9}", "cafe\u{301}"), ("\u{AC01}", "\u{AC00}\u{11A8}"), ("\u{AC01}", "\u{1100}\u{1161}\u{11A8}")]
+
+    @Test(arguments: forms) func nfcAndNfdAreOneIdBeforeAndAfterCompaction(_ nfc: String, _ nfd: String) throws {
         let s = CLIRunner.runRoot + "nfc-\(UUID().uuidString)"
         let a = CLIRunner.runRoot + "nfc-\(UUID().uuidString).jsonl"
         let b = CLIRunner.runRoot + "nfd-\(UUID().uuidString).jsonl"
@@ -197,6 +200,29 @@ import TripStoreCLI
         let r = CLIRunner.run(["import", both], store: s)
         #expect(r.code == 1)
         #expect(r.err.contains("appears twice"))
+    }
+
+    /// Text equal as Swift compares it is one key of an index, whether the
+    /// image or the JSON answers, and whether the value is in the snapshot or the journal.
+    @Test(arguments: forms) func equivalentTextIsOneKeyFromTheImageAndFromTheJSON(_ nfc: String, _ other: String) throws {
+        for (first, second) in [(nfc, other), (other, nfc)] {
+            let s = CLIRunner.runRoot + "text-\(UUID().uuidString)"
+            let a = CLIRunner.runRoot + "text-\(UUID().uuidString).jsonl", b = CLIRunner.runRoot + "text-\(UUID().uuidString).jsonl"
+            try trip("t1", destination: first).write(toFile: a, atomically: false, encoding: .utf8)
+            try trip("t2", destination: second).write(toFile: b, atomically: false, encoding: .utf8)
+            #expect(CLIRunner.run(["import", a], store: s).code == 0)
+            #expect(CLIRunner.run(["compact"], store: s).code == 0)
+            #expect(CLIRunner.run(["import", b], store: s).code == 0)
+            for literal in [first, second] {
+                #expect(CLIRunner.run(["query", "destination == \"\(literal)\"", "--count"], store: s).out == "2\n")
+                #expect(CLIRunner.run(["query", "destination ~ \"\(literal)\"", "--count"], store: s).out == "2\n")
+            }
+            #expect(CLIRunner.run(["compact"], store: s).code == 0)
+            let image = try #require(try FileManager.default.contentsOfDirectory(atPath: s).first { $0.hasSuffix(".image") })
+            #expect(CLIRunner.run(["query", "destination == \"\(second)\"", "--count"], store: s).out == "2\n")
+            try FileManager.default.removeItem(atPath: s + "/" + image)
+            #expect(CLIRunner.run(["query", "destination == \"\(second)\"", "--count"], store: s).out == "2\n")
+        }
     }
 
     @Test func anIdWithAControlCharacterIsAnInputError() throws {

@@ -59,7 +59,7 @@ extension IndexKey {
     static func normalizedText(_ s: String) -> [UInt8] {
         var s = s
         if s.withUTF8({ isASCII($0) }) { return Array(s.utf8) }
-        return Array(s.precomposedStringWithCanonicalMapping.utf8)
+        return Array(CanonicalText.nfc(s).utf8)
     }
 
     private static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {

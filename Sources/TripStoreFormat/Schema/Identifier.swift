@@ -7,7 +7,7 @@ package enum Identifier {
     /// The id in NFC (unchanged, and cheap, when it is ASCII).
     @inline(__always) package static func normalized(_ id: String) -> String {
         if isASCII(id) { return id }
-        return id.precomposedStringWithCanonicalMapping
+        return CanonicalText.nfc(id)
     }
 
     /// Whether every byte is ASCII, read through the string's own storage
