@@ -93,6 +93,124 @@ try Data(data).write(to: URL(fileURLWithPath: dataPath))
 let megabytes = Double(data.count) / 1e6
 emit("data_bytes", Double(data.count), "bytes")
 
+// The command line, run as a user runs it: a fresh `tripstore` process each time.
+let cli = options.cli ?? (URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path + "/tripstore")
+/// Runs `tripstore --store STORE arguments` as a fresh process (posix_spawn:
+/// Foundation's `Process` adds tens of milliseconds of its own here) and
+/// returns the seconds to its exit, its output, and with `trace` its
+/// `TRIPSTORE_TRACE` lines.
+func runCLI(_ arguments: [String], trace: Bool = false, store: String = storePath) -> (Double, String, String) {
+    var outPipe: [Int32] = [0, 0], errPipe: [Int32] = [0, 0]
+    guard pipe(&outPipe) == 0, pipe(&errPipe) == 0 else { fail("cannot make a pipe") }
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1)
+    if trace {
+        posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2)
+    } else {
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+    }
+    for fd in outPipe + errPipe { posix_spawn_file_actions_addclose(&actions, fd) }
+    let argv = [cli, "--store", store] + arguments
+    var environment = ProcessInfo.processInfo.environment
+    if trace { environment["TRIPSTORE_TRACE"] = "1" }
+    let envp = environment.map { "\($0.key)=\($0.value)" }
+    let cArgs = argv.map { strdup($0) } + [nil]
+    let cEnv = envp.map { strdup($0) } + [nil]
+    defer { for p in cArgs + cEnv { free(p) } }
+    var pid: pid_t = 0
+    let t = now()
+    guard posix_spawn(&pid, cli, &actions, nil, cArgs, cEnv) == 0 else { fail("cannot run \(cli)") }
+    close(outPipe[1])
+    close(errPipe[1])
+    func drain(_ fd: Int32) -> [UInt8] {
+        var all: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { break }
+            all.append(contentsOf: buffer[0..<n])
+        }
+        close(fd)
+        return all
+    }
+    let out = drain(outPipe[0])
+    let err = drain(errPipe[0])
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    return (now() - t, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
+}
+/// Lets the disk finish writing what this run wrote so far (`sync`, then a
+/// second), and reads `path` through so that it is in the page cache, as a
+/// file just written or read is: both imports (ours and SQLite's) start so,
+/// and measure the import, not the writes before it.
+func settle(_ path: String) {
+    sync()
+    sleep(1)
+    let fd = open(path, O_RDONLY)
+    guard fd >= 0 else { return }
+    defer { close(fd) }
+    var buffer = [UInt8](repeating: 0, count: 1 << 20)
+    while buffer.withUnsafeMutableBytes({ read(fd, $0.baseAddress, $0.count) }) > 0 {}
+}
+/// The child's own high-water mark (VmHWM, which its trace prints): its
+/// ru_maxrss would start from this process's size at fork.
+func tracedPeak(_ traced: String) -> Double {
+    let peakMB = traced.split(separator: "\n").last { $0.contains("peak ") }
+        .flatMap { $0.components(separatedBy: "peak ").last?.split(separator: " ").first.flatMap { Double($0) } } ?? 0
+    return peakMB * 1024 * 1024
+}
+// `tripstore import` as a user runs it, into a new store, before this
+// process holds anything but the data (later it holds the store it
+// measures, 1.3 GB at 100,000 trips, and every page a process takes is then
+// new to the host: the same import measured 0.75 s there against 0.55 s
+// here): time, peak memory, and what it leaves on disk, each against the
+// input's size. SQLite's peer runs right after it, alike.
+if options.coldProcesses && FileManager.default.isExecutableFile(atPath: cli) {
+    // `tripstore import` as a user runs it, into a new store: time, peak
+    // memory, and what it leaves on disk, each against the input's size.
+    let importStore = options.work + "/cli-import-store"
+    settle(dataPath)
+    let (seconds, _, traced) = runCLI(["import", dataPath, "--author", "bench"], trace: true, store: importStore)
+    let peakImport = tracedPeak(traced)
+    emit("cli_import_s", seconds, "s")
+    emit("cli_import_MBps", megabytes / seconds, "MB/s")
+    emit("cli_import_peak_rss_bytes", peakImport, "bytes")
+    emit("cli_import_peak_vs_input", peakImport / Double(data.count), "x")
+    let names = (try? FileManager.default.contentsOfDirectory(atPath: importStore)) ?? []
+    let json = names.filter { $0.hasSuffix(".jsonl") || $0 == "schema.json" }.reduce(0) { $0 + (FileIO.fileSize(importStore + "/" + $1) ?? 0) }
+    let image = names.filter { $0.hasSuffix(".image") }.reduce(0) { $0 + (FileIO.fileSize(importStore + "/" + $1) ?? 0) }
+    emit("store_json_vs_input", Double(json) / Double(data.count), "x")
+    emit("image_vs_input", Double(image) / Double(data.count), "x")
+    try? FileManager.default.removeItem(atPath: importStore)
+}
+var sqlite: [String: Double] = [:]
+if options.compareSQLite {
+    let peer = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().path + "/shared/bench/peer_sqlite.py"
+    settle(dataPath)
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    p.arguments = ["python3", peer, dataPath, "--budget", String(options.budget)]
+    let pipe = Pipe()
+    p.standardOutput = pipe
+    try p.run()
+    let out = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    p.waitUntilExit()
+    for line in out.split(separator: "\n") {
+        print(line)
+        var fields: [String: String] = [:]
+        for part in line.split(separator: " ") {
+            let kv = part.split(separator: "=", maxSplits: 1)
+            if kv.count == 2 { fields[String(kv[0])] = String(kv[1]) }
+        }
+        if let f = fields["figure"], let v = fields["value"].flatMap(Double.init) { sqlite[f] = v }
+    }
+}
+
+
 // JSON parse: the strict reader building a tree, and the envelope decoder.
 // Above 100,000 trips they are measured on the first 100,000 (a tree of the
 // whole file would need many times its size in memory; the rate is the same).
@@ -252,91 +370,7 @@ func residentBytes() -> Double {
 }
 
 // Cold CLI processes: a fresh `tripstore` per query, loading the store each time.
-let cli = options.cli ?? (URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path + "/tripstore")
-/// Runs `tripstore --store STORE arguments` as a fresh process (posix_spawn:
-/// Foundation's `Process` adds tens of milliseconds of its own here) and
-/// returns the seconds to its exit, its output, and with `trace` its
-/// `TRIPSTORE_TRACE` lines.
-func runCLI(_ arguments: [String], trace: Bool = false, store: String = storePath) -> (Double, String, String) {
-    var outPipe: [Int32] = [0, 0], errPipe: [Int32] = [0, 0]
-    guard pipe(&outPipe) == 0, pipe(&errPipe) == 0 else { fail("cannot make a pipe") }
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1)
-    if trace {
-        posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2)
-    } else {
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-    }
-    for fd in outPipe + errPipe { posix_spawn_file_actions_addclose(&actions, fd) }
-    let argv = [cli, "--store", store] + arguments
-    var environment = ProcessInfo.processInfo.environment
-    if trace { environment["TRIPSTORE_TRACE"] = "1" }
-    let envp = environment.map { "\($0.key)=\($0.value)" }
-    let cArgs = argv.map { strdup($0) } + [nil]
-    let cEnv = envp.map { strdup($0) } + [nil]
-    defer { for p in cArgs + cEnv { free(p) } }
-    var pid: pid_t = 0
-    let t = now()
-    guard posix_spawn(&pid, cli, &actions, nil, cArgs, cEnv) == 0 else { fail("cannot run \(cli)") }
-    close(outPipe[1])
-    close(errPipe[1])
-    func drain(_ fd: Int32) -> [UInt8] {
-        var all: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 1 << 16)
-        while true {
-            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { break }
-            all.append(contentsOf: buffer[0..<n])
-        }
-        close(fd)
-        return all
-    }
-    let out = drain(outPipe[0])
-    let err = drain(errPipe[0])
-    var status: Int32 = 0
-    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-    return (now() - t, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
-}
-/// Lets the disk finish writing what this run wrote so far (`sync`, then a
-/// second), and reads `path` through so that it is in the page cache, as a
-/// file just written or read is: both imports (ours and SQLite's) start so,
-/// and measure the import, not the writes before it.
-func settle(_ path: String) {
-    sync()
-    sleep(1)
-    let fd = open(path, O_RDONLY)
-    guard fd >= 0 else { return }
-    defer { close(fd) }
-    var buffer = [UInt8](repeating: 0, count: 1 << 20)
-    while buffer.withUnsafeMutableBytes({ read(fd, $0.baseAddress, $0.count) }) > 0 {}
-}
-/// The child's own high-water mark (VmHWM, which its trace prints): its
-/// ru_maxrss would start from this process's size at fork.
-func tracedPeak(_ traced: String) -> Double {
-    let peakMB = traced.split(separator: "\n").last { $0.contains("peak ") }
-        .flatMap { $0.components(separatedBy: "peak ").last?.split(separator: " ").first.flatMap { Double($0) } } ?? 0
-    return peakMB * 1024 * 1024
-}
 if options.coldProcesses && FileManager.default.isExecutableFile(atPath: cli) {
-    // `tripstore import` as a user runs it, into a new store: time, peak
-    // memory, and what it leaves on disk, each against the input's size.
-    let importStore = options.work + "/cli-import-store"
-    settle(dataPath)
-    let (seconds, _, traced) = runCLI(["import", dataPath, "--author", "bench"], trace: true, store: importStore)
-    let peakImport = tracedPeak(traced)
-    emit("cli_import_s", seconds, "s")
-    emit("cli_import_MBps", megabytes / seconds, "MB/s")
-    emit("cli_import_peak_rss_bytes", peakImport, "bytes")
-    emit("cli_import_peak_vs_input", peakImport / Double(data.count), "x")
-    let names = (try? FileManager.default.contentsOfDirectory(atPath: importStore)) ?? []
-    let json = names.filter { $0.hasSuffix(".jsonl") || $0 == "schema.json" }.reduce(0) { $0 + (FileIO.fileSize(importStore + "/" + $1) ?? 0) }
-    let image = names.filter { $0.hasSuffix(".image") }.reduce(0) { $0 + (FileIO.fileSize(importStore + "/" + $1) ?? 0) }
-    emit("store_json_vs_input", Double(json) / Double(data.count), "x")
-    emit("image_vs_input", Double(image) / Double(data.count), "x")
-    try? FileManager.default.removeItem(atPath: importStore)
 
     let peak = tracedPeak(runCLI(["stats"], trace: true).2)
     emit("memory_peak_bytes", peak, "bytes")
@@ -448,27 +482,6 @@ if options.coldProcesses && FileManager.default.isExecutableFile(atPath: cli) {
 
 // SQLite, side by side.
 if options.compareSQLite {
-    let peer = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent().path + "/shared/bench/peer_sqlite.py"
-    settle(dataPath)
-    let p = Process()
-    p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    p.arguments = ["python3", peer, dataPath, "--budget", String(options.budget)]
-    let pipe = Pipe()
-    p.standardOutput = pipe
-    try p.run()
-    let out = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    p.waitUntilExit()
-    var sqlite: [String: Double] = [:]
-    for line in out.split(separator: "\n") {
-        print(line)
-        var fields: [String: String] = [:]
-        for part in line.split(separator: " ") {
-            let kv = part.split(separator: "=", maxSplits: 1)
-            if kv.count == 2 { fields[String(kv[0])] = String(kv[1]) }
-        }
-        if let f = fields["figure"], let v = fields["value"].flatMap(Double.init) { sqlite[f] = v }
-    }
     // Ratios: above 1 means tripstore is better. (ours, SQLite's, scale of theirs to ours, higher is better)
     var pairs: [(String, String, Double, Bool)] = [
         ("import_MBps", "import_mb_per_s", 1, true), ("import_objects_per_s", "import_objects_per_s", 1, true),
