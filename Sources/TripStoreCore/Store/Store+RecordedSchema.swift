@@ -139,7 +139,7 @@ extension Store {
         var bytes = [UInt8](repeating: 0, count: SnapshotImage.Header.byteCount)
         let n = bytes.withUnsafeMutableBytes { FileIO.read(fd, into: $0, at: 0) }
         guard n == bytes.count else { return nil }
-        if bytes.prefix(7).elementsEqual(SnapshotImage.magic.prefix(7)) && !SnapshotImage.readableMagics.contains(where: { $0[7] == bytes[7] }) {
+        if bytes.prefix(7).elementsEqual(SnapshotImage.magic.prefix(7)) && bytes[7] != SnapshotImage.magic[7] {
             return "it was written by another version of tripstore"
         }
         guard let header = bytes.withUnsafeBytes(SnapshotImage.Header.decode) else { return nil }

@@ -157,12 +157,12 @@ import TripStoreModels
         #expect(fromImage.history == fromJSON.history)
     }
 
-    /// Image format 9 is format 10 without packed ids (`RecordID`): an
-    /// image of ids that stay text, marked format 9, is still used, and an
-    /// image of packed ids holds the same objects as the JSON.
-    @Test func aFormat9ImageOfTextIDsIsStillRead() throws {
+    /// An image holds ids packed (`RecordID`) or as text, and either way
+    /// the same objects as the JSON; an image of format 9 (before packed
+    /// ids and `CanonicalText`) is another version's: not read, and said so.
+    @Test func packedAndTextIDsLoadAsTheJSONDoesAndFormat9IsNotRead() throws {
         for lowercase in [false, true] {
-            let folder = TestFolders.make("image9")
+            let folder = TestFolders.make("image-ids")
             var g = TripDataGenerator(seed: 12)
             var json = String(decoding: g.jsonArray(trips: 60), as: UTF8.self)
             // Lowercase ids are not packed.
@@ -183,13 +183,6 @@ import TripStoreModels
                 return b.load(fromByteOffset: layout.records, as: UInt8.self) == RecordID.packedMarker
             }
             #expect(packed == !lowercase)
-            if lowercase {
-                bytes[7] = UInt8(ascii: "9")
-                let n = SnapshotImage.Header.byteCount
-                let hash = bytes.withUnsafeBytes { PageHash.hash(UnsafeRawBufferPointer(rebasing: $0[0..<(n - 8)])) }
-                withUnsafeBytes(of: hash.littleEndian) { bytes.replaceSubrange((n - 8)..<n, with: $0) }
-                try Data(bytes).write(to: URL(fileURLWithPath: path))
-            }
             let fromImage = try open(folder, image: true), fromJSON = try open(folder, image: false)
             #expect(fromImage.loadedFromImage)
             #expect(fromImage.table.checkEverything())
@@ -200,6 +193,16 @@ import TripStoreModels
             let someID = try #require(fromJSON.table.id(at: 5))
             #expect(someID == (lowercase ? someID.lowercased() : someID.uppercased()))
             #expect(fromImage.table.row(for: someID) == 5)
+            // The same image marked format 9, its header's checksum made again.
+            bytes[7] = UInt8(ascii: "9")
+            let n = SnapshotImage.Header.byteCount
+            let hash = bytes.withUnsafeBytes { PageHash.hash(UnsafeRawBufferPointer(rebasing: $0[0..<(n - 8)])) }
+            withUnsafeBytes(of: hash.littleEndian) { bytes.replaceSubrange((n - 8)..<n, with: $0) }
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            let old = try open(folder, image: true)
+            #expect(!old.loadedFromImage)
+            #expect(old.imageStaleness() == "it was written by another version of tripstore")
+            #expect(old.table.count == fromJSON.table.count)
         }
     }
 

@@ -42,10 +42,10 @@ import TripStoreSystem
 /// The directory (row groups to type checksums) is covered by the header's
 /// directory checksum, so it is checked at open.
 enum SnapshotImage {
-    /// Format 10 (`A`): records may hold packed ids (`RecordID`). Format 9,
-    /// the same but for that, is still read: its records are valid format-10 records.
+    /// Format 10 (`A`): records may hold packed ids (`RecordID`), and text
+    /// keys are in NFC as `CanonicalText` makes it (format 9's Hangul keys
+    /// could be in Foundation's incomplete form, so it is not read).
     static let magic = Array("TSIMAGEA".utf8)
-    static let readableMagics = [magic, Array("TSIMAGE9".utf8)]
     static let groupShift = 8
     static let groupSize = 1 << groupShift
 
@@ -89,7 +89,7 @@ enum SnapshotImage {
         }
 
         static func decode(_ b: UnsafeRawBufferPointer) -> Header? {
-            guard b.count >= byteCount, SnapshotImage.readableMagics.contains(where: { b.prefix(8).elementsEqual($0) }),
+            guard b.count >= byteCount, b.prefix(8).elementsEqual(SnapshotImage.magic),
                   UInt64(littleEndian: b.loadUnaligned(fromByteOffset: byteCount - 8, as: UInt64.self))
                     == PageHash.hash(UnsafeRawBufferPointer(rebasing: b[0..<(byteCount - 8)])) else { return nil }
             var at = 8
