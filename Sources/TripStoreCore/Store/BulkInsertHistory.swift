@@ -61,10 +61,8 @@ enum BulkInsertHistory {
         guard record.load(as: UInt8.self) == RecordID.packedMarker else {
             return RecordReader.withID(record) { w.appendQuoted(utf8: $0) }
         }
-        withUnsafeTemporaryAllocation(byteCount: RecordID.textCount + 2, alignment: 8) { quoted in
-            quoted[0] = UInt8(ascii: "\"")
-            RecordID.unpack(record + 1, into: quoted.baseAddress! + 1)
-            quoted[RecordID.textCount + 1] = UInt8(ascii: "\"")
+        withUnsafeTemporaryAllocation(byteCount: RecordID.quotedCount, alignment: 8) { quoted in
+            RecordID.writeQuoted(packed: record + 1, into: quoted.baseAddress!)
             w.bytes.append(contentsOf: UnsafeRawBufferPointer(quoted))
         }
     }

@@ -251,10 +251,6 @@ struct RecordEnvelopeWriter {
         guard record.load(as: UInt8.self) == RecordID.packedMarker else {
             return RecordReader.withID(record) { w.appendQuoted(utf8: $0) }
         }
-        w.append(count: RecordID.textCount + 2) { out in
-            out[0] = UInt8(ascii: "\"")
-            RecordID.unpack(record + 1, into: out + 1)
-            out[RecordID.textCount + 1] = UInt8(ascii: "\"")
-        }
+        w.append(count: RecordID.quotedCount) { RecordID.writeQuoted(packed: record + 1, into: $0) }
     }
 }

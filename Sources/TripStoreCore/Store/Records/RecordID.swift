@@ -86,6 +86,16 @@ enum RecordID {
         out.storeBytes(of: d.bigEndian, toByteOffset: 28, as: UInt64.self)
     }
 
+    /// A packed id's text in quotes, `quotedCount` bytes at `out` (it holds
+    /// nothing JSON escapes): how the snapshot and history writers put one.
+    @inline(__always) static func writeQuoted(packed: UnsafeRawPointer, into out: UnsafeMutableRawPointer) {
+        out.storeBytes(of: UInt8(ascii: "\""), as: UInt8.self)
+        unpack(packed, into: out + 1)
+        out.storeBytes(of: UInt8(ascii: "\""), toByteOffset: textCount + 1, as: UInt8.self)
+    }
+
+    static let quotedCount = textCount + 2
+
     /// Whether packed id `a` sorts before `b` (as their text does).
     @inline(__always) static func less(packed a: UnsafeRawPointer, _ b: UnsafeRawPointer) -> Bool {
         let a0 = UInt64(bigEndian: a.loadUnaligned(as: UInt64.self)), b0 = UInt64(bigEndian: b.loadUnaligned(as: UInt64.self))
