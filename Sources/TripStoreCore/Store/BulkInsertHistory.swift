@@ -5,56 +5,55 @@ import TripStoreSystem
 /// A bulk import's transaction as history keeps it, without a `Change` per
 /// object (about 150 bytes each): its snapshot history line, grouped by type.
 ///
-/// The changes (nearly all of the line) need only the records' ids: they
-/// are encoded ahead, while the import links (see `BulkImportPlan`), and
-/// the header, which needs the commit's token and time, is put before them at the commit.
-enum BulkInsertHistory {
-    /// Bytes of the line in blocks of about a megabyte, and their checksum.
-    /// Blocks, because the line of a million-trip import is 330 MB: one piece
-    /// of that size would take fresh memory where smaller ones fill what
-    /// sorting and linking have freed.
-    struct Line: Sendable {
-        var blocks: [[UInt8]] = []
-        var count = 0
-        var crc: UInt32 = 0
+/// The line is encoded on every core a block of ids at a time while the
+/// snapshot writer writes the blocks in order (see `Store.compact`): the
+/// line of a million-trip import is 330 MB, and made whole ahead it was as
+/// much memory more at the import's peak, each page of it fresh.
+struct BulkInsertHistory: @unchecked Sendable {
+    let token: Int64
+    let timestamp: Double
+    let author: String
+    /// Each run: a type, and its objects' rows in input order (as history lists them).
+    let runs: [(type: String, rows: [RowID])]
 
-        mutating func append(_ bytes: [UInt8]) {
-            crc = bytes.withUnsafeBytes { CRC32C.checksum($0, continuing: crc) }
-            count += bytes.count
-            blocks.append(bytes)
+    /// The line's start: the commit's token, time and author.
+    func appendHeader(to w: inout JSONWriter) {
+        HistoryCoding.appendHeader(token: token, timestamp: timestamp, author: author, to: &w)
+    }
+
+    /// The rest of the line and its newline, a block at a time in order from
+    /// `next()`, each with its checksum. The caller calls `finish()` before the table changes.
+    func blocks(table: ObjectTable.ReadView) -> OrderedWork<(bytes: [UInt8], crc: UInt32)> {
+        let counts = runs.map { ($0.type, $0.rows.count) }
+        // Runs back to back: position `firstOfRun[n] + k` is id k of run n.
+        let firstOfRun = runs.indices.map { n in runs[..<n].reduce(0) { $0 + $1.rows.count } }
+        let total = runs.reduce(0) { $0 + $1.rows.count }
+        // At least eight blocks, so that both cores share even a small line.
+        let perBlock = min(BulkInsertHistory.idsPerBlock, max(1, (total + 7) / 8))
+        let blocks = max(1, (total + perBlock - 1) / perBlock)
+        return OrderedWork(count: blocks, ahead: 4) { [self] in
+            // Rows by position: one flat array each thread reads (nested ones would be retained per id).
+            let rows = runs.flatMap(\.rows)
+            return { k in
+                let positions = (k * perBlock)..<min(total, (k + 1) * perBlock)
+                var w = JSONWriter(capacity: positions.count * (RecordID.quotedCount + 1) + 256)
+                rows.withUnsafeBufferPointer { rows in
+                    HistoryCoding.appendInsertRuns(counts, positions: positions, id: { n, k, w in
+                        // Rows in input order are all over the table: their columns, then their records, are loaded ahead.
+                        let i = firstOfRun[n] + k
+                        if i + 32 < positions.upperBound { table.prefetchColumns(rows[i + 32]) }
+                        if i + 16 < positions.upperBound { table.prefetch(rows[i + 16]) }
+                        BulkInsertHistory.appendID(of: table.record(rows[i]), to: &w)
+                    }, to: &w)
+                }
+                if k == blocks - 1 { w.bytes.append(0x0A) }
+                return (w.bytes, CRC32C.checksum(w.bytes))
+            }
         }
     }
 
-    static let blockSize = 1 << 20
-
-    /// The line's changes and its newline: each run is a type and its
-    /// objects (indexes into `records`) in input order.
-    static func changes(_ runs: [(type: String, objects: [Int32])], records: RecordPointers) -> Line {
-        // The runs back to back: `firstOfRun[n] + k` is object k of run n.
-        let objects = runs.flatMap(\.objects)
-        var firstOfRun: [Int] = [], total = 0
-        for run in runs {
-            firstOfRun.append(total)
-            total += run.objects.count
-        }
-        var line = Line()
-        func drain(_ w: inout JSONWriter) {
-            line.append(w.bytes)
-            // A new block of the same size; the one handed over keeps its bytes.
-            w.bytes.removeAll(keepingCapacity: true)
-        }
-        var w = JSONWriter(capacity: blockSize + 4096)
-        HistoryCoding.appendInsertRuns(runs.map { ($0.type, $0.objects.count) },
-                                       id: { n, k, w in
-                                           // Records of one type lie among the others': load them well ahead.
-                                           let i = firstOfRun[n] + k
-                                           if i + 16 < objects.count { Prefetch.read(records.records[Int(objects[i + 16])]) }
-                                           appendID(of: records.records[Int(objects[i])], to: &w)
-                                       }, to: &w, drainEvery: blockSize, drain: drain)
-        w.bytes.append(0x0A)
-        drain(&w)
-        return line
-    }
+    /// The most ids in a block: about 1.3 MB of line.
+    static let idsPerBlock = 32768
 
     /// A record's id, quoted (a packed one written out without a look for what to escape).
     @inline(__always) private static func appendID(of record: UnsafeRawPointer, to w: inout JSONWriter) {
@@ -65,17 +64,5 @@ enum BulkInsertHistory {
             RecordID.writeQuoted(packed: record + 1, into: quoted.baseAddress!)
             w.bytes.append(contentsOf: UnsafeRawBufferPointer(quoted))
         }
-    }
-
-    /// The whole line: the header of the commit, then `changes`.
-    static func line(token: Int64, timestamp: Double, author: String, changes: Line) -> Line {
-        var w = JSONWriter()
-        HistoryCoding.appendHeader(token: token, timestamp: timestamp, author: author, to: &w)
-        var line = Line()
-        line.append(w.bytes)
-        line.blocks += changes.blocks
-        line.crc = CRC32C.combine(line.crc, changes.crc, lengthOfB: changes.count)
-        line.count += changes.count
-        return line
     }
 }

@@ -22,8 +22,17 @@ struct BulkLinks {
 
     /// Per chunk, each target's row.
     private var resolved: [[RowID]] = []
-    /// Lists given in the input: the slot, and the targets in `resolved`.
-    private var givenLists: [(slot: UnsafeMutableRawPointer, key: Int, chunk: Int, first: Int, count: Int)] = []
+    /// A list given in the input: its slot, its key (`g << 16 | slot`), and its targets in `resolved`.
+    private struct GivenList {
+        let slot: UnsafeMutableRawPointer
+        let key: Int
+        let chunk: Int32, first: Int32, count: Int32
+    }
+
+    /// Lists given in the input. At a million trips there are millions of
+    /// them: the array is reserved for every link up front (an array grown by
+    /// doubling leaves each smaller copy behind as a hole of touched memory).
+    private var givenLists: [GivenList] = []
     /// Objects a given list leaves out that claim to be in it, by list
     /// (`g << 16 | slot`), in input order. `stage` puts them after a given
     /// list of two or more (which it reorders), and in link order around a list of one.
@@ -113,6 +122,7 @@ struct BulkLinks {
             return (set.contains(row), targets.count)
         }
         var derivedIndex: [Int: Int] = [:]
+        givenLists.reserveCapacity(chunks.reduce(0) { $0 + $1.links.count })
 
         for (k, c) in chunks.enumerated() {
             var rows = [RowID](repeating: 0, count: c.targets.count)
@@ -143,7 +153,7 @@ struct BulkLinks {
                         if count > 1 && rows.withUnsafeBufferPointer({ BulkLinks.hasDuplicate(UnsafeBufferPointer(rebasing: $0[first..<(first + count)])) }) {
                             return nil
                         }
-                        givenLists.append((slot, g << 16 | Int(link.slot), k, first, count))
+                        givenLists.append(GivenList(slot: slot, key: g << 16 | Int(link.slot), chunk: Int32(k), first: Int32(first), count: Int32(count)))
                     } else {
                         guard count == 1, BulkLinks.setToOne(slot, rows[first]) else { return nil }
                     }
@@ -177,7 +187,7 @@ struct BulkLinks {
         for list in givenLists where list.count == 1 {
             guard let more = extras[list.key] else { continue }
             let owner = list.key >> 16, slot = list.key & 0xFFFF
-            let only = resolved[list.chunk][list.first], onlyG = Int(objects.sorted[Int(only)])
+            let only = resolved[Int(list.chunk)][Int(list.first)], onlyG = Int(objects.sorted[Int(only)])
             let back = plans[firstSlot[Int(objects.entities[owner])] + slot].inverseSlot
             // Named by the owner's other side itself: listed there (an empty list given names nobody).
             let namesOwner = back >= 0 && lists(onlyG, back, objects.rowOf[owner]).listed
@@ -221,11 +231,12 @@ struct BulkLinks {
         func targets<R>(_ i: Int, _ body: (Slice<UnsafeBufferPointer<RowID>>) -> R) -> R {
             guard i < given else { return derivedLists[i - given].withUnsafeBufferPointer { body($0[...]) } }
             let list = givenLists[i]
+            let targets = Int(list.first)..<Int(list.first + list.count)
             if !extras.isEmpty, let more = extras[list.key] {
-                let all = (ordered.contains(list.key) ? [] : Array(resolved[list.chunk][list.first..<(list.first + list.count)])) + more.map(\.row)
+                let all = (ordered.contains(list.key) ? [] : Array(resolved[Int(list.chunk)][targets])) + more.map(\.row)
                 return all.withUnsafeBufferPointer { body($0[...]) }
             }
-            return resolved[list.chunk].withUnsafeBufferPointer { body($0[list.first..<(list.first + list.count)]) }
+            return resolved[Int(list.chunk)].withUnsafeBufferPointer { body($0[targets]) }
         }
         func isEmpty(_ i: Int) -> Bool { i < given && givenLists[i].count == 0 && (extras.isEmpty || extras[givenLists[i].key] == nil) }
         // Numbers by a counting sort on the owner row, each row's lists in the order they came; 0 is the empty list.

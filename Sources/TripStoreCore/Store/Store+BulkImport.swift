@@ -74,13 +74,13 @@ extension Store {
         // in arrays read and written all over: past `hugePagesFrom` they
         // outgrow what the TLB covers in 4 KB pages (measured: no gain at
         // 165 MB, a tenth of the time at 1.65 GB). They grow the heap by
-        // three fifths (100,000 trips) to two thirds (1,000,000) of the
-        // input: about that much is faulted in on the other core while this
-        // one sorts and links.
+        // about half the input (100,000 and 1,000,000 trips): that much is
+        // faulted in on the other core while this one sorts and links (more
+        // is memory the import never uses, each page of it fresh).
         var populating: Parallel.Pending<Bool>?
         if size >= Store.populateFrom,
            let space = MemoryTuning.preferHugePagesForHeap(reserving: size, hugePages: size >= Store.hugePagesFrom) {
-            populating = MemoryTuning.populateInBackground(space, byteCount: size >= Store.hugePagesFrom ? size / 3 * 2 : size / 2)
+            populating = MemoryTuning.populateInBackground(space, byteCount: size / 2)
         }
         guard whole else {
             for c in chunks { c.discard() }
@@ -124,14 +124,22 @@ extension Store {
         guard acceptsBulkImport(plan) else { return nil }
         let time = max(timestamp ?? Store.now(), try lastCommitTime() ?? -.infinity)
         let token = lastToken + 1
-        let runs = plan.runs
-        let ahead = BulkCommitWork(token: token, timestamp: time, author: author, ahead: plan.ahead)
         // Never return while the plan's thread reads records a failed store may free.
-        defer { ahead.finish() }
+        defer { _ = plan.ahead.wait() }
         // From here on the table changes: nothing gives up.
         defer { plan.releaseWorkingState() }
         var objects = plan.adopt(into: table)
         let n = objects.count, rowOf = objects.rowOf
+        // History lists the inserts by the rows they get (in the runs' own memory).
+        var runs = plan.takeRuns()
+        for r in runs.indices {
+            runs[r].objects.withUnsafeMutableBufferPointer { objects in
+                for i in objects.indices { objects[i] = rowOf[Int(objects[i])] }
+            }
+        }
+        let ahead = BulkCommitWork(history: BulkInsertHistory(token: token, timestamp: time, author: author,
+                                                              runs: runs.map { (schema.entities[$0.entity].name, $0.objects) }),
+                                   ahead: plan.ahead)
         let columns = objects.inIDOrder()
         // Only `rowOf` is needed from here on: what the rest held is reused for the rows and lists.
         objects = BulkObjects()
@@ -204,7 +212,7 @@ public final class BulkImportPlan {
     }
 
     /// The inserts as history lists them (see `BulkObjects.insertRuns`).
-    let runs: [(entity: Int, objects: [Int32])]
+    private var runs: [(entity: Int, objects: [Int32])]
     /// What the commit needs that the records alone decide, made on a thread
     /// of its own from the sort on: linking (and then filling the table) has
     /// the other core idle, and the snapshot's encoders would otherwise share
@@ -223,7 +231,7 @@ public final class BulkImportPlan {
         }
         Trace.mark("bulk: sort \(objects.count) ids")
         let runs = objects.insertRuns(schema)
-        let ahead = BulkWorkAhead.start(objects, runs: runs, schema: schema, after: after)
+        let ahead = BulkWorkAhead.start(objects, schema: schema, after: after)
         guard let links = BulkLinks(schema: schema, objects: objects, chunks: chunks) else {
             // Never free records that thread reads.
             _ = ahead.wait()
@@ -237,6 +245,12 @@ public final class BulkImportPlan {
         self.links = links
         self.runs = runs
         self.ahead = ahead
+    }
+
+    /// The runs, which the plan no longer holds: the commit turns their objects into rows in place.
+    func takeRuns() -> [(entity: Int, objects: [Int32])] {
+        defer { runs = [] }
+        return runs
     }
 
     /// Hands the records to the table's arena; the objects with their

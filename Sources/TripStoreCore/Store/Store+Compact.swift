@@ -131,11 +131,14 @@ extension Store {
             flush(force: false)
         }
         if let bulk {
+            bulk.history.appendHeader(to: &buffer)
             flush(force: true)
-            let line = bulk.line()
-            Trace.mark("snapshot history line encoded")
-            crc = CRC32C.combine(crc, line.crc, lengthOfB: line.count)
-            for block in line.blocks { out.write(block) }
+            let blocks = bulk.history.blocks(table: view.table.readView)
+            defer { blocks.finish() }
+            while let block = blocks.next() {
+                crc = CRC32C.combine(crc, block.crc, lengthOfB: block.bytes.count)
+                out.write(block.bytes)
+            }
         }
         let historyCount = history.count + (bulk == nil ? 0 : 1)
         flush(force: true)

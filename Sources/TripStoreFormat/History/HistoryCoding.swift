@@ -218,31 +218,40 @@ package enum HistoryCoding {
     /// The rest of that line after `appendHeader`, byte for byte, for a
     /// transaction of inserts only, from runs of one type each (`id(run, k, &w)`
     /// appends the k-th id of a run, quoted) instead of a `Change` per object: a bulk
-    /// import's history. Whenever `w` holds `drainEvery` bytes or more
-    /// between two ids it is handed to `drain`, which takes its bytes away.
-    package static func appendInsertRuns(_ runs: [(type: String, count: Int)], id: (Int, Int, inout JSONWriter) -> Void,
-                                         to w: inout JSONWriter, drainEvery: Int = .max, drain: (inout JSONWriter) -> Void = { _ in }) {
-        var first = true
-        for (n, run) in runs.enumerated() where run.count > 0 {
-            if !first { w.bytes.append(UInt8(ascii: ",")) }
-            first = false
-            w.bytes.append(contentsOf: insertKind)
-            w.appendQuoted(run.type)
-            guard run.count >= 2 else {
-                w.bytes.append(contentsOf: idKey)
-                id(n, 0, &w)
-                w.bytes.append(UInt8(ascii: "}"))
-                continue
-            }
-            w.bytes.append(contentsOf: idsKey)
-            for k in 0..<run.count {
-                if k > 0 { w.bytes.append(UInt8(ascii: ",")) }
-                id(n, k, &w)
-                if w.bytes.count >= drainEvery { drain(&w) }
-            }
-            w.bytes.append(contentsOf: Array("]}".utf8))
+    /// import's history. Only the part of ids `positions` of the runs back to
+    /// back: each id with what comes before it (its run's opening, or a comma)
+    /// and after it (its run's closing, the line's after the last), so that
+    /// pieces for ranges that follow one another from 0 to the number of ids
+    /// make the line (at least one id; written on every core a piece at a time).
+    package static func appendInsertRuns(_ runs: [(type: String, count: Int)], positions: Range<Int>,
+                                         id: (Int, Int, inout JSONWriter) -> Void, to w: inout JSONWriter) {
+        let total = runs.reduce(0) { $0 + $1.count }
+        guard total > 0 else { return w.bytes.append(contentsOf: Array("]}".utf8)) }
+        // The run holding the first position, and the position within it.
+        var n = 0, k = positions.lowerBound
+        while n < runs.count && k >= runs[n].count {
+            k -= runs[n].count
+            n += 1
         }
-        w.bytes.append(contentsOf: Array("]}".utf8))
+        for p in positions {
+            while k == runs[n].count {
+                n += 1
+                k = 0
+            }
+            let count = runs[n].count
+            if k == 0 {
+                if p > 0 { w.bytes.append(UInt8(ascii: ",")) }
+                w.bytes.append(contentsOf: insertKind)
+                w.appendQuoted(runs[n].type)
+                w.bytes.append(contentsOf: count >= 2 ? idsKey : idKey)
+            } else {
+                w.bytes.append(UInt8(ascii: ","))
+            }
+            id(n, k, &w)
+            if k == count - 1 { w.bytes.append(contentsOf: count >= 2 ? closeArrayAndObject : closeObject) }
+            if p == total - 1 { w.bytes.append(contentsOf: closeArrayAndObject) }
+            k += 1
+        }
     }
 }
 
@@ -256,6 +265,8 @@ private let deleteKind = Array(#"{"kind":"delete","type":"#.utf8)
 private let redactKind = Array(#"{"kind":"redact","type":"#.utf8)
 private let idKey = Array(#","id":"#.utf8)
 private let idsKey = Array(#","ids":["#.utf8)
+private let closeArrayAndObject = Array("]}".utf8)
+private let closeObject = Array("}".utf8)
 private let redactedKey = Array(#","redacted":true"#.utf8)
 private let dataKey = Array(#","data":"#.utf8)
 private let valuesKey = Array(#","values":"#.utf8)

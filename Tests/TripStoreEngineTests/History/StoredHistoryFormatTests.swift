@@ -36,6 +36,33 @@ import TripStoreModels
             + #"{"kind":"delete","type":"Trip","id":"t9","tombstone":{"name":"gone"}}]}"#)
     }
 
+    /// A bulk import writes its line's inserts in pieces of ids on every core
+    /// (`appendInsertRuns`): any pieces that follow one another make the line
+    /// `appendCompact` writes for the same inserts.
+    @Test func insertRunsWrittenInPiecesMakeTheGroupedLine() {
+        let runs: [(type: String, ids: [String])] = [("Trip", ["t1"]), ("Attraction", ["a1", "a2", "a\u{22}3"]), ("Leg", []),
+                                                      ("Note", ["n1", "n2"]), ("Stop", ["s1"])]
+        let transaction = HistoryTransaction(token: 3, timestamp: 800_000_000, author: "bulk",
+                                             changes: runs.flatMap { run in run.ids.map { Change(kind: .insert, type: run.type, id: $0) } })
+        var whole: [UInt8] = []
+        HistoryCoding.appendCompact(transaction, to: &whole, groupInserts: true)
+        let counts = runs.map { ($0.type, $0.ids.count) }
+        let total = counts.reduce(0) { $0 + $1.1 }
+        var random = SplitMix64(seed: 16)
+        for _ in 0..<200 {
+            var w = JSONWriter()
+            HistoryCoding.appendHeader(token: 3, timestamp: 800_000_000, author: "bulk", to: &w)
+            var start = 0
+            while start < total {
+                let end = min(total, start + Int(random.next() % 4))
+                HistoryCoding.appendInsertRuns(counts, positions: start..<end, id: { n, k, w in w.appendQuoted(runs[n].ids[k]) }, to: &w)
+                start = end
+            }
+            #expect(String(decoding: w.bytes, as: UTF8.self) == String(decoding: whole, as: UTF8.self))
+        }
+        #expect(String(decoding: whole, as: UTF8.self).hasSuffix(#"{"kind":"insert","type":"Stop","id":"s1"}]}"#))
+    }
+
     @Test(arguments: [true, false])
     func bothReadersGiveBackTheSameTransaction(_ grouped: Bool) throws {
         let bytes = Self.bytes(grouped: grouped)
