@@ -13,8 +13,10 @@ struct BulkInsertHistory: @unchecked Sendable {
     let token: Int64
     let timestamp: Double
     let author: String
-    /// Each run: a type, and its objects' rows in input order (as history lists them).
-    let runs: [(type: String, rows: [RowID])]
+    /// Each run: a type and how many of its objects follow in `rows`.
+    let runs: [(type: String, count: Int)]
+    /// The objects' rows, run after run, each run's in input order (as history lists them).
+    let rows: [RowID]
 
     /// The line's start: the commit's token, time and author.
     func appendHeader(to w: inout JSONWriter) {
@@ -24,21 +26,18 @@ struct BulkInsertHistory: @unchecked Sendable {
     /// The rest of the line and its newline, a block at a time in order from
     /// `next()`, each with its checksum. The caller calls `finish()` before the table changes.
     func blocks(table: ObjectTable.ReadView) -> OrderedWork<(bytes: [UInt8], crc: UInt32)> {
-        let counts = runs.map { ($0.type, $0.rows.count) }
-        // Runs back to back: position `firstOfRun[n] + k` is id k of run n.
-        let firstOfRun = runs.indices.map { n in runs[..<n].reduce(0) { $0 + $1.rows.count } }
-        let total = runs.reduce(0) { $0 + $1.rows.count }
+        // Position `firstOfRun[n] + k` is id k of run n.
+        let firstOfRun = runs.indices.map { n in runs[..<n].reduce(0) { $0 + $1.count } }
+        let total = rows.count
         // At least eight blocks, so that both cores share even a small line.
         let perBlock = min(BulkInsertHistory.idsPerBlock, max(1, (total + 7) / 8))
         let blocks = max(1, (total + perBlock - 1) / perBlock)
-        return OrderedWork(count: blocks, ahead: 4) { [self] in
-            // Rows by position: one flat array each thread reads (nested ones would be retained per id).
-            let rows = runs.flatMap(\.rows)
-            return { k in
+        return OrderedWork(count: blocks, ahead: 4) { [runs, rows] in
+            { k in
                 let positions = (k * perBlock)..<min(total, (k + 1) * perBlock)
                 var w = JSONWriter(capacity: positions.count * (RecordID.quotedCount + 1) + 256)
                 rows.withUnsafeBufferPointer { rows in
-                    HistoryCoding.appendInsertRuns(counts, positions: positions, id: { n, k, w in
+                    HistoryCoding.appendInsertRuns(runs, positions: positions, id: { n, k, w in
                         // Rows in input order are all over the table: their columns, then their records, are loaded ahead.
                         let i = firstOfRun[n] + k
                         if i + 32 < positions.upperBound { table.prefetchColumns(rows[i + 32]) }

@@ -130,15 +130,17 @@ extension Store {
         defer { plan.releaseWorkingState() }
         var objects = plan.adopt(into: table)
         let n = objects.count, rowOf = objects.rowOf
-        // History lists the inserts by the rows they get (in the runs' own memory).
-        var runs = plan.takeRuns()
-        for r in runs.indices {
-            runs[r].objects.withUnsafeMutableBufferPointer { objects in
-                for i in objects.indices { objects[i] = rowOf[Int(objects[i])] }
-            }
+        // History lists the inserts by the rows they get, the runs back to back.
+        let inserted: [BulkImportResult.Inserted]
+        var rows: [RowID] = []
+        do {
+            let runs = plan.takeRuns()
+            inserted = runs.map { .init(type: schema.entities[$0.entity].name, count: $0.objects.count) }
+            rows.reserveCapacity(n)
+            for run in runs { rows += run.objects.lazy.map { rowOf[Int($0)] } }
         }
         let ahead = BulkCommitWork(history: BulkInsertHistory(token: token, timestamp: time, author: author,
-                                                              runs: runs.map { (schema.entities[$0.entity].name, $0.objects) }),
+                                                              runs: inserted.map { ($0.type, $0.count) }, rows: rows),
                                    ahead: plan.ahead)
         let columns = objects.inIDOrder()
         // Only `rowOf` is needed from here on: what the rest held is reused for the rows and lists.
@@ -167,8 +169,7 @@ extension Store {
             needsReopen = true
             throw error
         }
-        return BulkImportResult(token: token, timestamp: time, author: author,
-                                inserted: runs.map { .init(type: schema.entities[$0.entity].name, count: $0.objects.count) })
+        return BulkImportResult(token: token, timestamp: time, author: author, inserted: inserted)
     }
 
     /// Each envelope's byte range: the elements of a top-level array, or the
@@ -247,7 +248,7 @@ public final class BulkImportPlan {
         self.ahead = ahead
     }
 
-    /// The runs, which the plan no longer holds: the commit turns their objects into rows in place.
+    /// The runs, which the plan no longer holds (their memory goes once the commit has listed their rows).
     func takeRuns() -> [(entity: Int, objects: [Int32])] {
         defer { runs = [] }
         return runs

@@ -23,10 +23,10 @@ extension Store {
     /// `compact()`; `tableIsChecked` skips the invariant check of the whole
     /// table where a commit has just checked everything its transaction
     /// touched on a table that was sound before it.
-    /// `bulk` is a bulk import's commit (its history line and image indexes
-    /// being made on a thread of its own): its line is written after the
-    /// retained history; afterwards the history is read from the new
-    /// snapshot when first used, as after an open.
+    /// `bulk` is a bulk import's commit (its image indexes being made on a
+    /// thread of its own): its history line is encoded on every core and
+    /// written after the retained history; afterwards the history is read
+    /// from the new snapshot when first used, as after an open.
     func compact(tableIsChecked: Bool, bulk: BulkCommitWork? = nil) throws {
         guard access == .write, lock != nil else { throw StoreError.usage("the store was opened read-only") }
         let token = lastToken
