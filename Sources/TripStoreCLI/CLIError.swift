@@ -17,7 +17,7 @@ public struct CLIError: Error {
     static func from(_ error: any Error) -> CLIError {
         switch error {
         case let e as CLIError: return e
-        case let e as StoreError: return CLIError(e.description + advice(e), exitCode: exitCode(e))
+        case let e as StoreError: return CLIError(sentence(e) + advice(e), exitCode: exitCode(e))
         case let e as EnvelopeError: return CLIError(e.description)
         case let e as EnvelopeErrors: return CLIError(e.description)
         case let e as IOError: return CLIError(e.description, exitCode: 3)
@@ -31,10 +31,35 @@ public struct CLIError: Error {
     /// changed), 2 for a damaged, locked or newer store, 3 for I/O failures.
     static func exitCode(_ e: StoreError) -> Int32 {
         switch e {
-        case .noStore, .invalid, .invalidMany, .notFound, .denied, .usage, .conflict, .inconsistent, .schemaMismatch: return 1
+        case .noStore, .invalid, .invalidMany, .notFound, .denied, .conflict, .inconsistent, .schemaMismatch, .schemaNotRecorded,
+             .notWritable, .foreignTransaction, .unknownType, .unknownProperty, .notAnAttribute, .notARelationship, .idInUse,
+             .tokenOutOfReach, .timeOutOfReach, .deletedValuesNotKept, .historyNotRetained, .salvageNotEnabled,
+             .undeclaredProperty, .unsortable, .modelNotInSchema: return 1
         case .damaged, .danglingReferences, .locked, .newerFormat, .imageDamaged: return 2
         case .io: return 3
         }
+    }
+
+    /// A store error in the command line's words: where the store speaks of
+    /// retained history, the command line names the option that reaches it.
+    static func sentence(_ e: StoreError) -> String {
+        switch e {
+        case .tokenOutOfReach(let t, let r, let oldest):
+            return "token \(t) is out of reach: --as-of reaches tokens \(r.lowerBound) to \(r.upperBound)"
+                + (t < r.lowerBound ? (oldest.map { " (the oldest retained history is token \($0))" } ?? " (no history is retained)") : "")
+        case .deletedValuesNotKept(let t, let id, let at, let r):
+            return "token \(t) is out of reach: the delete of '\(id)' at token \(at) was recorded before history kept deleted values; "
+                + "--as-of reaches tokens \(r.lowerBound) to \(r.upperBound)"
+        case .notAnAttribute(let entity, let name):
+            return "'\(name)' is a relationship of \(entity); update changes attributes (a relationship changes by replacing its owner)"
+        default:
+            return e.description
+        }
+    }
+
+    /// A store's warning as the command line prints it, with its prefix.
+    static func sentence(_ w: StoreWarning) -> String {
+        (w.isNote ? "note: " : "warning: ") + w.description
     }
 
     /// Said after the warning about a torn journal tail that a reader ignored.
@@ -48,6 +73,7 @@ public struct CLIError: Error {
         case .danglingReferences: return "; run 'tripstore verify' to list dangling references, 'tripstore verify --repair' to remove them"
         case .locked: return "; try again, or pass --wait SECONDS"
         case .newerFormat: return "; upgrade tripstore"
+        case .schemaNotRecorded: return ", or pass its schema with --schema FILE"
         case .invalid(let envelope) where envelope.kind == .existingID: return " (use --mode upsert or --mode skip-existing)"
         default: return ""
         }

@@ -48,15 +48,19 @@ struct CommandContext {
     func commit(_ tx: TransactionBuilder, to store: Store) throws -> HistoryTransaction? {
         let before = store.warnings.count
         let t = try store.commit(tx, author: author)
-        for w in store.warnings.dropFirst(before) { console.err(w) }
+        for w in store.warnings.dropFirst(before) { console.err(CLIError.sentence(w)) }
         return t
     }
 
     /// Opens the store, printing its warnings (a torn journal tail) on stderr.
     func openStore(_ access: StoreAccess) throws -> Store {
-        let store = try open(access, options: options())
+        try opened(try open(access, options: options()), access: access)
+    }
+
+    /// Prints an opened store's warnings and keeps it until the command ends.
+    private func opened(_ store: Store, access: StoreAccess) -> Store {
         for w in store.warnings {
-            console.err(w + (store.hasTornTail && access == .read ? CLIError.tornTailAdvice : ""))
+            console.err(CLIError.sentence(w) + (store.hasTornTail && access == .read ? CLIError.tornTailAdvice : ""))
         }
         console.keepUntilExit(store)
         session.opened(store)
@@ -67,38 +71,38 @@ struct CommandContext {
     /// when that is given (digits only: a token; anything else: an ISO 8601
     /// time, meaning the last token committed at or before it).
     func openStoreToRead() throws -> Store {
-        let store = try openStore(.read)
-        guard let asOf = args.value("as-of") else { return store }
-        try store.rewind(to: try token(asOf, in: store, option: "--as-of"))
-        return store
+        guard let asOf = args.value("as-of") else { return try openStore(.read) }
+        let point = try pointInTime(asOf, option: "--as-of")
+        do {
+            return try opened(try open(.read, options: options(), asOf: point), access: .read)
+        } catch StoreError.timeOutOfReach(_, let r, let first) {
+            let first = first.map { " (token \($0.token) was committed at \(ISODate.format($0.timestamp)))" } ?? ""
+            throw CLIError("--as-of \(asOf) is before the oldest reachable state: --as-of reaches tokens \(r.lowerBound) to \(r.upperBound)\(first)")
+        }
     }
 
     /// A token argument: digits, or an ISO 8601 time (the last token at or before it).
-    func token(_ text: String, in store: Store, option: String) throws -> Int64 {
+    func pointInTime(_ text: String, option: String) throws -> PointInTime {
         if !text.isEmpty && text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
             guard let t = Int64(text) else { throw usageError("\(option) \(text): not a token (a whole number up to \(Int64.max))") }
-            return t
+            return .token(t)
         }
         guard let time = ISODate.parse(text) else {
             throw usageError("\(option) takes a token (digits) or an ISO 8601 time such as 2026-11-16 or 2026-11-16T09:00:00Z, got '\(text)'")
         }
-        guard let t = try store.token(at: time) else {
-            let r = store.reachableTokens
-            let first = store.history.first.map { " (token \($0.token) was committed at \(ISODate.format($0.timestamp)))" } ?? ""
-            throw CLIError("\(option) \(text) is before the oldest reachable state: --as-of reaches tokens \(r.lowerBound) to \(r.upperBound)\(first)")
-        }
-        return t
+        return .time(time)
     }
 
     /// Opens the store with this command's schema. Without `--schema`, a
     /// writer may extend the store's schema between reading its record and
     /// reading its files: then the record is read again and the open retried,
     /// so a reader never fails because a writer is busy.
-    func open(_ access: StoreAccess, options: StoreOptions) throws -> Store {
+    func open(_ access: StoreAccess, options: StoreOptions, asOf point: PointInTime? = nil) throws -> Store {
         var schema = self.schema
         var attempt = 0
         while true {
             do {
+                if let point { return try Store.open(storePath, schema: schema, asOf: point, options: options) }
                 return try Store.open(storePath, schema: schema, access: access, options: options)
             } catch let e as StoreError where args.value("schema") == nil && attempt < 5 {
                 switch e {

@@ -2,7 +2,7 @@ import TripStoreEngine
 
 /// A deterministic generator of trip envelopes with the shape of
 /// `shared/bench/gen_trips.py`: about 10% Trip, 50% BusinessTrip and 40%
-/// PersonalTrip, related objects inline, about 1.7 KB per trip.
+/// PersonalTrip, related objects inline.
 ///
 /// ```swift
 /// var g = TripDataGenerator(seed: 1)

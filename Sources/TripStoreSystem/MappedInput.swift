@@ -9,8 +9,8 @@ import Darwin
 /// buffers of its own.
 ///
 /// Why: reading a cached input costs a copy of every byte and, for the
-/// buffers, fresh pages; a 32 MB window read into a fresh buffer kept both
-/// decoding cores waiting 13–24 ms at 100,000 trips. Where more than a
+/// buffers, fresh pages; a window read into a fresh buffer keeps both
+/// decoding cores waiting while it is copied. Where more than a
 /// sixty-fourth of the pages is not cached, reading them through the map
 /// would take a page for each from the page cache (see
 /// `StreamingFileReader`), so `map` returns nil and the caller reads the file.

@@ -13,15 +13,16 @@ package enum MemoryTuning {
     nonisolated(unsafe) private static var keepsFreedMemory = false
 
     /// A command allocates and frees big buffers phase after phase (an import
-    /// reads, decodes, encodes and writes hundreds of MB). By default glibc
+    /// reads, decodes, encodes and writes its whole input). By default glibc
     /// maps each block above 128 KB on its own and unmaps it when freed, so the
-    /// kernel zeroes fresh pages for the next one: about a tenth of an import's
-    /// time. This keeps big blocks in the heap, where freed memory is reused.
+    /// kernel zeroes fresh pages for the next one, every time. This keeps
+    /// big blocks in the heap, where freed memory is reused.
     package static func keepFreedMemory() {
         keepsFreedMemory = true
         #if canImport(Glibc)
         // M_MMAP_THRESHOLD is -3 and M_TRIM_THRESHOLD -1 in malloc.h; the
-        // largest value they take, so that even a 1.6 GB input is reused.
+        // largest value they take, so that even a block as big as a large
+        // input is reused.
         _ = glibcMallopt(-3, Int32.max)
         // -1 turns trimming off altogether (see `preferHugePagesForHeap`).
         _ = glibcMallopt(-1, -1)
@@ -34,8 +35,8 @@ package enum MemoryTuning {
 
     /// Grows the heap by `bytes` up front, unused, and asks for 2 MB pages
     /// over it: the big blocks a bulk import allocates afterwards come from
-    /// there. A page of 2 MB costs the kernel about a fifth of what 512
-    /// pages of 4 KB do (on a virtual machine each fresh page is a fault to
+    /// there. A page of 2 MB costs the kernel one fault where 512 pages of
+    /// 4 KB cost one each (on a virtual machine each fresh page is a fault to
     /// the host as well), and reading in random order misses the TLB less.
     /// Only with `keepFreedMemory` (one heap, never trimmed); nothing
     /// happens where transparent huge pages are off.
@@ -72,10 +73,10 @@ package enum MemoryTuning {
     ///
     /// Why: the first write to a fresh page costs a fault and zeroing it,
     /// which on a virtual machine whose host takes freed memory back is a
-    /// fault to the host as well: at 1,000,000 trips nearly half of the
-    /// bulk import's linking, on one core, while the other waited. Done ahead
-    /// on the idle core, the linking finds the pages there. Only where the
-    /// allocator keeps freed memory (`keepFreedMemory`, so the space stays
+    /// fault to the host as well, and the bulk import's linking, which writes
+    /// to fresh pages all over, pays it on one core while the other waits.
+    /// Done ahead on the idle core, the linking finds the pages there. Only
+    /// where the allocator keeps freed memory (`keepFreedMemory`, so the space stays
     /// the heap's); nothing happens on kernels before 5.14.
     /// Returns the thread's result (nil where none was started), for work
     /// that should have the idle core only after it.

@@ -2,9 +2,10 @@
 ///
 /// The image is a cache checked piece by piece as a process first touches it,
 /// so the check must cost far less than reading the JSON: four independent
-/// multiply–rotate lanes over 8-byte words run several times faster than
-/// CRC-32C here. It finds damage (any changed word changes the result, since
-/// every step is a bijection of the lane's state), not forgery: an image is
+/// multiply–rotate lanes over 8-byte words keep the core's multipliers busy
+/// in parallel, where CRC-32C's table lookups wait on one another. It finds
+/// damage (any changed word changes the result, since every step is a
+/// bijection of the lane's state), not forgery: an image is
 /// kept from a foreign snapshot by its binding, and from crashing the program
 /// by the structural checks that follow the checksum.
 package enum PageHash {

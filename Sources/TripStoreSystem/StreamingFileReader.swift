@@ -10,9 +10,9 @@ import Darwin
 ///
 /// Why: an import reads its input once. Through the page cache each 4 KB not
 /// yet cached costs a page taken for it, which on a virtual machine that
-/// hands freed memory back is a fault to the host: reading a 1.6 GB input
-/// not yet cached took 2.8 s of kernel time here, against 0.08 s straight
-/// from the disk (`dd iflag=direct`). What is cached already is only copied,
+/// hands freed memory back is a fault to the host, so reading an input not
+/// yet cached that way costs far more kernel time than reading it straight
+/// from the disk into one reused buffer. What is cached already is only copied,
 /// which is cheaper than reading it from the disk again. Where `O_DIRECT` is
 /// refused (some file systems, Darwin, an alignment the disk does not take)
 /// everything comes through the page cache; the bytes are the same either way.

@@ -13,7 +13,7 @@ import Darwin
 /// Why: a snapshot is written once and read again only when its image cannot
 /// serve, yet through the page cache it costs a copy into pages taken for it
 /// (and, on a virtual machine that hands freed memory back, a fault for each
-/// of them): on a 2.4 GB snapshot, more CPU time than encoding it. Where
+/// of them): CPU time on the scale of encoding it. Where
 /// `O_DIRECT` is refused (some file systems, tmpfs before Linux 6.6, Darwin,
 /// an alignment the disk does not take) it writes through the page cache
 /// instead. Either way the file holds the same bytes, and the caller flushes
@@ -22,8 +22,8 @@ package final class StreamingFileWriter: @unchecked Sendable {
     private let fd: Int32
     private let path: String
     /// Bytes per buffer; a multiple of any block size `O_DIRECT` asks for.
-    /// 2 MB writes keep this disk as busy as 4 MB ones (`dd oflag=direct`:
-    /// 1.5–2.1 GB/s either way), and a bulk import has three writers at its peak.
+    /// 2 MB writes are already big enough to keep a disk busy; bigger buffers
+    /// would only cost memory, and a bulk import has three writers at its peak.
     private static let bufferSize = 2 << 20
     private static let alignment = 4096
     /// Buffers used in turn: the writing thread finishes them in the order it gets them.

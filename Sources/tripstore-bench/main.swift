@@ -164,10 +164,9 @@ func tracedPeak(_ traced: String) -> Double {
 }
 // `tripstore import` as a user runs it, into a new store, before this
 // process holds anything but the data (later it holds the store it
-// measures, 1.3 GB at 100,000 trips, and every page a process takes is then
-// new to the host: the same import measured 0.75 s there against 0.55 s
-// here): time, peak memory, and what it leaves on disk, each against the
-// input's size. SQLite's peer runs right after it, alike.
+// measures, all of it in memory, and every page a process takes is then
+// new to the host, which slows the import down): time, peak memory, and
+// what it leaves on disk, each against the input's size. SQLite's peer runs right after it, alike.
 if options.coldProcesses && FileManager.default.isExecutableFile(atPath: cli) {
     // `tripstore import` as a user runs it, into a new store: time, peak
     // memory, and what it leaves on disk, each against the input's size.

@@ -60,7 +60,7 @@ enum ImportCommand {
                 phase("writing and flushing")
                 let before = store.warnings.count
                 if let t = try store.importInBulk(plan, author: ctx.author) {
-                    for w in store.warnings.dropFirst(before) { ctx.console.err(w) }
+                    for w in store.warnings.dropFirst(before) { ctx.console.err(CLIError.sentence(w)) }
                     if showProgress { ctx.console.endProgress() }
                     Trace.mark("commit returned")
                     ctx.console.line(summary([(.insert, t.inserted.map { ($0.type, $0.count) })], token: t.token))

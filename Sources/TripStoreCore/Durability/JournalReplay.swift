@@ -26,8 +26,7 @@ enum JournalReplay {
                 if error.kind == .danglingReference { throw StoreError.danglingReferences(file: file, line: number, detail: "\(error)") }
                 if !store.schemaIsRecorded && (error.kind == .unknownType || error.kind == .unknownProperty) {
                     // A store from before schemas were recorded, made by another program.
-                    throw StoreError.schemaMismatch(["\(file) \(error); the store records no schema "
-                                                     + "(it predates schema.json), so open it with the program that made it, or pass its schema with --schema FILE"])
+                    throw StoreError.schemaNotRecorded(file: file, detail: "\(error)")
                 }
                 throw damaged("\(error)")
             }

@@ -17,6 +17,7 @@ extension Store {
     ///   the table fails its invariants (nothing is written), `IOError` when a
     ///   file cannot be written (the previous snapshot and journal stay).
     public func compact() throws {
+        try checkWritable(.compact)
         try compact(tableIsChecked: false)
     }
 
@@ -28,7 +29,9 @@ extension Store {
     /// written after the retained history; afterwards the history is read
     /// from the new snapshot when first used, as after an open.
     func compact(tableIsChecked: Bool, bulk: BulkCommitWork? = nil) throws {
-        guard access == .write, lock != nil else { throw StoreError.usage("the store was opened read-only") }
+        // Every entry point has checked the state; this guards the files
+        // against a caller inside the module that forgot to.
+        guard state == .writing, lock != nil else { throw StoreError.notWritable(.compact, state: state) }
         let token = lastToken
         let path = files.snapshot(token)
         let temp = path + ".tmp"
@@ -223,6 +226,7 @@ extension Store {
     /// - Throws: as `compact()`; the history is then left as it was.
     @discardableResult
     public func pruneHistory(before token: Int64) throws -> Int {
+        try checkWritable(.pruneHistory)
         let keep = history.filter { $0.token >= token }
         let dropped = history.count - keep.count
         guard dropped > 0 else { return 0 }

@@ -164,8 +164,7 @@ extension Store {
             // writer holds the lock, or has finished the line since (the file grew).
             let finishedSince = (FileIO.fileSize(path) ?? 0) > bytes.count
             if access == .write || !finishedSince && !StoreLock.isHeld(folder: files.folder) {
-                warnings.append("warning: \(path) ends with an incomplete transaction (a write cut short); it is ignored"
-                                + (access == .write ? " and cut" : "; the next writer or a repair cuts it"))
+                warnings.append(.tornTail(file: path, cut: access == .write))
             }
         }
     }
@@ -201,7 +200,7 @@ extension Store {
     /// compaction started a new snapshot, or the journal shrank (a repair);
     /// then open the store again. After a throw the store is unusable.
     public func catchUp() throws -> Bool {
-        guard access == .read, !rewound else { return false }
+        guard state == .reading else { return false }
         guard (try files.list().snapshots.last ?? 0) == snapshotToken else { return false }
         let path = files.journal(snapshotToken)
         guard let size = FileIO.fileSize(path) else { return journalSize == 0 }

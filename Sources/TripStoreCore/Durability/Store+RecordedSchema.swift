@@ -104,7 +104,7 @@ extension Store {
         }
         recordedFingerprint = schema.fingerprint
         if previous != nil {
-            warnings.append("note: the store's schema was extended by this program's (fingerprint \(schema.fingerprint)); \(files.schemaRecord) records it")
+            warnings.append(.schemaExtended(fingerprint: schema.fingerprint, record: files.schemaRecord))
         }
     }
 

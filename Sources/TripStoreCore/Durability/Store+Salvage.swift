@@ -208,9 +208,8 @@ extension Store {
     ///   nothing) when the store has other damage that this cannot mend;
     ///   file-system errors from the snapshot.
     public func removeDanglingReferences(author: String) throws -> HistoryTransaction? {
-        guard access == .write, lock != nil, options.salvageDanglingReferences else {
-            throw StoreError.usage("open the store for writing with salvageDanglingReferences to remove dangling references")
-        }
+        try checkWritable(.repair)
+        guard options.salvageDanglingReferences else { throw StoreError.salvageNotEnabled }
         guard !danglingReferences.isEmpty else { return nil }
         let remaining = checkInvariants()
         if !remaining.isEmpty {
@@ -242,7 +241,7 @@ extension Store {
         do {
             try compact()
         } catch {
-            needsReopen = true
+            markBroken(by: error)
             throw error
         }
         danglingReferences = []

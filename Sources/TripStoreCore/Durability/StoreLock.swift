@@ -25,7 +25,7 @@ package final class StoreLock {
         } catch let e as IOError {
             throw .io(e)
         } catch {
-            throw .usage("\(error)")
+            throw .io(IOError(operation: "open", path: path, code: EIO))
         }
         guard FileIO.isRegularFile(fd) else {
             FileIO.close(fd)

@@ -46,11 +46,9 @@ public final class HistoryFollower {
 
     private func check(_ store: Store) throws {
         guard store.lastToken > cursor else { return }
-        guard let oldest = store.oldestRetainedToken else {
-            throw StoreError.usage("history after token \(cursor) is no longer retained (pruned): no transaction is retained; the last token is \(store.lastToken)")
-        }
-        guard oldest > cursor + 1 else { return }
-        throw StoreError.usage("history after token \(cursor) is no longer retained (pruned): the oldest retained transaction is token \(oldest)")
+        let oldest = store.oldestRetainedToken
+        if let oldest, oldest <= cursor + 1 { return }
+        throw StoreError.historyNotRetained(after: cursor, oldestRetained: oldest, lastToken: store.lastToken)
     }
 
     /// The transactions committed after the cursor (oldest first) and the

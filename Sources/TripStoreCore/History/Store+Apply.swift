@@ -23,7 +23,7 @@ extension Store {
     package static func readFeedLine(_ value: JSONValue, line: Int, expecting token: Int64, after last: Int64,
                                      notBefore: Double?) throws(FeedError) -> HistoryTransaction {
         guard let t = HistoryCoding.read(value) else {
-            throw FeedError(line: line, message: "not a feed transaction (expected {\"token\", \"timestamp\", \"author\", \"changes\"} as 'history --format feed' prints it)")
+            throw FeedError(line: line, message: "not a feed transaction (expected {\"token\", \"timestamp\", \"author\", \"changes\"} as the change feed writes it)")
         }
         if t.token <= last && token == last + 1 {
             throw FeedError(line: line, message: "token \(t.token) is already applied (this store's last token is \(last))")
@@ -37,7 +37,7 @@ extension Store {
         }
         if let c = t.changes.first(where: \.redacted) {
             throw FeedError(line: line, message: "token \(t.token) cannot be replayed: the primary removed the values of '\(c.id)' from its history "
-                                               + "(history redact); start the standby from a copy of the primary's folder and follow it with --since its last token")
+                                               + "(a redaction); start the standby from a copy of the primary's folder and follow it from its last token")
         }
         return t
     }
@@ -49,6 +49,7 @@ extension Store {
     /// now: otherwise the standby has diverged (`FeedError`, nothing written).
     @discardableResult
     public func applyFeedLine(_ value: JSONValue, line: Int) throws -> HistoryTransaction {
+        try checkWritable(.apply)
         let t = try Store.readFeedLine(value, line: line, expecting: lastToken + 1, after: lastToken, notBefore: try lastCommitTime())
         func diverged(_ m: String) -> FeedError { FeedError(line: line, message: m + "; nothing of this line was applied (the standby has diverged from its primary)") }
         // Errors of the envelopes name this line themselves: said once, by `FeedError`.

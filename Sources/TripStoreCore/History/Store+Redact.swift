@@ -17,7 +17,7 @@ extension Store {
     ///   (the files and memory are then as before).
     @discardableResult
     public func redact(ids: [String], author: String, timestamp: Double? = nil) throws -> HistoryTransaction {
-        guard access == .write, lock != nil, !rewound else { throw StoreError.usage("the store was opened read-only") }
+        try checkWritable(.redact)
         let saved = try checkedHistory()
         var types: [String: String] = [:]
         for t in saved { for c in t.changes { types[c.id] = c.type } }

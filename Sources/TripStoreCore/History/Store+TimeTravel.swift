@@ -2,6 +2,13 @@ import TripStoreFormat
 import TripStoreJSON
 import TripStoreSystem
 
+/// A point in a store's history: a token, or a time (seconds since the
+/// reference date), meaning the last token committed at or before it.
+public enum PointInTime: Sendable, Equatable {
+    case token(Int64)
+    case time(Double)
+}
+
 /// One object at an earlier token, as retained history rebuilds it.
 package enum PastState: Sendable {
     /// The object did not exist then.
@@ -51,13 +58,60 @@ extension Store {
     }
 
     /// Checks that `token` is reachable, naming the range when it is not.
-    func checkReachable(_ token: Int64) throws {
+    func checkReachable(_ token: Int64) throws(StoreError) {
         let r = reachableTokens
         guard r.contains(token) else {
-            let oldest = oldestRetainedToken
-            throw StoreError.usage("token \(token) is out of reach: --as-of reaches tokens \(r.lowerBound) to \(r.upperBound)"
-                                   + (token < r.lowerBound ? (oldest.map { " (the oldest retained history is token \($0))" } ?? " (no history is retained)") : ""))
+            throw .tokenOutOfReach(token: token, reachable: r, oldestRetained: oldestRetainedToken)
         }
+    }
+
+    /// The token a point in time names: a token as it is (once checked to be
+    /// reachable), a time as the last token committed at or before it.
+    public func token(at point: PointInTime) throws -> Int64 {
+        switch point {
+        case .token(let t):
+            try checkReachable(t)
+            return t
+        case .time(let time):
+            guard let t = try token(at: time) else {
+                let first = history.first.map { (token: $0.token, timestamp: $0.timestamp) }
+                throw StoreError.timeOutOfReach(time: time, reachable: reachableTokens, firstRetained: first)
+            }
+            return t
+        }
+    }
+
+    /// The store as it was right after `point`, as a separate read-only value
+    /// (its state is `.past`): queries, gets and exports on it answer as of
+    /// then, and every write on it throws. This store is left as it is.
+    ///
+    /// ```swift
+    /// let then = try store.past(at: .token(41))
+    /// let rows = try then.run(Query.parse("is BusinessTrip", schema: then.schema)).rows
+    /// ```
+    /// - Throws: `StoreError.tokenOutOfReach` / `.timeOutOfReach` naming what
+    ///   retained history reaches; what `Store.open` throws.
+    public func past(at point: PointInTime) throws -> Store {
+        let token = try token(at: point)
+        let past: Store
+        if try files.folder.isEmpty || !files.exists() {
+            // Nothing was ever written: the past is the empty store.
+            past = Store(folder: files.folder, schema: schema, access: .read, options: options)
+        } else {
+            past = try Store.open(files.folder, schema: schema, access: .read, options: options)
+        }
+        try past.rewind(to: token)
+        return past
+    }
+
+    /// Opens the store in `folder` as it was right after `point`: one open
+    /// and `past(at:)` in a single step, for a program that wants only the past.
+    /// - Throws: what `open` and `past(at:)` throw.
+    public static func open(_ folder: String, schema: Schema, asOf point: PointInTime,
+                            options: StoreOptions = StoreOptions()) throws -> Store {
+        let store = try open(folder, schema: schema, access: .read, options: options)
+        try store.rewind(to: try store.token(at: point))
+        return store
     }
 
     /// The objects whose state at `token` differs from now, worked out by
@@ -109,8 +163,8 @@ extension Store {
             case .delete:
                 guard let values = c.deletedValues else {
                     if !strict { states[c.id] = .absent; continue }
-                    throw StoreError.usage("token \(t.token - 1) is out of reach: the delete of '\(c.id)' at token \(t.token) was recorded "
-                                           + "before history kept deleted values; --as-of reaches tokens \(t.token) to \(lastToken)")
+                    throw StoreError.deletedValuesNotKept(token: t.token - 1, id: c.id, deletedAt: t.token,
+                                                          reachable: t.token...lastToken)
                 }
                 states[c.id] = .present(type: c.type, base: nil, data: values)
             case .update:
@@ -156,12 +210,14 @@ extension Store {
         return .object([JSONMember("type", .string(type)), JSONMember("id", .string(id)), JSONMember("data", .object(fullData(state)))])
     }
 
-    /// Turns this open store, in memory only, into the store as it was right
-    /// after `token`: queries, gets and exports then answer as of that token.
-    /// Nothing is written, and the store refuses commits afterwards.
-    public func rewind(to token: Int64) throws {
+    /// Turns a store freshly opened to read, in memory only, into the store
+    /// as it was right after `token`; it is `.past` from then on, and no
+    /// write is possible. Only `past(at:)` and `open(_:schema:asOf:)` call
+    /// this, on a store of their own: the live store is never rewound.
+    private func rewind(to token: Int64) throws {
+        guard state == .reading else { throw StoreError.notWritable(.commit, state: state) }
         let states = try pastStates(at: token)
-        rewound = true
+        state = .past(token: token)
         guard !states.isEmpty else { return }
         func damaged(_ detail: String) -> StoreError {
             .damaged(file: files.folder, line: nil, detail: "history does not rebuild token \(token): \(detail)", repairable: false)

@@ -251,10 +251,10 @@ extension ObjectTable {
     }
 
     /// An index as `ValueIndex.build` orders it. Rows whose values have the
-    /// same bytes share a key, decoded once: values repeat (a few hundred
-    /// destinations across 100,000 trips), and a `String` made and hashed
-    /// per row had been most of the image's index thread, which the
-    /// snapshot's encoders share the cores with.
+    /// same bytes share a key, decoded once: values repeat (many trips share
+    /// a destination), and a `String` made and hashed per row repeats for
+    /// every row work each distinct value needs once, on the image's index
+    /// thread, which the snapshot's encoders share the cores with.
     static func hashedIndex(_ values: IndexedValues, index: IndexedProperty, lists: RelationshipLists) -> (ValueIndex.Ordered, nulls: [RowID]) {
         let (firsts, byteRanks, _) = values.distinctByBytes()
         if let nfc = nfcTextIndex(values, firsts: firsts, byteRanks: byteRanks) { return nfc }

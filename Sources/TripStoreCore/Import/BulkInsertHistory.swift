@@ -3,12 +3,13 @@ import TripStoreJSON
 import TripStoreSystem
 
 /// A bulk import's transaction as history keeps it, without a `Change` per
-/// object (about 150 bytes each): its snapshot history line, grouped by type.
+/// object (strings and arrays of its own, where the line needs only the id):
+/// its snapshot history line, grouped by type.
 ///
 /// The line is encoded on every core a block of ids at a time while the
 /// snapshot writer writes the blocks in order (see `Store.compact`): the
-/// line of a million-trip import is 330 MB, and made whole ahead it was as
-/// much memory more at the import's peak, each page of it fresh.
+/// line of a big import is big (an id per object), and made whole ahead it
+/// would add all of itself to the import's peak memory, each page of it fresh.
 struct BulkInsertHistory: @unchecked Sendable {
     let token: Int64
     let timestamp: Double

@@ -29,7 +29,7 @@ struct BulkLinks {
         let chunk: Int32, first: Int32, count: Int32
     }
 
-    /// Lists given in the input. At a million trips there are millions of
+    /// Lists given in the input. A big import gives very many of
     /// them: the array is reserved for every link up front (an array grown by
     /// doubling leaves each smaller copy behind as a hole of touched memory).
     private var givenLists: [GivenList] = []

@@ -19,6 +19,7 @@ extension Store {
     /// is written, so that its memory is not held twice.
     /// - Throws: as `commit` when writing the snapshot fails (the store must then be opened again).
     public func importInBulk(_ input: inout [UInt8], author: String, timestamp: Double? = nil) throws -> BulkImportResult? {
+        try checkWritable(.bulkImport)
         guard isEmptyForBulkImport, let plan = Store.planBulkImport(&input, schema: schema, options: options) else { return nil }
         // Every reference has its row: the input can go before the snapshot is written.
         input = []
@@ -72,10 +73,10 @@ extension Store {
         Trace.mark("bulk: read, split and decode \(envelopes) envelopes")
         // Sorting, linking and writing take about as much again as the input,
         // in arrays read and written all over: past `hugePagesFrom` they
-        // outgrow what the TLB covers in 4 KB pages (measured: no gain at
-        // 165 MB, a tenth of the time at 1.65 GB). They grow the heap by
-        // about half the input (100,000 and 1,000,000 trips): that much is
-        // faulted in on the other core while this one sorts and links (more
+        // outgrow what the TLB covers in 4 KB pages, and 2 MB pages then spare
+        // most of the TLB misses (below it they gain nothing). They grow the
+        // heap by about half the input: that much is faulted in on the
+        // other core while this one sorts and links (more
         // is memory the import never uses, each page of it fresh).
         var populating: Parallel.Pending<Bool>?
         if size >= Store.populateFrom,
@@ -115,12 +116,13 @@ extension Store {
     }
 
     private var isEmptyForBulkImport: Bool {
-        access == .write && lock != nil && !rewound && !needsReopen && table.rowCount == 0 && table.image == nil
+        state == .writing && lock != nil && table.rowCount == 0 && table.image == nil
     }
 
     /// Commits a planned bulk import; nil (nothing changed) where this store
     /// does not take it (see `acceptsBulkImport`).
     public func importInBulk(_ plan: BulkImportPlan, author: String, timestamp: Double? = nil) throws -> BulkImportResult? {
+        try checkWritable(.bulkImport)
         guard acceptsBulkImport(plan) else { return nil }
         let time = max(timestamp ?? Store.now(), try lastCommitTime() ?? -.infinity)
         let token = lastToken + 1
@@ -146,9 +148,10 @@ extension Store {
         // Only `rowOf` is needed from here on: what the rest held is reused for the rows and lists.
         objects = BulkObjects()
         guard table.adoptRowsInIDOrder(n, entities: columns.entities, locators: columns.locators, prefixes: columns.prefixes) == nil else {
-            needsReopen = true
-            throw StoreError.damaged(file: files.folder, line: nil, detail: "the imported objects could not be ordered by id; open the store again",
+            let e = StoreError.damaged(file: files.folder, line: nil, detail: "the imported objects could not be ordered by id; open the store again",
                                      repairable: false)
+            markBroken(by: e)
+            throw e
         }
         for row in 0..<n { indexes.appendType(RowID(row), Int(columns.entities[row])) }
         Trace.mark("bulk: rows in id order")
@@ -166,7 +169,7 @@ extension Store {
         } catch {
             // Nothing was committed: a new store's folder can still go (see `StoreFiles.removeIfUnused`).
             lastToken = token - 1
-            needsReopen = true
+            markBroken(by: error)
             throw error
         }
         return BulkImportResult(token: token, timestamp: time, author: author, inserted: inserted)
@@ -350,9 +353,9 @@ struct BulkObjects {
 
     /// `keyed` in id order: a radix sort on the prefixes, then each run of
     /// equal prefixes by the whole id. Past `msdFrom` keys, one pass first
-    /// deals them out by their top 16 bits, and each of those buckets (a few
-    /// hundred kilobytes for random ids) is sorted by the rest while it is in
-    /// the cache; eight passes over the whole array each wrote to 256 places
+    /// deals them out by their top 16 bits, and each of those buckets (a
+    /// small share of the keys for random ids) is sorted by the rest while it
+    /// is in the cache; eight passes over the whole array each wrote to 256 places
     /// at once, a TLB miss per key once the array is larger than the TLB covers.
     static func sortedByID(_ keyed: consuming [(prefix: UInt64, g: Int32)], records: RecordPointers) -> [(prefix: UInt64, g: Int32)] {
         let n = keyed.count

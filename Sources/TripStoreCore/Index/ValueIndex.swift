@@ -77,7 +77,7 @@ package final class ValueIndex {
     /// the ordered form made in one piece (adding rows one by one would grow
     /// a table and an array per value instead).
     func build(_ entries: [(IndexKey?, RowID)]) {
-        // Values repeat (a few hundred destinations across 100,000 trips),
+        // Values repeat (many trips share a destination),
         // and comparing strings is the slow part: only the distinct values
         // are sorted, and the rows placed by their value's rank.
         var rankOf: [IndexKey: Int] = [:]

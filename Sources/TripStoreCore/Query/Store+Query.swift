@@ -15,7 +15,7 @@ extension Store {
         let fromName = query.from ?? schema.roots[0].name
         guard let from = schema.entity(named: fromName) else {
             // Point at the type's name, not into the predicate, which is not where the mistake is.
-            throw QueryError("unknown type '\(fromName)' to query from (--from)" + NameSuggestion.hint(for: fromName, in: schema.entities.map(\.name)),
+            throw QueryError("unknown type '\(fromName)' to query from" + NameSuggestion.hint(for: fromName, in: schema.entities.map(\.name)),
                              column: 1, query: fromName)
         }
         let compiler = QueryCompiler(schema: schema, indexes: query.useIndexes ? indexes : nil, query: query.text, scope: from.closure)

@@ -28,10 +28,8 @@ extension Store {
     ///   written and flushed. Nothing is written in any of these cases.
     @discardableResult
     public func commit(_ staged: TransactionBuilder, author: String, timestamp: Double? = nil) throws -> HistoryTransaction? {
-        guard access == .write, lock != nil else { throw StoreError.usage("the store was opened read-only") }
-        guard !rewound else { throw StoreError.usage("the store was rewound to an earlier token (time travel) and is read-only") }
-        guard !needsReopen else { throw StoreError.usage("an earlier commit failed while writing its snapshot; open the store again") }
-        guard staged.table === table else { throw StoreError.usage("the transaction belongs to another open store") }
+        try checkWritable(.commit)
+        guard staged.table === table else { throw StoreError.foreignTransaction }
         var tx = staged
         let conflicts = conflicts(in: tx)
         if !conflicts.isEmpty { throw StoreError.conflict(conflicts) }
@@ -67,7 +65,7 @@ extension Store {
                 try compact()
             } catch {
                 // The transaction is durable in the journal; the snapshot can wait.
-                warnings.append("warning: the automatic snapshot failed (\(error)); the journal keeps every transaction")
+                warnings.append(.automaticSnapshotFailed(reason: "\(error)"))
             }
         }
         return t
@@ -92,7 +90,7 @@ extension Store {
         do {
             try compact(tableIsChecked: true)
         } catch {
-            needsReopen = true
+            markBroken(by: error)
             throw error
         }
         return t

@@ -15,11 +15,11 @@ extension Store {
                 var values: [(Int, Value)] = []
                 for (name, text) in assignments {
                     guard let p = entity.property(named: name) else {
-                        throw StoreError.usage("\(entity.name) '\(o.id)' has no attribute '\(name)'"
-                                               + NameSuggestion.hint(for: name, in: entity.properties.map(\.name)))
+                        throw StoreError.unknownProperty(entity: entity.name, id: o.id, name: name,
+                                                         suggestion: NameSuggestion.closest(to: name, in: entity.properties.map(\.name)))
                     }
                     guard let a = p.attribute else {
-                        throw StoreError.usage("'\(name)' is a relationship; update changes attributes (a relationship changes by replacing its owner)")
+                        throw StoreError.notAnAttribute(entity: entity.name, name: name)
                     }
                     do {
                         values.append((p.slot, try ValueText.parse(text, as: a)))

@@ -92,7 +92,7 @@ public final class Store {
     /// References to missing objects that a salvaging open left out (see `StoreOptions.salvageDanglingReferences`).
     public internal(set) var danglingReferences: [DanglingReference] = []
     /// Messages worth showing a person (a torn journal tail that was ignored).
-    public internal(set) var warnings: [String] = []
+    public internal(set) var warnings: [StoreWarning] = []
     var hasSnapshot = false
     /// The fingerprint in `schema.json`, nil while the store has no record.
     var recordedFingerprint: String?
@@ -105,10 +105,8 @@ public final class Store {
     /// Where a torn last journal line starts, if there is one.
     var tornTail: Int?
     var lock: StoreLock?
-    /// Set when a commit by snapshot failed after changing memory.
-    var needsReopen = false
-    /// Set by `rewind(to:)`: memory holds an earlier state, never to be committed on.
-    public internal(set) var rewound = false
+    /// What the store may do now (see `StoreState` for the transitions).
+    public internal(set) var state: StoreState
     /// The journal, kept open between commits by a writer.
     var journalFD: Int32 = -1
 
@@ -116,6 +114,7 @@ public final class Store {
         self.schema = schema
         self.files = StoreFiles(folder: folder)
         self.access = access
+        self.state = access == .write ? .writing : .reading
         self.options = options
         self.table = ObjectTable(schema: schema)
         self.indexes = StoreIndexes(schema: schema, table: table)
@@ -209,7 +208,7 @@ public final class Store {
 
     /// Releases the writer's lock (also released when the store is freed).
     public func close() {
-        isClosed = true
+        state = .closed
         closeJournal()
         if let p = pendingHistory { FileIO.close(p.fd) }
         pendingHistory = nil
@@ -220,9 +219,6 @@ public final class Store {
         if journalFD >= 0 { FileIO.close(journalFD) }
         journalFD = -1
     }
-
-    /// Whether `close()` was called.
-    package private(set) var isClosed = false
 
     deinit {
         closeJournal()

@@ -22,9 +22,41 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     case notFound(id: String)
     /// A delete refused by a deny rule.
     case denied(entity: String, id: String, relationship: String, count: Int)
-    /// A request the store cannot carry out as asked (an unknown type or
-    /// property name, a value that does not read as its attribute's type).
-    case usage(String)
+    /// A store of schema-less days (no `schema.json`) holds a name this
+    /// program's schema lacks: open it with the schema of the program that made it.
+    case schemaNotRecorded(file: String, detail: String)
+    /// A write on a store whose state does not allow it (see `StoreState`).
+    case notWritable(StoreWrite, state: StoreState)
+    /// A transaction made by another open store was given to `commit`.
+    case foreignTransaction
+    /// A type name the schema does not have; `suggestion` is the closest one.
+    case unknownType(name: String, suggestion: String?)
+    /// A property name the entity does not have (`id`: the object, where one is meant).
+    case unknownProperty(entity: String, id: String?, name: String, suggestion: String?)
+    /// A relationship named where an attribute is expected (relationships change through `link` and `unlink`).
+    case notAnAttribute(entity: String, name: String)
+    /// An attribute named where a relationship is expected (attributes change through `set`).
+    case notARelationship(entity: String, name: String)
+    /// An insert of an id that is already in use.
+    case idInUse(id: String)
+    /// A token that retained history does not reach (time travel).
+    case tokenOutOfReach(token: Int64, reachable: ClosedRange<Int64>, oldestRetained: Int64?)
+    /// A time before every reachable token; `firstRetained` is the oldest retained transaction.
+    case timeOutOfReach(time: Double, reachable: ClosedRange<Int64>, firstRetained: (token: Int64, timestamp: Double)?)
+    /// Going back to `token` needs the values of an object deleted at
+    /// `deletedAt`, which history recorded before it kept deleted values.
+    case deletedValuesNotKept(token: Int64, id: String, deletedAt: Int64, reachable: ClosedRange<Int64>)
+    /// Following history after `after`, which pruning has dropped.
+    case historyNotRetained(after: Int64, oldestRetained: Int64?, lastToken: Int64)
+    /// Dangling references are removed only by a store opened for writing
+    /// with `StoreOptions.salvageDanglingReferences`.
+    case salvageNotEnabled
+    /// A key path of a model that is not one of its declared properties (`use`: what it was for).
+    case undeclaredProperty(model: String, keyPath: String, use: String)
+    /// A sort descriptor whose key path is not a declared property.
+    case unsortable(keyPath: String)
+    /// An inserted model whose class is not in the container's schema.
+    case modelNotInSchema(String)
     /// A system call failed (permission denied, disk full, a failed write).
     case io(IOError)
     /// Later commits changed what the transaction changes (see `Store.commit`); nothing was written.
@@ -38,6 +70,10 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     /// showed damage before a commit: nothing was written; open the store
     /// again without the image (`StoreOptions.useSnapshotImage`) and retry.
     case imageDamaged(file: String, detail: String)
+
+    private static func hint(_ suggestion: String?) -> String {
+        suggestion.map { " (did you mean '\($0)'?)" } ?? ""
+    }
 
     /// One sentence: what was wrong and where.
     public var description: String {
@@ -58,7 +94,35 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
         case .notFound(let id): return "no object with id '\(id)'"
         case .denied(let e, let id, let rel, let n):
             return "cannot delete \(e) '\(id)': its relationship '\(rel)' still holds \(n) object\(n == 1 ? "" : "s") and its delete rule is deny"
-        case .usage(let m): return m
+        case .schemaNotRecorded(let f, let d):
+            return "the store's schema differs from this program's: \(f) \(d); the store records no schema "
+                + "(it predates schema.json), so open it with the schema of the program that made it"
+        case .notWritable(let w, let state): return "\(w.noun) is not possible: the store is \(state)"
+        case .foreignTransaction: return "the transaction belongs to another open store"
+        case .unknownType(let n, let s): return "unknown type '\(n)'" + Self.hint(s)
+        case .unknownProperty(let e, let id, let n, let s):
+            return "\(e)\(id.map { " '\($0)'" } ?? "") has no property '\(n)'" + Self.hint(s)
+        case .notAnAttribute(let e, let n): return "'\(n)' is a relationship of \(e), not an attribute (a relationship changes by link and unlink)"
+        case .notARelationship(let e, let n): return "'\(n)' is an attribute of \(e), not a relationship (an attribute changes by set)"
+        case .idInUse(let id): return "id '\(id)' is already in use"
+        case .tokenOutOfReach(let t, let r, let oldest):
+            return "token \(t) is out of reach: retained history reaches tokens \(r.lowerBound) to \(r.upperBound)"
+                + (t < r.lowerBound ? (oldest.map { " (the oldest retained history is token \($0))" } ?? " (no history is retained)") : "")
+        case .timeOutOfReach(let time, let r, let first):
+            return "\(ISODate.format(time)) is before the oldest reachable state: retained history reaches tokens \(r.lowerBound) to \(r.upperBound)"
+                + (first.map { " (token \($0.token) was committed at \(ISODate.format($0.timestamp)))" } ?? "")
+        case .deletedValuesNotKept(let t, let id, let at, let r):
+            return "token \(t) is out of reach: the delete of '\(id)' at token \(at) was recorded before history kept deleted values; "
+                + "retained history reaches tokens \(r.lowerBound) to \(r.upperBound)"
+        case .historyNotRetained(let after, let oldest, let last):
+            return "history after token \(after) is no longer retained (pruned): "
+                + (oldest.map { "the oldest retained transaction is token \($0)" } ?? "no transaction is retained; the last token is \(last)")
+        case .salvageNotEnabled:
+            return "dangling references are removed only by a store opened for writing with salvageDanglingReferences"
+        case .undeclaredProperty(let m, let kp, let use): return "\(use): \(kp) is not a declared property of \(m)"
+        case .unsortable(let kp): return "cannot sort by \(kp)"
+        case .modelNotInSchema(let m):
+            return "\(m) is not in the model schema: add the class to ModelSchema, or delete the object from the context"
         case .io(let e): return e.description
         case .conflict(let cs):
             return "conflict: " + cs.map(\.description).joined(separator: "; ") + "; nothing was written"

@@ -19,18 +19,18 @@ extension TransactionBuilder {
     /// by name (omitted optional attributes are nil); relationships are set
     /// afterwards with `link`. Returns its id (`id`, or a new UUID).
     ///
-    /// - Throws: `StoreError.usage` for an unknown type or property, a
-    ///   relationship among `values`, or an id already in use (here or in the
+    /// - Throws: `StoreError.unknownType` / `.unknownProperty` for an unknown name,
+    ///   `.notAnAttribute` for a relationship among `values`, `.idInUse` for an id already in use (here or in the
     ///   store as this transaction sees it).
     @discardableResult
     public mutating func insert(_ type: String, id: String? = nil, values: [String: Value] = [:]) throws(StoreError) -> String {
-        guard let entity = schema.entity(named: type) else { throw .usage("unknown type '\(type)'") }
+        guard let entity = schema.entity(named: type) else { throw .unknownType(name: type, suggestion: NameSuggestion.closest(to: type, in: schema.entities.map(\.name))) }
         let id = id ?? EnvelopeDecoder.newID()
-        guard row(for: id) == nil else { throw .usage("id '\(id)' is already in use") }
+        guard row(for: id) == nil else { throw .idInUse(id: id) }
         var object = StoredObject(entity: entity.id, id: id, values: entity.emptyValues)
         for (name, value) in values {
             let p = try property(name, of: entity)
-            guard p.attribute != nil else { throw .usage("'\(name)' is a relationship of \(entity.name); set it with link") }
+            guard p.attribute != nil else { throw .notAnAttribute(entity: entity.name, name: name) }
             object.values[p.slot] = value
         }
         insert(object)
@@ -39,12 +39,12 @@ extension TransactionBuilder {
 
     /// Sets an attribute of the object with that id.
     ///
-    /// - Throws: `StoreError.notFound` for an unknown id, `StoreError.usage`
-    ///   for an unknown property or a relationship.
+    /// - Throws: `StoreError.notFound` for an unknown id, `StoreError.unknownProperty`
+    ///   for an unknown property, `.notAnAttribute` for a relationship.
     public mutating func set(_ property: String, of id: String, to value: Value) throws(StoreError) {
         let (row, entity) = try live(id)
         let p = try self.property(property, of: entity)
-        guard p.attribute != nil else { throw .usage("'\(property)' is a relationship of \(entity.name); use link or unlink") }
+        guard p.attribute != nil else { throw .notAnAttribute(entity: entity.name, name: property) }
         setAttribute(row, slot: p.slot, to: value)
     }
 
@@ -52,11 +52,11 @@ extension TransactionBuilder {
     /// is replaced, a to-many gains it), and the inverse back.
     ///
     /// - Throws: `StoreError.notFound` for an unknown id or target,
-    ///   `StoreError.usage` for an unknown relationship.
+    ///   `StoreError.unknownProperty` / `.notARelationship` for a name that is no relationship.
     public mutating func link(_ id: String, _ relationship: String, to target: String) throws(StoreError) {
         let (row, entity) = try live(id)
         let p = try self.property(relationship, of: entity)
-        guard p.relationship != nil else { throw .usage("'\(relationship)' is an attribute of \(entity.name); use set") }
+        guard p.relationship != nil else { throw .notARelationship(entity: entity.name, name: relationship) }
         link(row, slot: p.slot, to: try live(target).row)
     }
 
@@ -66,7 +66,7 @@ extension TransactionBuilder {
     public mutating func unlink(_ id: String, _ relationship: String, from target: String) throws(StoreError) {
         let (row, entity) = try live(id)
         let p = try self.property(relationship, of: entity)
-        guard p.relationship != nil else { throw .usage("'\(relationship)' is an attribute of \(entity.name); use set") }
+        guard p.relationship != nil else { throw .notARelationship(entity: entity.name, name: relationship) }
         unlink(row, slot: p.slot, from: try live(target).row)
     }
 
@@ -91,7 +91,8 @@ extension TransactionBuilder {
 
     private func property(_ name: String, of entity: Entity) throws(StoreError) -> Property {
         guard let p = entity.property(named: name) else {
-            throw .usage("\(entity.name) has no property '\(name)'" + NameSuggestion.hint(for: name, in: entity.properties.map(\.name)))
+            throw .unknownProperty(entity: entity.name, id: nil, name: name,
+                                   suggestion: NameSuggestion.closest(to: name, in: entity.properties.map(\.name)))
         }
         return p
     }

@@ -21,7 +21,8 @@ import Darwin
 /// `RecordArena`, `StoreIndexes` and `ValueIndex`): a table is changed by one
 /// thread, and parallel workers only read it while nothing changes it
 /// (`Parallel.map` returns before the caller goes on), so no access can
-/// overlap a write; the run-time checks cost about a third of a load from JSON.
+/// overlap a write, and the run-time checks would be paid on every access
+/// in those loops.
 package final class ObjectTable: ObjectLookup {
     package let schema: Schema
     /// Rows below `baseRows` came from a snapshot, sorted by id: their columns

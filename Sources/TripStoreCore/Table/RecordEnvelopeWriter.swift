@@ -5,8 +5,8 @@ import TripStoreSystem
 /// no Swift string per value. Only the stored side of a relationship pair is
 /// written, and a reference to a destination without subclasses is `{"id":…}`
 /// (the envelope's short form: the type can only be the destination), which
-/// keeps a store's JSON within about 1.5 times its input (golden files hold
-/// the bytes).
+/// keeps a store's JSON close to its input's size: what the reader can
+/// derive is not written again (golden files hold the bytes).
 struct RecordEnvelopeWriter {
     let encoder: EnvelopeFastEncoder
     /// Per entity and slot: whether a snapshot writes the slot, and how.

@@ -4,7 +4,7 @@
 /// characters, uppercase hex digits in groups of 8-4-4-4-12. A record holds
 /// such an id as a zero byte (a text id's length, the varint that otherwise
 /// comes first, is never zero: ids are not empty) and its 16 bytes: 17 bytes
-/// instead of 37, in memory and in the image, where ids were a third of
+/// instead of 37, in memory and in the image, where an id is a large part of
 /// every record. Any other id is kept as its text. Everywhere outside the
 /// records (snapshot, journal, history, output) an id is its text.
 ///

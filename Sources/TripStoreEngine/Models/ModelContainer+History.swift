@@ -5,13 +5,10 @@ import Foundation
 extension ModelContainer {
     /// The store as it was right after `token`, read-only: its contexts fetch
     /// and load relationships from that past state, and a save throws.
-    /// - Throws: `StoreError.usage` naming the reachable range for a token
-    ///   outside retained history.
+    /// - Throws: `StoreError.tokenOutOfReach` naming the reachable range for
+    ///   a token outside retained history.
     public func asOf(_ token: Int64) throws -> ModelContainer {
-        let past = try withStore { s in
-            try Store.open(s.files.folder, schema: models.schema, access: .read, options: s.options)
-        }
-        try past.rewind(to: token)
+        let past = try withStore { s in try s.past(at: .token(token)) }
         return ModelContainer(models: models, unshared: past)
     }
 

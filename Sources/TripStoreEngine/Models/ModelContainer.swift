@@ -82,7 +82,7 @@ final class SharedStore: @unchecked Sendable {
         let key = URL(fileURLWithPath: folder).standardizedFileURL.resolvingSymlinksInPath().path
         registryLock.lock()
         defer { registryLock.unlock() }
-        if let open = registry[key]?.shared, !open.store.isClosed, open.store.schema.fingerprint == schema.fingerprint {
+        if let open = registry[key]?.shared, open.store.state != .closed, open.store.schema.fingerprint == schema.fingerprint {
             return open
         }
         let shared = SharedStore(store: try Store.open(folder, schema: schema, access: .write, options: options))

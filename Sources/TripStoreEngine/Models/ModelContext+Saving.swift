@@ -103,7 +103,7 @@ extension ModelContext {
             }
             guard let entity = models.entity(of: m) else {
                 guard forSave else { continue }
-                throw StoreError.usage("\(type(of: m)) is not in the model schema: add the class to ModelSchema, or delete the object from the context")
+                throw StoreError.modelNotInSchema("\(type(of: m))")
             }
             if forSave, store.table.row(for: m.persistentModelID) != nil {
                 throw StoreError.conflict([StoreConflict(type: entity.name, id: m.persistentModelID, reason: .inserted,

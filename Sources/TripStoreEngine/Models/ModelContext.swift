@@ -160,7 +160,7 @@ public final class ModelContext {
         guard !keyPaths.isEmpty else { return nil }
         return Set(try keyPaths.map { kp in
             guard let name = models.propertyName(kp) else {
-                throw StoreError.usage("\(what): \(kp) is not a declared property of \(T.self)")
+                throw StoreError.undeclaredProperty(model: "\(T.self)", keyPath: "\(kp)", use: what)
             }
             return name
         })
@@ -210,7 +210,7 @@ public final class ModelContext {
         var sort: [SortKey] = []
         for s in d.sortBy {
             guard let kp = s.keyPath, let name = models.propertyName(kp) else {
-                throw StoreError.usage("cannot sort by \(s.keyPath.map { "\($0)" } ?? "a key path that is not a declared property")")
+                throw StoreError.unsortable(keyPath: s.keyPath.map { "\($0)" } ?? "a key path that is not a declared property")
             }
             sort.append(SortKey(name, descending: s.order == .reverse))
         }

@@ -115,9 +115,9 @@ import TripStoreModels
             _ = try? reader.history(after: after)
             _ = try? reader.lastCommitTime()
             _ = try? reader.token(at: Double(1000 + rng.int(500)))
-            if (try? reader.rewind(to: after)) != nil {
+            if let past = try? reader.past(at: .token(after)) {
                 // What a rewind accepts is a sound table (history itself may be the damaged part).
-                #expect(reader.table.referenceProblems().isEmpty, "case \(k): rewound to \(after)")
+                #expect(past.table.referenceProblems().isEmpty, "case \(k): rewound to \(after)")
             }
             try? FileManager.default.removeItem(atPath: copy)
         }

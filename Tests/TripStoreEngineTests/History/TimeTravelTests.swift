@@ -74,8 +74,8 @@ import TripStoreModels
         store.close()
         #expect(exports.count > 40)
         for (token, expected) in exports.sorted(by: { $0.key < $1.key }) {
-            let past = try Store.open(folder, schema: TripSchema.schema, access: .read)
-            try past.rewind(to: token)
+            let past = try Store.open(folder, schema: TripSchema.schema, asOf: .token(token))
+            #expect(past.state == .past(token: token))
             #expect(try Self.export(past) == expected, "as of token \(token)")
             #expect(past.checkInvariants().isEmpty, "as of token \(token): \(past.checkInvariants())")
             #expect(past.loadedFromImage, "the rewound store opened from its image")
@@ -83,8 +83,7 @@ import TripStoreModels
                 // The same answer without the image cache: from the JSON alone.
                 var options = StoreOptions()
                 options.useSnapshotImage = false
-                let json = try Store.open(folder, schema: TripSchema.schema, access: .read, options: options)
-                try json.rewind(to: token)
+                let json = try Store.open(folder, schema: TripSchema.schema, asOf: .token(token), options: options)
                 #expect(try Self.export(json) == expected, "as of token \(token), without the image")
             }
             // The indexes were kept with the rows: a query agrees with a scan of that export.
@@ -118,14 +117,15 @@ import TripStoreModels
         try store.compact()
         let reopened = try Store.open(folder, schema: TripSchema.schema, access: .read)
         #expect(try [2999, 3000, 3500, 4000, 99999, 1500].map { try reopened.token(at: Double($0)) } == [nil, 3, 3, 4, 4, nil])
-        #expect(throws: StoreError.self) { try past.rewind(to: 1) }
+        #expect(throws: StoreError.self) { try past.past(at: .token(1)) }
         do {
-            try past.rewind(to: 1)
+            _ = try past.past(at: .token(1))
         } catch {
-            #expect("\(error)" == "token 1 is out of reach: --as-of reaches tokens 2 to 4 (the oldest retained history is token 3)")
+            #expect("\(error)" == "token 1 is out of reach: retained history reaches tokens 2 to 4 (the oldest retained history is token 3)")
         }
-        try past.rewind(to: 2)
-        #expect(past.table.row(for: "t3") == nil && past.table.row(for: "t2") != nil)
-        #expect(throws: StoreError.self) { try past.commit(past.transaction(), author: "x") }
+        let two = try past.past(at: .token(2))
+        #expect(two.table.row(for: "t3") == nil && two.table.row(for: "t2") != nil)
+        #expect(past.table.row(for: "t3") != nil, "the store it was made from is left as it was")
+        #expect(throws: StoreError.self) { try two.commit(two.transaction(), author: "x") }
     }
 }

@@ -144,7 +144,7 @@ import TripStoreModels
             _ = try store.run(try Query("is Trip", from: "BusinesTrip"))
             Issue.record("no error")
         } catch {
-            #expect(error.description == "unknown type 'BusinesTrip' to query from (--from) (did you mean 'BusinessTrip'?) at column 1")
+            #expect(error.description == "unknown type 'BusinesTrip' to query from (did you mean 'BusinessTrip'?) at column 1")
             #expect(error.caretDisplay == "  BusinesTrip\n  ^")
         }
     }
