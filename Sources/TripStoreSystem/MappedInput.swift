@@ -17,9 +17,9 @@ import Darwin
 ///
 /// A mapped file that shrinks while it is read (or a page of it the disk
 /// cannot read) raises `SIGBUS`; only a process that set `allowMapping()`
-/// (the command-line tool) maps, and while a file is mapped it exits with a
-/// message and code 1 instead (its import has not written anything while
-/// it decodes).
+/// (the command-line tool) maps, and while a file is mapped it exits with
+/// the message and code that tool gave (its import has not written anything
+/// while it decodes).
 package final class MappedInput: @unchecked Sendable {
     /// Where the mapping starts, and its length (the file's size).
     package let bytes: UnsafeRawBufferPointer
@@ -28,9 +28,14 @@ package final class MappedInput: @unchecked Sendable {
 
     /// Set once, by the command-line tool's first lines, before any other thread runs.
     nonisolated(unsafe) private static var allowed = false
+    /// What the process says, and its exit code, when a mapped file cannot be read.
+    nonisolated(unsafe) private static var fault: (message: StaticString, exitCode: Int32) = ("", 1)
 
-    /// Lets `map` map files in this process, which takes over `SIGBUS` while a file is mapped.
-    package static func allowMapping() {
+    /// Lets `map` map files in this process, which takes over `SIGBUS` while
+    /// a file is mapped: a read past the end of a file that shrank writes
+    /// `message` to standard error and exits with `exitCode`.
+    package static func allowMapping(onFault message: StaticString, exitCode: Int32) {
+        fault = (message, exitCode)
         allowed = true
     }
 
@@ -62,9 +67,9 @@ package final class MappedInput: @unchecked Sendable {
         // could not read): a message, not a crash. Only async-signal-safe
         // calls, on bytes that need no allocation.
         signal(SIGBUS) { _ in
-            let message: StaticString = "error: the input file changed size or could not be read while it was imported; nothing was imported\n"
-            _ = write(2, message.utf8Start, message.utf8CodeUnitCount)
-            _exit(1)
+            let fault = MappedInput.fault
+            _ = write(2, fault.message.utf8Start, fault.message.utf8CodeUnitCount)
+            _exit(fault.exitCode)
         }
     }
 

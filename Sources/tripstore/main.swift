@@ -14,8 +14,9 @@ while let entry = p.pointee {
     p += 1
 }
 signal(SIGPIPE, SIG_IGN)
-MemoryTuning.keepFreedMemory()
-MappedInput.allowMapping()
+ProcessSetup.forCommandLine(
+    onMappedInputFault: "error: the input file changed size or could not be read while it was imported; nothing was imported\n",
+    exitCode: 1)
 let status = TripStoreCLI.run(Array(CommandLine.arguments.dropFirst()), console: .standard(), environment: environment)
-Trace.mark("command returned")
+ProcessSetup.trace("command returned")
 exit(status)

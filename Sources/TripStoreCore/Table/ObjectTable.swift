@@ -30,13 +30,13 @@ package final class ObjectTable: ObjectLookup {
     /// the snapshot was read from JSON. Rows from there on are in arrays.
     @exclusivity(unchecked) private(set) var baseRows = 0
     /// The entity of each base row, or -1 where no object lives.
-    @exclusivity(unchecked) private var baseEntities = UnsafeMutablePointer<Int16>.allocate(capacity: 1)
+    @exclusivity(unchecked) var baseEntities = UnsafeMutablePointer<Int16>.allocate(capacity: 1)
     /// Where each base row's record is in the arena (kept after a delete, so the id stays readable).
     @exclusivity(unchecked) private var baseLocators = UnsafeMutablePointer<Int64>.allocate(capacity: 1)
     /// The first eight bytes of each base row's id, for binary search.
-    @exclusivity(unchecked) private var basePrefixes = UnsafePointer(UnsafeMutablePointer<UInt64>.allocate(capacity: 1))
+    @exclusivity(unchecked) var basePrefixes = UnsafePointer(UnsafeMutablePointer<UInt64>.allocate(capacity: 1))
     /// The prefix of the first row of each group of base rows, to find the group of an id.
-    @exclusivity(unchecked) private var fences: [UInt64] = []
+    @exclusivity(unchecked) var fences: [UInt64] = []
     /// Per group of base rows: 1 once checked (at once for rows read from
     /// JSON) and its locators taken, 2 when the image's group failed its
     /// checks; 0 not yet checked, 3 checked but its locators not yet taken.
@@ -59,8 +59,8 @@ package final class ObjectTable: ObjectLookup {
     /// Rows below this are in id order (the base rows).
     var idOrderedRows: Int { baseRows }
     /// Rows from `idOrderedRows` up to `laterIDsCover`, by id; extended when an id is looked up.
-    @exclusivity(unchecked) private var laterIDs: [String: RowID] = [:]
-    @exclusivity(unchecked) private var laterIDsCover = 0
+    @exclusivity(unchecked) var laterIDs: [String: RowID] = [:]
+    @exclusivity(unchecked) var laterIDsCover = 0
     /// Live objects per concrete entity.
     @exclusivity(unchecked) package private(set) var countByEntity: [Int]
     /// Who refers to each object through relationships without an inverse.
@@ -146,12 +146,12 @@ package final class ObjectTable: ObjectLookup {
     // MARK: Columns
 
     /// Checks a base row's group first if it has not been checked.
-    @inline(__always) private func checked(_ i: Int) {
+    @inline(__always) func checked(_ i: Int) {
         if groupState[i >> SnapshotImage.groupShift] != 1 { checkGroup(i >> SnapshotImage.groupShift) }
     }
 
     /// The entity at row `i` (`0..<rowCount`), -1 where none lives.
-    @inline(__always) private func rawEntity(_ i: Int) -> Int16 {
+    @inline(__always) func rawEntity(_ i: Int) -> Int16 {
         if i < baseRows {
             checked(i)
             return baseEntities[i]
@@ -291,112 +291,6 @@ package final class ObjectTable: ObjectLookup {
     @inline(__always) func withID<R>(_ row: RowID, _ body: (UnsafeRawBufferPointer) -> R) -> R {
         RecordReader.withID(record(row), body)
     }
-
-    // MARK: Finding by id
-
-    package func row(for id: String) -> RowID? {
-        let id = Identifier.normalized(id)
-        if let r = sortedRow(for: id) { return r }
-        extendLaterIDs()
-        return laterIDs[id]
-    }
-
-    private func extendLaterIDs() {
-        laterIDsCover = max(laterIDsCover, idOrderedRows)
-        guard laterIDsCover < rowCount else { return }
-        for i in laterIDsCover..<rowCount where rawEntity(i) >= 0 {
-            laterIDs[RecordReader.idString(record(RowID(i)))] = RowID(i)
-        }
-        laterIDsCover = rowCount
-    }
-
-    /// The live row of an id among the id-ordered rows, by binary search.
-    func sortedRow(for id: String) -> RowID? {
-        var id = id
-        return id.withUTF8 { key in sortedRow(UnsafeRawBufferPointer(key)) }
-    }
-
-    func sortedRow(_ key: UnsafeRawBufferPointer) -> RowID? {
-        let k = ObjectTable.prefix(key)
-        // The group whose rows may start the run of this prefix: the last one
-        // that begins below it (the run may go on into the next ones).
-        var lo = 0, hi = fences.count
-        while lo < hi {
-            let mid = (lo + hi) / 2
-            if fences[mid] < k { lo = mid + 1 } else { hi = mid }
-        }
-        var i = max(0, lo - 1) << SnapshotImage.groupShift
-        guard i < baseRows else { return nil }
-        checked(i)
-        var stop = min(baseRows, i + SnapshotImage.groupSize)
-        while i < stop {
-            let mid = (i + stop) / 2
-            if basePrefixes[mid] < k { i = mid + 1 } else { stop = mid }
-        }
-        while i < baseRows {
-            checked(i)
-            guard basePrefixes[i] == k else { return nil }
-            if baseEntities[i] >= 0 && withID(RowID(i), { ObjectTable.equal($0, key) }) { return RowID(i) }
-            i += 1
-        }
-        return nil
-    }
-
-    /// Finds the rows of a snapshot's references with one or two cache misses
-    /// each instead of a binary search's twenty; built for loading only.
-    struct LoadHash {
-        /// Per slot: 32 bits of the id's hash above the row; 0 is empty
-        /// (rows are stored plus one). The hash bits spare most wrong rows a
-        /// look at their id.
-        private var slots: [UInt64]
-        private let mask: Int
-
-        init(_ prefixes: [UInt64]) {
-            var capacity = 1024
-            while capacity < prefixes.count * 2 { capacity *= 2 }
-            mask = capacity - 1
-            slots = Array(repeating: 0, count: capacity)
-            for (row, p) in prefixes.enumerated() {
-                let h = LoadHash.hash(p)
-                var i = h & mask
-                while slots[i] != 0 { i = (i + 1) & mask }
-                slots[i] = LoadHash.tag(h) | UInt64(row + 1)
-            }
-        }
-
-        @inline(__always) static func hash(_ p: UInt64) -> Int {
-            var x = p ^ (p >> 29)
-            x = x &* 0xBF58476D1CE4E5B9
-            x ^= x >> 32
-            return Int(truncatingIfNeeded: x)
-        }
-
-        @inline(__always) static func tag(_ h: Int) -> UInt64 { UInt64(truncatingIfNeeded: h) & 0xFFFF_FFFF_0000_0000 }
-
-        /// The row whose id is `key` (every row is live while loading).
-        @inline(__always) func row(_ key: UnsafeRawBufferPointer, in table: ReadView) -> RowID? {
-            row(key) { row in table.withID(row) { ObjectTable.equal($0, key) } }
-        }
-
-        /// The row whose id is `key`, where `matches` says whether a row's id is `key`.
-        @inline(__always) func row(_ key: UnsafeRawBufferPointer, matches: (RowID) -> Bool) -> RowID? {
-            let h = LoadHash.hash(ObjectTable.prefix(key))
-            let tag = LoadHash.tag(h)
-            var i = h & mask
-            while true {
-                let s = slots[i]
-                if s == 0 { return nil }
-                if s & 0xFFFF_FFFF_0000_0000 == tag {
-                    let row = RowID(truncatingIfNeeded: (s & 0xFFFF_FFFF) - 1)
-                    if matches(row) { return row }
-                }
-                i = (i + 1) & mask
-            }
-        }
-    }
-
-    /// A `LoadHash` over the id-ordered rows.
-    func loadHash() -> LoadHash { LoadHash(Array(UnsafeBufferPointer(start: basePrefixes, count: baseRows))) }
 
     /// Checks that all rows (just loaded from a snapshot) are in strictly
     /// increasing id order, so ids are unique and a row can be found by binary
@@ -659,69 +553,5 @@ package final class ObjectTable: ObjectLookup {
             }
         }
         return arena.append(scratch.contents)
-    }
-
-    // MARK: Walking
-
-    /// Live rows ordered by id, byte by byte (the snapshot's order).
-    package func rowsSortedByID() -> [RowID] {
-        let later = (idOrderedRows..<rowCount).filter { rawEntity($0) >= 0 }
-        if later.isEmpty { return liveRows }
-        // Sort by the ids' first eight bytes (big-endian, so integer order is
-        // byte order), and compare whole ids only where those are equal.
-        var keyed: [(prefix: UInt64, row: RowID)] = []
-        keyed.reserveCapacity(count)
-        for i in 0..<rowCount where rawEntity(i) >= 0 {
-            keyed.append((RecordReader.idPrefix(record(RowID(i))), RowID(i)))
-        }
-        keyed.sort { a, b in
-            if a.prefix != b.prefix { return a.prefix < b.prefix }
-            return RecordReader.idLess(record(a.row), record(b.row))
-        }
-        return keyed.map(\.row)
-    }
-
-    /// Calls `body` with each live row and its entity, in row order.
-    func forEachEntity(_ body: (RowID, Int) -> Void) {
-        for i in 0..<rowCount {
-            let e = rawEntity(i)
-            if e >= 0 { body(RowID(i), Int(e)) }
-        }
-    }
-
-    /// Live rows in row order.
-    package var liveRows: [RowID] {
-        var out: [RowID] = []
-        out.reserveCapacity(count)
-        for i in 0..<rowCount where rawEntity(i) >= 0 { out.append(RowID(i)) }
-        return out
-    }
-
-    // MARK: Byte order of ids
-
-    /// The first eight bytes as a big-endian integer (byte order is integer order).
-    @inline(__always) static func prefix(_ p: UnsafeRawBufferPointer) -> UInt64 {
-        var v: UInt64 = 0
-        for k in 0..<8 { v = v << 8 | UInt64(k < p.count ? p[k] : 0) }
-        return v
-    }
-
-    @inline(__always) static func less(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
-        let n = min(a.count, b.count)
-        if n > 0 {
-            let c = memcmp(a.baseAddress!, b.baseAddress!, n)
-            if c != 0 { return c < 0 }
-        }
-        return a.count < b.count
-    }
-
-    @inline(__always) static func equal(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
-        a.count == b.count && (a.count == 0 || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0)
-    }
-
-    /// Byte order of two strings' UTF-8.
-    static func byteLess(_ a: String, _ b: String) -> Bool {
-        var a = a, b = b
-        return a.withUTF8 { pa in b.withUTF8 { pb in less(UnsafeRawBufferPointer(pa), UnsafeRawBufferPointer(pb)) } }
     }
 }

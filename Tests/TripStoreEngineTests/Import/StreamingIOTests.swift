@@ -179,7 +179,7 @@ struct StreamingIOTests {
     /// their sizes, cut at newlines or not; letting go of the pages behind
     /// the windows changes no byte still to be read.
     @Test func envelopeWindowsOverAMappedFileFindWhatReadingFinds() throws {
-        MappedInput.allowMapping()
+        MappedInput.allowMapping(onFault: "error: test input changed\n", exitCode: 1)
         var rng = Random(state: 23)
         let path = TestFolders.runRoot + "mapped-\(UUID().uuidString).json"
         defer { unlink(path) }
@@ -222,7 +222,7 @@ struct StreamingIOTests {
     /// A file mostly not in the page cache is read, not mapped: through the
     /// map its pages would be taken from the page cache one by one.
     @Test func aFileNotWhollyCachedIsNotMapped() throws {
-        MappedInput.allowMapping()
+        MappedInput.allowMapping(onFault: "error: test input changed\n", exitCode: 1)
         let path = TestFolders.runRoot + "uncached-\(UUID().uuidString).json"
         defer { unlink(path) }
         try Data(repeating: 0x20, count: 1 << 20).write(to: URL(fileURLWithPath: path))
