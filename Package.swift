@@ -48,7 +48,7 @@ let package = Package(
             name: "TripStoreEngineTests", dependencies: ["TripStoreEngine", "TripStoreModels"],
             exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(
-            name: "TripStoreCLITests", dependencies: ["TripStoreCLI", "TripStoreModels", "TripStoreEngine"],
+            name: "TripStoreCLITests", dependencies: ["TripStoreCLI", "TripStoreModels", "TripStoreEngine", "TripStoreFormat"],
             swiftSettings: strict),
     ]
 )

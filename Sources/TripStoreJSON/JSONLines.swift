@@ -1,8 +1,8 @@
 /// Splits a buffer into lines for JSON Lines input, numbering them from 1.
-package enum JSONLines {
+public enum JSONLines {
     /// Calls `body(lineNumber, range)` for every line that is not blank.
     /// `complete` is false for a last line that has no final newline.
-    package static func forEachLine(
+    public static func forEachLine(
         in buffer: UnsafeBufferPointer<UInt8>,
         _ body: (_ lineNumber: Int, _ range: Range<Int>, _ complete: Bool) throws -> Void
     ) rethrows {

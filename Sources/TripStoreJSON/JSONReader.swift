@@ -13,8 +13,7 @@ import Darwin
 /// ```swift
 /// let value = try JSONReader.parse(Array(#"{"a": [1, 2.5, "x"]}"#.utf8))
 /// ```
-@usableFromInline
-package struct JSONReader {
+public struct JSONReader {
     /// Deeper documents are rejected rather than risking the stack.
     package static let maximumDepth = 512
 
@@ -29,7 +28,7 @@ package struct JSONReader {
     }
 
     /// Parses `bytes` as exactly one JSON value (surrounding white space allowed).
-    package static func parse(_ bytes: [UInt8]) throws(JSONSyntaxError) -> JSONValue {
+    public static func parse(_ bytes: [UInt8]) throws(JSONSyntaxError) -> JSONValue {
         try bytes.withUnsafeBufferPointer { (buf) throws(JSONSyntaxError) -> JSONValue in
             var reader = JSONReader(buffer: buf)
             return try reader.parseDocument()
@@ -37,7 +36,7 @@ package struct JSONReader {
     }
 
     /// Parses `text` as exactly one JSON value.
-    package static func parse(_ text: String) throws(JSONSyntaxError) -> JSONValue {
+    public static func parse(_ text: String) throws(JSONSyntaxError) -> JSONValue {
         try parse(Array(text.utf8))
     }
 

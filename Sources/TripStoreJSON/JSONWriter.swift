@@ -6,21 +6,21 @@
 /// w.beginObject(); w.key("a"); w.int(1); w.endObject()
 /// // w.bytes == Array(#"{"a":1}"#.utf8)
 /// ```
-package struct JSONWriter: Sendable {
-    package var bytes: [UInt8]
-    package let pretty: Bool
+public struct JSONWriter: Sendable {
+    public var bytes: [UInt8]
+    public let pretty: Bool
     /// One entry per open container: whether it already has an element.
     private var hasElement: [Bool] = []
     private var afterKey = false
 
-    package init(pretty: Bool = false, capacity: Int = 256) {
+    public init(pretty: Bool = false, capacity: Int = 256) {
         self.pretty = pretty
         self.bytes = []
         bytes.reserveCapacity(capacity)
     }
 
     /// The written bytes as a string.
-    package var string: String { String(decoding: bytes, as: UTF8.self) }
+    public var string: String { String(decoding: bytes, as: UTF8.self) }
 
     // MARK: - Structure
 
@@ -40,32 +40,32 @@ package struct JSONWriter: Sendable {
         for _ in 0..<hasElement.count { bytes.append(0x20); bytes.append(0x20) }
     }
 
-    package mutating func beginObject() {
+    public mutating func beginObject() {
         beforeValue()
         bytes.append(UInt8(ascii: "{"))
         hasElement.append(false)
     }
 
-    package mutating func endObject() {
+    public mutating func endObject() {
         let had = hasElement.removeLast()
         if pretty && had { newline() }
         bytes.append(UInt8(ascii: "}"))
     }
 
-    package mutating func beginArray() {
+    public mutating func beginArray() {
         beforeValue()
         bytes.append(UInt8(ascii: "["))
         hasElement.append(false)
     }
 
-    package mutating func endArray() {
+    public mutating func endArray() {
         let had = hasElement.removeLast()
         if pretty && had { newline() }
         bytes.append(UInt8(ascii: "]"))
     }
 
     /// Writes a member name; the next value written is its value.
-    package mutating func key(_ name: String) {
+    public mutating func key(_ name: String) {
         beforeValue()
         appendQuoted(name)
         bytes.append(UInt8(ascii: ":"))
@@ -75,40 +75,40 @@ package struct JSONWriter: Sendable {
 
     // MARK: - Scalars
 
-    package mutating func null() {
+    public mutating func null() {
         beforeValue()
         bytes.append(contentsOf: [0x6E, 0x75, 0x6C, 0x6C])
     }
 
-    package mutating func bool(_ v: Bool) {
+    public mutating func bool(_ v: Bool) {
         beforeValue()
         bytes.append(contentsOf: v ? Array("true".utf8) : Array("false".utf8))
     }
 
-    package mutating func int(_ v: Int64) {
+    public mutating func int(_ v: Int64) {
         beforeValue()
         appendInteger(v)
     }
 
     /// The shortest form that reads back to the same double (`100`, not `100.0`).
-    package mutating func double(_ v: Double) {
+    public mutating func double(_ v: Double) {
         beforeValue()
         appendDouble(v)
     }
 
-    package mutating func appendDouble(_ v: Double) {
+    public mutating func appendDouble(_ v: Double) {
         if let integer = JSONEscaping.integerForm(v) { return appendInteger(integer) }
         guard v.isFinite else { return bytes.append(contentsOf: JSONEscaping.null) }  // JSON has no NaN or infinity
         bytes.append(contentsOf: v.description.utf8)
     }
 
-    package mutating func string(_ s: String) {
+    public mutating func string(_ s: String) {
         beforeValue()
         appendQuoted(s)
     }
 
     /// An ISO 8601 UTC date string (`2026-03-02T09:30:00Z`, milliseconds kept when present).
-    package mutating func date(_ seconds: Double) {
+    public mutating func date(_ seconds: Double) {
         beforeValue()
         bytes.append(UInt8(ascii: "\""))
         ISODate.append(seconds, to: &bytes)
@@ -116,7 +116,7 @@ package struct JSONWriter: Sendable {
     }
 
     /// Writes a parsed JSON value.
-    package mutating func value(_ v: JSONValue) {
+    public mutating func value(_ v: JSONValue) {
         switch v {
         case .null: null()
         case .bool(let b): bool(b)
@@ -139,19 +139,19 @@ package struct JSONWriter: Sendable {
 
     /// Writes what goes before a value (a comma, an indent); the caller then
     /// appends the value's bytes itself.
-    package mutating func beginRawValue() {
+    public mutating func beginRawValue() {
         beforeValue()
     }
 
     /// Appends already-encoded JSON text as one value.
-    package mutating func raw(_ encoded: [UInt8]) {
+    public mutating func raw(_ encoded: [UInt8]) {
         beforeValue()
         bytes.append(contentsOf: encoded)
     }
 
     // MARK: - Encoding
 
-    package mutating func appendInteger(_ v: Int64) {
+    public mutating func appendInteger(_ v: Int64) {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: JSONEscaping.maxIntegerLength) { text in
             let n = JSONEscaping.writeInteger(v, to: text.baseAddress!)
             bytes.append(contentsOf: UnsafeBufferPointer(rebasing: text[0..<n]))
@@ -164,13 +164,13 @@ package struct JSONWriter: Sendable {
         JSONReader.escapeMarks(word) != 0
     }
 
-    package mutating func appendQuoted(_ s: String) {
+    public mutating func appendQuoted(_ s: String) {
         var s = s
         s.withUTF8 { appendQuoted(utf8: UnsafeRawBufferPointer($0)) }
     }
 
     /// A string from its UTF-8 bytes, quoted and escaped.
-    package mutating func appendQuoted(utf8: UnsafeRawBufferPointer) {
+    public mutating func appendQuoted(utf8: UnsafeRawBufferPointer) {
         bytes.append(UInt8(ascii: "\""))
         // Most strings need no escape: those are appended as they are.
         var i = 0

@@ -31,9 +31,9 @@ public struct IOError: Error, Sendable, Equatable, CustomStringConvertible {
 
 /// Every system call the store makes goes through here: retried on `EINTR`,
 /// returning typed errors.
-package enum FileIO {
+public enum FileIO {
 
-    package static func open(_ path: String, _ flags: Int32, mode: mode_t = 0o644) throws -> Int32 {
+    public static func open(_ path: String, _ flags: Int32, mode: mode_t = 0o644) throws -> Int32 {
         while true {
             let fd = systemOpen(path, flags | O_CLOEXEC, mode)
             if fd >= 0 { return fd }
@@ -41,7 +41,7 @@ package enum FileIO {
         }
     }
 
-    package static func close(_ fd: Int32) {
+    public static func close(_ fd: Int32) {
         _ = systemClose(fd)
     }
 
@@ -103,7 +103,7 @@ package enum FileIO {
     }
 
     /// Reads a whole regular file.
-    package static func readFile(_ path: String) throws -> [UInt8] {
+    public static func readFile(_ path: String) throws -> [UInt8] {
         var identity: FileIdentity?
         return try readFile(path, identity: &identity)
     }
@@ -111,7 +111,7 @@ package enum FileIO {
     /// Reads a whole regular file, and notes what the file system said of it
     /// once read: reading it again later, the caller can tell whether it is
     /// still the same file with the same contents.
-    package static func readFile(_ path: String, identity: inout FileIdentity?) throws -> [UInt8] {
+    public static func readFile(_ path: String, identity: inout FileIdentity?) throws -> [UInt8] {
         let fd = try openRegular(path)
         defer { close(fd) }
         var st = stat()
@@ -183,7 +183,7 @@ package enum FileIO {
         }
     }
 
-    package static func writeAll(_ fd: Int32, _ bytes: [UInt8], path: String) throws {
+    public static func writeAll(_ fd: Int32, _ bytes: [UInt8], path: String) throws {
         try bytes.withUnsafeBytes { p in try writeAll(fd, p, path: path) }
     }
 
@@ -206,7 +206,7 @@ package enum FileIO {
         if systemRename(from, to) != 0 { throw IOError(operation: "rename", path: from, code: errno) }
     }
 
-    package static func unlink(_ path: String) {
+    public static func unlink(_ path: String) {
         _ = systemUnlink(path)
     }
 
@@ -214,7 +214,7 @@ package enum FileIO {
         if ftruncate(fd, off_t(size)) != 0 { throw IOError(operation: "truncate", path: path, code: errno) }
     }
 
-    package static func fileSize(_ path: String) -> Int? {
+    public static func fileSize(_ path: String) -> Int? {
         var st = stat()
         guard stat(path, &st) == 0 else { return nil }
         return Int(st.st_size)
@@ -225,7 +225,7 @@ package enum FileIO {
         return stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR
     }
 
-    package static func exists(_ path: String) -> Bool {
+    public static func exists(_ path: String) -> Bool {
         access(path, F_OK) == 0
     }
 
@@ -310,7 +310,7 @@ extension FileIO {
 
 /// What the file system says about one file: enough to notice that it was
 /// replaced, edited, copied over or touched since it was last looked at.
-package struct FileIdentity: Equatable, Sendable {
+public struct FileIdentity: Equatable, Sendable {
     package var device: UInt64
     package var inode: UInt64
     package var size: Int64

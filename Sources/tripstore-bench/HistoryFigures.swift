@@ -59,7 +59,7 @@ struct HistoryFigures {
             while true {
                 let chunk = output.availableData
                 if chunk.isEmpty { break }
-                let at = Trace.now()
+                let at = ProcessInfo.processInfo.systemUptime
                 pending.append(contentsOf: chunk)
                 while let nl = pending.firstIndex(of: 0x0A) {
                     let line = Array(pending[..<nl])
@@ -80,11 +80,11 @@ struct HistoryFigures {
         for k in 0..<1000 {
             var tx = w.transaction()
             tx.setAttribute(rows[k % rows.count], slot: trip.property(named: "name")!.slot, to: .string("follow \(k)"))
-            if let t = try w.commit(tx, author: "bench") { committed[t.token] = Trace.now() }
+            if let t = try w.commit(tx, author: "bench") { committed[t.token] = ProcessInfo.processInfo.systemUptime }
         }
         w.close()
-        let deadline = Trace.now() + 60
-        while arrivals.count < committed.count && Trace.now() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        let deadline = ProcessInfo.processInfo.systemUptime + 60
+        while arrivals.count < committed.count && ProcessInfo.processInfo.systemUptime < deadline { Thread.sleep(forTimeInterval: 0.05) }
         follower.terminate()
         follower.waitUntilExit()
         let latencies = committed.compactMap { token, at in arrivals.at(token).map { ($0 - at) * 1000 } }
@@ -108,7 +108,7 @@ struct HistoryFigures {
         var trips = try w.run(Query("is Trip")).rows
         let business = try w.run(Query("is BusinessTrip")).rows
         let meals = try w.run(Query("", from: "BusinessMeal")).rows
-        let began = Trace.now()
+        let began = ProcessInfo.processInfo.systemUptime
         var middle: Int64 = 0
         var middleExport = ""
         for k in 0..<transactions {
@@ -137,7 +137,7 @@ struct HistoryFigures {
                 middleExport = runCLI(["export", "--format", "jsonl"], storePath).1
             }
         }
-        emit("history_workload_commits_per_s", Double(transactions) / (Trace.now() - began), "commits/s")
+        emit("history_workload_commits_per_s", Double(transactions) / (ProcessInfo.processInfo.systemUptime - began), "commits/s")
         w.close()
 
         let query = ["query", #"is BusinessTrip && destination ~ "Rome""#, "--count"]
@@ -161,10 +161,10 @@ struct HistoryFigures {
         try Data(feed.utf8).write(to: URL(fileURLWithPath: feedPath))
         emit("feed_s", feedSeconds, "s")
         emit("feed_bytes", Double(feed.utf8.count), "bytes")
-        let t = Trace.now()
+        let t = ProcessInfo.processInfo.systemUptime
         let (applier, _) = try start(["--store", standby, "apply", feedPath], env: ["TRIPSTORE_SNAPSHOT_BYTES": "4000000"])
         applier.waitUntilExit()
-        emit("apply_s", Trace.now() - t, "s")
+        emit("apply_s", ProcessInfo.processInfo.systemUptime - t, "s")
         let equal = applier.terminationStatus == 0 && runCLI(["export", "--format", "jsonl"], standby).1 == runCLI(["export", "--format", "jsonl"], storePath).1
         emit("standby_export_equals_primary", equal ? 1 : 0, "bool")
         if !equal { mismatches += 1 }

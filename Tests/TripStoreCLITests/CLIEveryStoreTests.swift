@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import TripStoreCLI
 import TripStoreEngine
+import TripStoreFormat
 
 // The command line serves a store made through the library with the store's
 // own schema: the film hierarchy, any depth, its own root type.

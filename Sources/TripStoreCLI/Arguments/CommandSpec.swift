@@ -21,7 +21,7 @@ struct CommandSpec: Sendable {
         if !rows.isEmpty {
             s += "\nOptions:\n"
             let width = rows.map(\.0.count).max() ?? 0
-            for (k, v) in rows { s += "  " + k.padding(width) + "  " + v + "\n" }
+            for (k, v) in rows { s += "  " + k.padded(to: width) + "  " + v + "\n" }
         }
         if !examples.isEmpty {
             s += "\nExamples:\n" + examples.map { "  " + $0 }.joined(separator: "\n") + "\n"

@@ -14,7 +14,7 @@ enum ApplyCommand {
         // Lines are checked against the store as it is before it is opened to
         // write: a refused feed leaves no trace, not even a new folder.
         let current: (token: Int64, time: Double?)
-        if try StoreFiles(folder: ctx.storePath).exists() {
+        if try Store.exists(in: ctx.storePath) {
             let reader = try ctx.openStore(.read)
             current = (reader.lastToken, try reader.lastCommitTime())
             reader.close()

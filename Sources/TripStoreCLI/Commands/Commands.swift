@@ -36,7 +36,7 @@ enum Commands {
 
         """
         let width = all.map(\.0.name.count).max() ?? 0
-        for (spec, _) in all { s += "  " + spec.name.padding(width) + "  " + spec.summary + "\n" }
+        for (spec, _) in all { s += "  " + spec.name.padded(to: width) + "  " + spec.summary + "\n" }
         s += """
 
         The store folder is --store DIR, else $TRIPSTORE_DIR, else ./tripstore.

@@ -7,10 +7,10 @@ enum CompactCommand {
         usage: "tripstore compact", examples: ["tripstore compact"])
 
     static func run(_ ctx: CommandContext) throws -> Int32 {
-        guard try StoreFiles(folder: ctx.storePath).exists() else { throw StoreError.noStore(path: ctx.storePath) }
+        guard try Store.exists(in: ctx.storePath) else { throw StoreError.noStore(path: ctx.storePath) }
         let store = try ctx.openStore(.write)
         try store.compact()
-        ctx.console.line("wrote snapshot-\(store.snapshotToken).jsonl (\(store.table.count) objects, \(store.history.count) transactions, \(store.fileSizes.snapshot) bytes)")
+        ctx.console.line("wrote snapshot-\(store.snapshotToken).jsonl (\(store.objectCount) objects, \(store.history.count) transactions, \(store.fileSizes.snapshot) bytes)")
         return 0
     }
 }

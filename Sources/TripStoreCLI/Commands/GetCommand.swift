@@ -15,14 +15,14 @@ enum GetCommand {
         let id = try ctx.positional(0, "ID")
         if ctx.args.has("history") { return try timeline(Identifier.normalized(id), ctx) }
         let store = try ctx.openStoreToRead()
-        guard let row = store.table.row(for: id), let o = store.table.object(at: row) else {
+        guard let row = store.row(forID: id), let o = store.object(at: row) else {
             throw StoreError.notFound(id: id)
         }
         var w = JSONWriter(pretty: true)
         if ctx.args.has("expand") {
             writeExpanded(o, store: store, to: &w)
         } else {
-            EnvelopeEncoder.write(o, schema: store.schema, lookup: store.table, to: &w)
+            store.writeEnvelope(o, to: &w)
         }
         ctx.console.line(w.string)
         return 0
@@ -36,7 +36,7 @@ enum GetCommand {
         var filter = HistoryFilter()
         filter.id = id
         let transactions = filter.apply(to: try store.checkedHistory())
-        guard !transactions.isEmpty || store.table.row(for: id) != nil else { throw StoreError.notFound(id: id) }
+        guard !transactions.isEmpty || store.row(forID: id) != nil else { throw StoreError.notFound(id: id) }
         let format = ctx.args.value("format") ?? (ctx.console.outIsTerminal ? "table" : "jsonl")
         guard ["table", "json", "jsonl"].contains(format) else { throw ctx.usageError("--format must be table, json or jsonl, got '\(format)'") }
         let printer = HistoryCommand.Printer(ctx: ctx, format: format, audit: false, withEnvelopes: true)
@@ -54,12 +54,12 @@ enum GetCommand {
         for p in entity.properties {
             w.key(p.name)
             guard let r = p.relationship else {
-                EnvelopeEncoder.writeValue(o.values[p.slot], of: p, schema: store.schema, lookup: store.table, to: &w)
+                store.writeValue(o.values[p.slot], of: p, to: &w)
                 continue
             }
-            let related = o.values[p.slot].rows.compactMap { store.table.object(at: $0) }
+            let related = o.values[p.slot].rows.compactMap { store.object(at: $0) }
             if r.isToMany { w.beginArray() }
-            for c in related { EnvelopeEncoder.write(c, schema: store.schema, lookup: store.table, to: &w) }
+            for c in related { store.writeEnvelope(c, to: &w) }
             if r.isToMany { w.endArray() } else if related.isEmpty { w.null() }
         }
         w.endObject()

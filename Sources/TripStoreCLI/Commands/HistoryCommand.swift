@@ -154,7 +154,7 @@ enum HistoryCommand {
             case "json":
                 var w = JSONWriter(pretty: true)
                 w.beginArray()
-                for t in ts { HistoryCoding.write(t, to: &w, envelopes: envelopes[t.token]) }
+                for t in ts { t.write(to: &w, envelopes: envelopes[t.token]) }
                 w.endArray()
                 ctx.console.line(w.string)
             case "table":
@@ -162,7 +162,7 @@ enum HistoryCommand {
             default:
                 for t in ts {
                     var w = JSONWriter()
-                    HistoryCoding.write(t, to: &w, envelopes: envelopes[t.token], deletedValues: format == "feed")
+                    t.write(to: &w, envelopes: envelopes[t.token], deletedValues: format == "feed")
                     ctx.console.line(w.string)
                 }
             }
@@ -176,7 +176,7 @@ enum HistoryCommand {
         guard !ids.isEmpty || predicate != nil else { throw ctx.usageError("history redact needs --id ID or --where PREDICATE") }
         guard ids.isEmpty || predicate == nil else { throw ctx.usageError("history redact takes --id or --where, not both") }
         for id in ids { if let problem = Identifier.problem(id) { throw ctx.usageError("--id: \(problem)") } }
-        guard try StoreFiles(folder: ctx.storePath).exists() else { throw StoreError.noStore(path: ctx.storePath) }
+        guard try Store.exists(in: ctx.storePath) else { throw StoreError.noStore(path: ctx.storePath) }
         let store = try ctx.openStore(.write)
         if let predicate {
             let query = try Query(predicate, from: ctx.args.value("from"))
@@ -197,7 +197,7 @@ enum HistoryCommand {
         guard let token = Int64(b), token >= 0 else {
             throw ctx.usageError("--before takes a token (a whole number from 0 to \(Int64.max)), got '\(b)'")
         }
-        guard try StoreFiles(folder: ctx.storePath).exists() else { throw StoreError.noStore(path: ctx.storePath) }
+        guard try Store.exists(in: ctx.storePath) else { throw StoreError.noStore(path: ctx.storePath) }
         let store = try ctx.openStore(.write)
         let dropped = try store.pruneHistory(before: token)
         ctx.console.line("dropped \(dropped) transaction\(dropped == 1 ? "" : "s") before token \(token); \(store.history.count) kept; the objects are unchanged")
@@ -242,7 +242,7 @@ enum HistoryCommand {
         var widths = header.map(\.count)
         for r in rows { for (i, c) in r.enumerated() { widths[i] = max(widths[i], c.count) } }
         func line(_ r: [String]) -> String {
-            r.enumerated().map { i, c in i == r.count - 1 ? c : c.padding(widths[i]) }.joined(separator: "  ") + "\n"
+            r.enumerated().map { i, c in i == r.count - 1 ? c : c.padded(to: widths[i]) }.joined(separator: "  ") + "\n"
         }
         var out = line(header) + line(widths.map { String(repeating: "-", count: $0) })
         for r in rows { out += line(r) }

@@ -19,7 +19,7 @@ enum ImportCommand {
         } catch {
             if !storeExisted && !ctx.session.committed {
                 ctx.session.closeAll()
-                StoreFiles(folder: ctx.storePath).removeIfUnused()
+                Store.removeIfUnused(ctx.storePath)
             }
             throw error
         }
@@ -31,13 +31,13 @@ enum ImportCommand {
         guard let mode = ImportMode(rawValue: modeName) else {
             throw ctx.usageError("--mode must be insert, upsert or skip-existing, got '\(modeName)'")
         }
-        Trace.mark("start")
+        ProcessSetup.trace("start")
         var identity: FileIdentity?
         // A big file into an empty store is read a window at a time, straight
         // into records, as a snapshot is loaded; anything else is read whole.
         let streams = path != "-" && Store.mayTakeBulkImport(ctx.storePath)
         var bytes = streams ? [] : try ctx.readInput(path, identity: &identity)
-        Trace.mark("read input")
+        ProcessSetup.trace("read input")
         let size = streams ? (FileIO.fileSize(path) ?? 0) : bytes.count
         // A progress line on a terminal for big files: each phase, and decoding in percent.
         let showProgress = size > 8 << 20
@@ -62,13 +62,13 @@ enum ImportCommand {
                 if let t = try store.importInBulk(plan, author: ctx.author) {
                     for w in store.warnings.dropFirst(before) { ctx.console.err(CLIError.sentence(w)) }
                     if showProgress { ctx.console.endProgress() }
-                    Trace.mark("commit returned")
+                    ProcessSetup.trace("commit returned")
                     ctx.console.line(summary([(.insert, t.inserted.map { ($0.type, $0.count) })], token: t.token))
-                    Trace.mark("summary")
+                    ProcessSetup.trace("summary")
                     return 0
                 }
             }
-            Trace.mark("bulk import does not apply")
+            ProcessSetup.trace("bulk import does not apply")
         }
         if bytes.isEmpty && path != "-" {
             // Read again only what was read before: the same file, unchanged.
@@ -87,7 +87,7 @@ enum ImportCommand {
                 phase("decoding \(percent)%")
             }
         }
-        Trace.mark("parse+decode \(objects.count) objects")
+        ProcessSetup.trace("parse+decode \(objects.count) objects")
         // Nothing to import where there is no store yet: make none (a folder
         // and lock file that hold no store would only say "no store" later).
         if objects.isEmpty && opened == nil && !FileIO.exists(ctx.storePath) {
@@ -102,10 +102,10 @@ enum ImportCommand {
             objects = try EnvelopeInput.decode(bytes, schema: store.schema)
         }
         var tx = store.transaction()
-        Trace.mark("open store")
+        ProcessSetup.trace("open store")
         phase("linking \(objects.count) objects")
         try store.stage(objects, mode: mode, into: &tx)
-        Trace.mark("stage (link)")
+        ProcessSetup.trace("stage (link)")
         phase("writing and flushing")
         let committed = try ctx.commit(tx, to: store)
         // Freeing a big transaction, its input and its history object by object takes longer than exiting.
@@ -115,9 +115,9 @@ enum ImportCommand {
             ctx.console.line("nothing to import: the store is unchanged")
             return 0
         }
-        Trace.mark("commit returned")
+        ProcessSetup.trace("commit returned")
         ctx.console.line(summary(t))
-        Trace.mark("summary")
+        ProcessSetup.trace("summary")
         return 0
     }
 

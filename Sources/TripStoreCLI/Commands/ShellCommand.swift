@@ -28,7 +28,7 @@ enum ShellCommand {
         let store = try ctx.openStore(.read)
         let c = ctx.console
         let interactive = c.inIsTerminal && c.outIsTerminal
-        if interactive { c.line("tripstore shell: \(store.table.count) objects. .help for commands, .quit to leave.") }
+        if interactive { c.line("tripstore shell: \(store.objectCount) objects. .help for commands, .quit to leave.") }
         var failures = 0
         while true {
             if interactive {
@@ -87,7 +87,7 @@ enum ShellCommand {
         case ".get":
             guard let arg, let o = store.object(id: arg) else { throw StoreError.notFound(id: arg ?? "") }
             var w = JSONWriter(pretty: true)
-            EnvelopeEncoder.write(o, schema: store.schema, lookup: store.table, to: &w)
+            store.writeEnvelope(o, to: &w)
             console.line(w.string)
         default:
             throw CLIError("unknown command '\(parts[0])'; .help lists them")

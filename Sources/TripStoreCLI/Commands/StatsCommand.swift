@@ -9,17 +9,17 @@ enum StatsCommand {
     static func run(_ ctx: CommandContext) throws -> Int32 {
         let store = try ctx.openStore(.read)
         let c = ctx.console
-        c.line("store        \(store.files.folder)")
-        c.line("objects      \(store.table.count)")
+        c.line("store        \(store.folder)")
+        c.line("objects      \(store.objectCount)")
         let width = store.schema.entities.map(\.name.count).max() ?? 0
         for e in store.schema.entities {
-            c.line("  " + e.name.padding(width) + "  \(store.table.countByEntity[e.id])")
+            c.line("  " + e.name.padded(to: width) + "  \(store.objectCount(of: e))")
         }
-        c.line("indexes      " + store.indexes.descriptions.joined(separator: ", "))
+        c.line("indexes      " + store.indexDescriptions.joined(separator: ", "))
         let sizes = store.fileSizes
         c.line("snapshot     \(store.hasSnapshotFile ? "snapshot-\(store.snapshotToken).jsonl, \(sizes.snapshot) bytes" : "none yet")")
         if store.hasSnapshotFile {
-            let image = store.files.image(store.snapshotToken)
+            let image = store.imagePath
             let size = FileIO.fileSize(image)
             c.line("image        " + (size.map { "snapshot-\(store.snapshotToken).image, \($0) bytes" + (store.loadedFromImage ? " (opened from it)" : " (does not match; opened from the JSON)") } ?? "none (opened from the JSON)"))
         }

@@ -23,7 +23,7 @@ enum ValidateCommand {
         if errors.isEmpty {
             // References resolve against the file and, when there is one, the store.
             let store: Store
-            if (try? StoreFiles(folder: ctx.storePath).exists()) == true {
+            if (try? Store.exists(in: ctx.storePath)) == true {
                 store = try ctx.openStore(.read)
             } else {
                 store = Store.empty(schema: ctx.schema)

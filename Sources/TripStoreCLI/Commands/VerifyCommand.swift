@@ -15,7 +15,7 @@ enum VerifyCommand {
 
     static func run(_ ctx: CommandContext) throws -> Int32 {
         let c = ctx.console
-        guard try StoreFiles(folder: ctx.storePath).exists() else { throw StoreError.noStore(path: ctx.storePath) }
+        guard try Store.exists(in: ctx.storePath) else { throw StoreError.noStore(path: ctx.storePath) }
         let store: Store
         do {
             var options = try ctx.options()
@@ -41,7 +41,7 @@ enum VerifyCommand {
             return 0
         }
         if let problem = try imageProblem(ctx, store) {
-            let image = store.files.image(store.snapshotToken)
+            let image = store.imagePath
             guard ctx.args.has("repair") else {
                 c.err("verify: \(image): \(problem); it is ignored (the JSON decides); 'tripstore verify --repair' deletes it")
                 return 2
@@ -51,7 +51,7 @@ enum VerifyCommand {
             return 0
         }
         // Temporary files an interrupted write left: never read, removed by the next writer.
-        let leftovers = (try? store.files.list().temporary) ?? []
+        let leftovers = store.leftoverTemporaryFiles
         if !leftovers.isEmpty {
             let names = leftovers.joined(separator: ", ")
             if ctx.args.has("repair") {
@@ -64,9 +64,9 @@ enum VerifyCommand {
         var stale: String?
         if store.hasSnapshotFile, let why = store.imageStaleness() {
             stale = why
-            c.line("note: \(store.files.image(store.snapshotToken)) is stale (\(why)): it is ignored, and the next writer writes it again")
+            c.line("note: \(store.imagePath) is stale (\(why)): it is ignored, and the next writer writes it again")
         }
-        c.line("ok: \(store.table.count) objects, \(store.history.count) transactions in history, last token \(store.lastToken); checksums, order, references, ids\(store.hasSnapshotFile && stale == nil && FileIO.exists(store.files.image(store.snapshotToken)) ? " and the image" : "") verified")
+        c.line("ok: \(store.objectCount) objects, \(store.history.count) transactions in history, last token \(store.lastToken); checksums, order, references, ids\(store.hasSnapshotFile && stale == nil && FileIO.exists(store.imagePath) ? " and the image" : "") verified")
         return 0
     }
 
@@ -75,7 +75,7 @@ enum VerifyCommand {
     /// than the JSON.
     private static func imageProblem(_ ctx: CommandContext, _ json: Store) throws -> String? {
         guard json.hasSnapshotFile else { return nil }
-        let path = json.files.image(json.snapshotToken)
+        let path = json.imagePath
         var st = stat()
         guard lstat(path, &st) == 0 else { return nil }  // no image: nothing to check
         let fromImage = try ctx.open(.read, options: try ctx.options())
@@ -92,10 +92,10 @@ enum VerifyCommand {
         }
         // Its type and value indexes must agree with its own records (read from the image, not built).
         if let problem = fromImage.checkInvariants().first { return "\(problem) in the image" }
-        let a = json.table.rowsSortedByID(), b = fromImage.table.rowsSortedByID()
+        let a = json.rowsInIDOrder(), b = fromImage.rowsInIDOrder()
         guard a.count == b.count else { return "it holds \(b.count) objects, the snapshot's JSON \(a.count)" }
         for (x, y) in zip(a, b) {
-            let o = json.table.object(at: x), p = fromImage.table.object(at: y)
+            let o = json.object(at: x), p = fromImage.object(at: y)
             guard let o, let p, o.id == p.id, o.entity == p.entity else { return "it holds other objects than the snapshot's JSON" }
             for property in json.schema.entities[o.entity].properties where property.attribute != nil && o.values[property.slot] != p.values[property.slot] {
                 return "it holds another value of \(json.schema.entities[o.entity].name) '\(o.id)'.\(property.name) than the snapshot's JSON"
@@ -134,7 +134,7 @@ enum VerifyCommand {
         }
         c.line("repaired: removed \(n) dangling reference\(n == 1 ? "" : "s")"
                + (t.map { " as transaction \($0.token) by author 'repair'" } ?? " (their holders were deleted later; the files were rewritten)")
-               + "; \(store.table.count) objects intact")
+               + "; \(store.objectCount) objects intact")
         return 0
     }
 }

@@ -55,7 +55,7 @@ struct RowFormatter {
         case .array(let items): return items.map { text($0, p) }.joined(separator: "; ")
         case .embedded, .toOne, .toMany:
             var w = JSONWriter()
-            EnvelopeEncoder.writeValue(v, of: p, schema: schema, lookup: store.table, to: &w)
+            store.writeValue(v, of: p, to: &w)
             return w.string
         }
     }
@@ -63,10 +63,10 @@ struct RowFormatter {
     func write(_ rows: [RowID]) {
         // A row can read as empty only when the image showed damage: the
         // command then runs again from the JSON, and this output is dropped.
-        let rows = rows.filter { store.table.entity(at: $0) != nil }
+        let rows = rows.filter { store.entity(at: $0) != nil }
         switch format {
         case .ids:
-            for r in rows { console.line(store.table.id(at: r) ?? "") }
+            for r in rows { console.line(store.id(at: r) ?? "") }
         case .jsonl:
             for r in rows {
                 var w = JSONWriter()
@@ -87,20 +87,20 @@ struct RowFormatter {
             let cols = columns
             console.line(cols.map(csvQuote).joined(separator: ","))
             for r in rows {
-                guard let o = store.table.object(at: r) else { continue }
+                guard let o = store.object(at: r) else { continue }
                 console.line(cols.map { csvQuote(cell(o, $0)) }.joined(separator: ","))
             }
         case .table:
             let cols = columns
             let cells = rows.compactMap { r -> [String]? in
-                store.table.object(at: r).map { o in cols.map { clip(cell(o, $0)) } }
+                store.object(at: r).map { o in cols.map { clip(cell(o, $0)) } }
             }
             var widths = cols.map(\.count)
             for row in cells { for (i, c) in row.enumerated() { widths[i] = max(widths[i], c.count) } }
             func line(_ values: [String]) -> String {
                 var s = ""
                 for (i, v) in values.enumerated() {
-                    s += i == values.count - 1 ? v : v.padding(widths[i]) + "  "
+                    s += i == values.count - 1 ? v : v.padded(to: widths[i]) + "  "
                 }
                 return s
             }
@@ -112,8 +112,8 @@ struct RowFormatter {
     }
 
     func envelope(_ r: RowID, _ w: inout JSONWriter) {
-        guard let o = store.table.object(at: r) else { return w.null() }
-        EnvelopeEncoder.write(o, schema: schema, lookup: store.table, to: &w,
+        guard let o = store.object(at: r) else { return w.null() }
+        store.writeEnvelope(o, to: &w,
                               fields: fields.map { Set($0.map { $0.hasPrefix("data.") ? String($0.dropFirst(5)) : $0 }) })
     }
 

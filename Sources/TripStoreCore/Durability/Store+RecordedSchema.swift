@@ -133,7 +133,7 @@ extension Store {
     /// by another version of the format, for another schema (the store's
     /// schema was extended since), or beside another copy of the snapshot
     /// file (the folder was copied or restored). The next writer writes a new one.
-    package func imageStaleness() -> String? {
+    public func imageStaleness() -> String? {
         guard let fd = try? FileIO.openRegular(files.image(snapshotToken)) else { return nil }
         defer { FileIO.close(fd) }
         var bytes = [UInt8](repeating: 0, count: SnapshotImage.Header.byteCount)

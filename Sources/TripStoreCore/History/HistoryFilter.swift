@@ -51,7 +51,7 @@ public struct HistoryFilter: Sendable {
 
 extension Schema {
     /// The names of a type and its subclasses, for `HistoryFilter.types`.
-    package func deepTypeNames(_ name: String) -> Set<String>? {
+    public func deepTypeNames(_ name: String) -> Set<String>? {
         entity(named: name).map { Set($0.closure.map { entities[$0].name }) }
     }
 }

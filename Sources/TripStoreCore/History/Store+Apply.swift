@@ -20,7 +20,7 @@ extension Store {
     /// Reads one line of `history --format feed` and checks that it is the
     /// transaction `token` for a store whose last token is `last` and whose
     /// last commit time is `notBefore`, without applying it.
-    package static func readFeedLine(_ value: JSONValue, line: Int, expecting token: Int64, after last: Int64,
+    public static func readFeedLine(_ value: JSONValue, line: Int, expecting token: Int64, after last: Int64,
                                      notBefore: Double?) throws(FeedError) -> HistoryTransaction {
         guard let t = HistoryCoding.read(value) else {
             throw FeedError(line: line, message: "not a feed transaction (expected {\"token\", \"timestamp\", \"author\", \"changes\"} as the change feed writes it)")

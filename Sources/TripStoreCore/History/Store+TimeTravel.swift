@@ -137,7 +137,7 @@ extension Store {
     /// Each insert's envelope right after its transaction (for `--format feed`
     /// and `history --id`), for the transactions in `wanted` (tokens after
     /// `since`), keyed by token and id: one walk back from now.
-    package func insertEnvelopes(after since: Int64, wanted: Set<Int64>,
+    public func insertEnvelopes(after since: Int64, wanted: Set<Int64>,
                                  only id: String? = nil) throws -> [Int64: [String: JSONValue]] {
         var states: [String: PastState] = [:]
         var out: [Int64: [String: JSONValue]] = [:]

@@ -43,8 +43,14 @@ extension Store {
     /// then reads the file whole, and can tell from `identity` whether it is
     /// still what was read here.
     /// - Throws: `IOError` when the file cannot be opened or read.
+    public static func planBulkImport(file path: String, schema: Schema, options: StoreOptions,
+                                      identity: inout FileIdentity?) throws -> BulkImportPlan? {
+        try planBulkImport(file: path, schema: schema, options: options, identity: &identity, window: bulkImportWindow)
+    }
+
+    /// `planBulkImport(file:schema:options:identity:)`, reading `window` bytes at a time.
     package static func planBulkImport(file path: String, schema: Schema, options: StoreOptions, identity: inout FileIdentity?,
-                                       window: Int = bulkImportWindow) throws -> BulkImportPlan? {
+                                       window: Int) throws -> BulkImportPlan? {
         let fd = try FileIO.openRegular(path)
         defer { FileIO.close(fd) }
         let size = try FileIO.size(fd, path: path)

@@ -150,7 +150,7 @@ extension Store {
     /// Every duplicate id and unresolvable reference of an input, up to
     /// `limit`, checked against the input and this store without staging
     /// anything (for `validate`, which reports all it finds).
-    package func referenceErrors(_ objects: [DecodedObject], limit: Int) -> [EnvelopeError] {
+    public func referenceErrors(_ objects: [DecodedObject], limit: Int) -> [EnvelopeError] {
         var errors: [EnvelopeError] = []
         var entityByID: [String: Int] = [:]
         entityByID.reserveCapacity(objects.count)

@@ -3,7 +3,7 @@ import TripStoreJSON
 import TripStoreSystem
 extension Store {
     /// Every live object as a top-level envelope with references, ordered by type name and id.
-    package func exportAllRows() -> [RowID] {
+    public func exportAllRows() -> [RowID] {
         let byName = schema.entities.map(\.id).sorted { schema.entities[$0].name < schema.entities[$1].name }
         var rank = Array(repeating: 0, count: schema.entities.count)
         for (k, e) in byName.enumerated() { rank[e] = k }
@@ -20,7 +20,7 @@ extension Store {
     /// objects inline, and every other object they reference follows as a
     /// top-level envelope, its references cut down to what the file holds, so
     /// the file imports on its own.
-    package func writeExport(rows: [RowID], inlineOwned: Bool, jsonLines: Bool, pretty: Bool,
+    public func writeExport(rows: [RowID], inlineOwned: Bool, jsonLines: Bool, pretty: Bool,
                             to sink: (inout JSONWriter) throws -> Void) throws {
         var included = Set<RowID>()
         var extras: [RowID] = []

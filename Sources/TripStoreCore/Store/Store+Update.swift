@@ -2,10 +2,17 @@ import TripStoreFormat
 import TripStoreJSON
 import TripStoreSystem
 extension Store {
-    /// Stages `--set` assignments on objects: each value is read in the
-    /// attribute's type; an attribute that an object's type lacks is an error
-    /// naming the type. Setting an equal value changes nothing.
-    package func stageUpdate(_ rows: [RowID], set assignments: [(name: String, text: String)],
+    /// Stages assignments written as text (`name`, `"Rome"`, `2026-03-02`,
+    /// `null`) on objects: each value is read in the attribute's type; an
+    /// attribute that an object's type lacks is an error naming the type.
+    /// Setting an equal value changes nothing.
+    ///
+    /// ```swift
+    /// var tx = store.transaction()
+    /// try store.stageUpdate(try store.rows(forIDs: ["t1"]), set: [("destination", "Roma")], into: &tx)
+    /// try store.commit(tx, author: "alice")
+    /// ```
+    public func stageUpdate(_ rows: [RowID], set assignments: [(name: String, text: String)],
                             into tx: inout TransactionBuilder) throws {
         var parsed: [Int: [(Int, Value)]] = [:]  // by entity: (slot, value)
         for row in rows {
@@ -34,14 +41,6 @@ extension Store {
             for (slot, value) in parsed[o.entity]! where o.values[slot] != value {
                 tx.setAttribute(row, slot: slot, to: value)
             }
-        }
-    }
-
-    /// Rows for ids; an unknown id is an error and nothing is staged.
-    package func rows(forIDs ids: [String]) throws -> [RowID] {
-        try ids.map { id in
-            guard let r = table.row(for: id) else { throw StoreError.notFound(id: id) }
-            return r
         }
     }
 }

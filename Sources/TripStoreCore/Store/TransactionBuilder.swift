@@ -304,7 +304,7 @@ public struct TransactionBuilder: ObjectLookup {
     /// Deletes an object, following the delete rules of its relationships, and
     /// removes every reference to it, whether or not the relationship that
     /// holds the reference declares an inverse.
-    package mutating func delete(_ row: RowID) throws(StoreError) {
+    public mutating func delete(_ row: RowID) throws(StoreError) {
         if Int(row) < base && !deleteRequests.contains(row) { deleteRequests.append(row) }
         try deleteFollowingRules(row)
     }
@@ -346,7 +346,7 @@ public struct TransactionBuilder: ObjectLookup {
     package var deletedRows: [RowID] { deletedOrder }
 
     /// Refuses the transaction if a deny rule still has live objects (commit checks this first).
-    package func checkDenyRules() throws(StoreError) {
+    public func checkDenyRules() throws(StoreError) {
         for check in denyChecks {
             let before = Int(check.row) >= base ? nil : table.object(at: check.row)
             let targets = (before ?? StoredObject(entity: check.entity, id: check.id, values: [])).values

@@ -3,9 +3,9 @@ import Foundation
 /// Persistent identifiers as SPEC §2 settles them: compared as Swift compares
 /// strings, so canonically equivalent ids (NFC `café`, NFD `café`) are one id,
 /// stored in NFC; an id is non-empty and holds no control characters.
-package enum Identifier {
+public enum Identifier {
     /// The id in NFC (unchanged, and cheap, when it is ASCII).
-    @inline(__always) package static func normalized(_ id: String) -> String {
+    @inline(__always) public static func normalized(_ id: String) -> String {
         if isASCII(id) { return id }
         return CanonicalText.nfc(id)
     }
@@ -22,7 +22,7 @@ package enum Identifier {
     }
 
     /// What is wrong with an id, if anything.
-    package static func problem(_ id: String) -> String? {
+    public static func problem(_ id: String) -> String? {
         if id.isEmpty { return "an id must not be empty" }
         var ascii = true
         for b in id.utf8 {

@@ -1,9 +1,9 @@
 import TripStoreJSON
 import TripStoreSystem
 /// Finds the closest known name to a misspelt one, for "did you mean" hints.
-package enum NameSuggestion {
+public enum NameSuggestion {
     /// The candidate with the smallest edit distance (case-insensitive), if it is close enough.
-    package static func closest(to name: String, in candidates: [String]) -> String? {
+    public static func closest(to name: String, in candidates: [String]) -> String? {
         let target = Array(name.lowercased().unicodeScalars)
         var best: (String, Int)?
         for c in candidates {
@@ -30,7 +30,7 @@ package enum NameSuggestion {
     }
 
     /// " (did you mean 'x'?)" or "".
-    package static func hint(for name: String, in candidates: [String]) -> String {
+    public static func hint(for name: String, in candidates: [String]) -> String {
         closest(to: name, in: candidates).map { " (did you mean '\($0)'?)" } ?? ""
     }
 }

@@ -15,9 +15,9 @@ import TripStoreSystem
 /// Types are `string`, `int`, `double`, `bool`, `date`, `{"enum": NAME, "cases": […]}`,
 /// `{"array": TYPE}` and `{"embedded": NAME, "fields": [ATTRIBUTE…]}`. The
 /// fingerprint is informative: it is computed again from the entities.
-package enum SchemaFile {
+public enum SchemaFile {
     /// The file's text: pretty-printed, or one compact line.
-    package static func bytes(_ schema: Schema, pretty: Bool) -> [UInt8] {
+    public static func bytes(_ schema: Schema, pretty: Bool) -> [UInt8] {
         var w = JSONWriter(pretty: pretty)
         w.beginObject()
         w.key("fingerprint"); w.string(schema.fingerprint)
@@ -29,7 +29,7 @@ package enum SchemaFile {
     /// Reads and validates a schema file; every error names the entity and
     /// property it is about. `extraKeys` are top-level keys allowed besides
     /// `entities` and `fingerprint` (a store's record adds `format` and `crc32c`).
-    package static func read(_ bytes: [UInt8], extraKeys: Set<String> = []) throws(SchemaError) -> Schema {
+    public static func read(_ bytes: [UInt8], extraKeys: Set<String> = []) throws(SchemaError) -> Schema {
         let value: JSONValue
         // A byte-order mark is skipped, as `import` skips one.
         let start = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0

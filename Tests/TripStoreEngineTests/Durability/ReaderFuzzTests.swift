@@ -176,7 +176,7 @@ import TripStoreModels
     /// Random stores, random commits after the snapshot, and random queries,
     /// answered from the image (checked at open, or piece by piece) and from the JSON alone.
     @Test(arguments: [ImageChecks.atOpen, .onFirstTouch])
-    func theImageAnswersEveryQueryAsTheJSONDoes(_ checks: ImageChecks) throws {
+    func theImageAnswersEveryQueryAsTheJSONDoes(_ checks: TripStoreCore.ImageChecks) throws {
         var rng = RandomQueries(state: 505)
         for seed in 0..<3 {
             let folder = TestFolders.make("image-diff")

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import TripStoreEngine
+import TripStoreFormat
+import TripStoreSystem
 
 @Suite struct SnapshotHeaderTests {
     @Test func aFingerprintThatIsNotTheDescribedSchemasIsDamage() throws {

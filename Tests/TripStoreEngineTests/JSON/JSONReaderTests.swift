@@ -17,7 +17,7 @@ import Testing
         ("\"Zürich\"", .string("Zürich")), (" [ 1 , [ ] , { } ] ", .array([.int(1), .array([]), .object([])])),
         ("{\"a\":{\"b\":[null]}}", .object([JSONMember("a", .object([JSONMember("b", .array([.null]))]))])),
     ])
-    func acceptsValidJSON(_ text: String, _ expected: JSONValue) throws {
+    func acceptsValidJSON(_ text: String, _ expected: TripStoreJSON.JSONValue) throws {
         #expect(try JSONReader.parse(text) == expected)
     }
 

@@ -1,5 +1,4 @@
 import Testing
-@testable import TripStoreEngine
 @testable import TripStoreCore
 @testable import TripStoreFormat
 @testable import TripStoreJSON

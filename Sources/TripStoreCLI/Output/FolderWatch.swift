@@ -7,14 +7,14 @@ import Darwin
 /// Waits for something in a folder to change: with inotify where the kernel
 /// has it (the wait costs nothing until a writer touches a file), else by
 /// polling the folder's files every `pollInterval` seconds.
-package final class FolderWatch {
+final class FolderWatch {
     private var fd: Int32 = -1
     /// Used without inotify: how often to look.
-    package let pollInterval: Double
+    let pollInterval: Double
     /// Whether the kernel watches for us (false: polling).
-    package var usesInotify: Bool { fd >= 0 }
+    var usesInotify: Bool { fd >= 0 }
 
-    package init(folder: String, pollInterval: Double = 0.1, useInotify: Bool = true) {
+    init(folder: String, pollInterval: Double = 0.1, useInotify: Bool = true) {
         self.pollInterval = pollInterval
         #if os(Linux)
         guard useInotify else { return }
@@ -39,7 +39,7 @@ package final class FolderWatch {
     /// `output`, when given, is watched too: its reader going away (a closed
     /// pipe) ends the wait at once.
     @discardableResult
-    package func wait(timeout: Double, output: Int32? = nil) -> Bool {
+    func wait(timeout: Double, output: Int32? = nil) -> Bool {
         guard fd >= 0 else {
             let seconds = max(0, min(timeout, pollInterval))
             var ts = timespec(tv_sec: Int(seconds), tv_nsec: Int((seconds - Double(Int(seconds))) * 1e9))
@@ -60,7 +60,7 @@ package final class FolderWatch {
 extension FolderWatch {
     /// Whether `fd` is a pipe or socket whose reader has gone (nothing
     /// written to it could ever be read).
-    package static func readerGone(_ fd: Int32) -> Bool {
+    static func readerGone(_ fd: Int32) -> Bool {
         var p = pollfd(fd: fd, events: 0, revents: 0)
         guard poll(&p, 1, 0) > 0 else { return false }
         return p.revents & Int16(POLLERR | POLLHUP) != 0
@@ -69,13 +69,13 @@ extension FolderWatch {
 
 /// SIGINT and SIGTERM as a flag that a long-running command checks between
 /// waits, so that it can stop cleanly (exit 0) instead of being killed.
-package enum Interruption {
+enum Interruption {
     nonisolated(unsafe) private static var flag: sig_atomic_t = 0
 
     /// Installs the handlers (once per process is enough), and unblocks the
     /// two signals: a parent may start us with them blocked (Foundation's
     /// `Process` passes its thread's mask on), and then nothing would stop us.
-    package static func install() {
+    static func install() {
         signal(SIGINT) { _ in Interruption.flag = 1 }
         signal(SIGTERM) { _ in Interruption.flag = 1 }
         var set = sigset_t()
@@ -86,5 +86,5 @@ package enum Interruption {
     }
 
     /// Whether SIGINT or SIGTERM arrived since `install`.
-    package static var requested: Bool { flag != 0 }
+    static var requested: Bool { flag != 0 }
 }

@@ -1,0 +1,91 @@
+import TripStoreFormat
+import TripStoreJSON
+import TripStoreSystem
+
+/// What a program reads of an open store besides queries: counts, rows and
+/// their ids, envelopes, and where its files are. A row names an object
+/// while the store is open (see `RowID`).
+extension Store {
+    /// The folder the store lives in.
+    public var folder: String { files.folder }
+
+    /// Whether `folder` holds a store (a snapshot, a journal or a schema record).
+    ///
+    /// ```swift
+    /// guard try Store.exists(in: "trips") else { print("no store yet"); return }
+    /// ```
+    public static func exists(in folder: String) throws -> Bool {
+        try StoreFiles(folder: folder).exists()
+    }
+
+    /// Removes `folder` if it holds nothing but what a first open made (its
+    /// lock and an empty journal): what a failed first import leaves.
+    public static func removeIfUnused(_ folder: String) {
+        StoreFiles(folder: folder).removeIfUnused()
+    }
+
+    /// Temporary files a write cut short left behind (the next writer removes them).
+    public var leftoverTemporaryFiles: [String] {
+        (try? files.list().temporary) ?? []
+    }
+
+    /// How many live objects the store holds.
+    public var objectCount: Int { table.count }
+
+    /// How many live objects are of exactly this entity (subclasses not included).
+    public func objectCount(of entity: Entity) -> Int {
+        entity.id < table.countByEntity.count ? table.countByEntity[entity.id] : 0
+    }
+
+    /// The declared indexes, each as `Entity.property` with its kind, for a listing.
+    public var indexDescriptions: [String] { indexes.descriptions }
+
+    /// The row of the live object with that id (ids are compared in NFC).
+    public func row(forID id: String) -> RowID? { table.row(for: id) }
+
+    /// The id of the live object at a row, without decoding the rest of it.
+    public func id(at row: RowID) -> String? { table.id(at: row) }
+
+    /// The entity of the live object at a row.
+    public func entity(at row: RowID) -> Entity? {
+        table.entity(at: row).map { schema.entities[$0] }
+    }
+
+    /// Every live row in the order of their ids' bytes (the snapshot's order).
+    public func rowsInIDOrder() -> [RowID] { table.rowsSortedByID() }
+
+    /// Rows for ids; an unknown id is `StoreError.notFound`.
+    public func rows(forIDs ids: [String]) throws -> [RowID] {
+        try ids.map { id in
+            guard let r = table.row(for: id) else { throw StoreError.notFound(id: id) }
+            return r
+        }
+    }
+
+    /// Writes an object as an envelope, `{"type":…,"id":…,"data":{…}}`, its
+    /// relationships as references; `fields`, when given, keeps only those properties.
+    ///
+    /// ```swift
+    /// var w = JSONWriter()
+    /// if let o = store.object(id: "rome-summit") { store.writeEnvelope(o, to: &w) }
+    /// print(w.string)
+    /// ```
+    public func writeEnvelope(_ object: StoredObject, to w: inout JSONWriter, fields: Set<String>? = nil) {
+        EnvelopeEncoder.write(object, schema: schema, lookup: table, to: &w, fields: fields)
+    }
+
+    /// Writes one property's value as JSON (a relationship as references).
+    public func writeValue(_ value: Value, of property: Property, to w: inout JSONWriter) {
+        EnvelopeEncoder.writeValue(value, of: property, schema: schema, lookup: table, to: &w)
+    }
+}
+
+extension HistoryTransaction {
+    /// Writes the transaction as one JSON line of history: `envelopes` adds
+    /// each insert's envelope (by id), `deletedValues` each delete's values;
+    /// both together make a line of the change feed, which
+    /// `Store.applyFeedLine(_:line:)` replays.
+    public func write(to w: inout JSONWriter, envelopes: [String: JSONValue]? = nil, deletedValues: Bool = false) {
+        HistoryCoding.write(self, to: &w, envelopes: envelopes, deletedValues: deletedValues)
+    }
+}
