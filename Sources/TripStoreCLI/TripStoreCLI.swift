@@ -89,7 +89,7 @@ public final class InputSource {
     public static var standard: InputSource { InputSource(text: nil) }
 
     /// Fixed text, for tests.
-    public static func text(_ s: String) -> InputSource { InputSource(text: Array(s.utf8)) }
+    package static func text(_ s: String) -> InputSource { InputSource(text: Array(s.utf8)) }
 
     init(text: [UInt8]?) {
         self.text = text

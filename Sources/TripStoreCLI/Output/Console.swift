@@ -28,7 +28,7 @@ public final class Console {
     }
 
     /// A console that keeps everything written, for tests.
-    public static func captured(terminal: Bool = false) -> Console {
+    package static func captured(terminal: Bool = false) -> Console {
         Console(capture: true, outIsTerminal: terminal, errIsTerminal: false, inIsTerminal: false)
     }
 

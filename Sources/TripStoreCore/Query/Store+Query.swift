@@ -6,7 +6,7 @@ extension Store {
     ///
     /// ```swift
     /// let result = try store.run(try Query("is PersonalTrip && reason == \"family\""))
-    /// for row in result.rows { print(store.table.object(at: row)!.id) }
+    /// for row in result.rows { print(store.id(at: row) ?? "") }
     /// ```
     /// - Throws: `QueryError` (with the column) for an unknown type or
     ///   property, a comparison the property's type cannot make, or an enum value

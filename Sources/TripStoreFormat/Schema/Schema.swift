@@ -8,7 +8,7 @@ import TripStoreSystem
 ///     EntityDescription("Production", attributes: [AttributeDescription("title", .string)]),
 ///     EntityDescription("TVSpecial", parent: "Production"),
 /// ])
-/// schema.entity(named: "Production")!.closure  // Production and TVSpecial
+/// schema.entity(named: "Production")?.closure  // Production and TVSpecial
 /// ```
 public struct Schema: Sendable {
     /// The entities, in declaration order; an entity's `id` is its index here.
