@@ -187,10 +187,10 @@ extension Store {
         }
 
         // The new journal starts empty; then the old files can go.
-        let journal = files.journal(token)
-        if !FileIO.exists(journal) || token != snapshotToken {
-            let jfd = try FileIO.open(journal, O_WRONLY | O_CREAT | O_TRUNC)
-            try FileIO.fsync(jfd, path: journal)
+        let newJournal = files.journal(token)
+        if !FileIO.exists(newJournal) || token != snapshotToken {
+            let jfd = try FileIO.open(newJournal, O_WRONLY | O_CREAT | O_TRUNC)
+            try FileIO.fsync(jfd, path: newJournal)
             FileIO.close(jfd)
         }
         try FileIO.fsyncDirectory(files.folder)
@@ -200,11 +200,10 @@ extension Store {
             FileIO.unlink(files.snapshot(s))
         }
         for j in old.journals where j < token { FileIO.unlink(files.journal(j)) }
-        closeJournal()
+        journal.close()
         snapshotToken = token
+        journal = Journal(folder: files.folder, path: files.journal(token))
         hasSnapshot = true
-        journalSize = 0
-        journalTransactions = 0
         if bulk != nil {
             pendingHistory = (historyFD, historyStart..<bodyBytes, 2 + table.count, path)
             keepHistoryFD = true

@@ -23,6 +23,7 @@ extension Store {
                 try loadSnapshot(snap)
             }
             snapshotToken = snap
+            journal = Journal(folder: files.folder, path: files.journal(snap))
             hasSnapshot = true
         } else if let j = listing.journals.first(where: { $0 != 0 }) {
             throw StoreError.damaged(file: files.journal(j), line: nil,
@@ -148,18 +149,18 @@ extension Store {
 
     func loadJournal(_ path: String) throws {
         let bytes = try FileIO.readFile(path)
-        journalSize = bytes.count
+        journal.size = bytes.count
         try bytes.withUnsafeBufferPointer { buf in
             try JSONLines.forEachLine(in: buf) { number, range, complete in
                 guard complete else {
-                    tornTail = range.lowerBound
-                    journalSize = range.lowerBound
+                    journal.tornTail = range.lowerBound
+                    journal.size = range.lowerBound
                     return
                 }
                 try replayJournalLine(UnsafeBufferPointer(rebasing: buf[range]), number: number, path: path)
             }
         }
-        if tornTail != nil {
+        if journal.tornTail != nil {
             // A reader that met a writer's line half-written is silent: the
             // writer holds the lock, or has finished the line since (the file grew).
             let finishedSince = (FileIO.fileSize(path) ?? 0) > bytes.count
@@ -191,7 +192,7 @@ extension Store {
         try JournalReplay.apply(replayed, to: self, file: path, line: number)
         loadedHistory.append(t)
         lastToken = t.token
-        journalTransactions += 1
+        journal.transactions += 1
     }
 
     /// Takes in, for a store opened to read, the journal lines committed
@@ -203,38 +204,31 @@ extension Store {
         guard state == .reading else { return false }
         guard (try files.list().snapshots.last ?? 0) == snapshotToken else { return false }
         let path = files.journal(snapshotToken)
-        guard let size = FileIO.fileSize(path) else { return journalSize == 0 }
-        guard size >= journalSize else { return false }
-        guard size > journalSize else { return true }
+        guard let size = FileIO.fileSize(path) else { return journal.size == 0 }
+        guard size >= journal.size else { return false }
+        guard size > journal.size else { return true }
         let fd = try FileIO.openRegular(path)
         defer { FileIO.close(fd) }
-        var bytes = [UInt8](repeating: 0, count: size - journalSize)
-        let got = bytes.withUnsafeMutableBytes { FileIO.read(fd, into: $0, at: journalSize) }
+        var bytes = [UInt8](repeating: 0, count: size - journal.size)
+        let got = bytes.withUnsafeMutableBytes { FileIO.read(fd, into: $0, at: journal.size) }
         guard got == bytes.count else { return false }
         var consumed = 0
         try bytes.withUnsafeBufferPointer { buf in
             try JSONLines.forEachLine(in: buf) { number, range, complete in
                 guard complete else { return }  // a writer's line half-written: next time
-                try replayJournalLine(UnsafeBufferPointer(rebasing: buf[range]), number: journalTransactions + 1, path: path)
+                try replayJournalLine(UnsafeBufferPointer(rebasing: buf[range]), number: journal.transactions + 1, path: path)
                 var end = range.upperBound
                 while end < buf.count && buf[end] != 0x0A { end += 1 }
                 consumed = end + 1
             }
         }
-        journalSize += consumed
+        journal.size += consumed
         return true
     }
 
     /// Cuts a torn last journal line (writers only).
     func repairTornTail() throws {
-        guard let cut = tornTail else { return }
-        let path = files.journal(snapshotToken)
-        let fd = try FileIO.open(path, O_WRONLY)
-        defer { FileIO.close(fd) }
-        try FileIO.truncate(fd, to: cut, path: path)
-        try FileIO.fsync(fd, path: path)
-        tornTail = nil
-        journalSize = cut
+        try journal.cutTornTail()
     }
 }
 #if canImport(Glibc)

@@ -3,7 +3,7 @@ import TripStoreJSON
 import TripStoreSystem
 extension Store {
     /// True when the journal ends with a torn (incomplete) line.
-    public var hasTornTail: Bool { tornTail != nil }
+    public var hasTornTail: Bool { journal.tornTail != nil }
 
     /// True when the store has a snapshot file.
     public var hasSnapshotFile: Bool { hasSnapshot }

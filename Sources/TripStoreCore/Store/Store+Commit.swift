@@ -58,9 +58,8 @@ extension Store {
         Trace.mark("apply to table and indexes")
         loadedHistory.append(t)
         lastToken = t.token
-        journalTransactions += 1
-        if journalSize >= options.snapshotAfterBytes || journalTransactions >= options.snapshotAfterTransactions
-            || journalSize >= options.snapshotWhenJournalOutgrowsSnapshotAfter && journalSize >= (FileIO.fileSize(files.snapshot(snapshotToken)) ?? 0) {
+        if journal.size >= options.snapshotAfterBytes || journal.transactions >= options.snapshotAfterTransactions
+            || journal.size >= options.snapshotWhenJournalOutgrowsSnapshotAfter && journal.size >= (FileIO.fileSize(files.snapshot(snapshotToken)) ?? 0) {
             do {
                 try compact()
             } catch {
@@ -98,32 +97,7 @@ extension Store {
 
     func appendToJournal(_ line: [UInt8]) throws {
         try recordSchemaIfNeeded()
-        let path = files.journal(snapshotToken)
-        var isNew = false
-        if journalFD < 0 {
-            isNew = !FileIO.exists(path)
-            journalFD = try FileIO.open(path, O_WRONLY | O_APPEND | O_CREAT)
-        }
-        let fd = journalFD
-        do {
-            if CrashPoint.armed == "journal-mid-write" {
-                try line.withUnsafeBytes { p in
-                    try FileIO.writeAll(fd, UnsafeRawBufferPointer(rebasing: p[0..<(p.count / 2)]), path: path)
-                }
-                try? FileIO.fsync(fd, path: path)
-                CrashPoint.hit("journal-mid-write")
-            }
-            try FileIO.writeAll(fd, line, path: path)
-            CrashPoint.hit("journal-before-fsync")
-            try FileIO.fsync(fd, path: path, dataOnly: true)
-            if isNew { try FileIO.fsyncDirectory(files.folder) }
-        } catch {
-            // Leave no partial line behind for the next commit to follow.
-            FileIO.truncate(fd, to: journalSize)
-            throw error
-        }
-        journalSize += line.count
-        CrashPoint.hit("journal-after-fsync")
+        try journal.append(line)
     }
 
     /// Puts a committed transaction's objects into the table and indexes.

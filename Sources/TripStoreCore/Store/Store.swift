@@ -98,21 +98,18 @@ public final class Store {
     var recordedFingerprint: String?
     /// The schema `schema.json` describes, to check snapshot headers against.
     var recordedDescriptions: [EntityDescription]?
-    var journalSize = 0
-    var journalTransactions = 0
     /// Transactions in the journal (committed since the snapshot).
-    public var journalTransactionCount: Int { journalTransactions }
-    /// Where a torn last journal line starts, if there is one.
-    var tornTail: Int?
+    public var journalTransactionCount: Int { journal.transactions }
     var lock: StoreLock?
     /// What the store may do now (see `StoreState` for the transitions).
     public internal(set) var state: StoreState
-    /// The journal, kept open between commits by a writer.
-    var journalFD: Int32 = -1
+    /// The journal after the loaded snapshot (`journal-<snapshotToken>.jsonl`).
+    var journal: Journal
 
     init(folder: String, schema: Schema, access: StoreAccess, options: StoreOptions) {
         self.schema = schema
         self.files = StoreFiles(folder: folder)
+        self.journal = Journal(folder: folder, path: StoreFiles(folder: folder).journal(0))
         self.access = access
         self.state = access == .write ? .writing : .reading
         self.options = options
@@ -209,19 +206,13 @@ public final class Store {
     /// Releases the writer's lock (also released when the store is freed).
     public func close() {
         state = .closed
-        closeJournal()
+        journal.close()
         if let p = pendingHistory { FileIO.close(p.fd) }
         pendingHistory = nil
         lock = nil
     }
 
-    func closeJournal() {
-        if journalFD >= 0 { FileIO.close(journalFD) }
-        journalFD = -1
-    }
-
     deinit {
-        closeJournal()
         if let p = pendingHistory { FileIO.close(p.fd) }
     }
 }
