@@ -64,7 +64,7 @@ extension Store {
             snapshotChecksumChecked = true
         }
         _ = history.count
-        if let problem = historyProblems.first {
+        if let problem = historyLog.problems.first {
             throw StoreError.damaged(file: problem.file, line: problem.line, detail: problem.detail + "; the snapshot was not rewritten", repairable: false)
         }
         // Never let a table that fails its invariants become the truth on disk.
@@ -205,10 +205,10 @@ extension Store {
         journal = Journal(folder: files.folder, path: files.journal(token))
         hasSnapshot = true
         if bulk != nil {
-            pendingHistory = (historyFD, historyStart..<bodyBytes, 2 + table.count, path)
+            historyLog.pending = (historyFD, historyStart..<bodyBytes, 2 + table.count, path)
             keepHistoryFD = true
-            snapshotHistoryCount = historyCount
-            loadedHistory = []
+            historyLog.snapshotCount = historyCount
+            historyLog.loaded = []
         }
     }
 

@@ -49,34 +49,6 @@ extension Store {
         Trace.mark("replay journal")
     }
 
-    /// Reads the snapshot's history lines, left in the file at load.
-    func readPendingHistory() {
-        guard let pending = pendingHistory else { return }
-        pendingHistory = nil
-        defer { FileIO.close(pending.fd) }
-        var read: [HistoryTransaction] = []
-        read.reserveCapacity(snapshotHistoryCount + loadedHistory.count)
-        var bytes = [UInt8](repeating: 0, count: pending.bytes.count)
-        let ok = bytes.withUnsafeMutableBytes { FileIO.read(pending.fd, into: $0, at: pending.bytes.lowerBound) } == bytes.count
-        guard ok else {
-            historyProblems.append(HistoryProblem(file: pending.file, line: nil, detail: "the history could not be read again"))
-            return
-        }
-        bytes.withUnsafeBufferPointer { buf in
-            var k = 0
-            JSONLines.forEachLine(in: buf) { _, range, _ in
-                defer { k += 1 }
-                var why = ""
-                if let t = Self.readHistoryLine(UnsafeBufferPointer(rebasing: buf[range]), why: &why) {
-                    read.append(t)
-                } else {
-                    historyProblems.append(HistoryProblem(file: pending.file, line: pending.firstLine + k, detail: why))
-                }
-            }
-        }
-        loadedHistory = read + loadedHistory
-    }
-
     func checkHeader(_ header: JSONValue, path: String, token: Int64) throws {
         guard case .int(let format)? = header["format"] else {
             throw StoreError.damaged(file: path, line: 1, detail: "the header has no format version", repairable: false)
@@ -190,7 +162,7 @@ extension Store {
         }
         let replayed = options.salvageDanglingReferences ? salvage(journalLine: value, file: path, line: number) : value
         try JournalReplay.apply(replayed, to: self, file: path, line: number)
-        loadedHistory.append(t)
+        historyLog.loaded.append(t)
         lastToken = t.token
         journal.transactions += 1
     }
@@ -242,8 +214,8 @@ extension Store {
     /// retained), known without reading the snapshot's history lines: they
     /// run without a gap up to the snapshot's token.
     public var oldestRetainedToken: Int64? {
-        if pendingHistory != nil && snapshotHistoryCount > 0 { return snapshotToken - Int64(snapshotHistoryCount) + 1 }
-        return loadedHistory.first?.token
+        if historyLog.pending != nil && historyLog.snapshotCount > 0 { return snapshotToken - Int64(historyLog.snapshotCount) + 1 }
+        return historyLog.loaded.first?.token
     }
 
     /// The retained transactions after `token`, oldest first. Reads only the
@@ -252,8 +224,8 @@ extension Store {
     /// for a long history, such as one bulk import's line.
     /// - Throws: `StoreError.damaged` naming a history line it cannot read.
     public func history(after token: Int64) throws -> [HistoryTransaction] {
-        guard let pending = pendingHistory else { return Array(try checkedHistory().drop { $0.token <= token }) }
-        if token >= snapshotToken { return Array(loadedHistory.drop { $0.token <= token }) }
+        guard let pending = historyLog.pending else { return Array(try checkedHistory().drop { $0.token <= token }) }
+        if token >= snapshotToken { return Array(historyLog.loaded.drop { $0.token <= token }) }
         // Lines run in token order: read backwards, a growing window from the
         // end, until it reaches a line at or before `token` (or the start).
         var want = 1 << 16
@@ -294,15 +266,15 @@ extension Store {
             }
         }
         if let problem { throw StoreError.damaged(file: problem.file, line: problem.line, detail: problem.detail, repairable: false) }
-        return read + loadedHistory
+        return read + historyLog.loaded
     }
 
     /// When the last retained transaction was committed (nil when none is
     /// retained): the newest journal line's, else the snapshot's last
     /// history line's, read once.
     public func lastCommitTime() throws -> Double? {
-        if let t = loadedHistory.last { return t.timestamp }
-        guard let pending = pendingHistory, snapshotHistoryCount > 0, !pending.bytes.isEmpty else { return nil }
+        if let t = historyLog.loaded.last { return t.timestamp }
+        guard let pending = historyLog.pending, historyLog.snapshotCount > 0, !pending.bytes.isEmpty else { return nil }
         // Only the last line is needed: read backwards until its start.
         var want = 4096
         while true {

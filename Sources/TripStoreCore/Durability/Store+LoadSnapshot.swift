@@ -26,10 +26,10 @@ extension Store {
             token: token, snapshotBytes: Int64(size), snapshotCRC: trailer.crc, fingerprint: SnapshotImage.fingerprint(schema), file: file),
             objects: objectCount, history: trailer.history, historyEnd: trailer.start) {
             if trailer.history > 0 {
-                pendingHistory = (fd, Int(imageHistoryStart)..<trailer.start, 2 + objectCount, path)
+                historyLog.pending = (fd, Int(historyLog.imageStart)..<trailer.start, 2 + objectCount, path)
                 keepOpen = true
             }
-            snapshotHistoryCount = trailer.history
+            historyLog.snapshotCount = trailer.history
             lastToken = token
             return
         }
@@ -135,10 +135,10 @@ extension Store {
             throw StoreError.damaged(file: path, line: nil, detail: "the trailer counts \(objectCount) objects, the file holds \(table.count)", repairable: false)
         }
         if trailer.history > 0, let h = historyStart {
-            pendingHistory = (fd, h..<trailer.start, 2 + objectCount, path)
+            historyLog.pending = (fd, h..<trailer.start, 2 + objectCount, path)
             keepOpen = true
         }
-        snapshotHistoryCount = trailer.history
+        historyLog.snapshotCount = trailer.history
         lastToken = token
         // A writer rebuilds a missing, stale or damaged image now, while the
         // table holds exactly the snapshot (the journal is replayed after).
@@ -171,7 +171,7 @@ extension Store {
             image.discard()
             return false
         }
-        imageHistoryStart = Int(image.header.historyStart)
+        historyLog.imageStart = Int(image.header.historyStart)
         loadedFromImage = true
         snapshotChecksumChecked = false
         indexes.adoptImage(image)

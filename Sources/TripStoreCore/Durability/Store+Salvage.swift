@@ -102,10 +102,10 @@ extension Store {
         }
         try resolveSnapshotLinks(pending, file: path)
         if trailer.history > 0 {
-            pendingHistory = (fd, lines[1 + trailer.objects].lowerBound..<trailer.start, 2 + trailer.objects, path)
+            historyLog.pending = (fd, lines[1 + trailer.objects].lowerBound..<trailer.start, 2 + trailer.objects, path)
             keepOpen = true
         }
-        snapshotHistoryCount = trailer.history
+        historyLog.snapshotCount = trailer.history
         lastToken = token
     }
 
@@ -234,7 +234,7 @@ extension Store {
         var t: HistoryTransaction?
         if !changes.isEmpty {
             let repair = HistoryTransaction(token: lastToken + 1, timestamp: Store.now(), author: author, changes: changes)
-            loadedHistory.append(repair)
+            historyLog.loaded.append(repair)
             lastToken = repair.token
             t = repair
         }

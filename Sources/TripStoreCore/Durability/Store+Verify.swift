@@ -14,7 +14,7 @@ extension Store {
         var problems = table.referenceProblems(limit: 100)
         problems.append(contentsOf: indexes.checkInvariants(table))
         _ = history.count  // reads the snapshot's history lines, noting any that cannot be read
-        problems.append(contentsOf: historyProblems.map(\.description))
+        problems.append(contentsOf: historyLog.problems.map(\.description))
         let tokens = history.map(\.token)
         if tokens != tokens.sorted() || Set(tokens).count != tokens.count {
             problems.append("history tokens are not strictly increasing")

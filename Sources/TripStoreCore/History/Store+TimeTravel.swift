@@ -35,8 +35,8 @@ extension Store {
         guard let last = try lastCommitTime() else { return lastToken }  // no history: only the current state
         if last <= time { return lastToken }
         // The journal's transactions are in memory, and newer than the snapshot's.
-        if let t = loadedHistory.last(where: { $0.timestamp <= time }) { return t.token }
-        guard let pending = pendingHistory else { return nil }
+        if let t = historyLog.loaded.last(where: { $0.timestamp <= time }) { return t.token }
+        guard let pending = historyLog.pending else { return nil }
         var bytes = [UInt8](repeating: 0, count: pending.bytes.count)
         guard bytes.withUnsafeMutableBytes({ FileIO.read(pending.fd, into: $0, at: pending.bytes.lowerBound) }) == bytes.count else {
             throw StoreError.damaged(file: pending.file, line: nil, detail: "the history could not be read again", repairable: false)

@@ -56,7 +56,7 @@ extension Store {
         Trace.mark("journal write+fsync")
         apply(tx)
         Trace.mark("apply to table and indexes")
-        loadedHistory.append(t)
+        historyLog.loaded.append(t)
         lastToken = t.token
         if journal.size >= options.snapshotAfterBytes || journal.transactions >= options.snapshotAfterTransactions
             || journal.size >= options.snapshotWhenJournalOutgrowsSnapshotAfter && journal.size >= (FileIO.fileSize(files.snapshot(snapshotToken)) ?? 0) {
@@ -84,7 +84,7 @@ extension Store {
     /// Records a transaction already applied to the table and writes the
     /// new snapshot that makes it durable; a failure leaves this `Store` to be opened again.
     func recordBySnapshot(_ t: HistoryTransaction) throws -> HistoryTransaction {
-        loadedHistory.append(t)
+        historyLog.loaded.append(t)
         lastToken = t.token
         do {
             try compact(tableIsChecked: true)

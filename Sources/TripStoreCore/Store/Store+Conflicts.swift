@@ -15,7 +15,7 @@ extension Store {
         var out = LaterChanges()
         guard token < lastToken else { return out }
         // Commits since the store opened are in memory; older ones need the snapshot's history.
-        let source = (loadedHistory.first?.token ?? lastToken + 1) <= token + 1 ? loadedHistory : history
+        let source = (historyLog.loaded.first?.token ?? lastToken + 1) <= token + 1 ? historyLog.loaded : history
         var i = source.count
         while i > 0 && source[i - 1].token > token { i -= 1 }
         guard i < source.count, source[i].token == token + 1 else { return nil }

@@ -34,18 +34,11 @@ public final class Store {
     /// Retained history, oldest first. A snapshot's history lines are read
     /// the first time this is used (a query never needs them).
     public internal(set) var history: [HistoryTransaction] {
-        get {
-            readPendingHistory()
-            return loadedHistory
-        }
-        set {
-            readPendingHistory()
-            loadedHistory = newValue
-        }
+        get { historyLog.all }
+        set { historyLog.all = newValue }
     }
-    var loadedHistory: [HistoryTransaction] = []
-    /// Where the history starts in the snapshot, as its image records it.
-    var imageHistoryStart = 0
+    /// Retained history: what is in memory, and the snapshot's lines not yet read.
+    let historyLog = HistoryLog()
     /// Whether this process has checked the current snapshot file's checksum
     /// (false after an open from the image, until a compaction needs it).
     var snapshotChecksumChecked = true
@@ -66,23 +59,13 @@ public final class Store {
     /// a transaction): an audit view never leaves a transaction out silently.
     public func checkedHistory() throws -> [HistoryTransaction] {
         let all = history
-        if let problem = historyProblems.first {
+        if let problem = historyLog.problems.first {
             throw StoreError.damaged(file: problem.file, line: problem.line, detail: problem.detail, repairable: false)
         }
         return all
     }
 
-    public var historyCount: Int {
-        pendingHistory == nil ? loadedHistory.count : snapshotHistoryCount + loadedHistory.count
-    }
-    /// The snapshot's history lines, not yet read: an open descriptor of the
-    /// snapshot (it stays readable if a compaction removes the file), their
-    /// byte range in it, and the first one's line number.
-    var pendingHistory: (fd: Int32, bytes: Range<Int>, firstLine: Int, file: String)?
-    /// How many transactions the snapshot holds (known without reading them).
-    var snapshotHistoryCount = 0
-    /// History lines that could not be read (reported by `verify`).
-    var historyProblems: [HistoryProblem] = []
+    public var historyCount: Int { historyLog.count }
     /// The token of the last committed transaction (0 for a new store).
     public internal(set) var lastToken: Int64 = 0
     /// The token of the loaded snapshot (0 when there is none); the journal is `journal-<this>.jsonl`.
@@ -207,22 +190,10 @@ public final class Store {
     public func close() {
         state = .closed
         journal.close()
-        if let p = pendingHistory { FileIO.close(p.fd) }
-        pendingHistory = nil
+        historyLog.close()
         lock = nil
     }
 
-    deinit {
-        if let p = pendingHistory { FileIO.close(p.fd) }
-    }
-}
-
-/// A snapshot history line that could not be read: where, and why.
-struct HistoryProblem: CustomStringConvertible {
-    var file: String
-    var line: Int?
-    var detail: String
-    var description: String { file + (line.map { " line \($0)" } ?? "") + ": " + detail }
 }
 
 extension Store {

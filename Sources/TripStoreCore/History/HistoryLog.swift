@@ -1,0 +1,85 @@
+import TripStoreFormat
+import TripStoreJSON
+import TripStoreSystem
+
+/// A store's retained history, oldest first: the transactions in memory, and
+/// the snapshot's history lines, which are read the first time the whole
+/// history is asked for (a query never needs them).
+final class HistoryLog {
+    /// What is in memory: everything once `pending` is read; before that,
+    /// the transactions committed after the snapshot.
+    var loaded: [HistoryTransaction] = []
+    /// The snapshot's history lines, not yet read: an open descriptor of the
+    /// snapshot (it stays readable if a compaction removes the file), their
+    /// byte range in it, and the first one's line number.
+    var pending: (fd: Int32, bytes: Range<Int>, firstLine: Int, file: String)?
+    /// How many transactions the snapshot holds (known without reading them).
+    var snapshotCount = 0
+    /// Where the history starts in the snapshot, as its image records it.
+    var imageStart = 0
+    /// History lines that could not be read (reported by `verify`).
+    var problems: [HistoryProblem] = []
+
+    /// Every retained transaction, reading the snapshot's lines first if they are pending.
+    var all: [HistoryTransaction] {
+        get {
+            readPending()
+            return loaded
+        }
+        set {
+            readPending()
+            loaded = newValue
+        }
+    }
+
+    /// How many transactions are retained, without reading the snapshot's lines.
+    var count: Int { pending == nil ? loaded.count : snapshotCount + loaded.count }
+
+    /// Reads the snapshot's history lines, left in the file at load; a line
+    /// that cannot be read is noted in `problems`, never dropped silently.
+    func readPending() {
+        guard let pending else { return }
+        self.pending = nil
+        defer { FileIO.close(pending.fd) }
+        var read: [HistoryTransaction] = []
+        read.reserveCapacity(snapshotCount + loaded.count)
+        var bytes = [UInt8](repeating: 0, count: pending.bytes.count)
+        let ok = bytes.withUnsafeMutableBytes { FileIO.read(pending.fd, into: $0, at: pending.bytes.lowerBound) } == bytes.count
+        guard ok else {
+            problems.append(HistoryProblem(file: pending.file, line: nil, detail: "the history could not be read again"))
+            return
+        }
+        bytes.withUnsafeBufferPointer { buf in
+            var k = 0
+            JSONLines.forEachLine(in: buf) { _, range, _ in
+                defer { k += 1 }
+                var why = ""
+                if let t = Store.readHistoryLine(UnsafeBufferPointer(rebasing: buf[range]), why: &why) {
+                    read.append(t)
+                } else {
+                    problems.append(HistoryProblem(file: pending.file, line: pending.firstLine + k, detail: why))
+                }
+            }
+        }
+        loaded = read + loaded
+    }
+
+    /// Lets go of the snapshot's descriptor, if its lines were never read.
+    func close() {
+        if let p = pending { FileIO.close(p.fd) }
+        pending = nil
+    }
+
+    deinit {
+        if let p = pending { FileIO.close(p.fd) }
+    }
+}
+
+/// A snapshot history line that could not be read: where, and why.
+struct HistoryProblem: CustomStringConvertible {
+    var file: String
+    var line: Int?
+    var detail: String
+    var description: String { file + (line.map { " line \($0)" } ?? "") + ": " + detail }
+}
+
