@@ -39,7 +39,7 @@ let package = Package(
         .target(name: "TripStoreModels", dependencies: ["TripStoreEngine"], swiftSettings: strict),
         // Commands, argument scanning, output formats, exit codes.
         .target(name: "TripStoreCLI", dependencies: ["TripStoreEngine", "TripStoreModels"], swiftSettings: strict),
-        .executableTarget(name: "tripstore", dependencies: ["TripStoreCLI"], swiftSettings: strict),
+        .executableTarget(name: "tripstore", dependencies: ["TripStoreCLI", "TripStoreEngine"], swiftSettings: strict),
         // The library with a hierarchy of its own: `swift run tripstore-example`.
         .executableTarget(name: "tripstore-example", dependencies: ["TripStoreEngine"], swiftSettings: strict),
         // Measures import, open, queries, commits and memory; compares with SQLite.

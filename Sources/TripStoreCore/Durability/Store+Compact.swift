@@ -13,7 +13,7 @@ extension Store {
     /// journal, and removes the older files. Crash-safe at every step: the
     /// old snapshot and journal stay until the new ones are on disk.
     ///
-    /// - Throws: `StoreError.usage` on a read-only store, `StoreError.damaged` when
+    /// - Throws: `StoreError.notWritable` on a store not open for writing, `StoreError.damaged` when
     ///   the table fails its invariants (nothing is written), `IOError` when a
     ///   file cannot be written (the previous snapshot and journal stay).
     public func compact() throws {
@@ -218,26 +218,6 @@ extension Store {
         guard let image else { return }
         _ = image.bind(binding, historyStart: historyStart, historyCount: historyCount, as: files.image(binding.token))
         Trace.mark("snapshot image")
-    }
-
-    /// Drops history transactions with a token below `token`; the objects stay.
-    /// Written at once as a new snapshot. Returns how many were dropped.
-    /// - Throws: as `compact()`; the history is then left as it was.
-    @discardableResult
-    public func pruneHistory(before token: Int64) throws -> Int {
-        try checkWritable(.pruneHistory)
-        let keep = history.filter { $0.token >= token }
-        let dropped = history.count - keep.count
-        guard dropped > 0 else { return 0 }
-        let saved = history
-        history = keep
-        do {
-            try compact()
-        } catch {
-            history = saved
-            throw error
-        }
-        return dropped
     }
 
     /// Reads a snapshot through and compares its checksum with its trailer.

@@ -203,7 +203,7 @@ extension Store {
     /// record (nothing found, or every holder was deleted later; the files
     /// are rewritten all the same).
     ///
-    /// - Throws: `StoreError.usage` unless the store was opened for writing
+    /// - Throws: `StoreError.notWritable` / `.salvageNotEnabled` unless the store was opened for writing
     ///   with `salvageDanglingReferences`; `StoreError.damaged` (changing
     ///   nothing) when the store has other damage that this cannot mend;
     ///   file-system errors from the snapshot.

@@ -20,7 +20,7 @@ public final class HistoryFollower {
 
     /// Follows the store in `folder`, starting after `since` (nil: after the
     /// last token now). `open` opens it to read (with the right schema).
-    /// - Throws: `StoreError.noStore`, or `.usage` when `since` is older than
+    /// - Throws: `StoreError.noStore`, or `.historyNotRetained` when `since` is older than
     ///   the retained history (naming its oldest token).
     public init(folder: String, since: Int64?, open: @escaping () throws -> Store) throws {
         self.folder = folder

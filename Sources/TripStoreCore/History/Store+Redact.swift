@@ -13,7 +13,7 @@ extension Store {
     /// the removed values afterwards.
     ///
     /// - Throws: `StoreError.notFound` for an id that is neither live nor in
-    ///   retained history; `.usage` on a read-only store; what `compact` throws
+    ///   retained history; `.notWritable` on a store not open for writing; what `compact` throws
     ///   (the files and memory are then as before).
     @discardableResult
     public func redact(ids: [String], author: String, timestamp: Double? = nil) throws -> HistoryTransaction {

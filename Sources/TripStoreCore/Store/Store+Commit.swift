@@ -23,9 +23,9 @@ extension Store {
     /// When this returns, the transaction survives a crash. A failure before
     /// that leaves the store as it was.
     /// - Throws: `StoreError.conflict`, `StoreError.inconsistent`,
-    ///   `StoreError.denied` (a deny rule), `StoreError.usage` (a read-only store,
-    ///   another store's transaction), `IOError` when the journal cannot be
-    ///   written and flushed. Nothing is written in any of these cases.
+    ///   `StoreError.denied` (a deny rule), `StoreError.notWritable` (a store
+    ///   not open for writing), `.foreignTransaction` (another store's
+    ///   transaction), `IOError` when the journal cannot be written and flushed. Nothing is written in any of these cases.
     @discardableResult
     public func commit(_ staged: TransactionBuilder, author: String, timestamp: Double? = nil) throws -> HistoryTransaction? {
         try checkWritable(.commit)
@@ -55,7 +55,7 @@ extension Store {
         try appendToJournal(line)
         Trace.mark("journal write+fsync")
         apply(tx)
-        Trace.mark("apply to table and indexes")
+        Trace.mark("table and indexes updated")
         historyLog.loaded.append(t)
         lastToken = t.token
         if journal.size >= options.snapshotAfterBytes || journal.transactions >= options.snapshotAfterTransactions
@@ -77,7 +77,7 @@ extension Store {
         try touchWhatApplyReads(tx)
         guard table.checkEverything() else { throw StoreError.imageDamaged(file: imagePath, detail: table.imageDamage ?? "") }
         apply(tx)
-        Trace.mark("apply to table and indexes")
+        Trace.mark("table and indexes updated")
         return try recordBySnapshot(t)
     }
 

@@ -58,7 +58,7 @@ public struct HistoryChanges: AsyncSequence, Sendable {
         }
 
         /// The next committed transaction; nil once the task is cancelled.
-        /// - Throws: what opening the store throws (`StoreError`), or `.usage`
+        /// - Throws: what opening the store throws (`StoreError`), or `.historyNotRetained`
         ///   when history the feed needs was pruned.
         public mutating func next() async throws -> HistoryTransaction? {
             while buffer.isEmpty {

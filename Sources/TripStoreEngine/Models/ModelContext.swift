@@ -111,7 +111,7 @@ public final class ModelContext {
     /// owner) is not returned.
     /// - Throws: `QueryError` for a query string that is not the query
     ///   language; errors the Foundation predicate throws while it is evaluated;
-    ///   `StoreError.usage` for a sort key that is not a declared property.
+    ///   `StoreError.unsortable` for a sort key that is not a declared property.
     public func fetch<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> [T] {
         container.lock.lock()
         defer { container.lock.unlock() }
