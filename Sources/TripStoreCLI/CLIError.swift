@@ -63,7 +63,7 @@ public struct CLIError: Error {
     }
 
     /// Said after the warning about a torn journal tail that a reader ignored.
-    static let tornTailAdvice = " ('tripstore verify --repair' cuts it)"
+    static let tornTailAdvice = ", or 'tripstore verify --repair' does now"
 
     /// What a person can do about it, in the command line's words.
     static func advice(_ e: StoreError) -> String {

@@ -132,6 +132,14 @@ extension Store {
                 try replayJournalLine(UnsafeBufferPointer(rebasing: buf[range]), number: number, path: path)
             }
         }
+        // Bytes after the last newline that make no line (white space: the
+        // lines skip it) are a torn tail all the same: the next line appended
+        // after them would not read back.
+        let ended = (bytes.lastIndex(of: 0x0A) ?? -1) + 1
+        if journal.tornTail == nil && ended < bytes.count {
+            journal.tornTail = ended
+            journal.size = ended
+        }
         if journal.tornTail != nil {
             // A reader that met a writer's line half-written is silent: the
             // writer holds the lock, or has finished the line since (the file grew).

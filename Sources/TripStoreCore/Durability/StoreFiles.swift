@@ -27,6 +27,9 @@ package struct StoreFiles: Sendable {
     /// schema record a first commit that failed left. For a
     /// command that opened a new store and then failed, so that it leaves no trace.
     package func removeIfUnused() {
+        // Only under the lock, and only if no other writer has it: one that
+        // does is using the folder.
+        guard FileIO.exists(folder), let lock = try? StoreLock(folder: folder, wait: 0) else { return }
         guard let names = try? FileIO.listDirectory(folder) else { return }
         let lockName = StoreLock.fileName
         let unused = names.allSatisfy { name in
@@ -35,8 +38,11 @@ package struct StoreFiles: Sendable {
                 || (StoreFiles.token(name, prefix: "journal-") != nil && FileIO.fileSize(folder + "/" + name) == 0)
         }
         guard unused else { return }
-        for name in names { FileIO.unlink(folder + "/" + name) }
-        _ = rmdir(folder)
+        for name in names where name != lockName { FileIO.unlink(folder + "/" + name) }
+        withExtendedLifetime(lock) {
+            lock.removeFile()
+            _ = rmdir(folder)
+        }
     }
 
     /// Tokens of the complete snapshot files and the journals, and leftover temporary files.

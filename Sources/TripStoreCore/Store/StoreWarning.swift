@@ -20,7 +20,7 @@ public enum StoreWarning: Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .tornTail(let file, let cut):
             return "\(file) ends with an incomplete transaction (a write cut short); it is ignored"
-                + (cut ? " and cut" : "; the next writer or a repair cuts it")
+                + (cut ? " and cut" : "; the next writer cuts it")
         case .automaticSnapshotFailed(let reason):
             return "the automatic snapshot failed (\(reason)); the journal keeps every transaction"
         case .schemaExtended(let fingerprint, let record):
