@@ -1,0 +1,16 @@
+import Foundation
+import Testing
+@testable import TripStoreCLI
+
+/// SPEC §3: every command that changes the store accepts `--author`
+/// (`verify --repair` records its transaction by author `repair`, SPEC §9).
+@Suite struct CLIAuthorOptionTests {
+    @Test(arguments: [["compact"], ["update", "rome-summit", "--set", "destination=Roma"], ["delete", "rome-summit"],
+                      ["history", "prune", "--before", "1"], ["history", "redact", "--id", "rome-summit"]])
+    func everyWriteAcceptsAnAuthor(_ command: [String]) throws {
+        let store = CLIRunner.scratch() + "/author"
+        #expect(CLIRunner.run(["import", CLIRunner.projectRoot + "/SampleData/trips.json"], store: store).code == 0)
+        let r = CLIRunner.run(command + ["--author", "alice"], store: store)
+        #expect(r.code == 0, "\(command): \(r.err)")
+    }
+}
