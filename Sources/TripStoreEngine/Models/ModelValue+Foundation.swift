@@ -62,7 +62,12 @@ struct CodableAttribute<V: Codable> {
     static func stored(_ v: V) -> Value {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .iso8601
+        // The store's own date text (SPEC §2): every digit a `Date` needs to
+        // read back equal, where `.iso8601` would drop the fraction.
+        encoder.dateEncodingStrategy = .custom { date, encoder in
+            var c = encoder.singleValueContainer()
+            try c.encode(ISODate.format(date.timeIntervalSinceReferenceDate))
+        }
         guard let data = try? encoder.encode(v) else { return .null }
         return .string(String(decoding: data, as: UTF8.self))
     }
@@ -70,7 +75,14 @@ struct CodableAttribute<V: Codable> {
     static func value(_ stored: Value) -> V? {
         guard case .string(let s) = stored else { return nil }
         let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .iso8601
+        decoder.dateDecodingStrategy = .custom { decoder in
+            let c = try decoder.singleValueContainer()
+            let text = try c.decode(String.self)
+            guard let t = ISODate.parse(text) else {
+                throw DecodingError.dataCorruptedError(in: c, debugDescription: "not an ISO 8601 date: \(text)")
+            }
+            return Date(timeIntervalSinceReferenceDate: t)
+        }
         return try? decoder.decode(V.self, from: Data(s.utf8))
     }
 }

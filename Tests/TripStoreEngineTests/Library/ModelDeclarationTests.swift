@@ -56,6 +56,16 @@ enum Shipping: Codable, Equatable {
     case courier(company: String, days: Int)
 }
 
+struct Delivery: Codable, Equatable {
+    var promised: Date
+    var attempts: [Date]
+}
+
+final class Courier: PersistentModel {
+    @Attribute var delivery = Delivery(promised: Date(timeIntervalSinceReferenceDate: 0), attempts: [])
+    override class var properties: [ModelProperty] { [.attribute("delivery", \Courier.delivery)] }
+}
+
 final class Parcel: PersistentModel {
     @Attribute var tracking = UUID()
     @Attribute var label: URL?
@@ -140,5 +150,27 @@ final class Parcel: PersistentModel {
         let o = try #require(context.container.store.object(id: p.persistentModelID))
         #expect(o.values[4] == .string(#"{"height":12,"width":30.5}"#))
         #expect(o.values[3] == .string("19.99"))
+    }
+
+    /// A date inside a `Codable` attribute round-trips exactly, as a
+    /// top-level `Date` attribute does (`.iso8601` kept whole seconds).
+    @Test func datesNestedInACodableAttributeKeepEveryDigit() throws {
+        let folder = TestFolders.make("courier")
+        let models = try ModelSchema([Courier.self])
+        let now = Date()
+        let delivery = Delivery(promised: now, attempts: [Date(timeIntervalSinceReferenceDate: 0.001),
+                                                          Date(timeIntervalSinceReferenceDate: 812_345_678.123_456_7),
+                                                          Date(timeIntervalSince1970: -0.5)])
+        do {
+            let context = ModelContext(try ModelContainer(folder: folder, models: models))
+            let c = Courier()
+            c.delivery = delivery
+            context.insert(c)
+            try context.save(author: "me")
+        }
+        let context = ModelContext(try ModelContainer(folder: folder, models: models))
+        let read = try #require(try context.fetch(FetchDescriptor<Courier>()).first)
+        #expect(read.delivery == delivery)
+        #expect(read.delivery.promised.timeIntervalSinceReferenceDate == now.timeIntervalSinceReferenceDate)
     }
 }
