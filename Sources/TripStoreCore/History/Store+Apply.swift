@@ -124,7 +124,7 @@ extension Store {
         for (a, b) in zip(expected, got) where a.kind == .update && a.values != b.values {
             throw diverged("replaying it here gives '\(a.id)' other values than the feed says")
         }
-        guard let committed = try commit(tx, author: t.author, timestamp: t.timestamp) else {
+        guard let committed = try commit(tx, author: t.author, timestamp: t.timestamp, orderedLike: t.changes) else {
             throw diverged("it changes nothing here")
         }
         return committed

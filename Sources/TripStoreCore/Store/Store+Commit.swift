@@ -28,6 +28,13 @@ extension Store {
     ///   transaction), `IOError` when the journal cannot be written and flushed. Nothing is written in any of these cases.
     @discardableResult
     public func commit(_ staged: TransactionBuilder, author: String, timestamp: Double? = nil) throws -> HistoryTransaction? {
+        try commit(staged, author: author, timestamp: timestamp, orderedLike: nil)
+    }
+
+    /// `commit`, recording the changes in the order of `order` (a replayed
+    /// feed line's, whose changes the transaction was checked to make), so a
+    /// standby's history is the primary's byte for byte.
+    func commit(_ staged: TransactionBuilder, author: String, timestamp: Double?, orderedLike order: [Change]?) throws -> HistoryTransaction? {
         try checkWritable(.commit)
         guard staged.table === table else { throw StoreError.foreignTransaction }
         var tx = staged
@@ -40,7 +47,8 @@ extension Store {
         let problems = tx.integrityProblems()
         if !problems.isEmpty { throw StoreError.inconsistent(problems) }
         Trace.mark("checks")
-        let changes = tx.changes()
+        var changes = tx.changes()
+        if let order { changes = Self.reordered(changes, like: order) }
         Trace.mark("changes")
         if changes.isEmpty { return nil }
         // Commit times never decrease, even when the clock is set back.
@@ -68,6 +76,18 @@ extension Store {
             }
         }
         return t
+    }
+
+    /// `changes` in the order the same changes have in `order`; any not
+    /// found there keep their place after those that are.
+    static func reordered(_ changes: [Change], like order: [Change]) -> [Change] {
+        func key(_ c: Change) -> String { "\(c.kind.rawValue)\u{0}\(c.type)\u{0}\(c.id)" }
+        var rank: [String: Int] = [:]
+        for (k, c) in order.enumerated() where rank[key(c)] == nil { rank[key(c)] = k }
+        return changes.enumerated().sorted { a, b in
+            let x = rank[key(a.element)] ?? order.count + a.offset, y = rank[key(b.element)] ?? order.count + b.offset
+            return x != y ? x < y : a.offset < b.offset
+        }.map(\.element)
     }
 
     /// Applies the transaction in memory and writes it as a new snapshot: the
