@@ -57,6 +57,21 @@ struct CommandContext {
         try opened(try open(access, options: options()), access: access)
     }
 
+    /// Opens a store that must exist to write, waiting for the lock as any
+    /// writer does: a store whose first import is still running holds only
+    /// its lock until that import commits, and exists once it has.
+    func openExistingStore() throws -> Store {
+        guard try Store.exists(in: storePath) || Store.isLocked(storePath) else { throw StoreError.noStore(path: storePath) }
+        let store = try openStore(.write)
+        if try !Store.exists(in: storePath) {
+            // The import it waited for failed: there is still no store.
+            store.close()
+            Store.removeIfUnused(storePath)
+            throw StoreError.noStore(path: storePath)
+        }
+        return store
+    }
+
     /// Prints an opened store's warnings and keeps it until the command ends.
     private func opened(_ store: Store, access: StoreAccess) -> Store {
         for w in store.warnings {

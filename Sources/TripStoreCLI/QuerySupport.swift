@@ -8,8 +8,7 @@ enum QuerySupport {
         guard (ctx.args.value("where") == nil) != ctx.args.positionals.isEmpty else {
             throw ctx.usageError("give the ids to \(verb) or --where PREDICATE (not both)")
         }
-        guard try Store.exists(in: ctx.storePath) else { throw StoreError.noStore(path: ctx.storePath) }
-        let store = try ctx.openStore(.write)
+        let store = try ctx.openExistingStore()
         let rows = try selectedRows(ctx, store)
         if rows.isEmpty {
             ctx.console.line("nothing matches; nothing \(verb)d")

@@ -21,9 +21,18 @@ enum ApplyCommand {
         } else {
             current = (0, nil)
         }
+        let folderExisted = FileIO.exists(ctx.storePath)
         var writer: Store?
         var first: Int64 = 0
         var applied = 0
+        // A feed refused before its first transaction leaves no trace, not
+        // even the new folder that opening the store to write made.
+        defer {
+            if applied == 0 && !folderExisted, let w = writer {
+                w.close()
+                Store.removeIfUnused(ctx.storePath)
+            }
+        }
         defer {
             if applied > 0, let writer {
                 ctx.console.err("applied \(applied) transaction\(applied == 1 ? "" : "s") (tokens \(first + 1) to \(writer.lastToken))")

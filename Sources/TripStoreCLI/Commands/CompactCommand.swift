@@ -10,8 +10,7 @@ enum CompactCommand {
         examples: ["tripstore compact"])
 
     static func run(_ ctx: CommandContext) throws -> Int32 {
-        guard try Store.exists(in: ctx.storePath) else { throw StoreError.noStore(path: ctx.storePath) }
-        let store = try ctx.openStore(.write)
+        let store = try ctx.openExistingStore()
         try store.compact()
         ctx.console.line("wrote snapshot-\(store.snapshotToken).jsonl (\(store.objectCount) objects, \(store.history.count) transactions, \(store.fileSizes.snapshot) bytes)")
         return 0

@@ -176,8 +176,7 @@ enum HistoryCommand {
         guard !ids.isEmpty || predicate != nil else { throw ctx.usageError("history redact needs --id ID or --where PREDICATE") }
         guard ids.isEmpty || predicate == nil else { throw ctx.usageError("history redact takes --id or --where, not both") }
         for id in ids { if let problem = Identifier.problem(id) { throw ctx.usageError("--id: \(problem)") } }
-        guard try Store.exists(in: ctx.storePath) else { throw StoreError.noStore(path: ctx.storePath) }
-        let store = try ctx.openStore(.write)
+        let store = try ctx.openExistingStore()
         if let predicate {
             let query = try Query(predicate, from: ctx.args.value("from"))
             ids = try store.idsMatching(query)
@@ -197,8 +196,7 @@ enum HistoryCommand {
         guard let token = Int64(b), token >= 0 else {
             throw ctx.usageError("--before takes a token (a whole number from 0 to \(Int64.max)), got '\(b)'")
         }
-        guard try Store.exists(in: ctx.storePath) else { throw StoreError.noStore(path: ctx.storePath) }
-        let store = try ctx.openStore(.write)
+        let store = try ctx.openExistingStore()
         let dropped = try store.pruneHistory(before: token)
         ctx.console.line("dropped \(dropped) transaction\(dropped == 1 ? "" : "s") before token \(token); \(store.history.count) kept; the objects are unchanged")
         return 0

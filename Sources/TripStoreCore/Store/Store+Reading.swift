@@ -18,6 +18,12 @@ extension Store {
         try StoreFiles(folder: folder).exists()
     }
 
+    /// Whether a writer holds the lock of the store in `folder` now (a store
+    /// whose first import is still running exists only once it commits).
+    public static func isLocked(_ folder: String) -> Bool {
+        StoreLock.isHeld(folder: folder)
+    }
+
     /// Removes `folder` if it holds nothing but what a first open made (its
     /// lock and an empty journal): what a failed first import leaves.
     public static func removeIfUnused(_ folder: String) {
