@@ -102,7 +102,7 @@ struct CommandContext {
             guard let t = Int64(text) else { throw usageError("\(option) \(text): not a token (a whole number up to \(Int64.max))") }
             return .token(t)
         }
-        guard let time = ISODate.parse(text) else {
+        guard let time = ISOTime(text) else {
             throw usageError("\(option) takes a token (digits) or an ISO 8601 time such as 2026-11-16 or 2026-11-16T09:00:00Z, got '\(text)'")
         }
         return .time(time)

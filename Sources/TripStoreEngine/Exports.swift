@@ -61,6 +61,7 @@ public typealias ValueChange = TripStoreFormat.ValueChange
 
 // TripStoreJSON: JSON values, reading and writing, ISO 8601 dates.
 public typealias ISODate = TripStoreJSON.ISODate
+public typealias ISOTime = TripStoreJSON.ISOTime
 public typealias JSONLines = TripStoreJSON.JSONLines
 public typealias JSONMember = TripStoreJSON.JSONMember
 public typealias JSONReader = TripStoreJSON.JSONReader

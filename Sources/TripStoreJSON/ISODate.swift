@@ -49,12 +49,18 @@ public enum ISODate {
     }
 
     package static func parse(bytes s: UnsafeBufferPointer<UInt8>) -> Double? {
+        parts(bytes: s).map { value(whole: $0.whole, fraction: $0.fraction, places: $0.places) }
+    }
+
+    /// The text's moment as whole seconds since the reference date and the
+    /// fraction's digits (digits past 18 are dropped).
+    static func parts(bytes s: UnsafeBufferPointer<UInt8>) -> (whole: Int, fraction: Int64, places: Int)? {
         var c = Cursor(s: s)
         guard let year = c.digits(4), c.expect(UInt8(ascii: "-")), let month = c.digits(2),
               c.expect(UInt8(ascii: "-")), let day = c.digits(2) else { return nil }
         guard month >= 1 && month <= 12 && day >= 1 && day <= daysIn(month: month, year: year) else { return nil }
         let days = daysFromCivil(year: year, month: month, day: day)
-        if c.i == s.count { return Double(days * 86400 - referenceOffset) }
+        if c.i == s.count { return (days * 86400 - referenceOffset, 0, 0) }
         guard c.expect(UInt8(ascii: "T")) || c.expect(UInt8(ascii: "t")) || c.expect(UInt8(ascii: " ")) else { return nil }
         guard let hour = c.digits(2), c.expect(UInt8(ascii: ":")), let minute = c.digits(2) else { return nil }
         var second = 0
@@ -91,8 +97,7 @@ public enum ISODate {
             return nil
         }
         guard c.i == s.count else { return nil }
-        return value(whole: days * 86400 + hour * 3600 + minute * 60 + second - offset - referenceOffset,
-                     fraction: fractionDigits, places: places)
+        return (days * 86400 + hour * 3600 + minute * 60 + second - offset - referenceOffset, fractionDigits, places)
     }
 
     /// The stored value of whole seconds and a decimal fraction: the one
@@ -122,18 +127,14 @@ public enum ISODate {
     package static let maxLength = 39
     private static let unwritable = Array("0001-01-01T00:00:00Z".utf8)
 
-    /// Writes the date's text (no quotes) at `text`, which has room for
-    /// `maxLength` bytes; returns how many it wrote.
-    package static func write(_ seconds: Double, to text: UnsafeMutablePointer<UInt8>) -> Int {
-        guard isWritable(seconds) else {
-            text.update(from: unwritable, count: unwritable.count)
-            return unwritable.count
-        }
+    /// What a date's text says, as whole seconds and the fraction's digits:
+    /// the fewest digits, from milliseconds on, that read back as `seconds`
+    /// (a writable one; see `isWritable`).
+    static func textParts(_ seconds: Double) -> (whole: Int, fraction: Int64, places: Int) {
         var whole = Int(seconds.rounded(.down))
         var fraction: Int64 = 0
         var places = 0
         if Double(whole) != seconds {
-            // The fewest digits, from milliseconds on, that read back as this value.
             let rest = seconds - Double(whole)
             for n in stride(from: 3, through: 18, by: 1) {
                 var m = Int64((rest * powersOfTen[n]).rounded())
@@ -153,6 +154,17 @@ public enum ISODate {
                 places -= 1
             }
         }
+        return (whole, fraction, places)
+    }
+
+    /// Writes the date's text (no quotes) at `text`, which has room for
+    /// `maxLength` bytes; returns how many it wrote.
+    package static func write(_ seconds: Double, to text: UnsafeMutablePointer<UInt8>) -> Int {
+        guard isWritable(seconds) else {
+            text.update(from: unwritable, count: unwritable.count)
+            return unwritable.count
+        }
+        let (whole, fraction, places) = textParts(seconds)
         let unix = whole + referenceOffset
         var days = unix / 86_400
         var rem = unix % 86_400

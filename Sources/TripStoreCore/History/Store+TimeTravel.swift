@@ -2,11 +2,12 @@ import TripStoreFormat
 import TripStoreJSON
 import TripStoreSystem
 
-/// A point in a store's history: a token, or a time (seconds since the
-/// reference date), meaning the last token committed at or before it.
+/// A point in a store's history: a token, or a time, meaning the last token
+/// committed at or before it (`.time(ISOTime("2026-11-16T09:00:00Z")!)`, or
+/// `.time(ISOTime(seconds: date.timeIntervalSinceReferenceDate))`).
 public enum PointInTime: Sendable, Equatable {
     case token(Int64)
-    case time(Double)
+    case time(ISOTime)
 }
 
 /// One object at an earlier token, as retained history rebuilds it.
@@ -32,10 +33,17 @@ extension Store {
     /// reference date), or nil when that is before every reachable token.
     /// Reads only each history line's leading token and time.
     public func token(at time: Double) throws -> Int64? {
+        try token(at: ISOTime(seconds: time))
+    }
+
+    /// The last token committed at or before `time`, compared exactly (text
+    /// may be finer than a commit time's `Double`), or nil when that is
+    /// before every reachable token.
+    public func token(at time: ISOTime) throws -> Int64? {
         guard let last = try lastCommitTime() else { return lastToken }  // no history: only the current state
-        if last <= time { return lastToken }
+        if time.isAtOrAfter(last) { return lastToken }
         // The journal's transactions are in memory, and newer than the snapshot's.
-        if let t = historyLog.loaded.last(where: { $0.timestamp <= time }) { return t.token }
+        if let t = historyLog.loaded.last(where: { time.isAtOrAfter($0.timestamp) }) { return t.token }
         guard let pending = historyLog.pending else { return nil }
         var bytes = [UInt8](repeating: 0, count: pending.bytes.count)
         guard bytes.withUnsafeMutableBytes({ FileIO.read(pending.fd, into: $0, at: pending.bytes.lowerBound) }) == bytes.count else {
@@ -50,10 +58,10 @@ extension Store {
                     unreadable = true
                     return
                 }
-                if at <= time { found = token }
+                if time.isAtOrAfter(at) { found = token }
             }
         }
-        if unreadable { return try checkedHistory().last(where: { $0.timestamp <= time })?.token }
+        if unreadable { return try checkedHistory().last(where: { time.isAtOrAfter($0.timestamp) })?.token }
         return found
     }
 

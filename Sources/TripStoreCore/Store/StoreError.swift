@@ -42,7 +42,7 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     /// A token that retained history does not reach (time travel).
     case tokenOutOfReach(token: Int64, reachable: ClosedRange<Int64>, oldestRetained: Int64?)
     /// A time before every reachable token; `firstRetained` is the oldest retained transaction.
-    case timeOutOfReach(time: Double, reachable: ClosedRange<Int64>, firstRetained: (token: Int64, timestamp: Double)?)
+    case timeOutOfReach(time: ISOTime, reachable: ClosedRange<Int64>, firstRetained: (token: Int64, timestamp: Double)?)
     /// Going back to `token` needs the values of an object deleted at
     /// `deletedAt`, which history recorded before it kept deleted values.
     case deletedValuesNotKept(token: Int64, id: String, deletedAt: Int64, reachable: ClosedRange<Int64>)
@@ -109,7 +109,7 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
             return "token \(t) is out of reach: retained history reaches tokens \(r.lowerBound) to \(r.upperBound)"
                 + (t < r.lowerBound ? (oldest.map { " (the oldest retained history is token \($0))" } ?? " (no history is retained)") : "")
         case .timeOutOfReach(let time, let r, let first):
-            return "\(ISODate.format(time)) is before the oldest reachable state: retained history reaches tokens \(r.lowerBound) to \(r.upperBound)"
+            return "\(time) is before the oldest reachable state: retained history reaches tokens \(r.lowerBound) to \(r.upperBound)"
                 + (first.map { " (token \($0.token) was committed at \(ISODate.format($0.timestamp)))" } ?? "")
         case .deletedValuesNotKept(let t, let id, let at, let r):
             return "token \(t) is out of reach: the delete of '\(id)' at token \(at) was recorded before history kept deleted values; "

@@ -121,7 +121,7 @@ import TripStoreModels
     @Test func aStoreOpenedAsOfATokenIsThePastFromTheStart() throws {
         let (store, folder) = try storeWithThreeSaves("state-open-as-of")
         store.close()
-        let then = try Store.open(folder, schema: schema, asOf: .time(2500))
+        let then = try Store.open(folder, schema: schema, asOf: .time(ISOTime(seconds: 2500)))
         #expect(then.state == .past(token: 2))
         #expect(then.object(id: "t2") != nil && then.object(id: "t3") == nil)
         #expect(throws: StoreError.self) { try Store.open(folder, schema: schema, asOf: .token(9)) }
