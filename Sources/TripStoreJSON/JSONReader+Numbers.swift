@@ -42,6 +42,7 @@ extension JSONReader {
             }
         }
         var isInteger = true
+        var fractionIsZero = true
         if index < buffer.count, buffer[index] == UInt8(ascii: ".") {
             isInteger = false
             index += 1
@@ -49,6 +50,7 @@ extension JSONReader {
                 throw error("expected a digit after '.' in number")
             }
             while index < buffer.count, isDigit(buffer[index]) {
+                if buffer[index] != UInt8(ascii: "0") { fractionIsZero = false }
                 if digits < 19 {
                     mantissa = mantissa &* 10 &+ UInt64(buffer[index] - 48)
                     if mantissa != 0 || digits > 0 { digits += 1 }
@@ -87,6 +89,14 @@ extension JSONReader {
             }
             if !negative, mantissa <= UInt64(Int64.max) { return .int(Int64(mantissa)) }
         }
+        // A whole number written with a fraction or an exponent (`1.0`,
+        // `12345678901234567.0`, `9.2233720368547758e18`) is that integer
+        // exactly, where a Double would round it. A fraction with a digit
+        // other than 0 and no positive exponent is never whole: most numbers
+        // with a fraction skip the check.
+        if !(fractionIsZero == false && exponent <= 0), let whole = wholeNumber(from: start, to: index) {
+            return .int(whole)
+        }
         // Clinger's fast path: exact when the mantissa and the power of ten are exact doubles.
         let e10 = decimalExponent + exponent
         if digits <= 15 && mantissa < (1 << 53) && e10 >= -22 && e10 <= 22 {
@@ -98,6 +108,70 @@ extension JSONReader {
     }
 
     @inline(__always) func isDigit(_ b: UInt8) -> Bool { b &- 48 < 10 }
+
+    /// The integer a number's text (already checked against the grammar)
+    /// names exactly, if it names one within `Int64`; nil for a fraction, a
+    /// number past `Int64`, and negative zero (kept as the Double it is).
+    func wholeNumber(from start: Int, to end: Int) -> Int64? {
+        var i = start
+        let negative = buffer[i] == UInt8(ascii: "-")
+        if negative { i += 1 }
+        // The significant digits, as (first, past the last) nonzero digit
+        // positions in the text, and where the decimal point is.
+        var digitsStart = -1, digitsEnd = -1, point = -1
+        var j = i
+        while j < end, isDigit(buffer[j]) || buffer[j] == UInt8(ascii: ".") {
+            if buffer[j] == UInt8(ascii: ".") {
+                point = j
+            } else if buffer[j] != UInt8(ascii: "0") {
+                if digitsStart < 0 { digitsStart = j }
+                digitsEnd = j + 1
+            }
+            j += 1
+        }
+        let mantissaEnd = j
+        if point < 0 { point = mantissaEnd }
+        var exponent = 0
+        if j < end {  // 'e' or 'E', a sign, digits
+            j += 1
+            var expNegative = false
+            if buffer[j] == UInt8(ascii: "+") || buffer[j] == UInt8(ascii: "-") {
+                expNegative = buffer[j] == UInt8(ascii: "-")
+                j += 1
+            }
+            while j < end {
+                if exponent < 100_000 { exponent = exponent * 10 + Int(buffer[j] - 48) }
+                j += 1
+            }
+            if expNegative { exponent = -exponent }
+        }
+        guard digitsStart >= 0 else { return negative ? nil : 0 }
+        // The value is digits[digitsStart..<digitsEnd] · 10^scale.
+        let lastDigitPlace = digitsEnd <= point ? point - digitsEnd : -(digitsEnd - point - 1)
+        let scale = lastDigitPlace + exponent
+        guard scale >= 0 else { return nil }
+        var magnitude: UInt64 = 0
+        var count = 0
+        for k in digitsStart..<digitsEnd where buffer[k] != UInt8(ascii: ".") {
+            count += 1
+            guard count <= 20 else { return nil }
+            let (m, o1) = magnitude.multipliedReportingOverflow(by: 10)
+            let (a, o2) = m.addingReportingOverflow(UInt64(buffer[k] - 48))
+            guard !o1, !o2 else { return nil }
+            magnitude = a
+        }
+        guard count + scale <= 20 else { return nil }
+        for _ in 0..<scale {
+            let (m, o) = magnitude.multipliedReportingOverflow(by: 10)
+            guard !o else { return nil }
+            magnitude = m
+        }
+        if negative {
+            guard magnitude <= UInt64(Int64.max) + 1 else { return nil }
+            return magnitude == UInt64(Int64.max) + 1 ? Int64.min : -Int64(magnitude)
+        }
+        return magnitude <= UInt64(Int64.max) ? Int64(magnitude) : nil
+    }
 
     /// Correctly rounded conversion of the number's text by the C library.
     func slowDouble(from start: Int, to end: Int) -> Double {

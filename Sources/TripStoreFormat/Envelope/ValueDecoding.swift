@@ -51,13 +51,17 @@ package enum ValueDecoding {
             if case .string(let s) = v { return .string(s) }
         case .int:
             if case .int(let i) = v { return .int(i) }
-            if case .double(let d) = v, d == d.rounded() {
-                if abs(d) < 9.2e18 { return .int(Int64(d)) }
-                // Past an Int: say so, rather than quote the number as the Double it became.
-                if abs(d) >= 9_223_372_036_854_775_808.0 {
+            // The reader makes every whole number within an Int's range an
+            // `.int`, exactly: a Double here is a fraction, a number past
+            // the range, or negative zero. Rounding it would keep a number
+            // other than the one written.
+            if case .double(let d) = v {
+                if d == 0 { return .int(0) }
+                if d == d.rounded() && abs(d) >= 9_223_372_036_854_775_807.0 {
                     throw Mismatch(kind: .wrongType, message: "expected an integer within the range of an Int "
                                    + "(-9223372036854775808 to 9223372036854775807), found a number too \(d < 0 ? "small" : "large")")
                 }
+                throw Mismatch(kind: .wrongType, message: "expected an integer, found a number with a fraction")
             }
         case .double:
             if case .int(let i) = v { return .double(Double(i)) }
