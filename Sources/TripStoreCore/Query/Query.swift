@@ -130,3 +130,14 @@ extension Query {
         return q
     }
 }
+
+extension Query {
+    /// A property or type name as a predicate writes it: as it is, or quoted
+    /// with backticks where it is a keyword or not a plain word.
+    ///
+    /// ```swift
+    /// Query.quoted("count")        // `count`
+    /// Query.quoted("destination")  // destination
+    /// ```
+    public static func quoted(_ name: String) -> String { QueryLexer.quoted(name) }
+}

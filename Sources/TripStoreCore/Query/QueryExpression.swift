@@ -29,7 +29,7 @@ package struct QueryPath: Sendable, Equatable, CustomStringConvertible {
         self.columns = columns
     }
 
-    package var description: String { names.joined(separator: ".") }
+    package var description: String { names.map(QueryLexer.quoted).joined(separator: ".") }
 }
 
 package enum ComparisonOperator: String, Sendable, Equatable {

@@ -22,6 +22,17 @@ struct QueryToken: Equatable {
 /// Splits a query into tokens.
 struct QueryLexer {
     static let keywords: Set<String> = ["is", "exactly", "and", "or", "not", "in", "any", "all", "count", "nil", "true", "false"]
+
+    /// A property or type name as a query writes it: as it is, or quoted
+    /// with backticks where it is a keyword or not a plain word
+    /// (`` `count` ``, `` `first name` ``).
+    static func quoted(_ name: String) -> String {
+        let scalars = Array(name.unicodeScalars)
+        let plain = !scalars.isEmpty && !keywords.contains(name)
+            && (scalars[0] == "_" || scalars[0].properties.isAlphabetic)
+            && scalars.allSatisfy { $0 == "_" || $0.properties.isAlphabetic || ("0"..."9").contains($0) }
+        return plain ? name : "`" + name + "`"
+    }
     static let operators = ["==", "!=", "<=", ">=", "&&", "||", "^=", "<", ">", "~", "!", "(", ")", "[", "]", ",", "."]
 
     let query: String
@@ -60,6 +71,16 @@ struct QueryLexer {
         if isDigit(c) || ((c == "-" || c == "+") && (isDigit(peek(1)) || (peek(1) == "." && isDigit(peek(2))))) {
             if looksLikeDate() { return try date() }
             return try number()
+        }
+        if c == "`" {
+            // A quoted name: any property or type name, a keyword among them.
+            i += 1
+            while let d = peek(), d != "`" { i += 1 }
+            guard peek() == "`" else { throw error("a name quoted with ` needs its closing `", at: start) }
+            i += 1
+            let name = String(String.UnicodeScalarView(scalars[(start + 1)..<(i - 1)]))
+            guard !name.isEmpty else { throw error("a quoted name cannot be empty", at: start) }
+            return QueryToken(kind: .identifier(name), column: start + 1, text: text())
         }
         if c == "_" || c.properties.isAlphabetic {
             while let d = peek(), d == "_" || d.properties.isAlphabetic || isDigit(d) { i += 1 }

@@ -53,7 +53,7 @@ struct QueryPlanner {
         switch p {
         case .isType(_, let entities, let exact, let name):
             guard useTypeIndex else { return nil }
-            return typeAccess(entities, label: "is \(exact ? "exactly " : "")\(name)")
+            return typeAccess(entities, label: "is \(exact ? "exactly " : "")\(QueryLexer.quoted(name))")
         case .compare(let a, let test):
             guard let idx = a.index else { return nil }
             return indexAccess(idx, tests: [test], path: a.text)
@@ -307,7 +307,7 @@ struct QueryPlanner {
     func describe(_ p: CompiledPredicate) -> String {
         switch p {
         case .constant(let b): return "\(b)"
-        case .isType(_, _, let exact, let name): return "is \(exact ? "exactly " : "")\(name)"
+        case .isType(_, _, let exact, let name): return "is \(exact ? "exactly " : "")\(QueryLexer.quoted(name))"
         case .compare(let a, let t): return "\(a.text) \(t.op.rawValue) \(t.text)"
         case .anyOf(let a, let ts): return "\(a.text) in [\(ts.map(\.text).joined(separator: ", "))]"
         case .quantified(let all, let c, _): return "\(all ? "all" : "any") \(c.text) …"

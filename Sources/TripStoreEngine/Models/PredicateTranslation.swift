@@ -198,7 +198,7 @@ extension PredicateExpressions.KeyPath: PathExpression, CountExpression, Transla
         guard Output.self == Bool.self, let names = path(t) else { return nil }
         let yes = QueryLiteral(kind: .bool(true), column: 1, text: "true")
         return .init(expression: .comparison(QueryPath(names: names, columns: names.map { _ in 1 }), .equal, yes),
-                     text: "\(names.joined(separator: ".")) == true", exact: true)
+                     text: "\(names.map(Query.quoted).joined(separator: ".")) == true", exact: true)
     }
 }
 
@@ -255,7 +255,7 @@ extension PredicateExpressions.Negation: TranslatableExpression {
 extension PredicateExpressions.TypeCheck: TranslatableExpression {
     func translate(_ t: PredicateTranslator) -> PredicateTranslator.Translation? {
         guard input is any VariableExpression, let name = t.entityName(Desired.self) else { return nil }
-        return .init(expression: .isType(name: name, exact: false, column: 1), text: "is \(name)", exact: true)
+        return .init(expression: .isType(name: name, exact: false, column: 1), text: "is \(Query.quoted(name))", exact: true)
     }
 }
 
@@ -342,6 +342,6 @@ extension PredicateExpressions.OptionalFlatMap: CastFlatMap {
 extension PredicateExpressions.ConditionalCast: TranslatableExpression {
     func translate(_ t: PredicateTranslator) -> PredicateTranslator.Translation? {
         guard input is any VariableExpression, let name = t.entityName(Desired.self) else { return nil }
-        return .init(expression: .isType(name: name, exact: false, column: 1), text: "is \(name)", exact: true)
+        return .init(expression: .isType(name: name, exact: false, column: 1), text: "is \(Query.quoted(name))", exact: true)
     }
 }
