@@ -30,7 +30,7 @@ enum QuerySupport {
         do {
             return try store.run(try Query(predicate, from: typeName)).rows
         } catch {
-            throw CLIError(error.description + "\n" + error.caretDisplay)
+            throw CLIError(error.description + (error.caretDisplay.isEmpty ? "" : "\n" + error.caretDisplay))
         }
     }
 }

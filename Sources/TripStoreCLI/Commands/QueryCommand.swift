@@ -71,7 +71,7 @@ enum QueryCommand {
             query = try Query(predicate, from: s.from, sort: s.sort, limit: s.limit, offset: s.offset)
             result = try store.run(query, countOnly: s.count)
         } catch {
-            throw CLIError(error.description + "\n" + error.caretDisplay)
+            throw CLIError(error.description + (error.caretDisplay.isEmpty ? "" : "\n" + error.caretDisplay))
         }
         if let fields = s.fields {
             let from = store.schema.entity(named: s.from ?? store.schema.roots[0].name)!

@@ -57,10 +57,15 @@ struct QueryCompiler {
             // A count is an Int: past its range, every comparison answers as with its bound.
             return .count(access, op, n >= 9.2e18 ? .max : n <= -9.2e18 ? .min : Int(n))
         case .quantified(let all, let inner):
-            guard case .comparison(let path, let op, let literal) = inner else {
+            switch inner {
+            case .comparison(let path, let op, let literal):
+                return try quantified(all: all, path: path, tests: [(op, literal)])
+            case .inList(let path, let items):
+                // An element matches when it equals one of the items.
+                return try quantified(all: all, path: path, tests: items.map { (.equal, $0) })
+            default:
                 throw error("any/all take a comparison", 1)
             }
-            return try quantified(all: all, path: path, tests: [(op, literal)])
         }
     }
 

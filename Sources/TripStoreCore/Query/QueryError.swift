@@ -21,8 +21,10 @@ public struct QueryError: Error, Sendable, Equatable, CustomStringConvertible {
     /// "expected a value after '~' at column 32".
     public var description: String { "\(message) at column \(column)" }
 
-    /// The query and a caret under the column, for people.
+    /// The query and a caret under the column, for people; empty when the
+    /// text is empty (a caret under nothing points at nothing).
     public var caretDisplay: String {
-        "  " + query + "\n  " + String(repeating: " ", count: max(0, column - 1)) + "^"
+        guard !query.isEmpty else { return "" }
+        return "  " + query + "\n  " + String(repeating: " ", count: max(0, column - 1)) + "^"
     }
 }

@@ -1,0 +1,28 @@
+import Foundation
+import Testing
+@testable import TripStoreCore
+@testable import TripStoreFormat
+@testable import TripStoreJSON
+@testable import TripStoreSystem
+import TripStoreModels
+
+/// SPEC §4 lists `in` among the comparisons `any` and `all` take.
+@Suite struct QuantifiedInTests {
+    @Test func anyAndAllTakeIn() throws {
+        let store = try Store.open(TestFolders.make("quantified-in"), schema: TripSchema.schema, access: .write)
+        var tx = store.transaction()
+        try store.stage(try EnvelopeInput.decode(try FileIO.readFile(TestFolders.projectRoot + "/SampleData/trips.json"),
+                                                 schema: store.schema), mode: .insert, into: &tx)
+        try store.commit(tx, author: "t")
+        func ids(_ q: String) throws -> Set<String> { Set(try store.run(Query(q)).rows.compactMap { store.id(at: $0) }) }
+        // `any p in [a, b]` is `any p == a || any p == b`; `all p in [a, b]` has every element one of them.
+        #expect(try ids(#"any frequentFlyerCodes in ["EK-26529624", "KL-81829801"]"#)
+                == ids(#"any frequentFlyerCodes == "EK-26529624" || any frequentFlyerCodes == "KL-81829801""#))
+        #expect(try !ids(#"any frequentFlyerCodes in ["EK-26529624", "KL-81829801"]"#).isEmpty)
+        #expect(try ids(#"any bucketList.title in ["See the cathedral", "Watch the sunrise"]"#)
+                == ids(#"any bucketList.title == "See the cathedral" || any bucketList.title == "Watch the sunrise""#))
+        #expect(try ids(#"all bucketList.title in ["See the cathedral"]"#)
+                == ids(#"!(any bucketList.title != "See the cathedral")"#))
+        #expect(try ids("any frequentFlyerCodes in []").isEmpty)
+    }
+}
