@@ -34,7 +34,7 @@ public struct CLIError: Error {
         case .noStore, .invalid, .invalidMany, .notFound, .denied, .conflict, .inconsistent, .schemaMismatch, .schemaNotRecorded,
              .notWritable, .foreignTransaction, .unknownType, .unknownProperty, .notAnAttribute, .notARelationship, .idInUse,
              .tokenOutOfReach, .timeOutOfReach, .deletedValuesNotKept, .historyNotRetained, .salvageNotEnabled,
-             .undeclaredProperty, .unsortable, .modelNotInSchema: return 1
+             .undeclaredProperty, .unsortable, .modelNotInSchema, .modelOfAnotherContext: return 1
         case .damaged, .danglingReferences, .locked, .newerFormat, .imageDamaged: return 2
         case .io: return 3
         }

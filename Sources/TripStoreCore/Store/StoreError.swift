@@ -57,6 +57,9 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     case unsortable(keyPath: String)
     /// An inserted model whose class is not in the container's schema.
     case modelNotInSchema(String)
+    /// An object that belongs to another context was given to `insert` or
+    /// `delete` (`action`); nothing was saved.
+    case modelOfAnotherContext(type: String, id: String, action: String)
     /// A system call failed (permission denied, disk full, a failed write).
     case io(IOError)
     /// Later commits changed what the transaction changes (see `Store.commit`); nothing was written.
@@ -121,6 +124,9 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
             return "dangling references are removed only by a store opened for writing with salvageDanglingReferences"
         case .undeclaredProperty(let m, let kp, let use): return "\(use): \(kp) is not a declared property of \(m)"
         case .unsortable(let kp): return "cannot sort by \(kp)"
+        case .modelOfAnotherContext(let t, let id, let action):
+            return "\(t) '\(id)' belongs to another context, so this context \(action) nothing; "
+                + "fetch it in this context, or rollback() to drop the call; nothing was saved"
         case .modelNotInSchema(let m):
             return "\(m) is not in the model schema: add the class to ModelSchema, or delete the object from the context"
         case .io(let e): return e.description

@@ -22,6 +22,9 @@ extension ModelContext {
     public func save(author: String = ProcessInfo.processInfo.environment["USER"] ?? "unknown") throws -> HistoryTransaction? {
         container.lock.lock()
         defer { container.lock.unlock() }
+        if let m = misused.first {
+            throw StoreError.modelOfAnotherContext(type: m.type, id: m.id, action: m.what)
+        }
         let staged = try stagePendingChanges(forSave: true)
         // What to read back afterwards: what the transaction touched, and the
         // changed objects (an edit the save did not write, such as an inverse
@@ -178,11 +181,32 @@ extension ModelContext {
         var newModels: [PersistentModel]
     }
 
+    /// Forgets everything: unsaved inserts, deletes and changes (as
+    /// `rollback()`), and every object this context holds. Objects the
+    /// program still holds belong to no context afterwards; fetch again to
+    /// read the store as it is now (Core Data's `reset()`).
+    ///
+    /// ```swift
+    /// context.reset()
+    /// let fresh = try context.fetch(FetchDescriptor<Trip>())
+    /// ```
+    public func reset() {
+        container.lock.lock()
+        defer { container.lock.unlock() }
+        rollback()
+        for m in identity.values where m.modelContext === self { m.modelContext = nil }
+        identity = IdentityMap()
+        read.removeAll()
+        changed.removeAll()
+        writtenSlots.removeAll()
+    }
+
     /// Forgets unsaved inserts, deletes and changes: every changed object
     /// reads as stored now.
     public func rollback() {
         container.lock.lock()
         defer { container.lock.unlock() }
+        misused.removeAll()
         for m in inserted {
             identity[m.persistentModelID] = nil
             changed[ObjectIdentifier(m)] = nil

@@ -52,6 +52,9 @@ public final class ModelContext {
     var fieldAccess = FieldAccess.program
     /// Set when a field read under `.peeking` met a fault.
     var peekedFault = false
+    /// Objects of another context given to `insert` or `delete`: the next
+    /// `save()` refuses, naming the first (Core Data raises on such a call).
+    var misused: [(type: String, id: String, what: String)] = []
 
     /// A context with nothing pending; it belongs to the isolation domain that uses it.
     public init(_ container: ModelContainer) {
@@ -61,20 +64,29 @@ public final class ModelContext {
     /// Adds a new object; it and the new objects it relates to are written
     /// by the next `save()`. Their relationships' inverses are set at once
     /// (appending a new item to `trip.bucketList` makes `item.trip` the trip).
-    /// An object that belongs to another context is left alone.
+    /// An object that belongs to another context is not taken: the next
+    /// `save()` throws `StoreError.modelOfAnotherContext`, naming it.
     public func insert(_ model: PersistentModel) {
         container.lock.lock()
         defer { container.lock.unlock() }
-        guard model.modelContext == nil else { return }
+        guard model.modelContext == nil else {
+            if model.modelContext !== self { misused.append(("\(type(of: model))", model.persistentModelID, "inserted")) }
+            return
+        }
         adopt([model])
     }
 
     /// Marks an object for deletion at the next `save()` (delete rules apply
     /// then). An object inserted since the last save is simply taken back out.
+    /// An object of another context is not deleted: the next `save()`
+    /// throws `StoreError.modelOfAnotherContext`, naming it.
     public func delete(_ model: PersistentModel) {
         container.lock.lock()
         defer { container.lock.unlock() }
-        guard model.modelContext === self else { return }
+        guard model.modelContext === self else {
+            if model.modelContext != nil { misused.append(("\(type(of: model))", model.persistentModelID, "deleted")) }
+            return
+        }
         if let i = inserted.firstIndex(where: { $0 === model }) {
             inserted.remove(at: i)
             detachFromInverses(model)
