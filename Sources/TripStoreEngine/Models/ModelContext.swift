@@ -221,7 +221,7 @@ public final class ModelContext {
         }
         var sort: [SortKey] = []
         for s in d.sortBy {
-            guard let kp = s.keyPath, let name = models.propertyName(kp) else {
+            guard let kp = s.keyPath, let name = models.propertyPath(kp) else {
                 throw StoreError.unsortable(keyPath: s.keyPath.map { "\($0)" } ?? "a key path that is not a declared property")
             }
             sort.append(SortKey(name, descending: s.order == .reverse))

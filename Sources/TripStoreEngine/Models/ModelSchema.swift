@@ -114,6 +114,43 @@ public final class ModelSchema: @unchecked Sendable {
         return matches.count == 1 ? matches[0].0 : nil
     }
 
+    /// The stored path of a key path through one to-one relationship to an
+    /// attribute (`\Trip.livingAccommodation?.name` is
+    /// `livingAccommodation.name`), for sorting; nil for anything else.
+    public func propertyPath(_ keyPath: AnyKeyPath) -> String? {
+        if let name = propertyName(keyPath) { return name }
+        lock.lock()
+        defer { lock.unlock() }
+        if let cached = probedPaths[keyPath] { return cached }
+        let path = probePath(keyPath)
+        probedPaths[keyPath] = path
+        return path
+    }
+
+    private var probedPaths: [AnyKeyPath: String?] = [:]
+
+    /// Sets each to-one relationship in turn to an object whose attributes
+    /// hold distinct values, and sees which value the key path reads.
+    private func probePath(_ keyPath: AnyKeyPath) -> String? {
+        guard let root = type(of: keyPath).rootType as? PersistentModel.Type,
+              let entity = schema.entity(named: root.entityName) else { return nil }
+        for p in properties[entity.id] {
+            guard case .relationship(let r, let destination, _, let set) = p.kind, !r.isToMany,
+                  let target = schema.entity(named: destination.entityName) else { continue }
+            let instance = root.init(), related = destination.init()
+            var markers: [(String, Value)] = []
+            for (slot, q) in properties[target.id].enumerated() {
+                guard case .attribute(let a, _, let setValue) = q.kind, let marker = ModelSchema.marker(a.type, slot) else { continue }
+                if setValue(related, marker) { markers.append((q.name, marker)) }
+            }
+            set(instance, .one(related))
+            guard let read = instance[keyPath: keyPath] as? any ModelValue else { continue }
+            let matches = markers.filter { $0.1 == read.storedValue }
+            if matches.count == 1 { return p.name + "." + matches[0].0 }
+        }
+        return nil
+    }
+
     static func marker(_ type: ValueType, _ slot: Int) -> Value? {
         switch type {
         case .string: return .string("\u{1}probe \(slot)")
