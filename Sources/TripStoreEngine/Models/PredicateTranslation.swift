@@ -48,6 +48,11 @@ struct PredicateTranslator {
         case let e as any RawRepresentable:
             guard let raw = e.rawValue as? String else { return nil }
             return lit(.string(raw), quoted(raw))
+        case let m as any ModelValue:
+            // UUID, URL, Decimal and other values stored as text: equal
+            // exactly when their stored text is (see `comparison` for order).
+            guard case .string(let s) = m.storedValue else { return nil }
+            return lit(.string(s), quoted(s))
         default:
             let mirror = Mirror(reflecting: value)
             if mirror.displayStyle == .optional {
@@ -56,6 +61,13 @@ struct PredicateTranslator {
             }
             return nil
         }
+    }
+
+    /// The value an optional holds (itself when it is not one).
+    func unwrapped(_ value: Any) -> Any {
+        let mirror = Mirror(reflecting: value)
+        guard mirror.displayStyle == .optional, let wrapped = mirror.children.first?.value else { return value }
+        return unwrapped(wrapped)
     }
 
     func quoted(_ s: String) -> String {
@@ -98,6 +110,11 @@ struct PredicateTranslator {
             flipped = true
         }
         guard let side, let (literal, text) = lit else { return nil }
+        // A Decimal's text does not order as the number does: only equality translates.
+        if op != .equal && op != .notEqual, let v = ((flipped ? lhs : rhs) as? any ValueExpression)?.anyValue,
+           unwrapped(v) is Decimal {
+            return nil
+        }
         var op = op
         if flipped {
             switch op {
