@@ -125,17 +125,22 @@ struct QueryPlanner {
     }
 
     /// Runs the query. With `countOnly`, skips sorting and materialising where it can.
+    /// How many index answers besides the driver's are intersected as bitsets.
+    static let maximumBitsets = 8
+
     func run(sort: [(PropertyAccess, Bool)], limit: Int?, offset: Int, countOnly: Bool) -> QueryResult {
         var plan = QueryPlan()
         let parts = conjuncts()
         let options = parts.enumerated().compactMap { i, p in access(p).map { (i, $0) } }
         let scopeName = schema.entities[scope[0]].name
         var driver: AccessPath
-        var residualIndices = Array(parts.indices)
+        // Which conjuncts are still to be tested row by row (a flag each:
+        // a query of many conjuncts is planned in time linear in them).
+        var isResidual = Array(repeating: true, count: parts.count)
         let best = options.min(by: { $0.1.estimate < $1.1.estimate })
         if let best {
             driver = best.1
-            if best.1.exact { residualIndices.removeAll { $0 == best.0 } }
+            if best.1.exact { isResidual[best.0] = false }
         } else {
             driver = typeAccess(scope, label: "scan of \(scopeName)" + (scope.count > 1 ? " and its subclasses" : ""))
             driver.operation = "scan"
@@ -143,14 +148,18 @@ struct QueryPlanner {
         // Other conjuncts that an index answers exactly are intersected as bitsets.
         var bitsets: [RowBitset] = []
         var bitsetLabels: [String] = []
-        if let best, best.1.exact {
-            for (i, option) in options where i != best.0 && option.exact && option.operation != "union" {
+        if let best, best.1.exact, best.1.estimate > 0 {
+            // A bitset costs a bit per row of the table: the few most selective
+            // are worth it; further conjuncts are tested on the rows left.
+            let intersected = options.filter { $0.0 != best.0 && $0.1.exact && $0.1.operation != "union" }
+                .sorted { $0.1.estimate < $1.1.estimate }.prefix(QueryPlanner.maximumBitsets)
+            for (i, option) in intersected.sorted(by: { $0.0 < $1.0 }) {
                 bitsets.append(RowBitset(option.rows(), capacity: table.rowCount))
                 bitsetLabels.append("\(option.operation) \(option.detail)")
-                residualIndices.removeAll { $0 == i }
+                isResidual[i] = false
             }
         }
-        var residual = residualIndices.map { parts[$0] }
+        var residual = parts.indices.filter { isResidual[$0] }.map { parts[$0] }
         let scopeSet = Set(scope)
         let needsScope = !driver.entities.isSubset(of: scopeSet)
         var mask = Array(repeating: false, count: schema.entities.count)

@@ -26,3 +26,24 @@ import TripStoreModels
         #expect(try ids("any frequentFlyerCodes in []").isEmpty)
     }
 }
+
+/// A conjunction of many indexed comparisons is planned in time linear in
+/// them: a few bitsets are intersected, the rest tested on the rows left.
+@Suite struct ManyConjunctsTests {
+    @Test func manyIndexedConjunctsIntersectAFewBitsetsAndAgree() throws {
+        let store = try Store.open(TestFolders.make("many-conjuncts"), schema: TripSchema.schema, access: .write)
+        var tx = store.transaction()
+        try store.stage(try EnvelopeInput.decode(try FileIO.readFile(TestFolders.projectRoot + "/SampleData/trips.json"),
+                                                 schema: store.schema), mode: .insert, into: &tx)
+        try store.commit(tx, author: "t")
+        let one = #"destination == "Rome, Italy""#
+        let many = (0..<40).map { k in k % 2 == 0 ? one : #"name != "nothing \#(k)""# }
+            + (0..<40).map { _ in #"destination ^= "Rome""# }
+        let expected = try store.run(Query(one)).rows
+        let result = try store.run(Query(many.joined(separator: " && ")))
+        #expect(Set(result.rows) == Set(expected) && !expected.isEmpty)
+        let intersect = result.plan.steps.first { $0.operation == "intersect" }
+        let bitsets = intersect.map { $0.detail.components(separatedBy: " & ").count } ?? 0
+        #expect(bitsets <= QueryPlanner.maximumBitsets, "\(result.plan)")
+    }
+}
