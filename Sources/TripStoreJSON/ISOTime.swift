@@ -40,12 +40,19 @@ public struct ISOTime: Sendable, Equatable, CustomStringConvertible {
     /// Whether a commit at `t` (seconds since the reference date) is at or
     /// before this moment. `t` counts as the time its text says (what the
     /// store prints for it), and the two are compared digit for digit.
-    public func isAtOrAfter(_ t: Double) -> Bool {
-        if let seconds { return t <= seconds }
-        guard ISODate.isWritable(t) else { return t < 0 }
+    public func isAtOrAfter(_ t: Double) -> Bool { order(of: t) <= 0 }
+
+    /// Whether a commit at `t` is strictly before this moment (see `isAtOrAfter`).
+    public func isAfter(_ t: Double) -> Bool { order(of: t) < 0 }
+
+    /// A commit at `t` against this moment: negative before, 0 the same, positive after.
+    func order(of t: Double) -> Int {
+        if let seconds { return t < seconds ? -1 : t == seconds ? 0 : 1 }
+        guard ISODate.isWritable(t) else { return t < 0 ? -1 : 1 }
         let other = ISODate.textParts(t)
-        if other.whole != whole { return other.whole < whole }
-        return Self.scaled(other.fraction, other.places) <= Self.scaled(fraction, places)
+        if other.whole != whole { return other.whole < whole ? -1 : 1 }
+        let a = Self.scaled(other.fraction, other.places), b = Self.scaled(fraction, places)
+        return a < b ? -1 : a == b ? 0 : 1
     }
 
     /// A fraction of `places` digits as 18 digits (it fits an `Int64`).

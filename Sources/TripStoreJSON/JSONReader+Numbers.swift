@@ -110,8 +110,8 @@ extension JSONReader {
     @inline(__always) func isDigit(_ b: UInt8) -> Bool { b &- 48 < 10 }
 
     /// The integer a number's text (already checked against the grammar)
-    /// names exactly, if it names one within `Int64`; nil for a fraction, a
-    /// number past `Int64`, and negative zero (kept as the Double it is).
+    /// names exactly, if it names one within `Int64`; nil for a fraction
+    /// (however small: `1e-400` is not 0) and a number past `Int64`.
     func wholeNumber(from start: Int, to end: Int) -> Int64? {
         var i = start
         let negative = buffer[i] == UInt8(ascii: "-")
@@ -145,7 +145,7 @@ extension JSONReader {
             }
             if expNegative { exponent = -exponent }
         }
-        guard digitsStart >= 0 else { return negative ? nil : 0 }
+        guard digitsStart >= 0 else { return 0 }  // -0 too: a Double's -0.0 is written as 0
         // The value is digits[digitsStart..<digitsEnd] · 10^scale.
         let lastDigitPlace = digitsEnd <= point ? point - digitsEnd : -(digitsEnd - point - 1)
         let scale = lastDigitPlace + exponent

@@ -48,7 +48,13 @@ final class Owner: PersistentModel {
 }
 
 func run() throws {
-    let folder = CommandLine.arguments.dropFirst().first ?? NSTemporaryDirectory() + "tripstore-example-\(UUID().uuidString)"
+    let given = CommandLine.arguments.dropFirst().first
+    if let given, given.hasPrefix("-") {
+        // An option is not a folder: say what the program takes instead of making a store named after it.
+        print("usage: tripstore-example [FOLDER]   (a new folder for the example's store; default: a temporary one)")
+        return
+    }
+    let folder = given ?? NSTemporaryDirectory() + "tripstore-example-\(UUID().uuidString)"
     let models = try ModelSchema([Vehicle.self, Car.self, ElectricCar.self, Bicycle.self, Owner.self])
     let context = ModelContext(try ModelContainer(folder: folder, models: models))
 

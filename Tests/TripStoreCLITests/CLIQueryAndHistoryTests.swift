@@ -108,7 +108,7 @@ import TripStoreCLI
         #expect(again.out == "the values are already set; nothing changed\n")
         let bad = CLIRunner.run(["update", "romeoville-audit", "--set", "startDate=soon"], store: s)
         #expect(bad.code == 1)
-        #expect(bad.err.hasPrefix("error: property 'startDate' of BusinessTrip: expected an ISO 8601 date"))
+        #expect(bad.err.hasPrefix("error: property 'startDate' of BusinessTrip 'romeoville-audit': expected an ISO 8601 date"))
         let many = CLIRunner.run(["update", "--where", "is PersonalTrip && notes == nil", "--set", "notes=to plan"], store: s)
         #expect(many.out.hasPrefix("updated "))
         #expect(CLIRunner.run(["query", "is PersonalTrip && notes == nil", "--count"], store: s).out == "0\n")

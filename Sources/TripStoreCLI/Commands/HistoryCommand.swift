@@ -96,9 +96,9 @@ enum HistoryCommand {
     }
 
     /// `--after` / `--before` as a time; a bare number is refused (a token is not a time).
-    static func time(_ ctx: CommandContext, _ option: String) throws -> Double? {
+    static func time(_ ctx: CommandContext, _ option: String) throws -> ISOTime? {
         guard let text = ctx.args.value(option) else { return nil }
-        guard let t = ISODate.parse(text) else {
+        guard let t = ISOTime(text) else {
             throw ctx.usageError("--\(option) takes an ISO 8601 time such as 2026-11-16 or 2026-11-16T09:00:00Z, got '\(text)'"
                                  + (Int64(text) != nil ? " (for tokens use --since)" : ""))
         }

@@ -9,9 +9,9 @@ public struct HistoryFilter: Sendable {
     /// Only the changes of this object (an NFC id).
     public var id: String?
     /// Transactions committed after this time (seconds since the reference date).
-    public var after: Double?
+    public var after: ISOTime?
     /// Transactions committed before this time.
-    public var before: Double?
+    public var before: ISOTime?
     /// The newest this many transactions that pass the other filters (still oldest first).
     public var limit: Int?
     /// Changes of these concrete types (a type and its subclasses).
@@ -36,8 +36,8 @@ public struct HistoryFilter: Sendable {
         for t in history {
             if let since, t.token <= since { continue }
             if let author, t.author != author { continue }
-            if let after, t.timestamp <= after { continue }
-            if let before, t.timestamp >= before { continue }
+            if let after, after.isAtOrAfter(t.timestamp) { continue }
+            if let before, !before.isAfter(t.timestamp) { continue }
             var kept = t
             kept.changes = t.changes.filter { c in
                 (kinds?.contains(c.kind) ?? true) && (types?.contains(c.type) ?? true) && (id.map { c.id == $0 } ?? true)

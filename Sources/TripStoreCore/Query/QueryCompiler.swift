@@ -118,7 +118,7 @@ struct QueryCompiler {
 
         var description: String {
             switch self {
-            case .attribute(let t): return "a \(t.displayName)"
+            case .attribute(let t): return t.withArticle
             case .relationship(_, true): return "a to-many relationship"
             case .relationship: return "a to-one relationship"
             }
@@ -204,7 +204,7 @@ struct QueryCompiler {
             switch type {
             case .string, .enumeration:
                 guard case .string(let s) = lit.kind else {
-                    throw error("'\(path)' is a \(type.displayName); compare it with text in quotes, found \(lit.text)", column)
+                    throw error("'\(path)' is \(type.withArticle); compare it with text in quotes, found \(lit.text)", column)
                 }
                 // Ordering compares raw values as strings and takes any string (SPEC §4).
                 let isOrdering = op == .less || op == .lessOrEqual || op == .greater || op == .greaterOrEqual
@@ -213,9 +213,9 @@ struct QueryCompiler {
                 }
                 return ValueTest(op: op, literal: .string(s, folded: isText ? TextFolding.fold(s) : s), text: lit.text)
             case .int, .double:
-                guard !isText else { throw error("'\(op.rawValue)' works on text; '\(path)' is a \(type.displayName)", column) }
+                guard !isText else { throw error("'\(op.rawValue)' works on text; '\(path)' is \(type.withArticle)", column) }
                 guard case .number(let d, _) = lit.kind else {
-                    throw error("'\(path)' is a \(type.displayName); compare it with a number, found \(lit.text)", column)
+                    throw error("'\(path)' is \(type.withArticle); compare it with a number, found \(lit.text)", column)
                 }
                 guard d.isFinite else { throw error("\(lit.text) is outside the range of a Double", lit.column) }
                 // An Int attribute compares with the exact value written (the text keeps every digit).

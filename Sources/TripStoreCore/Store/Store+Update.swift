@@ -32,7 +32,7 @@ extension Store {
                         values.append((p.slot, try ValueText.parse(text, as: a)))
                     } catch {
                         var e = error
-                        e.entity = entity.name
+                        e.entity = "\(entity.name) '\(o.id)'"
                         throw StoreError.invalid(e)
                     }
                 }

@@ -56,12 +56,13 @@ package enum ValueDecoding {
             // the range, or negative zero. Rounding it would keep a number
             // other than the one written.
             if case .double(let d) = v {
-                if d == 0 { return .int(0) }
-                if d == d.rounded() && abs(d) >= 9_223_372_036_854_775_807.0 {
-                    throw Mismatch(kind: .wrongType, message: "expected an integer within the range of an Int "
-                                   + "(-9223372036854775808 to 9223372036854775807), found a number too \(d < 0 ? "small" : "large")")
+                let range = "an integer within the range of an Int (-9223372036854775808 to 9223372036854775807)"
+                // From 2^63 on a Double is whole (a fraction within a few
+                // hundred of 2^63 rounds up to it, and is named as past it).
+                if abs(d) >= 9_223_372_036_854_775_808.0 {
+                    throw Mismatch(kind: .wrongType, message: "expected \(range), found a number too \(d < 0 ? "small" : "large")")
                 }
-                throw Mismatch(kind: .wrongType, message: "expected an integer, found a number with a fraction")
+                throw Mismatch(kind: .wrongType, message: "expected \(range), found a number with a fraction")
             }
         case .double:
             if case .int(let i) = v { return .double(Double(i)) }

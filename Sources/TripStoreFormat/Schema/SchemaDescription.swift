@@ -20,6 +20,12 @@ public indirect enum ValueType: Sendable, Hashable {
     case embedded(EmbeddedDescription)
 
     /// How the type reads in messages and `tripstore schema` ("String", "[String]", "Reason").
+    /// The name with "a" or "an" before it ("an Int", "a String").
+    public var withArticle: String {
+        let name = displayName
+        return (name.first.map { "AEIOU".contains($0) } ?? false ? "an " : "a ") + name
+    }
+
     public var displayName: String {
         switch self {
         case .string: return "String"

@@ -61,5 +61,16 @@ import TripStoreModels
         #expect(try store.token(at: #require(ISOTime("2026-11-16T09:00:01.954Z"))) == 2)
         let past = try store.past(at: .time(#require(ISOTime("2026-11-16T09:00:01.95399999Z"))))
         #expect(past.object(id: "t1") == nil && past.object(id: "t0") != nil)
+        // `history --after` keeps timestamps > TIME, `--before` those < TIME, digit for digit too.
+        func tokens(after: String? = nil, before: String? = nil) throws -> [Int64] {
+            var f = HistoryFilter()
+            f.after = after.flatMap(ISOTime.init)
+            f.before = before.flatMap(ISOTime.init)
+            return f.apply(to: try store.checkedHistory()).map(\.token)
+        }
+        #expect(try tokens(after: "2026-11-16T09:00:01.95399999Z") == [2])
+        #expect(try tokens(after: "2026-11-16T09:00:01.954Z") == [])
+        #expect(try tokens(before: "2026-11-16T09:00:01.95400000000000001Z") == [1, 2])
+        #expect(try tokens(before: "2026-11-16T09:00:01.954Z") == [1])
     }
 }

@@ -9,7 +9,7 @@ import Testing
 @Suite struct JSONReaderTests {
     @Test(arguments: [
         ("null", JSONValue.null), ("true", .bool(true)), ("false", .bool(false)),
-        ("0", .int(0)), ("-12", .int(-12)), ("1.5", .double(1.5)), ("-0.25e2", .int(-25)), ("-0.0", .double(-0.0)), ("2.50e1", .int(25)),
+        ("0", .int(0)), ("-12", .int(-12)), ("1.5", .double(1.5)), ("-0.25e2", .int(-25)), ("-0.0", .int(0)), ("2.50e1", .int(25)),
         ("1E3", .int(1000)), ("9223372036854775807", .int(Int64.max)),
         ("-9223372036854775808", .int(Int64.min)), ("12345678901234567890", .double(Double("12345678901234567890")!)),
         ("\"a\\\"b\\\\c\\/d\\b\\f\\n\\r\\t\"", .string("a\"b\\c/d\u{8}\u{C}\n\r\t")),
