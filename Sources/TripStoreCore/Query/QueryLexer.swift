@@ -27,11 +27,20 @@ struct QueryLexer {
     /// with backticks where it is a keyword or not a plain word
     /// (`` `count` ``, `` `first name` ``).
     static func quoted(_ name: String) -> String {
-        let scalars = Array(name.unicodeScalars)
-        let plain = !scalars.isEmpty && !keywords.contains(name)
-            && (scalars[0] == "_" || scalars[0].properties.isAlphabetic)
-            && scalars.allSatisfy { $0 == "_" || $0.properties.isAlphabetic || ("0"..."9").contains($0) }
-        return plain ? name : "`" + name + "`"
+        isPlainName(name) ? name : "`" + name + "`"
+    }
+
+    /// Whether a name reads as a name without quotes (a plan labels every
+    /// query with it: no allocation for the usual ASCII name).
+    static func isPlainName(_ name: String) -> Bool {
+        var first = true
+        for s in name.unicodeScalars {
+            let v = s.value
+            let letter = (v | 0x20) &- 0x61 < 26 || v == 0x5F || (v >= 0x80 && s.properties.isAlphabetic)
+            guard letter || (!first && v &- 0x30 < 10) else { return false }
+            first = false
+        }
+        return !first && !keywords.contains(name)
     }
     static let operators = ["==", "!=", "<=", ">=", "&&", "||", "^=", "<", ">", "~", "!", "(", ")", "[", "]", ",", "."]
 

@@ -148,18 +148,22 @@ struct QueryPlanner {
         // Other conjuncts that an index answers exactly are intersected as bitsets.
         var bitsets: [RowBitset] = []
         var bitsetLabels: [String] = []
-        if let best, best.1.exact, best.1.estimate > 0 {
+        if let best, best.1.exact, best.1.estimate > 0, options.count > 1 {
             // A bitset costs a bit per row of the table: the few most selective
             // are worth it; further conjuncts are tested on the rows left.
-            let intersected = options.filter { $0.0 != best.0 && $0.1.exact && $0.1.operation != "union" }
-                .sorted { $0.1.estimate < $1.1.estimate }.prefix(QueryPlanner.maximumBitsets)
-            for (i, option) in intersected.sorted(by: { $0.0 < $1.0 }) {
+            var intersected = options.filter { $0.0 != best.0 && $0.1.exact && $0.1.operation != "union" }
+            if intersected.count > QueryPlanner.maximumBitsets {
+                intersected = Array(intersected.sorted { $0.1.estimate < $1.1.estimate }.prefix(QueryPlanner.maximumBitsets))
+                intersected.sort { $0.0 < $1.0 }
+            }
+            for (i, option) in intersected {
                 bitsets.append(RowBitset(option.rows(), capacity: table.rowCount))
                 bitsetLabels.append("\(option.operation) \(option.detail)")
                 isResidual[i] = false
             }
         }
-        var residual = parts.indices.filter { isResidual[$0] }.map { parts[$0] }
+        var residual: [CompiledPredicate] = []
+        for i in parts.indices where isResidual[i] { residual.append(parts[i]) }
         let scopeSet = Set(scope)
         let needsScope = !driver.entities.isSubset(of: scopeSet)
         var mask = Array(repeating: false, count: schema.entities.count)
