@@ -9,14 +9,8 @@ import TripStoreModels
 @Suite struct TornTailAndLockTests {
     let schema = TripSchema.schema
 
-    static func trip(_ id: String) -> [UInt8] {
-        Array(#"[{"type":"Trip","id":"\#(id)","data":{"name":"n","destination":"d","startDate":"2026-01-01","endDate":"2026-01-02"}}]"#.utf8)
-    }
-
     func commit(_ id: String, to store: Store) throws {
-        var tx = store.transaction()
-        try store.stage(try EnvelopeInput.decode(Self.trip(id), schema: schema), mode: .insert, into: &tx)
-        try store.commit(tx, author: "t")
+        try TestStores.commit(TestStores.trip(id), to: store)
     }
 
     /// White space after the last newline makes no line, but the next line

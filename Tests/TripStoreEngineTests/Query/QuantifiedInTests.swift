@@ -9,11 +9,7 @@ import TripStoreModels
 /// SPEC §4 lists `in` among the comparisons `any` and `all` take.
 @Suite struct QuantifiedInTests {
     @Test func anyAndAllTakeIn() throws {
-        let store = try Store.open(TestFolders.make("quantified-in"), schema: TripSchema.schema, access: .write)
-        var tx = store.transaction()
-        try store.stage(try EnvelopeInput.decode(try FileIO.readFile(TestFolders.projectRoot + "/SampleData/trips.json"),
-                                                 schema: store.schema), mode: .insert, into: &tx)
-        try store.commit(tx, author: "t")
+        let store = try TestStores.sampleTrips("quantified-in")
         func ids(_ q: String) throws -> Set<String> { Set(try store.run(Query(q)).rows.compactMap { store.id(at: $0) }) }
         // `any p in [a, b]` is `any p == a || any p == b`; `all p in [a, b]` has every element one of them.
         #expect(try ids(#"any frequentFlyerCodes in ["EK-26529624", "KL-81829801"]"#)
@@ -31,11 +27,7 @@ import TripStoreModels
 /// them: a few bitsets are intersected, the rest tested on the rows left.
 @Suite struct ManyConjunctsTests {
     @Test func manyIndexedConjunctsIntersectAFewBitsetsAndAgree() throws {
-        let store = try Store.open(TestFolders.make("many-conjuncts"), schema: TripSchema.schema, access: .write)
-        var tx = store.transaction()
-        try store.stage(try EnvelopeInput.decode(try FileIO.readFile(TestFolders.projectRoot + "/SampleData/trips.json"),
-                                                 schema: store.schema), mode: .insert, into: &tx)
-        try store.commit(tx, author: "t")
+        let store = try TestStores.sampleTrips("many-conjuncts")
         let one = #"destination == "Rome, Italy""#
         let many = (0..<40).map { k in k % 2 == 0 ? one : #"name != "nothing \#(k)""# }
             + (0..<40).map { _ in #"destination ^= "Rome""# }

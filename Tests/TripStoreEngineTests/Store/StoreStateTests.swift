@@ -12,19 +12,11 @@ import TripStoreModels
 @Suite struct StoreStateTests {
     let schema = TripSchema.schema
 
-    static func trip(_ id: String) -> [UInt8] {
-        Array(#"[{"type":"Trip","id":"\#(id)","data":{"name":"n","destination":"d","startDate":"2026-01-01","endDate":"2026-01-02"}}]"#.utf8)
-    }
-
     /// A writing store with three transactions, one trip each.
     func storeWithThreeSaves(_ name: String, options: StoreOptions = StoreOptions()) throws -> (Store, String) {
         let folder = TestFolders.make(name)
         let store = try Store.open(folder, schema: schema, access: .write, options: options)
-        for k in 1...3 {
-            var tx = store.transaction()
-            try store.stage(try EnvelopeInput.decode(Self.trip("t\(k)"), schema: schema), mode: .insert, into: &tx)
-            try store.commit(tx, author: "a", timestamp: Double(1000 * k))
-        }
+        for k in 1...3 { try TestStores.commit(TestStores.trip("t\(k)"), to: store, timestamp: Double(1000 * k)) }
         return (store, folder)
     }
 
@@ -43,7 +35,7 @@ import TripStoreModels
             case .repair: _ = try store.removeDanglingReferences(author: "x")
             case .apply: try store.applyFeedLine(.object([]), line: 1)
             case .bulkImport:
-                var input = Self.trip("bulk")
+                var input = TestStores.trip("bulk")
                 _ = try store.importInBulk(&input, author: "x")
             }
             return nil

@@ -1,0 +1,27 @@
+import Foundation
+@testable import TripStoreCore
+@testable import TripStoreFormat
+@testable import TripStoreSystem
+import TripStoreModels
+
+/// Small stores the tests start from.
+enum TestStores {
+    /// An import array of one plain trip with this id.
+    static func trip(_ id: String) -> [UInt8] {
+        Array(#"[{"type":"Trip","id":"\#(id)","data":{"name":"n","destination":"d","startDate":"2026-01-01","endDate":"2026-01-02"}}]"#.utf8)
+    }
+
+    /// Commits `bytes` (an import array) as one transaction.
+    static func commit(_ bytes: [UInt8], to store: Store, timestamp: Double? = nil) throws {
+        var tx = store.transaction()
+        try store.stage(try EnvelopeInput.decode(bytes, schema: store.schema), mode: .insert, into: &tx)
+        try store.commit(tx, author: "t", timestamp: timestamp)
+    }
+
+    /// A writing store in a new folder holding `SampleData/trips.json`.
+    static func sampleTrips(_ name: String) throws -> Store {
+        let store = try Store.open(TestFolders.make(name), schema: TripSchema.schema, access: .write)
+        try commit(try FileIO.readFile(TestFolders.projectRoot + "/SampleData/trips.json"), to: store)
+        return store
+    }
+}
