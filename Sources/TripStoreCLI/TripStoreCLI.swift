@@ -15,6 +15,11 @@ public enum TripStoreCLI {
         let code: Int32
         do {
             let parsed = try ArgumentScanner.scan(arguments, specs: specs)
+            if parsed.version {
+                console.out(versionText)
+                console.flush()
+                return 0
+            }
             guard let name = parsed.command else {
                 console.out(Commands.overview)
                 console.flush()
@@ -41,6 +46,16 @@ public enum TripStoreCLI {
         }
         console.flush()
         return code
+    }
+
+    /// What `tripstore --version` prints: the program's version and the store formats it reads and writes.
+    static var versionText: String {
+        """
+        tripstore \(StoreFormats.programVersion)
+        store formats: snapshot and journal \(StoreFormats.snapshot) (reads 1 to \(StoreFormats.snapshot)), \
+        snapshot image \(StoreFormats.image), schema record \(StoreFormats.schemaRecord)
+
+        """
     }
 
     /// Commands that touch little of a store: they open its image without

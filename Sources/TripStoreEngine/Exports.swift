@@ -26,6 +26,7 @@ public typealias Store = TripStoreCore.Store
 public typealias StoreAccess = TripStoreCore.StoreAccess
 public typealias StoreConflict = TripStoreCore.StoreConflict
 public typealias StoreError = TripStoreCore.StoreError
+public typealias StoreFormats = TripStoreCore.StoreFormats
 public typealias StoreOptions = TripStoreCore.StoreOptions
 public typealias StoreState = TripStoreCore.StoreState
 public typealias StoreWarning = TripStoreCore.StoreWarning

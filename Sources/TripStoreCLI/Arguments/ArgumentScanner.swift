@@ -7,6 +7,8 @@ struct ParsedArguments {
     var flags: Set<String> = []
     var positionals: [String] = []
     var help = false
+    /// `--version` before any command.
+    var version = false
 
     func value(_ name: String) -> String? { values[name]?.last }
     /// Every value of a repeatable option, in order.
@@ -31,6 +33,8 @@ enum ArgumentScanner {
             if onlyPositionals || !a.hasPrefix("--") || a == "--" {
                 if a == "--" && !onlyPositionals { onlyPositionals = true; continue }
                 if a == "-h" && !onlyPositionals { parsed.help = true; continue }
+                // `tripstore help [COMMAND]` is `tripstore [COMMAND] --help`.
+                if a == "help" && parsed.command == nil && !parsed.help { parsed.help = true; continue }
                 if parsed.command == nil {
                     guard specs[a] != nil else {
                         throw CLIError("unknown command '\(a)'" + hint(a, Array(specs.keys)) + "; run 'tripstore --help' for the list")
@@ -48,6 +52,7 @@ enum ArgumentScanner {
                 name = String(name[..<eq])
             }
             if name == "help" { parsed.help = true; continue }
+            if name == "version" && parsed.command == nil { parsed.version = true; continue }
             let takesValue = globalValues.contains(name) || spec()?.valueOptions[name] != nil
             let isFlag = spec()?.flagOptions[name] != nil
             if takesValue {

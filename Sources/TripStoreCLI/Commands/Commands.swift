@@ -43,7 +43,8 @@ enum Commands {
         Commands use the schema the store records; a new store gets the trip schema,
         or the one in --schema FILE (a file as 'tripstore schema --format json' prints).
         Exit codes: 0 success, 1 usage or input error (nothing changed), 2 store damaged or locked, 3 internal error.
-        Run 'tripstore COMMAND --help' for a command's options and examples.
+        Run 'tripstore COMMAND --help' (or 'tripstore help COMMAND', or -h) for a command's options
+        and examples; 'tripstore --version' prints the version and the store formats it reads and writes.
 
         """
         return s

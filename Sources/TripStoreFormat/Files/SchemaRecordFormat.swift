@@ -8,7 +8,7 @@ import TripStoreSystem
 /// whose schema adds to it writes to the store.
 package enum SchemaRecordFormat {
     package static let fileName = "schema.json"
-    static let version: Int64 = 1
+    package static let version: Int64 = 1
 
     /// The file's bytes for `schema`.
     package static func bytes(_ schema: Schema) -> [UInt8] {

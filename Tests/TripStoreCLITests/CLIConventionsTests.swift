@@ -1,0 +1,30 @@
+import Foundation
+import Testing
+@testable import TripStoreCLI
+import TripStoreEngine
+
+/// SPEC §12: `--version`, `help [COMMAND]` as `--help`, `-h` everywhere.
+@Suite struct CLIConventionsTests {
+    @Test func versionNamesTheProgramAndTheStoreFormats() {
+        let r = CLIRunner.run(["--version"])
+        #expect(r.code == 0 && r.err.isEmpty)
+        let lines = r.out.split(separator: "\n")
+        #expect(lines.first == "tripstore \(StoreFormats.programVersion)")
+        #expect(r.out.contains("snapshot and journal \(StoreFormats.snapshot)") && r.out.contains("snapshot image \(StoreFormats.image)"))
+    }
+
+    @Test(arguments: Commands.all.map(\.0.name))
+    func helpCommandIsTheCommandsHelp(_ name: String) {
+        let help = CLIRunner.run([name, "--help"])
+        #expect(help.code == 0 && !help.out.isEmpty)
+        #expect(CLIRunner.run(["help", name]).out == help.out)
+        #expect(CLIRunner.run([name, "-h"]).out == help.out)
+    }
+
+    @Test func helpAloneIsTheOverview() {
+        let overview = CLIRunner.run(["--help"])
+        #expect(overview.code == 0 && overview.out.contains("--version"))
+        #expect(CLIRunner.run(["help"]).out == overview.out && CLIRunner.run(["help"]).code == 0)
+        #expect(CLIRunner.run(["-h"]).out == overview.out)
+    }
+}
