@@ -15,6 +15,11 @@ public enum TripStoreCLI {
         let code: Int32
         do {
             let parsed = try ArgumentScanner.scan(arguments, specs: specs)
+            if parsed.manualPage {
+                console.out(ManualPage.text)
+                console.flush()
+                return 0
+            }
             if parsed.version {
                 console.out(versionText)
                 console.flush()

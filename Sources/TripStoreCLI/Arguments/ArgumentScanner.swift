@@ -9,6 +9,8 @@ struct ParsedArguments {
     var help = false
     /// `--version` before any command.
     var version = false
+    /// `help --man`: the manual page.
+    var manualPage = false
 
     func value(_ name: String) -> String? { values[name]?.last }
     /// Every value of a repeatable option, in order.
@@ -53,6 +55,7 @@ enum ArgumentScanner {
             }
             if name == "help" { parsed.help = true; continue }
             if name == "version" && parsed.command == nil { parsed.version = true; continue }
+            if name == "man" && parsed.command == nil && parsed.help { parsed.manualPage = true; continue }
             let takesValue = globalValues.contains(name) || spec()?.valueOptions[name] != nil
             let isFlag = spec()?.flagOptions[name] != nil
             if takesValue {
