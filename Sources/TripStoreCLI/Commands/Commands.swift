@@ -17,6 +17,7 @@ enum Commands {
         (CompactCommand.spec, CompactCommand.run),
         (VerifyCommand.spec, VerifyCommand.run),
         (SchemaCommand.spec, SchemaCommand.run),
+        (CompletionsCommand.spec, CompletionsCommand.run),
     ]
 
     static let specs: [String: CommandSpec] = Dictionary(uniqueKeysWithValues: all.map { ($0.0.name, $0.0) })

@@ -1,0 +1,36 @@
+import TripStoreEngine
+
+/// `tripstore completions bash|zsh|fish`: a completion script for the shell
+/// (see `Completions`); `completions names types|properties` is what the
+/// scripts ask for the store's own names.
+enum CompletionsCommand {
+    static let spec = CommandSpec(
+        name: "completions", summary: "print a shell completion script (bash, zsh or fish)",
+        usage: "tripstore completions bash|zsh|fish",
+        examples: ["tripstore completions bash > ~/.local/share/bash-completion/completions/tripstore",
+                   "tripstore completions zsh > ~/.zsh/tripstore.zsh   # then source it from ~/.zshrc",
+                   "tripstore completions fish > ~/.config/fish/completions/tripstore.fish"],
+        needsStore: false)
+
+    static func run(_ ctx: CommandContext) throws -> Int32 {
+        let shell = try ctx.positional(0, "the shell: bash, zsh or fish")
+        switch shell {
+        case "bash": ctx.console.out(Completions.bash)
+        case "zsh": ctx.console.out(Completions.zsh)
+        case "fish": ctx.console.out(Completions.fish)
+        case "names":
+            // The store's schema record (or the program's), never the objects: quick enough for Tab.
+            let kind = try ctx.positional(1, "types or properties")
+            let entities = ctx.schema.entities
+            switch kind {
+            case "types": for e in entities { ctx.console.line(e.name) }
+            case "properties":
+                var seen = Set<String>()
+                for e in entities { for p in e.properties where seen.insert(p.name).inserted { ctx.console.line(p.name) } }
+            default: throw ctx.usageError("completions names takes types or properties, got '\(kind)'")
+            }
+        default: throw ctx.usageError("completions takes bash, zsh or fish, got '\(shell)'")
+        }
+        return 0
+    }
+}

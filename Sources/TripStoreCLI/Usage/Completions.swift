@@ -1,0 +1,129 @@
+import TripStoreEngine
+
+/// Shell completion scripts, made from the command table that `--help`
+/// prints (`tripstore completions bash|zsh|fish`). Type and property names
+/// come from the store the command line points at, through
+/// `tripstore completions names types|properties`, which reads only the
+/// store's schema record.
+enum Completions {
+    /// The values an option takes, as its usage line lists them
+    /// (`--format table|json`, `--kind insert,update`).
+    static func values(_ spec: CommandSpec) -> [String: [String]] {
+        var out: [String: [String]] = [:]
+        let words = spec.usage.split(whereSeparator: { $0 == " " || $0 == "[" || $0 == "]" || $0 == "\n" }).map(String.init)
+        for (k, w) in words.enumerated() where w.hasPrefix("--") && k + 1 < words.count {
+            let next = words[k + 1]
+            let separator: Character? = next.contains("|") ? "|" : next.contains(",") && !next.contains("KEY") && next.first?.isLowercase == true ? "," : nil
+            guard let separator, next.allSatisfy({ $0.isLowercase || $0 == "-" || $0 == separator }) else { continue }
+            out[String(w.dropFirst(2)), default: []] = next.split(separator: separator).map(String.init)
+        }
+        return out
+    }
+
+    /// The words a command's first argument is one of, as its usage lists
+    /// them (`completions bash|zsh|fish`).
+    static func positionalValues(_ spec: CommandSpec) -> [String] {
+        let words = spec.usage.split(separator: " ")
+        guard words.count > 2, words[2].contains("|"), words[2].allSatisfy({ $0.isLowercase || $0 == "|" }) else { return [] }
+        return words[2].split(separator: "|").map(String.init)
+    }
+
+    /// Options whose value is a name from the store, and which kind.
+    static let storeNames: [String: String] = ["from": "types", "type": "types", "sort": "properties", "fields": "properties"]
+    /// Options whose value is a file or a folder.
+    static let paths: [String: String] = ["store": "-d", "schema": "-f", "output": "-f"]
+    /// Commands whose arguments are files.
+    static let fileArguments: Set<String> = ["import", "validate", "apply"]
+
+    static var commandNames: [String] { Commands.all.map(\.0.name) + ["help"] }
+
+    static func options(_ spec: CommandSpec) -> [String] {
+        (Array(spec.valueOptions.keys) + Array(spec.flagOptions.keys)).sorted().map { "--" + $0 } + ["--help"]
+    }
+
+    static var bash: String {
+        var s = """
+        # tripstore completion for bash: source it, or put it in ~/.local/share/bash-completion/completions/tripstore
+        _tripstore_names() {
+            local store="" i
+            for ((i = 1; i < ${#COMP_WORDS[@]}; i++)); do
+                [[ ${COMP_WORDS[i]} == --store ]] && store=${COMP_WORDS[i+1]}
+                [[ ${COMP_WORDS[i]} == --store=* ]] && store=${COMP_WORDS[i]#--store=}
+            done
+            "${COMP_WORDS[0]}" ${store:+--store "$store"} completions names "$1" 2>/dev/null
+        }
+        _tripstore() {
+            local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} cmd="" i
+            for ((i = 1; i < COMP_CWORD; i++)); do
+                case ${COMP_WORDS[i]} in
+                    --store|--wait|--schema) ((i++)) ;;
+                    -*) ;;
+                    *) cmd=${COMP_WORDS[i]}; break ;;
+                esac
+            done
+            case $prev in
+
+        """
+        for (option, flag) in paths.sorted(by: { $0.key < $1.key }) {
+            s += "        --\(option)) COMPREPLY=($(compgen \(flag) -- \"$cur\")); return ;;\n"
+        }
+        for (option, kind) in storeNames.sorted(by: { $0.key < $1.key }) {
+            s += "        --\(option)) COMPREPLY=($(compgen -W \"$(_tripstore_names \(kind))\" -- \"$cur\")); return ;;\n"
+        }
+        s += "        --wait) return ;;\n    esac\n    case $cmd in\n"
+        s += "        \"\") COMPREPLY=($(compgen -W \"\(commandNames.joined(separator: " ")) --store --wait --schema --version --help\" -- \"$cur\")); return ;;\n"
+        s += "        help) COMPREPLY=($(compgen -W \"\(Commands.all.map(\.0.name).joined(separator: " ")) --man\" -- \"$cur\")); return ;;\n"
+        for (spec, _) in Commands.all {
+            s += "        \(spec.name))\n            case $prev in\n"
+            for (option, values) in values(spec).sorted(by: { $0.key < $1.key }) {
+                s += "                --\(option)) COMPREPLY=($(compgen -W \"\(values.joined(separator: " "))\" -- \"$cur\")); return ;;\n"
+            }
+            s += "            esac\n"
+            s += "            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W \"\(options(spec).joined(separator: " "))\" -- \"$cur\"))\n"
+            if fileArguments.contains(spec.name) {
+                s += "            else COMPREPLY=($(compgen -f -- \"$cur\"))\n"
+            } else if !positionalValues(spec).isEmpty {
+                s += "            else COMPREPLY=($(compgen -W \"\(positionalValues(spec).joined(separator: " "))\" -- \"$cur\"))\n"
+            }
+            s += "            fi\n"
+            s += "            return ;;\n"
+        }
+        s += "    esac\n}\ncomplete -F _tripstore tripstore\n"
+        return s
+    }
+
+    /// zsh runs the bash function through its own bash-completion layer.
+    static var zsh: String {
+        "#compdef tripstore\n# tripstore completion for zsh: source it from ~/.zshrc\n"
+            + "autoload -U +X compinit && compinit\nautoload -U +X bashcompinit && bashcompinit\n" + bash
+    }
+
+    static var fish: String {
+        var s = "# tripstore completion for fish: put it in ~/.config/fish/completions/tripstore.fish\n"
+        s += "function __tripstore_names\n    set -l store (string replace -r -- '^--store=' '' (commandline -opc | string match -r -- '^--store=.*'))\n"
+        s += "    set -l words (commandline -opc)\n    set -l i (contains -i -- --store $words)\n"
+        s += "    and set store $words[(math $i + 1)]\n"
+        s += "    if test -n \"$store\"\n        tripstore --store $store completions names $argv[1] 2>/dev/null\n"
+        s += "    else\n        tripstore completions names $argv[1] 2>/dev/null\n    end\nend\n"
+        s += "complete -c tripstore -f\n"
+        s += "complete -c tripstore -n __fish_use_subcommand -a '\(commandNames.joined(separator: " "))'\n"
+        s += "complete -c tripstore -l store -r -F\ncomplete -c tripstore -l schema -r -F\ncomplete -c tripstore -l wait -x\ncomplete -c tripstore -l version\n"
+        for (spec, _) in Commands.all {
+            let when = "-n '__fish_seen_subcommand_from \(spec.name)'"
+            let values = values(spec)
+            for option in options(spec) {
+                let name = String(option.dropFirst(2))
+                var line = "complete -c tripstore \(when) -l \(name)"
+                if let v = values[name] { line += " -xa '\(v.joined(separator: " "))'" }
+                if let kind = storeNames[name] { line += " -xa '(__tripstore_names \(kind))'" }
+                if paths[name] != nil { line += " -r -F" }
+                s += line + "\n"
+            }
+            if fileArguments.contains(spec.name) { s += "complete -c tripstore \(when) -F\n" }
+            if !positionalValues(spec).isEmpty {
+                s += "complete -c tripstore \(when) -xa '\(positionalValues(spec).joined(separator: " "))'\n"
+            }
+        }
+        return s
+    }
+}
