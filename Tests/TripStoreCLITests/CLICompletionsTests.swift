@@ -16,14 +16,17 @@ import Testing
         }
     }
 
-    /// Runs `body` in bash with the script loaded and the built binary first on the PATH.
-    func bash(_ body: String) throws -> String? {
-        guard FileManager.default.isExecutableFile(atPath: "/bin/bash") else { return nil }
-        let script = CLIRunner.scratch() + ".bash"
-        try CLIRunner.run(["completions", "bash"]).out.write(toFile: script, atomically: true, encoding: .utf8)
+    /// Runs `body` in `shell` with its script loaded and the built binary
+    /// first on the PATH; nil where the shell is not installed (CI installs
+    /// bash, zsh and fish).
+    func run(_ shell: String, _ body: String) throws -> String? {
+        let path = "/usr/bin/" + shell
+        guard FileManager.default.isExecutableFile(atPath: path) else { return nil }
+        let script = CLIRunner.scratch() + "." + shell
+        try CLIRunner.run(["completions", shell]).out.write(toFile: script, atomically: true, encoding: .utf8)
         let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/bin/bash")
-        p.arguments = ["-c", "source '\(script)' && " + body]
+        p.executableURL = URL(fileURLWithPath: path)
+        p.arguments = ["-c", "source '\(script)'; " + body]
         var env = ProcessInfo.processInfo.environment
         env["PATH"] = URL(fileURLWithPath: CLIRunner.binary).deletingLastPathComponent().path + ":" + (env["PATH"] ?? "")
         p.environment = env
@@ -48,7 +51,7 @@ import Testing
         t tripstore --store '\(store)' query --from Bus
         t tripstore --store '\(store)' query --sort dest
         """
-        guard let out = try bash(complete) else { return }
+        guard let out = try run("bash", complete) else { return }
         #expect(out.split(separator: "\n").map(String.init)
                 == ["complete -F _tripstore tripstore", "query", "--format", "json jsonl", "BusinessTrip BusinessMeal", "destination"])
     }
@@ -60,5 +63,29 @@ import Testing
         #expect(CLIRunner.run(["completions", "names", "properties"], store: store).out.contains("destination\n"))
         #expect(CLIRunner.run(["completions", "names", "colours"], store: store).code == 1)
         #expect(CLIRunner.run(["completions", "tcsh"]).code == 1)
+    }
+
+    @Test func fishCompletesACommandAnOptionAValueAndATypeFromTheStore() throws {
+        let store = CLIRunner.scratch() + "/fish"
+        #expect(CLIRunner.run(["import", CLIRunner.projectRoot + "/SampleData/trips.json"], store: store).code == 0)
+        let body = "complete -C 'tripstore qu'; complete -C 'tripstore query --fo'; complete -C 'tripstore query --format j'; "
+            + "complete -C 'tripstore --store \(store) query --from Bus'"
+        guard let out = try run("fish", body) else { return }
+        let words = out.split(separator: "\n").map { String($0.split(separator: "\t").first ?? "") }
+        #expect(words == ["query", "--format", "json", "jsonl", "BusinessMeal", "BusinessTrip"], "\(out)")
+    }
+
+    /// zsh runs the bash function through bashcompinit, whose arrays start at 0.
+    @Test func zshLoadsTheScriptAndAsksTheStoreForNames() throws {
+        let store = CLIRunner.scratch() + "/zsh"
+        #expect(CLIRunner.run(["import", CLIRunner.projectRoot + "/SampleData/trips.json"], store: store).code == 0)
+        let body = """
+        t() { setopt localoptions ksharrays; COMP_WORDS=("$@"); COMP_CWORD=$(( ${#COMP_WORDS[@]} - 1 )); COMPREPLY=(); _tripstore; print -r -- "${COMPREPLY[*]}"; }
+        t tripstore --store '\(store)' query --from Bus
+        t tripstore query --format j
+        """
+        guard let out = try run("zsh", body) else { return }
+        let lines = out.split(separator: "\n").map(String.init)
+        #expect(lines.count == 2 && lines[0].split(separator: " ").contains("BusinessTrip") && lines[1].split(separator: " ").contains("jsonl"), "\(out)")
     }
 }

@@ -50,7 +50,9 @@ enum Completions {
                 [[ ${COMP_WORDS[i]} == --store ]] && store=${COMP_WORDS[i+1]}
                 [[ ${COMP_WORDS[i]} == --store=* ]] && store=${COMP_WORDS[i]#--store=}
             done
-            "${COMP_WORDS[0]}" ${store:+--store "$store"} completions names "$1" 2>/dev/null
+            local args=()
+            [[ -n $store ]] && args=(--store "$store")
+            "${COMP_WORDS[0]}" "${args[@]}" completions names "$1" 2>/dev/null
         }
         _tripstore() {
             local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} cmd="" i
