@@ -50,10 +50,12 @@ import Testing
         t tripstore query --format j
         t tripstore --store '\(store)' query --from Bus
         t tripstore --store '\(store)' query --sort dest
+        t tripstore --store '\(store)' delete mal
         """
         guard let out = try run("bash", complete) else { return }
         #expect(out.split(separator: "\n").map(String.init)
-                == ["complete -F _tripstore tripstore", "query", "--format", "json jsonl", "BusinessTrip BusinessMeal", "destination"])
+                == ["complete -F _tripstore tripstore", "query", "--format", "json jsonl", "BusinessTrip BusinessMeal", "destination",
+                    "malaga-alcazaba malaga-beach malaga-family"])
     }
 
     @Test func theNamesAreTheStoresOwn() {

@@ -20,14 +20,21 @@ enum CompletionsCommand {
         case "fish": ctx.console.out(Completions.fish)
         case "names":
             // The store's schema record (or the program's), never the objects: quick enough for Tab.
-            let kind = try ctx.positional(1, "types or properties")
+            let kind = try ctx.positional(1, "types, properties or ids")
             let entities = ctx.schema.entities
             switch kind {
             case "types": for e in entities { ctx.console.line(e.name) }
             case "properties":
                 var seen = Set<String>()
                 for e in entities { for p in e.properties where seen.insert(p.name).inserted { ctx.console.line(p.name) } }
-            default: throw ctx.usageError("completions names takes types or properties, got '\(kind)'")
+            case "ids":
+                // Opens the store's image, as any reader does: the rows near the prefix are read.
+                guard try Store.exists(in: ctx.storePath) else { return 0 }
+                let store = try ctx.openStore(.read)
+                for id in store.ids(withPrefix: ctx.args.positionals.count > 2 ? ctx.args.positionals[2] : "", limit: 200) {
+                    ctx.console.line(id)
+                }
+            default: throw ctx.usageError("completions names takes types, properties or ids, got '\(kind)'")
             }
         default: throw ctx.usageError("completions takes bash, zsh or fish, got '\(shell)'")
         }

@@ -32,8 +32,9 @@ enum Completions {
     static let storeNames: [String: String] = ["from": "types", "type": "types", "sort": "properties", "fields": "properties"]
     /// Options whose value is a file or a folder.
     static let paths: [String: String] = ["store": "-d", "schema": "-f", "output": "-f"]
-    /// Commands whose arguments are files.
+    /// Commands whose arguments are files, and those whose arguments are ids.
     static let fileArguments: Set<String> = ["import", "validate", "apply"]
+    static let idArguments: Set<String> = ["get", "delete", "update"]
 
     static var commandNames: [String] { Commands.all.map(\.0.name) + ["help"] }
 
@@ -52,7 +53,7 @@ enum Completions {
             done
             local args=()
             [[ -n $store ]] && args=(--store "$store")
-            "${COMP_WORDS[0]}" "${args[@]}" completions names "$1" 2>/dev/null
+            "${COMP_WORDS[0]}" "${args[@]}" completions names "$@" 2>/dev/null
         }
         _tripstore() {
             local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} cmd="" i
@@ -84,6 +85,8 @@ enum Completions {
             s += "            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W \"\(options(spec).joined(separator: " "))\" -- \"$cur\"))\n"
             if fileArguments.contains(spec.name) {
                 s += "            else COMPREPLY=($(compgen -f -- \"$cur\"))\n"
+            } else if idArguments.contains(spec.name) {
+                s += "            else COMPREPLY=($(_tripstore_names ids \"$cur\"))\n"
             } else if !positionalValues(spec).isEmpty {
                 s += "            else COMPREPLY=($(compgen -W \"\(positionalValues(spec).joined(separator: " "))\" -- \"$cur\"))\n"
             }
@@ -105,8 +108,8 @@ enum Completions {
         s += "function __tripstore_names\n    set -l store (string replace -r -- '^--store=' '' (commandline -opc | string match -r -- '^--store=.*'))\n"
         s += "    set -l words (commandline -opc)\n    set -l i (contains -i -- --store $words)\n"
         s += "    and set store $words[(math $i + 1)]\n"
-        s += "    if test -n \"$store\"\n        tripstore --store $store completions names $argv[1] 2>/dev/null\n"
-        s += "    else\n        tripstore completions names $argv[1] 2>/dev/null\n    end\nend\n"
+        s += "    if test -n \"$store\"\n        tripstore --store $store completions names $argv 2>/dev/null\n"
+        s += "    else\n        tripstore completions names $argv 2>/dev/null\n    end\nend\n"
         s += "complete -c tripstore -f\n"
         s += "complete -c tripstore -n __fish_use_subcommand -a '\(commandNames.joined(separator: " "))'\n"
         s += "complete -c tripstore -l store -r -F\ncomplete -c tripstore -l schema -r -F\ncomplete -c tripstore -l wait -x\ncomplete -c tripstore -l version\n"
@@ -122,6 +125,9 @@ enum Completions {
                 s += line + "\n"
             }
             if fileArguments.contains(spec.name) { s += "complete -c tripstore \(when) -F\n" }
+            if idArguments.contains(spec.name) {
+                s += "complete -c tripstore \(when) -xa '(__tripstore_names ids (commandline -ct))'\n"
+            }
             if !positionalValues(spec).isEmpty {
                 s += "complete -c tripstore \(when) -xa '\(positionalValues(spec).joined(separator: " "))'\n"
             }

@@ -49,6 +49,12 @@ extension Store {
     /// The row of the live object with that id (ids are compared in NFC).
     public func row(forID id: String) -> RowID? { table.row(for: id) }
 
+    /// Live ids that begin with `prefix`, in byte order, at most `limit`
+    /// (for completing an id): reads only the rows near the prefix.
+    public func ids(withPrefix prefix: String, limit: Int = 100) -> [String] {
+        table.ids(withPrefix: prefix, limit: limit)
+    }
+
     /// The id of the live object at a row, without decoding the rest of it.
     public func id(at row: RowID) -> String? { table.id(at: row) }
 

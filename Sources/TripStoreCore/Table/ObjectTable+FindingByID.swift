@@ -61,3 +61,36 @@ extension ObjectTable {
     /// A `LoadHash` over the id-ordered rows.
     func loadHash() -> LoadHash { LoadHash(Array(UnsafeBufferPointer(start: basePrefixes, count: baseRows))) }
 }
+
+extension ObjectTable {
+    /// Live ids that begin with `prefix`, in byte order, at most `limit`: a
+    /// binary search among the id-ordered rows and a walk from there (rows
+    /// not yet checked are checked as they are read); the few rows after
+    /// them are scanned.
+    func ids(withPrefix prefix: String, limit: Int) -> [String] {
+        let key = Array(Identifier.normalized(prefix).utf8)
+        func starts(_ id: UnsafeRawBufferPointer) -> Bool {
+            id.count >= key.count && key.withUnsafeBytes { k in key.isEmpty || memcmp(id.baseAddress!, k.baseAddress!, key.count) == 0 }
+        }
+        var lo = 0, hi = idOrderedRows
+        key.withUnsafeBytes { k in
+            while lo < hi {
+                let mid = (lo + hi) / 2
+                checked(mid)
+                if withID(RowID(mid), { ObjectTable.less($0, k) }) { lo = mid + 1 } else { hi = mid }
+            }
+        }
+        var out: [String] = []
+        var i = lo
+        while i < idOrderedRows && out.count < limit {
+            checked(i)
+            guard withID(RowID(i), starts) else { break }
+            if rawEntity(i) >= 0 { out.append(RecordReader.idString(record(RowID(i)))) }
+            i += 1
+        }
+        for r in idOrderedRows..<rowCount where rawEntity(r) >= 0 && withID(RowID(r), starts) {
+            out.append(RecordReader.idString(record(RowID(r))))
+        }
+        return Array(out.sorted(by: ObjectTable.byteLess).prefix(limit))
+    }
+}
