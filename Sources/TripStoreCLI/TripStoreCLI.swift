@@ -66,7 +66,7 @@ public enum TripStoreCLI {
     /// Commands that touch little of a store: they open its image without
     /// checking every piece, and run again from the JSON if a piece they
     /// touch turns out damaged (their output held back until then).
-    static let touchLittle: Set<String> = ["query", "get", "stats", "history", "update", "delete", "import"]
+    static let touchLittle: Set<String> = ["query", "get", "stats", "history", "update", "delete", "import", "completions"]
 
     private static func runCheckingImage(_ name: String, _ ctx: CommandContext) throws -> Int32 {
         guard touchLittle.contains(name) else { return try Commands.run(name, ctx) }
