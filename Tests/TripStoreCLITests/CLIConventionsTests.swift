@@ -27,4 +27,15 @@ import TripStoreEngine
         #expect(CLIRunner.run(["help"]).out == overview.out && CLIRunner.run(["help"]).code == 0)
         #expect(CLIRunner.run(["-h"]).out == overview.out)
     }
+
+    /// The table is the one source: every option a command takes is in its `--help`.
+    @Test func everyOptionOfTheTableIsInItsHelp() {
+        for (spec, _) in Commands.all {
+            let help = CLIRunner.run([spec.name, "--help"]).out
+            for option in Array(spec.valueOptions.keys) + Array(spec.flagOptions.keys) {
+                #expect(help.contains("--\(option)"), "\(spec.name) --\(option)")
+            }
+            #expect(CLIRunner.run(["--help"]).out.contains(spec.name))
+        }
+    }
 }
