@@ -71,10 +71,10 @@ import Testing
         let store = CLIRunner.scratch() + "/fish"
         #expect(CLIRunner.run(["import", CLIRunner.projectRoot + "/SampleData/trips.json"], store: store).code == 0)
         let body = "complete -C 'tripstore qu'; complete -C 'tripstore query --fo'; complete -C 'tripstore query --format j'; "
-            + "complete -C 'tripstore --store \(store) query --from Bus'"
+            + "complete -C 'tripstore --store \(store) query --from Bus'; complete -C 'tripstore --store \(store) sta'"
         guard let out = try run("fish", body) else { return }
         let words = out.split(separator: "\n").map { String($0.split(separator: "\t").first ?? "") }
-        #expect(words == ["query", "--format", "json", "jsonl", "BusinessMeal", "BusinessTrip"], "\(out)")
+        #expect(words == ["query", "--format", "json", "jsonl", "BusinessMeal", "BusinessTrip", "stats"], "\(out)")
     }
 
     /// zsh runs the bash function through bashcompinit, whose arrays start at 0.
@@ -82,6 +82,7 @@ import Testing
         let store = CLIRunner.scratch() + "/zsh"
         #expect(CLIRunner.run(["import", CLIRunner.projectRoot + "/SampleData/trips.json"], store: store).code == 0)
         let body = """
+        autoload -U +X compinit && compinit -u
         t() { setopt localoptions ksharrays; COMP_WORDS=("$@"); COMP_CWORD=$(( ${#COMP_WORDS[@]} - 1 )); COMPREPLY=(); _tripstore; print -r -- "${COMPREPLY[*]}"; }
         t tripstore --store '\(store)' query --from Bus
         t tripstore query --format j

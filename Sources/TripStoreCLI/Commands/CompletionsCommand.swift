@@ -31,7 +31,7 @@ enum CompletionsCommand {
                 // Opens the store's image, as any reader does: the rows near the prefix are read.
                 guard try Store.exists(in: ctx.storePath) else { return 0 }
                 let store = try ctx.openStore(.read)
-                for id in store.ids(withPrefix: ctx.args.positionals.count > 2 ? ctx.args.positionals[2] : "", limit: 200) {
+                for id in store.ids(withPrefix: ctx.args.positionals.count > 2 ? ctx.args.positionals[2] : "", limit: Completions.idLimit) {
                     ctx.console.line(id)
                 }
             default: throw ctx.usageError("completions names takes types, properties or ids, got '\(kind)'")

@@ -23,9 +23,16 @@ enum Completions {
     /// The words a command's first argument is one of, as its usage lists
     /// them (`completions bash|zsh|fish`).
     static func positionalValues(_ spec: CommandSpec) -> [String] {
-        let words = spec.usage.split(separator: " ")
-        guard words.count > 2, words[2].contains("|"), words[2].allSatisfy({ $0.isLowercase || $0 == "|" }) else { return [] }
-        return words[2].split(separator: "|").map(String.init)
+        var out: [String] = []
+        // Each usage line: `tripstore NAME a|b|c`, or a subcommand `tripstore NAME sub …`.
+        for line in spec.usage.split(separator: "\n") {
+            let words = line.split(separator: " ")
+            guard let at = words.firstIndex(of: Substring(spec.name)), at + 1 < words.count else { continue }
+            let word = words[at + 1]
+            guard word.allSatisfy({ $0.isLowercase || $0 == "|" }) else { continue }
+            out += word.split(separator: "|").map(String.init)
+        }
+        return out
     }
 
     /// Options whose value is a name from the store, and which kind.
@@ -35,6 +42,8 @@ enum Completions {
     /// Commands whose arguments are files, and those whose arguments are ids.
     static let fileArguments: Set<String> = ["import", "validate", "apply"]
     static let idArguments: Set<String> = ["get", "delete", "update"]
+    /// How many ids `completions names ids` gives at most.
+    static let idLimit = 200
 
     static var commandNames: [String] { Commands.all.map(\.0.name) + ["help"] }
 
@@ -43,50 +52,75 @@ enum Completions {
     }
 
     static var bash: String {
-        var s = """
-        # tripstore completion for bash: source it, or put it in ~/.local/share/bash-completion/completions/tripstore
+        var s = #"""
+        # tripstore completion for bash: source it from ~/.bashrc, or put it in
+        # ~/.local/share/bash-completion/completions/tripstore
         _tripstore_names() {
-            local store="" i
+            local store="" i w
             for ((i = 1; i < ${#COMP_WORDS[@]}; i++)); do
-                [[ ${COMP_WORDS[i]} == --store ]] && store=${COMP_WORDS[i+1]}
-                [[ ${COMP_WORDS[i]} == --store=* ]] && store=${COMP_WORDS[i]#--store=}
+                w=${COMP_WORDS[i]}
+                if [[ $w == --store ]]; then
+                    # bash splits --store=DIR at the '='.
+                    store=${COMP_WORDS[i+1]}
+                    [[ $store == = ]] && store=${COMP_WORDS[i+2]}
+                elif [[ $w == --store=* ]]; then
+                    store=${w#--store=}
+                fi
             done
+            # The word as typed: quotes, escaped spaces and a leading ~ mean what the shell would make of them.
+            store=${store#[\"\']}; store=${store%[\"\']}; store=${store//\\ / }
+            [[ $store == "~"* ]] && store=$HOME${store#"~"}
             local args=()
             [[ -n $store ]] && args=(--store "$store")
             "${COMP_WORDS[0]}" "${args[@]}" completions names "$@" 2>/dev/null
         }
+        # Fills COMPREPLY one line a word, never splitting or expanding them.
+        _tripstore_reply() {
+            local IFS=$'\n' noglob=0
+            [[ $- == *f* ]] && noglob=1
+            set -f
+            COMPREPLY=($("$@"))
+            (( noglob )) || set +f
+        }
         _tripstore() {
             local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} cmd="" i
+            [[ $prev == = ]] && prev=${COMP_WORDS[COMP_CWORD-2]}
             for ((i = 1; i < COMP_CWORD; i++)); do
                 case ${COMP_WORDS[i]} in
-                    --store|--wait|--schema) ((i++)) ;;
+                    --store|--wait|--schema) ((i++)); [[ ${COMP_WORDS[i]} == = ]] && ((i++)) ;;
                     -*) ;;
                     *) cmd=${COMP_WORDS[i]}; break ;;
                 esac
             done
             case $prev in
 
-        """
+        """#
         for (option, flag) in paths.sorted(by: { $0.key < $1.key }) {
-            s += "        --\(option)) COMPREPLY=($(compgen \(flag) -- \"$cur\")); return ;;\n"
+            s += "        --\(option)) compopt -o filenames 2>/dev/null; _tripstore_reply compgen \(flag) -- \"$cur\"; return ;;\n"
         }
         for (option, kind) in storeNames.sorted(by: { $0.key < $1.key }) {
-            s += "        --\(option)) COMPREPLY=($(compgen -W \"$(_tripstore_names \(kind))\" -- \"$cur\")); return ;;\n"
+            s += "        --\(option)) _tripstore_reply compgen -W \"$(_tripstore_names \(kind))\" -- \"$cur\"; return ;;\n"
         }
         s += "        --wait) return ;;\n    esac\n    case $cmd in\n"
         s += "        \"\") COMPREPLY=($(compgen -W \"\(commandNames.joined(separator: " ")) --store --wait --schema --version --help\" -- \"$cur\")); return ;;\n"
         s += "        help) COMPREPLY=($(compgen -W \"\(Commands.all.map(\.0.name).joined(separator: " ")) --man\" -- \"$cur\")); return ;;\n"
         for (spec, _) in Commands.all {
             s += "        \(spec.name))\n            case $prev in\n"
-            for (option, values) in values(spec).sorted(by: { $0.key < $1.key }) {
+            let known = values(spec)
+            for (option, values) in known.sorted(by: { $0.key < $1.key }) {
                 s += "                --\(option)) COMPREPLY=($(compgen -W \"\(values.joined(separator: " "))\" -- \"$cur\")); return ;;\n"
+            }
+            // Any other option's value is the user's to type: offer nothing (not ids or files).
+            for option in spec.valueOptions.keys.sorted() where known[option] == nil && storeNames[option] == nil && paths[option] == nil {
+                s += "                --\(option)) return ;;\n"
             }
             s += "            esac\n"
             s += "            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W \"\(options(spec).joined(separator: " "))\" -- \"$cur\"))\n"
             if fileArguments.contains(spec.name) {
-                s += "            else COMPREPLY=($(compgen -f -- \"$cur\"))\n"
+                s += "            else compopt -o filenames 2>/dev/null; _tripstore_reply compgen -f -- \"$cur\"\n"
             } else if idArguments.contains(spec.name) {
-                s += "            else COMPREPLY=($(_tripstore_names ids \"$cur\"))\n"
+                // A list cut at its limit must not let the shell insert the longer prefix its ids share.
+                s += "            else _tripstore_reply _tripstore_names ids \"$cur\"; (( ${#COMPREPLY[@]} >= \(idLimit) )) && COMPREPLY+=(\"$cur\")\n"
             } else if !positionalValues(spec).isEmpty {
                 s += "            else COMPREPLY=($(compgen -W \"\(positionalValues(spec).joined(separator: " "))\" -- \"$cur\"))\n"
             }
@@ -99,8 +133,8 @@ enum Completions {
 
     /// zsh runs the bash function through its own bash-completion layer.
     static var zsh: String {
-        "#compdef tripstore\n# tripstore completion for zsh: source it from ~/.zshrc\n"
-            + "autoload -U +X compinit && compinit\nautoload -U +X bashcompinit && bashcompinit\n" + bash
+        "# tripstore completion for zsh: source it from ~/.zshrc after compinit\n"
+            + "autoload -U +X bashcompinit && bashcompinit\n" + bash
     }
 
     static var fish: String {
@@ -110,8 +144,13 @@ enum Completions {
         s += "    and set store $words[(math $i + 1)]\n"
         s += "    if test -n \"$store\"\n        tripstore --store $store completions names $argv 2>/dev/null\n"
         s += "    else\n        tripstore completions names $argv 2>/dev/null\n    end\nend\n"
+        // A command is wanted until a word that is neither an option nor a global option's value.
+        s += "function __tripstore_needs_command\n    set -l words (commandline -opc)\n    set -e words[1]\n"
+        s += "    while set -q words[1]\n        switch $words[1]\n            case --store --wait --schema\n                set -e words[1]\n"
+        s += "            case '-*'\n            case '*'\n                return 1\n        end\n        set -e words[1]\n    end\n    return 0\nend\n"
         s += "complete -c tripstore -f\n"
-        s += "complete -c tripstore -n __fish_use_subcommand -a '\(commandNames.joined(separator: " "))'\n"
+        s += "complete -c tripstore -n __tripstore_needs_command -a '\(commandNames.joined(separator: " "))'\n"
+        s += "complete -c tripstore -n __tripstore_needs_command -l help\n"
         s += "complete -c tripstore -l store -r -F\ncomplete -c tripstore -l schema -r -F\ncomplete -c tripstore -l wait -x\ncomplete -c tripstore -l version\n"
         for (spec, _) in Commands.all {
             let when = "-n '__fish_seen_subcommand_from \(spec.name)'"
