@@ -115,3 +115,40 @@ import Testing
         for (id, v) in expected { #expect(store.object(id: id)?.values[slot] == .int(v), "\(id)") }
     }
 }
+
+/// The reader's whole-number rule against Foundation's Decimal, which holds
+/// these texts exactly: random numbers (fixed seed) with and without
+/// fractions, zeros and exponents.
+@Suite struct WholeNumberDifferentialTests {
+    @Test func wholeNumbersAreTheIntegersDecimalSaysTheyAre() throws {
+        var random = RandomQueries(state: 4242)
+        let maximum = Decimal(string: "9223372036854775807")!, minimum = Decimal(string: "-9223372036854775808")!
+        for _ in 0..<20_000 {
+            var text = random.int(3) == 0 ? "-" : ""
+            let intDigits = random.int(21)
+            if intDigits == 0 { text += "0" } else {
+                text += String(1 + random.int(9))
+                for _ in 1..<intDigits { text += String(random.int(4) == 0 ? random.int(10) : 0) }
+            }
+            if random.int(2) == 0 {
+                text += "."
+                for _ in 0..<(1 + random.int(5)) { text += String(random.int(3) == 0 ? random.int(10) : 0) }
+            }
+            if random.int(2) == 0 { text += ["e", "E", "e+", "e-"][random.int(4)] + String(random.int(26)) }
+            let reference = try #require(Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")), "\(text)")
+            var rounded = Decimal(), copy = reference
+            NSDecimalRound(&rounded, &copy, 0, .plain)
+            let whole = rounded == reference && reference >= minimum && reference <= maximum
+            let parsed = try JSONReader.parse(text)
+            if whole {
+                let expected = reference.isZero ? 0 : Int64(NSDecimalNumber(decimal: reference).stringValue)
+                #expect(parsed == .int(try #require(expected, "\(text)")), "\(text)")
+            } else {
+                guard case .double = parsed else {
+                    Issue.record("\(text) is not a whole number within Int64, yet read as \(parsed)")
+                    continue
+                }
+            }
+        }
+    }
+}

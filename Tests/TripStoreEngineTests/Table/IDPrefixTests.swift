@@ -21,6 +21,10 @@ import TripStoreModels
         try store.commit(tx, author: "t")
         store.close()
         let reader = try Store.open(folder, schema: TripSchema.schema, access: .read)
+        var fromJSON = StoreOptions()
+        fromJSON.useSnapshotImage = false
+        let json = try Store.open(folder, schema: TripSchema.schema, access: .read, options: fromJSON)
+        #expect(reader.loadedFromImage && !json.loadedFromImage)
         let all = reader.rowsInIDOrder().compactMap { reader.id(at: $0) }
         #expect(!all.contains(doomed))
         var random = RandomQueries(state: 77)
@@ -29,6 +33,7 @@ import TripStoreModels
         for p in prefixes {
             let expected = all.filter { $0.utf8.starts(with: p.utf8) }.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }
             #expect(reader.ids(withPrefix: p, limit: 10_000) == expected, "prefix '\(p)'")
+            #expect(json.ids(withPrefix: p, limit: 10_000) == expected, "prefix '\(p)', from the JSON alone")
             #expect(reader.ids(withPrefix: p, limit: 3) == Array(expected.prefix(3)), "prefix '\(p)', 3 at most")
         }
     }
