@@ -34,8 +34,8 @@ public struct CLIError: Error {
         case .noStore, .invalid, .invalidMany, .notFound, .denied, .conflict, .inconsistent, .schemaMismatch, .schemaNotRecorded,
              .notWritable, .foreignTransaction, .unknownType, .unknownProperty, .notAnAttribute, .notARelationship, .idInUse,
              .tokenOutOfReach, .timeOutOfReach, .deletedValuesNotKept, .historyNotRetained, .salvageNotEnabled,
-             .undeclaredProperty, .unsortable, .modelNotInSchema, .modelOfAnotherContext: return 1
-        case .damaged, .danglingReferences, .locked, .newerFormat, .imageDamaged: return 2
+             .undeclaredProperty, .unsortable, .modelNotInSchema, .modelOfAnotherContext, .migrationRefused: return 1
+        case .damaged, .danglingReferences, .locked, .newerFormat, .imageDamaged, .newerSchema: return 2
         case .io: return 3
         }
     }
@@ -50,6 +50,8 @@ public struct CLIError: Error {
         case .deletedValuesNotKept(let t, let id, let at, let r):
             return "token \(t) is out of reach: the delete of '\(id)' at token \(at) was recorded before history kept deleted values; "
                 + "--as-of reaches tokens \(r.lowerBound) to \(r.upperBound)"
+        case .migrationRefused(let problems):
+            return "cannot migrate; nothing was changed. What the store cannot do:\n" + problems.map { "  " + $0 }.joined(separator: "\n")
         case .notAnAttribute(let entity, let name):
             return "'\(name)' is a relationship of \(entity); update changes attributes (a relationship changes by replacing its owner)"
         default:
@@ -74,6 +76,7 @@ public struct CLIError: Error {
         case .locked: return "; try again, or pass --wait SECONDS"
         case .newerFormat: return "; upgrade tripstore"
         case .schemaNotRecorded: return ", or pass its schema with --schema FILE"
+        case .schemaMismatch: return "; to move the store to this schema, run 'tripstore migrate --schema FILE'"
         case .invalid(let envelope) where envelope.kind == .existingID: return " (use --mode upsert or --mode skip-existing)"
         default: return ""
         }

@@ -57,6 +57,19 @@ struct CommandContext {
         try opened(try open(access, options: options()), access: access)
     }
 
+    /// Opens the store with the schema it records, whatever `--schema` says
+    /// (`migrate`, whose `--schema` is the schema to move to).
+    func openStoreWithItsSchema(_ access: StoreAccess) throws -> Store {
+        guard let recorded = try Store.recordedSchema(in: storePath) else { throw StoreError.noStore(path: storePath) }
+        return try opened(try Store.open(storePath, schema: recorded, access: access, options: options()), access: access)
+    }
+
+    /// Keeps a store the command got from another (a migration's) until the command ends.
+    func adopt(_ store: Store) {
+        console.keepUntilExit(store)
+        session.opened(store)
+    }
+
     /// Opens a store that must exist to write, waiting for the lock as any
     /// writer does: a store whose first import is still running holds only
     /// its lock until that import commits, and exists once it has.

@@ -2,7 +2,7 @@
 ///
 /// Objects keep their members in file order (a store file stays diffable and
 /// an error can name the first offending member).
-public enum JSONValue: Sendable, Equatable {
+public enum JSONValue: Sendable, Hashable {
     /// `null`.
     case null
     /// `true` or `false`.
@@ -48,7 +48,7 @@ public enum JSONValue: Sendable, Equatable {
 }
 
 /// One `"key": value` member of a JSON object.
-public struct JSONMember: Sendable, Equatable {
+public struct JSONMember: Sendable, Hashable {
     /// The member's name.
     public var key: String
     /// The member's value.

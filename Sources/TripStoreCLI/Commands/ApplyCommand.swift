@@ -44,7 +44,11 @@ enum ApplyCommand {
                 first = w.lastToken
                 writer = w
             }
-            try writer?.applyFeedLine(value, line: number)
+            if let result = try writer?.applyFeedLine(value, line: number), result.store !== writer {
+                // A migration: the store of the new schema holds the lock now.
+                ctx.adopt(result.store)
+                writer = result.store
+            }
             applied += 1
         }
         var next = current.token + 1

@@ -15,6 +15,7 @@ enum Commands {
         (GetCommand.spec, GetCommand.run),
         (StatsCommand.spec, StatsCommand.run),
         (CompactCommand.spec, CompactCommand.run),
+        (MigrateCommand.spec, MigrateCommand.run),
         (VerifyCommand.spec, VerifyCommand.run),
         (SchemaCommand.spec, SchemaCommand.run),
         (CompletionsCommand.spec, CompletionsCommand.run),

@@ -229,6 +229,9 @@ enum HistoryCommand {
                         details = ""
                     }
                 case .redact: details = "values removed from history"
+                case .migrate:
+                    let m = c.migration
+                    details = "schema \(m?.from ?? "?") → \(m?.to ?? "?"): " + (m?.steps ?? []).joined(separator: "; ")
                 case .update: details = c.values.map { "\($0.name): \(text($0.old)) → \(text($0.new))" }.joined(separator: "; ")
                 case .delete: details = c.tombstone.map { "\($0.key)=\(text($0.value))" }.joined(separator: ", ")
                 }

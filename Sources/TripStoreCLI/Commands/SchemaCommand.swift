@@ -48,6 +48,7 @@ enum SchemaCommand {
             for c in e.children { entity(schema.entities[c], depth: depth + 1) }
         }
         for r in schema.roots { entity(r, depth: 0) }
+        if let v = schema.version { s += "version \(v)\n" }
         s += "fingerprint \(schema.fingerprint)\n"
         return s
     }

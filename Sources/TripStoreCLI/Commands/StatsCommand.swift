@@ -10,6 +10,7 @@ enum StatsCommand {
         let store = try ctx.openStore(.read)
         let c = ctx.console
         c.line("store        \(store.folder)")
+        c.line("schema       \(store.schema.fingerprint)" + (store.schema.version.map { ", version \($0)" } ?? ""))
         c.line("objects      \(store.objectCount)")
         let width = store.schema.entities.map(\.name.count).max() ?? 0
         for e in store.schema.entities {

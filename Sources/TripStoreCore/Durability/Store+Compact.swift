@@ -28,14 +28,21 @@ extension Store {
     /// thread of its own): its history line is encoded on every core and
     /// written after the retained history; afterwards the history is read
     /// from the new snapshot when first used, as after an open.
-    func compact(tableIsChecked: Bool, bulk: BulkCommitWork? = nil) throws {
+    /// `migrating`: the snapshot commits a migration: the new schema record
+    /// is written beside the old one first and takes its place only once
+    /// the snapshot is on disk (see `readSchemaRecord`).
+    func compact(tableIsChecked: Bool, bulk: BulkCommitWork? = nil, migrating: Bool = false) throws {
         // Every entry point has checked the state; this guards the files
         // against a caller inside the module that forgot to.
         guard state == .writing, lock != nil else { throw StoreError.notWritable(.compact, state: state) }
         let token = lastToken
         let path = files.snapshot(token)
         let temp = path + ".tmp"
-        try recordSchemaIfNeeded()
+        if migrating {
+            try writeSchemaRecord(to: files.pendingSchemaRecord)
+        } else {
+            try recordSchemaIfNeeded()
+        }
         let fd = try FileIO.open(temp, (bulk == nil ? O_WRONLY : O_RDWR) | O_CREAT | O_TRUNC)
         let out = StreamingFileWriter(fd: fd, path: temp)
         var closed = false
@@ -168,6 +175,14 @@ extension Store {
         }
         try FileIO.fsyncDirectory(files.folder)
         CrashPoint.hit("snapshot-after-rename")
+        if migrating {
+            // Committed: from here a crash leaves the store migrated, and the next writer finishes this.
+            CrashPoint.hit("migrate-before-schema-record")
+            try FileIO.rename(files.pendingSchemaRecord, files.schemaRecord)
+            try FileIO.fsyncDirectory(files.folder)
+            recordedFingerprint = schema.fingerprint
+            recordedDescriptions = schema.descriptions
+        }
         Trace.mark("snapshot rename+fsync folder")
         // The image is bound to the snapshot file as the file system sees it now, after the rename.
         var file: FileIdentity?

@@ -37,15 +37,48 @@ extension Store {
             var r = JSONReader(buffer: buf)
             return try r.parseDocument()
         }), let s = header["schema"], let entities = s["entities"],
-              let described = SchemaCoding.read(entities), let schema = try? Schema(described) else {
+              let described = SchemaCoding.read(entities), let schema = try? Schema(described, version: s["version"].flatMap {
+                  if case .string(let v) = $0 { return v } else { return nil } }) else {
             throw StoreError.damaged(file: path, line: 1, detail: "the header's schema is unreadable", repairable: false)
         }
         return schema
     }
 
-    /// The schema in `schema.json`, nil when there is no such file.
+    /// The store's schema record: `schema.json`, nil when there is no such
+    /// file, unless a migration's `schema-next.json` was committed by the
+    /// newest snapshot (its header has that schema) and a crash came before
+    /// it took the place of `schema.json`. A pending record of a migration
+    /// that did not commit is ignored.
     static func readSchemaRecord(_ files: StoreFiles) throws -> Schema? {
-        let path = files.schemaRecord
+        if let pending = try committedPendingRecord(files) { return pending }
+        return try readSchemaRecord(at: files.schemaRecord)
+    }
+
+    /// The pending record when the newest snapshot committed it.
+    static func committedPendingRecord(_ files: StoreFiles) throws -> Schema? {
+        guard FileIO.exists(files.pendingSchemaRecord),
+              let pending = try? readSchemaRecord(at: files.pendingSchemaRecord),
+              let newest = try files.list().snapshots.last,
+              let line = try? firstLine(of: files.snapshot(newest), limit: schemaRecordLimit),
+              let header = try? JSONReader.parse(line), case .string(let fp)? = header["schema"]?["fingerprint"],
+              fp == pending.fingerprint else { return nil }
+        return pending
+    }
+
+    /// A writer's first step: finishes a migration that committed before
+    /// its schema record took its place, or removes one that did not commit.
+    func finishInterruptedMigration() throws {
+        guard FileIO.exists(files.pendingSchemaRecord) else { return }
+        if try Store.committedPendingRecord(files) != nil {
+            try FileIO.rename(files.pendingSchemaRecord, files.schemaRecord)
+        } else {
+            FileIO.unlink(files.pendingSchemaRecord)
+        }
+        try FileIO.fsyncDirectory(files.folder)
+    }
+
+    /// The schema record at `path`, nil when there is no such file.
+    static func readSchemaRecord(at path: String) throws -> Schema? {
         guard let size = FileIO.fileSize(path) else { return nil }
         guard size <= schemaRecordLimit else {
             throw StoreError.damaged(file: path, line: 1, detail: "it holds \(size) bytes, more than a schema record can", repairable: false)
@@ -87,8 +120,17 @@ extension Store {
     /// when the store has no record or an older one (this program added to it).
     func recordSchemaIfNeeded() throws {
         guard recordedFingerprint != schema.fingerprint else { return }
-        let path = files.schemaRecord
         let previous = recordedFingerprint
+        try writeSchemaRecord(to: files.schemaRecord)
+        recordedFingerprint = schema.fingerprint
+        if previous != nil {
+            warnings.append(.schemaExtended(fingerprint: schema.fingerprint, record: files.schemaRecord))
+        }
+    }
+
+    /// Writes this store's schema as a record at `path`: a temporary file,
+    /// flushed, renamed, and the folder flushed.
+    func writeSchemaRecord(to path: String) throws {
         let temp = path + ".tmp"
         let fd = try FileIO.open(temp, O_WRONLY | O_CREAT | O_TRUNC)
         do {
@@ -101,10 +143,6 @@ extension Store {
             FileIO.close(fd)
             FileIO.unlink(temp)
             throw error
-        }
-        recordedFingerprint = schema.fingerprint
-        if previous != nil {
-            warnings.append(.schemaExtended(fingerprint: schema.fingerprint, record: files.schemaRecord))
         }
     }
 

@@ -21,6 +21,9 @@ package struct StoreFiles: Sendable {
     package var lock: String { folder + "/" + StoreLock.fileName }
     /// The store's record of its schema.
     package var schemaRecord: String { folder + "/" + SchemaRecordFormat.fileName }
+    /// A migration's new schema record, until its snapshot is written and it
+    /// becomes `schema.json` (see `Store.readSchemaRecord`).
+    package var pendingSchemaRecord: String { folder + "/" + SchemaRecordFormat.pendingFileName }
 
     /// Removes the folder when it holds nothing a commit wrote: only a lock
     /// file and empty journals (what opening a new store makes), and the

@@ -16,6 +16,15 @@ public struct FeedError: Error, Sendable, CustomStringConvertible {
     }
 }
 
+/// What applying one feed line did: its transaction, and the store to go
+/// on with (this one, or after a migration the store of the new schema).
+public struct AppliedFeedLine {
+    /// The transaction, with the feed's token, timestamp and author.
+    public let transaction: HistoryTransaction
+    /// The store to apply the next line to.
+    public let store: Store
+}
+
 extension Store {
     /// Reads one line of `history --format feed` and checks that it is the
     /// transaction `token` for a store whose last token is `last` and whose
@@ -47,8 +56,10 @@ extension Store {
     /// feed shows; the transaction the store builds must be the one the feed
     /// describes, and every update's `old` value must be this store's value
     /// now: otherwise the standby has diverged (`FeedError`, nothing written).
+    /// A migration is made again from the schema the line carries, and the
+    /// result names the store of the new schema (this one is `.migrated`).
     @discardableResult
-    public func applyFeedLine(_ value: JSONValue, line: Int) throws -> HistoryTransaction {
+    public func applyFeedLine(_ value: JSONValue, line: Int) throws -> AppliedFeedLine {
         try checkWritable(.apply)
         let t = try Store.readFeedLine(value, line: line, expecting: lastToken + 1, after: lastToken, notBefore: try lastCommitTime())
         func diverged(_ m: String) -> FeedError { FeedError(line: line, message: m + "; nothing of this line was applied (the standby has diverged from its primary)") }
@@ -60,7 +71,25 @@ extension Store {
         }
         if t.changes.contains(where: { $0.kind == .redact }) {
             guard t.changes.allSatisfy({ $0.kind == .redact }) else { throw diverged("a redact transaction holds other changes") }
-            return try redact(ids: t.changes.map(\.id), author: t.author, timestamp: t.timestamp)
+            return AppliedFeedLine(transaction: try redact(ids: t.changes.map(\.id), author: t.author, timestamp: t.timestamp), store: self)
+        }
+        if let m = t.changes.first(where: { $0.kind == .migrate })?.migration {
+            guard t.changes.count == 1 else { throw diverged("a migrate transaction holds other changes") }
+            guard m.from == schema.fingerprint else {
+                throw diverged("it migrates from schema \(m.from), but this store's schema is \(schema.fingerprint)")
+            }
+            let target: Schema
+            do {
+                target = try SchemaFile.read(value: m.schema)
+            } catch {
+                throw diverged("its schema: \(error)")
+            }
+            guard target.fingerprint == m.to else { throw diverged("its schema is \(target.fingerprint), not the \(m.to) it names") }
+            guard SchemaMigration(from: schema, to: target).steps == m.steps else {
+                throw diverged("migrating here plans other changes than the feed says")
+            }
+            let done = try migrate(to: target, author: t.author, timestamp: t.timestamp)
+            return AppliedFeedLine(transaction: done.transaction, store: done.store)
         }
         guard case .array(let items)? = value["changes"], items.count == t.changes.count else { throw diverged("unreadable changes") }
         var tx = transaction()
@@ -127,7 +156,7 @@ extension Store {
         guard let committed = try commit(tx, author: t.author, timestamp: t.timestamp, orderedLike: t.changes) else {
             throw diverged("it changes nothing here")
         }
-        return committed
+        return AppliedFeedLine(transaction: committed, store: self)
     }
 
     private func describe(_ v: JSONValue) -> String {

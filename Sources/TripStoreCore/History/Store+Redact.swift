@@ -51,9 +51,10 @@ extension Store {
         return t
     }
 
-    /// What history keeps of a redacted object's change: preserved attributes and references.
-    func keptPart(of c: Change) -> Change {
-        guard let entity = schema.entity(named: c.type) else { return Change(kind: c.kind, type: c.type, id: c.id) }
+    /// What history keeps of a redacted object's change: preserved attributes
+    /// and references, as `schema` (the one of the change's time) marks them.
+    func keptPart(of c: Change, in schema: Schema? = nil) -> Change {
+        guard let entity = (schema ?? self.schema).entity(named: c.type) else { return Change(kind: c.kind, type: c.type, id: c.id) }
         func keep(_ name: String) -> Bool {
             guard let p = entity.property(named: name) else { return false }
             if p.relationship != nil { return true }

@@ -10,6 +10,16 @@ public enum PointInTime: Sendable, Equatable {
     case time(ISOTime)
 }
 
+/// Objects at an earlier token, worked out backwards from now.
+package struct Rewinding {
+    /// The objects whose state then differs from now (every object, once a
+    /// migration was crossed).
+    var states: [String: PastState] = [:]
+    /// The schema of that time, once the walk went back across a migration
+    /// (nil: the store's own).
+    var schema: Schema?
+}
+
 /// One object at an earlier token, as retained history rebuilds it.
 package enum PastState: Sendable {
     /// The object did not exist then.
@@ -108,8 +118,7 @@ extension Store {
         } else {
             past = try Store.open(files.folder, schema: schema, access: .read, options: options)
         }
-        try past.rewind(to: token)
-        return past
+        return try past.rewound(to: token)
     }
 
     /// Opens the store in `folder` as it was right after `point`: one open
@@ -118,65 +127,68 @@ extension Store {
     public static func open(_ folder: String, schema: Schema, asOf point: PointInTime,
                             options: StoreOptions = StoreOptions()) throws -> Store {
         let store = try open(folder, schema: schema, access: .read, options: options)
-        try store.rewind(to: try store.token(at: point))
-        return store
+        return try store.rewound(to: try store.token(at: point))
     }
 
     /// The objects whose state at `token` differs from now, worked out by
     /// undoing each later transaction, newest first: an insert undone is
-    /// `.absent`, a delete brings back its kept values, an update its old ones.
-    /// Cost: proportional to the changes after `token`, never to the store.
-    package func pastStates(at token: Int64) throws -> [String: PastState] {
+    /// `.absent`, a delete brings back its kept values, an update its old
+    /// ones, a migration takes every object back to the schema before it.
+    /// Cost: proportional to the changes after `token`, never to the store,
+    /// unless the walk goes back across a migration.
+    package func pastStates(at token: Int64) throws -> Rewinding {
         try checkReachable(token)
-        var states: [String: PastState] = [:]
+        var r = Rewinding()
         let h = try history(after: token)
         for t in h.reversed() {
-            try undo(t, in: &states, strict: true)
+            try undo(t, in: &r, strict: true)
         }
         // An object whose history was redacted shows its preserved values only.
+        let then = r.schema ?? schema
         for t in h { for c in t.changes where c.kind == .redact {
-            guard let state = states[c.id] ?? currentState(c.id), case .present(let type, _, _) = state else { continue }
-            let kept = keptPart(of: Change(kind: .delete, type: type, id: c.id, deletedValues: fullData(state))).deletedValues ?? []
-            states[c.id] = .present(type: type, base: nil, data: kept)
+            guard let state = r.states[c.id] ?? currentState(c.id), case .present(let type, _, _) = state else { continue }
+            let kept = keptPart(of: Change(kind: .delete, type: type, id: c.id, deletedValues: fullData(state)), in: then).deletedValues ?? []
+            r.states[c.id] = .present(type: type, base: nil, data: kept)
         } }
-        return states
+        return r
     }
 
     /// Each insert's envelope right after its transaction (for `--format feed`
     /// and `history --id`), for the transactions in `wanted` (tokens after
-    /// `since`), keyed by token and id: one walk back from now.
+    /// `since`), keyed by token and id: one walk back from now. An envelope
+    /// recorded before a migration has the names of its time.
     public func insertEnvelopes(after since: Int64, wanted: Set<Int64>,
                                  only id: String? = nil) throws -> [Int64: [String: JSONValue]] {
-        var states: [String: PastState] = [:]
+        var r = Rewinding()
         var out: [Int64: [String: JSONValue]] = [:]
         for t in try history(after: since).reversed() {
             if wanted.contains(t.token) {
                 for c in t.changes where c.kind == .insert && (id == nil || c.id == id) {
-                    out[t.token, default: [:]][c.id] = envelope(c.id, in: states)
+                    out[t.token, default: [:]][c.id] = envelope(c.id, in: r.states)
                 }
             }
-            try undo(t, in: &states, strict: false)
+            try undo(t, in: &r, strict: false)
         }
         return out
     }
 
-    /// Undoes one transaction in `states`. A delete recorded before deleted
+    /// Undoes one transaction in `r`. A delete recorded before deleted
     /// values were kept cannot be undone: `strict` makes that an error,
     /// otherwise the object's earlier state is unknown (absent).
-    func undo(_ t: HistoryTransaction, in states: inout [String: PastState], strict: Bool) throws {
+    func undo(_ t: HistoryTransaction, in r: inout Rewinding, strict: Bool) throws {
         for c in t.changes.reversed() {
             switch c.kind {
             case .insert:
-                states[c.id] = .absent
+                r.states[c.id] = .absent
             case .delete:
                 guard let values = c.deletedValues else {
-                    if !strict { states[c.id] = .absent; continue }
+                    if !strict { r.states[c.id] = .absent; continue }
                     throw StoreError.deletedValuesNotKept(token: t.token - 1, id: c.id, deletedAt: t.token,
                                                           reachable: t.token...lastToken)
                 }
-                states[c.id] = .present(type: c.type, base: nil, data: values)
+                r.states[c.id] = .present(type: c.type, base: nil, data: values)
             case .update:
-                guard case .present(let type, let base, var data)? = states[c.id] ?? currentState(c.id) else {
+                guard case .present(let type, let base, var data)? = r.states[c.id] ?? currentState(c.id) else {
                     if !strict { continue }
                     throw StoreError.damaged(file: files.folder, line: nil,
                                              detail: "history token \(t.token) updates '\(c.id)', which does not exist after it", repairable: false)
@@ -188,9 +200,12 @@ extension Store {
                         data.append(JSONMember(v.name, v.old))
                     }
                 }
-                states[c.id] = .present(type: type, base: base, data: data)
+                r.states[c.id] = .present(type: type, base: base, data: data)
             case .redact:
                 break
+            case .migrate:
+                guard let m = c.migration else { continue }
+                try undoMigration(m, token: t.token, in: &r)
             }
         }
     }
@@ -201,7 +216,8 @@ extension Store {
         return .present(type: schema.entities[o.entity].name, base: o, data: [])
     }
 
-    /// Every value of a present state as JSON (its envelope's `data`).
+    /// Every value of a present state as JSON (its envelope's `data`; a
+    /// state with a `base` is in the store's own schema).
     func fullData(_ state: PastState) -> [JSONMember] {
         guard case .present(_, let base, let data) = state else { return [] }
         guard let base else { return data }
@@ -222,11 +238,14 @@ extension Store {
     /// as it was right after `token`; it is `.past` from then on, and no
     /// write is possible. Only `past(at:)` and `open(_:schema:asOf:)` call
     /// this, on a store of their own: the live store is never rewound.
-    private func rewind(to token: Int64) throws {
+    /// Before a migration, the past is a store of the schema of its time.
+    private func rewound(to token: Int64) throws -> Store {
         guard state == .reading else { throw StoreError.notWritable(.commit, state: state) }
-        let states = try pastStates(at: token)
+        let rewinding = try pastStates(at: token)
+        if let older = rewinding.schema { return try rebuilt(at: token, from: rewinding, schema: older) }
+        let states = rewinding.states
         state = .past(token: token)
-        guard !states.isEmpty else { return }
+        guard !states.isEmpty else { return self }
         func damaged(_ detail: String) -> StoreError {
             .damaged(file: files.folder, line: nil, detail: "history does not rebuild token \(token): \(detail)", repairable: false)
         }
@@ -313,5 +332,6 @@ extension Store {
             }
         }
         if let problem = table.referenceProblems(of: touched, limit: 1).first { throw damaged(problem) }
+        return self
     }
 }

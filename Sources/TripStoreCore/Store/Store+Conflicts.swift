@@ -32,6 +32,8 @@ extension Store {
                     }
                 case .redact:
                     break  // history only: the object's values are unchanged
+                case .migrate:
+                    break  // a migration returns a store of its own: nothing staged before it reaches that store
                 }
             }
         }

@@ -150,6 +150,7 @@ public final class Store {
             try store.load()
         }
         try store.repairTornTail()
+        try store.finishInterruptedMigration()
         for t in try store.files.list().temporary { FileIO.unlink(t) }
         return store
     }

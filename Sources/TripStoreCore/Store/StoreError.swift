@@ -14,6 +14,10 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     case newerFormat(file: String, version: Int)
     /// The store's schema differs from the program's in ways that are not additions.
     case schemaMismatch([String])
+    /// A migration that cannot be made: every change it refuses; nothing was changed.
+    case migrationRefused([String])
+    /// The store's schema is a later version than the program's.
+    case newerSchema(store: String, program: String)
     /// The input does not fit the schema.
     case invalid(EnvelopeError)
     /// Several input errors (from validation).
@@ -92,6 +96,10 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
             return "\(f) was written in store format \(v), newer than this version reads (\(SnapshotFormat.version))"
         case .schemaMismatch(let ds):
             return "the store's schema differs from this program's: " + ds.joined(separator: "; ")
+        case .migrationRefused(let ps):
+            return "cannot migrate: " + ps.joined(separator: "; ") + "; nothing was changed"
+        case .newerSchema(let store, let program):
+            return "the store's schema is version \(store), newer than this program's version \(program); open it with a newer version of the program"
         case .invalid(let e): return e.description
         case .invalidMany(let es): return es.map(\.description).joined(separator: "\n")
         case .notFound(let id): return "no object with id '\(id)'"

@@ -9,7 +9,9 @@
 ///                      │ memory, then      │
 ///                      ▼ failed            │
 ///                   broken ───────────────┤
-///   past(at:) / open(asOf:) ─▶ past ──────┘
+///   past(at:) / open(asOf:) ─▶ past ──────┤
+///   writing ─▶ migrate(to:) ─▶ migrated ──┘
+///              (the store it returns is writing)
 /// ```
 ///
 /// - `reading`: opened with `StoreAccess.read`; reads, and catches up with
@@ -22,12 +24,16 @@
 /// - `broken`: a write changed memory and then failed before it was durable
 ///   (a snapshot could not be written): memory is ahead of the files, so
 ///   nothing more is written; open the store again.
+/// - `migrated`: `migrate(to:)` moved the store to another schema and
+///   returned a store of that schema, which holds the lock now; this value
+///   refuses every write.
 /// - `closed`: `close()` released the files and the lock.
 public enum StoreState: Sendable, Equatable, CustomStringConvertible {
     case reading
     case writing
     case past(token: Int64)
     case broken(reason: String)
+    case migrated(token: Int64)
     case closed
 
     public var description: String {
@@ -36,6 +42,7 @@ public enum StoreState: Sendable, Equatable, CustomStringConvertible {
         case .writing: return "open for writing"
         case .past(let token): return "a read-only view of the store as it was at token \(token)"
         case .broken(let reason): return "unusable for writing since an earlier write failed (\(reason)); open it again"
+        case .migrated(let token): return "replaced by the store the migration at token \(token) returned; use that one"
         case .closed: return "closed"
         }
     }
@@ -43,7 +50,7 @@ public enum StoreState: Sendable, Equatable, CustomStringConvertible {
 
 /// The writes a store can be asked for; each checks `Store.checkWritable(_:)` first.
 public enum StoreWrite: String, Sendable, CaseIterable {
-    case commit, compact, pruneHistory, redact, repair, apply, bulkImport
+    case commit, compact, pruneHistory, redact, repair, apply, bulkImport, migrate
 
     /// The write in a few words, for messages.
     public var noun: String {
@@ -55,6 +62,7 @@ public enum StoreWrite: String, Sendable, CaseIterable {
         case .repair: return "a repair"
         case .apply: return "applying a feed"
         case .bulkImport: return "a bulk import"
+        case .migrate: return "a migration"
         }
     }
 }

@@ -8,6 +8,8 @@ import TripStoreSystem
 /// whose schema adds to it writes to the store.
 package enum SchemaRecordFormat {
     package static let fileName = "schema.json"
+    /// Where a migration writes the new record before its snapshot commits it.
+    package static let pendingFileName = "schema-next.json"
     package static let version: Int64 = 1
 
     /// The file's bytes for `schema`.
@@ -15,8 +17,7 @@ package enum SchemaRecordFormat {
         var w = JSONWriter()
         w.beginObject()
         w.key("format"); w.int(version)
-        w.key("fingerprint"); w.string(schema.fingerprint)
-        w.key("entities"); SchemaCoding.write(schema.descriptions, to: &w)
+        SchemaCoding.writeMembers(schema, to: &w)
         w.endObject()
         return JournalFormat.seal(w.bytes)
     }

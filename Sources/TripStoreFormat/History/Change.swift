@@ -23,8 +23,9 @@ public struct Change: Sendable, Equatable {
     /// What happened to the object.
     public enum Kind: String, Sendable, CaseIterable {
         /// Inserted, updated (with old and new values), or deleted (with a
-        /// tombstone); `redact`: the object's values were removed from history.
-        case insert, update, delete, redact
+        /// tombstone); `redact`: the object's values were removed from history;
+        /// `migrate`: the store moved to another schema (no type or id; see `migration`).
+        case insert, update, delete, redact, migrate
     }
 
     /// Insert, update or delete.
@@ -46,6 +47,8 @@ public struct Change: Sendable, Equatable {
     /// Set on a change whose values `history redact` removed (all but the
     /// preserved ones and references): it can no longer be replayed.
     public var redacted = false
+    /// For a `migrate` change: the schemas and the plan.
+    public var migration: MigrationRecord?
 
     /// A change of one object.
     public init(kind: Kind, type: String, id: String, values: [ValueChange] = [], tombstone: [JSONMember] = [],
@@ -61,6 +64,37 @@ public struct Change: Sendable, Equatable {
     /// A tombstone value by attribute name.
     public func preservedValue(_ name: String) -> JSONValue? {
         tombstone.first { $0.key == name }?.value
+    }
+}
+
+/// What a `migrate` change records (SPEC §10): the fingerprints and plan
+/// the audit views print, the new schema the change feed carries, and, in
+/// stored history, the old schema and the old values the migration did not
+/// carry over, so that time travel can go back across it.
+public struct MigrationRecord: Sendable, Equatable {
+    /// The fingerprint of the schema before.
+    public var from: String
+    /// The fingerprint of the schema after.
+    public var to: String
+    /// The plan, one line per change.
+    public var steps: [String]
+    /// The schema after, as a schema file's object (`{"fingerprint", "version", "entities"}`).
+    public var schema: JSONValue
+    /// The schema before, in the same form (nil where only a feed line was read).
+    public var previous: JSONValue?
+    /// Per object id (in id order), values under the schema before that the
+    /// schema after does not hold: removed attributes and relationships, a
+    /// nil that became a default, an integer a `Double` cannot hold exactly.
+    public var oldValues: [JSONMember]
+
+    /// A migration's record.
+    public init(from: String, to: String, steps: [String], schema: JSONValue, previous: JSONValue?, oldValues: [JSONMember]) {
+        self.from = from
+        self.to = to
+        self.steps = steps
+        self.schema = schema
+        self.previous = previous
+        self.oldValues = oldValues
     }
 }
 

@@ -8,7 +8,7 @@ package enum HistoryCoding {
     /// given, is written as the `envelope` of the insert of `id` (the object
     /// right after the transaction); `deletedValues` adds each delete's `values`.
     /// Both together make the line `history --format feed` prints, which
-    /// `apply` replays.
+    /// `apply` replays (`deletedValues` also adds a migration's new schema).
     package static func write(_ t: HistoryTransaction, to w: inout JSONWriter,
                              envelopes: [String: JSONValue]? = nil, deletedValues: Bool = false) {
         w.beginObject()
@@ -18,6 +18,10 @@ package enum HistoryCoding {
         w.key("changes")
         w.beginArray()
         for c in t.changes {
+            if let m = c.migration {
+                writeMigration(m, to: &w, feed: deletedValues, stored: false)
+                continue
+            }
             w.beginObject()
             w.key("kind"); w.string(c.kind.rawValue)
             w.key("type"); w.string(c.type)
@@ -37,13 +41,56 @@ package enum HistoryCoding {
                 if deletedValues, let values = c.deletedValues {
                     w.key("values"); w.value(.object(values))
                 }
-            case .redact:
+            case .redact, .migrate:
                 break
             }
             w.endObject()
         }
         w.endArray()
         w.endObject()
+    }
+
+    /// `{"kind":"migrate","from":…,"to":…,"changes":[…]}`; the feed adds the
+    /// new `schema`, stored history the old one and the old values.
+    static func writeMigration(_ m: MigrationRecord, to w: inout JSONWriter, feed: Bool, stored: Bool) {
+        w.beginObject()
+        w.key("kind"); w.string(Change.Kind.migrate.rawValue)
+        w.key("from"); w.string(m.from)
+        w.key("to"); w.string(m.to)
+        w.key("changes"); w.beginArray(); for s in m.steps { w.string(s) }; w.endArray()
+        if feed || stored { w.key("schema"); w.value(m.schema) }
+        if stored {
+            if let p = m.previous { w.key("previous"); w.value(p) }
+            w.key("values"); w.value(.object(m.oldValues))
+        }
+        w.endObject()
+    }
+
+    static func readMigration(_ item: JSONValue) -> Change? {
+        guard case .string(let from)? = item["from"], case .string(let to)? = item["to"],
+              case .array(let lines)? = item["changes"], let schema = item["schema"], case .object = schema else { return nil }
+        var steps: [String] = []
+        for l in lines {
+            guard case .string(let s) = l else { return nil }
+            steps.append(s)
+        }
+        var previous: JSONValue?
+        switch item["previous"] {
+        case nil: break
+        case .object?: previous = item["previous"]
+        default: return nil
+        }
+        var old: [JSONMember] = []
+        switch item["values"] {
+        case nil: break
+        case .object(let members)?:
+            for m in members { guard case .object = m.value else { return nil } }
+            old = members
+        default: return nil
+        }
+        var c = Change(kind: .migrate, type: "", id: "")
+        c.migration = MigrationRecord(from: from, to: to, steps: steps, schema: schema, previous: previous, oldValues: old)
+        return c
     }
 
     /// `{"name": {"old": …, "new": …}, …}` of an update.
@@ -102,6 +149,7 @@ package enum HistoryCoding {
     }
 
     static func readChange(_ item: JSONValue) -> Change? {
+        if case .string("migrate")? = item["kind"] { return readMigration(item) }
         guard case .string(let k)? = item["kind"], let kind = Change.Kind(rawValue: k),
               case .string(let type)? = item["type"], !type.isEmpty,
               case .string(let raw)? = item["id"], let id = Identifier.stored(raw) else { return nil }
@@ -145,6 +193,10 @@ package enum HistoryCoding {
             let c = t.changes[i]
             if i > 0 { w.bytes.append(UInt8(ascii: ",")) }
             defer { i += 1 }
+            if let m = c.migration {
+                writeMigration(m, to: &w, feed: false, stored: true)
+                continue
+            }
             if groupInserts && insertData == nil && c.kind == .insert && !c.redacted {
                 var end = i + 1
                 while end < t.changes.count && t.changes[end].kind == .insert && t.changes[end].type == c.type
@@ -166,7 +218,7 @@ package enum HistoryCoding {
             case .insert: w.bytes.append(contentsOf: insertKind)
             case .update: w.bytes.append(contentsOf: updateKind)
             case .delete: w.bytes.append(contentsOf: deleteKind)
-            case .redact: w.bytes.append(contentsOf: redactKind)
+            case .redact, .migrate: w.bytes.append(contentsOf: redactKind)
             }
             w.appendQuoted(c.type)
             w.bytes.append(contentsOf: idKey)
@@ -194,7 +246,7 @@ package enum HistoryCoding {
                     w.bytes.append(contentsOf: valuesKey)
                     w.bytes.append(contentsOf: d.bytes)
                 }
-            case .redact:
+            case .redact, .migrate:
                 break
             }
             w.bytes.append(UInt8(ascii: "}"))

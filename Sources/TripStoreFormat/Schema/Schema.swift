@@ -15,8 +15,12 @@ public struct Schema: Sendable {
     public let entities: [Entity]
     /// The descriptions the schema was built from.
     public let descriptions: [EntityDescription]
-    /// A stable hash of the schema's canonical JSON, as 16 hex digits.
+    /// A stable hash of the schema's canonical JSON, as 16 hex digits. It
+    /// covers the shape only: not the version, original names or defaults.
     public let fingerprint: String
+    /// The app's name for this version of its models (`"1.2.0"`), free text;
+    /// recorded with the store and shown by `schema` and `stats`.
+    public let version: String?
     private let indexByName: [String: Int]
 
     /// A schema from its model descriptions (roots and subclasses, any order).
@@ -25,9 +29,10 @@ public struct Schema: Sendable {
     ///
     /// - Throws: `SchemaError` for an unknown parent or destination, a duplicate
     ///   or clashing name, or an inverse that does not mirror its relationship.
-    public init(_ declared: [EntityDescription]) throws(SchemaError) {
+    public init(_ declared: [EntityDescription], version: String? = nil) throws(SchemaError) {
         let descriptions = SchemaValidator.completingInverses(declared)
         try SchemaValidator.validate(descriptions)
+        self.version = version
         var indexByName: [String: Int] = [:]
         for (i, d) in descriptions.enumerated() { indexByName[d.name] = i }
         self.descriptions = descriptions
@@ -38,7 +43,7 @@ public struct Schema: Sendable {
 
     /// The same schema with entity objects of its own, for work on another core.
     package func privateCopy() -> Schema {
-        (try? Schema(descriptions)) ?? self
+        (try? Schema(descriptions, version: version)) ?? self
     }
 
     /// The entity of that name, if the schema has one.
@@ -80,10 +85,13 @@ public final class Entity: Sendable {
     let slotByName: [String: Int]
     /// A new object's values: nil, and empty to-many relationships.
     public let emptyValues: [Value]
+    /// The name it had before a migration renamed it, as declared.
+    public let originalName: String?
 
     init(id: Int, name: String, parent: Int?, children: [Int], closure: [Int], root: Int,
-         properties: [Property], slotByName: [String: Int], emptyValues: [Value]) {
+         properties: [Property], slotByName: [String: Int], emptyValues: [Value], originalName: String?) {
         self.id = id
+        self.originalName = originalName
         self.name = name
         self.parent = parent
         self.children = children
@@ -136,6 +144,14 @@ public final class Property: Sendable {
     public var relationship: Relationship? {
         if case .relationship(let r) = kind { return r }
         return nil
+    }
+
+    /// The name it had before a migration renamed it, as declared.
+    public var originalName: String? {
+        switch kind {
+        case .attribute(let a): return a.originalName
+        case .relationship(let r): return r.description.originalName
+        }
     }
 }
 
@@ -211,7 +227,8 @@ enum SchemaLayout {
             }
             let empty: [Value] = props.map { $0.relationship?.isToMany == true ? .toMany([]) : .null }
             return Entity(id: i, name: descriptions[i].name, parent: parents[i], children: children[i],
-                          closure: closure(i), root: root(i), properties: props, slotByName: slotMaps[i], emptyValues: empty)
+                          closure: closure(i), root: root(i), properties: props, slotByName: slotMaps[i], emptyValues: empty,
+                          originalName: descriptions[i].originalName)
         }
     }
 }

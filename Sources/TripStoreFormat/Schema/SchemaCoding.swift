@@ -3,22 +3,25 @@ import TripStoreSystem
 /// The schema as JSON: in the snapshot header (so a store records what wrote
 /// it) and for the fingerprint.
 package enum SchemaCoding {
-    /// Writes the entities in declaration order.
-    package static func write(_ ds: [EntityDescription], to w: inout JSONWriter) {
+    /// Writes the entities in declaration order; `hints` adds what only a
+    /// migration reads (original names and defaults), which the fingerprint leaves out.
+    package static func write(_ ds: [EntityDescription], to w: inout JSONWriter, hints: Bool = true) {
         w.beginArray()
         for d in ds {
             w.beginObject()
             w.key("name"); w.string(d.name)
+            if hints, let o = d.originalName { w.key("originalName"); w.string(o) }
             if let p = d.parent { w.key("parent"); w.string(p) }
             w.key("attributes")
             w.beginArray()
-            for a in d.attributes { writeAttribute(a, to: &w) }
+            for a in d.attributes { writeAttribute(a, to: &w, hints: hints) }
             w.endArray()
             w.key("relationships")
             w.beginArray()
             for r in d.relationships {
                 w.beginObject()
                 w.key("name"); w.string(r.name)
+                if hints, let o = r.originalName { w.key("originalName"); w.string(o) }
                 w.key("destination"); w.string(r.destination)
                 w.key("toMany"); w.bool(r.isToMany)
                 if let i = r.inverse { w.key("inverse"); w.string(i) }
@@ -31,17 +34,27 @@ package enum SchemaCoding {
         w.endArray()
     }
 
-    static func writeAttribute(_ a: AttributeDescription, to w: inout JSONWriter) {
+    /// `{"fingerprint": …, "version": …, "entities": […]}`'s members: the
+    /// schema as the snapshot header, the record and the schema file hold it.
+    package static func writeMembers(_ schema: Schema, to w: inout JSONWriter) {
+        w.key("fingerprint"); w.string(schema.fingerprint)
+        if let v = schema.version { w.key("version"); w.string(v) }
+        w.key("entities"); write(schema.descriptions, to: &w)
+    }
+
+    static func writeAttribute(_ a: AttributeDescription, to w: inout JSONWriter, hints: Bool = true) {
         w.beginObject()
         w.key("name"); w.string(a.name)
-        w.key("type"); writeType(a.type, to: &w)
+        if hints, let o = a.originalName { w.key("originalName"); w.string(o) }
+        w.key("type"); writeType(a.type, to: &w, hints: hints)
         if a.isOptional { w.key("optional"); w.bool(true) }
+        if hints, let d = a.defaultValue { w.key("default"); w.value(d) }
         if a.preservesOnDeletion { w.key("preserveOnDeletion"); w.bool(true) }
         if a.isIndexed { w.key("indexed"); w.bool(true) }
         w.endObject()
     }
 
-    static func writeType(_ t: ValueType, to w: inout JSONWriter) {
+    static func writeType(_ t: ValueType, to w: inout JSONWriter, hints: Bool = true) {
         switch t {
         case .string: w.string("string")
         case .int: w.string("int")
@@ -54,11 +67,11 @@ package enum SchemaCoding {
             w.key("cases"); w.beginArray(); for c in e.cases { w.string(c) }; w.endArray()
             w.endObject()
         case .array(let inner):
-            w.beginObject(); w.key("array"); writeType(inner, to: &w); w.endObject()
+            w.beginObject(); w.key("array"); writeType(inner, to: &w, hints: hints); w.endObject()
         case .embedded(let e):
             w.beginObject()
             w.key("embedded"); w.string(e.name)
-            w.key("fields"); w.beginArray(); for f in e.fields { writeAttribute(f, to: &w) }; w.endArray()
+            w.key("fields"); w.beginArray(); for f in e.fields { writeAttribute(f, to: &w, hints: hints) }; w.endArray()
             w.endObject()
         }
     }
@@ -67,7 +80,7 @@ package enum SchemaCoding {
     /// order of declaration does not matter.
     package static func fingerprint(of ds: [EntityDescription]) -> String {
         var w = JSONWriter()
-        write(ds.sorted { $0.name < $1.name }, to: &w)
+        write(ds.sorted { $0.name < $1.name }, to: &w, hints: false)
         var h: UInt64 = 0xcbf2_9ce4_8422_2325
         for b in w.bytes {
             h ^= UInt64(b)
@@ -87,6 +100,7 @@ package enum SchemaCoding {
                   case .array(let rels)? = item["relationships"] else { return nil }
             var d = EntityDescription(name)
             if case .string(let p)? = item["parent"] { d.parent = p }
+            if case .string(let o)? = item["originalName"] { d.originalName = o }
             for a in attrs {
                 guard let attr = readAttribute(a) else { return nil }
                 d.attributes.append(attr)
@@ -97,7 +111,10 @@ package enum SchemaCoding {
                       let deleteRule = DeleteRule(rawValue: rule) else { return nil }
                 var inverse: String?
                 if case .string(let i)? = r["inverse"] { inverse = i }
-                d.relationships.append(RelationshipDescription(rn, to: dest, toMany: many, inverse: inverse, deleteRule: deleteRule))
+                var original: String?
+                if case .string(let o)? = r["originalName"] { original = o }
+                d.relationships.append(RelationshipDescription(rn, to: dest, toMany: many, inverse: inverse, deleteRule: deleteRule,
+                                                               originalName: original))
             }
             out.append(d)
         }
@@ -109,7 +126,10 @@ package enum SchemaCoding {
         var options: AttributeOptions = []
         if a["preserveOnDeletion"] == .bool(true) { options.insert(.preserveOnDeletion) }
         if a["indexed"] == .bool(true) { options.insert(.indexed) }
-        return AttributeDescription(name, type, optional: a["optional"] == .bool(true), options: options)
+        var original: String?
+        if case .string(let o)? = a["originalName"] { original = o }
+        return AttributeDescription(name, type, optional: a["optional"] == .bool(true), options: options,
+                                    originalName: original, defaultValue: a["default"])
     }
 
     static func readType(_ v: JSONValue) -> ValueType? {

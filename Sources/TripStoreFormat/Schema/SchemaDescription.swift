@@ -93,13 +93,22 @@ public struct AttributeDescription: Sendable, Hashable {
     public var isOptional: Bool
     /// Preserved on deletion, indexed.
     public var options: AttributeOptions
+    /// The name it had before a migration renamed it (SwiftData's
+    /// `@Attribute(originalName:)`); not part of the fingerprint.
+    public var originalName: String?
+    /// The value a migration gives objects that lack it (a new attribute, or
+    /// one that became required); not part of the fingerprint.
+    public var defaultValue: JSONValue?
 
     /// An attribute of a model.
-    public init(_ name: String, _ type: ValueType, optional: Bool = false, options: AttributeOptions = []) {
+    public init(_ name: String, _ type: ValueType, optional: Bool = false, options: AttributeOptions = [],
+                originalName: String? = nil, defaultValue: JSONValue? = nil) {
         self.name = name
         self.type = type
         self.isOptional = optional
         self.options = options
+        self.originalName = originalName
+        self.defaultValue = defaultValue
     }
 
     /// Whether a delete's tombstone keeps its value.
@@ -136,15 +145,18 @@ public struct RelationshipDescription: Sendable, Hashable {
     public var inverse: String?
     /// What deleting the owner does to the related objects.
     public var deleteRule: DeleteRule
+    /// The name it had before a migration renamed it; not part of the fingerprint.
+    public var originalName: String?
 
     /// A relationship of a model.
     public init(_ name: String, to destination: String, toMany: Bool = false, inverse: String? = nil,
-                deleteRule: DeleteRule = .nullify) {
+                deleteRule: DeleteRule = .nullify, originalName: String? = nil) {
         self.name = name
         self.destination = destination
         self.isToMany = toMany
         self.inverse = inverse
         self.deleteRule = deleteRule
+        self.originalName = originalName
     }
 }
 
@@ -158,13 +170,16 @@ public struct EntityDescription: Sendable, Hashable {
     public var attributes: [AttributeDescription]
     /// The relationships it declares (not the inherited ones).
     public var relationships: [RelationshipDescription]
+    /// The name it had before a migration renamed it; not part of the fingerprint.
+    public var originalName: String?
 
     /// A model of the hierarchy.
     public init(_ name: String, parent: String? = nil, attributes: [AttributeDescription] = [],
-                relationships: [RelationshipDescription] = []) {
+                relationships: [RelationshipDescription] = [], originalName: String? = nil) {
         self.name = name
         self.parent = parent
         self.attributes = attributes
         self.relationships = relationships
+        self.originalName = originalName
     }
 }

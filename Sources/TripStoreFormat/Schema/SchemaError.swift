@@ -37,6 +37,8 @@ public enum SchemaError: Error, Sendable, Equatable, CustomStringConvertible {
     case keyPathRoot(entity: String, property: String, root: String)
     /// A schema file that does not have the expected form, and where.
     case malformedFile(location: String, detail: String)
+    /// A `default` that is not a value of its attribute's type.
+    case invalidDefault(entity: String, attribute: String, detail: String)
 
     /// What is wrong with the schema, naming the model and property.
     public var description: String {
@@ -58,6 +60,7 @@ public enum SchemaError: Error, Sendable, Equatable, CustomStringConvertible {
         case .noEntities: return "the schema declares no entity"
         case .duplicateEnumCase(let e, let a, let v): return "enum attribute '\(e).\(a)' lists case '\(v)' twice"
         case .malformedFile(let location, let detail): return location + ": " + detail
+        case .invalidDefault(let e, let a, let detail): return "attribute '\(e).\(a)': its default is not a value of its type: \(detail)"
         case .undeclaredProperty(let e, let p):
             return "class \(e): stored property '\(p)' is not declared in 'properties', so it would not be saved; "
                 + "declare it, make it computed, or list it in 'transientProperties'"

@@ -15,13 +15,14 @@ import TripStoreSystem
 /// Types are `string`, `int`, `double`, `bool`, `date`, `{"enum": NAME, "cases": […]}`,
 /// `{"array": TYPE}` and `{"embedded": NAME, "fields": [ATTRIBUTE…]}`. The
 /// fingerprint is informative: it is computed again from the entities.
+/// For `tripstore migrate`, a file may carry `"version"`, an entity,
+/// attribute or relationship `"originalName"`, and an attribute `"default"`.
 public enum SchemaFile {
     /// The file's text: pretty-printed, or one compact line.
     public static func bytes(_ schema: Schema, pretty: Bool) -> [UInt8] {
         var w = JSONWriter(pretty: pretty)
         w.beginObject()
-        w.key("fingerprint"); w.string(schema.fingerprint)
-        w.key("entities"); SchemaCoding.write(schema.descriptions, to: &w)
+        SchemaCoding.writeMembers(schema, to: &w)
         w.endObject()
         return w.bytes
     }
@@ -42,18 +43,38 @@ public enum SchemaFile {
         } catch {
             throw .malformedFile(location: "the schema file", detail: "it is not JSON: \(error)")
         }
+        return try read(value: value, extraKeys: extraKeys)
+    }
+
+    /// The file's object as a JSON value (what a `migrate` change keeps).
+    public static func value(_ schema: Schema) -> JSONValue {
+        var w = JSONWriter()
+        w.beginObject()
+        SchemaCoding.writeMembers(schema, to: &w)
+        w.endObject()
+        return (try? JSONReader.parse(w.bytes)) ?? .null
+    }
+
+    /// Reads and validates a schema file's parsed object (see `read(_:extraKeys:)`).
+    public static func read(value: JSONValue, extraKeys: Set<String> = []) throws(SchemaError) -> Schema {
         guard case .object(let members) = value else {
             throw .malformedFile(location: "the schema file", detail: "expected an object with \"entities\"")
         }
-        for m in members where m.key != "entities" && m.key != "fingerprint" && !extraKeys.contains(m.key) {
-            throw .malformedFile(location: "the schema file", detail: "unknown key '\(m.key)' (expected \"entities\" and \"fingerprint\")")
+        for m in members where !["entities", "fingerprint", "version"].contains(m.key) && !extraKeys.contains(m.key) {
+            throw .malformedFile(location: "the schema file", detail: "unknown key '\(m.key)' (expected \"entities\", \"fingerprint\" and \"version\")")
+        }
+        var version: String?
+        switch value["version"] {
+        case nil: break
+        case .string(let v)?: version = v
+        default: throw .malformedFile(location: "the schema file", detail: "\"version\" must be a string, such as \"1.2.0\"")
         }
         guard case .array(let items)? = value["entities"] else {
             throw .malformedFile(location: "the schema file", detail: "\"entities\" must be an array of entities")
         }
         var entities: [EntityDescription] = []
         for (i, item) in items.enumerated() { entities.append(try entity(item, index: i)) }
-        return try Schema(entities)
+        return try Schema(entities, version: version)
     }
 
     private static func entity(_ v: JSONValue, index: Int) throws(SchemaError) -> EntityDescription {
@@ -61,8 +82,9 @@ public enum SchemaFile {
             throw .malformedFile(location: "entities[\(index)]", detail: "expected an object with a \"name\" string")
         }
         let at = "entity '\(name)'"
-        try onlyKeys(members, ["name", "parent", "attributes", "relationships"], at: at)
+        try onlyKeys(members, ["name", "originalName", "parent", "attributes", "relationships"], at: at)
         var d = EntityDescription(name)
+        d.originalName = try originalName(v, at: at)
         switch v["parent"] {
         case nil, .null?: break
         case .string(let p)?: d.parent = p
@@ -82,12 +104,13 @@ public enum SchemaFile {
             throw .malformedFile(location: "\(owner), \(list)[\(index)]", detail: "expected an object with a \"name\" string")
         }
         let at = "\(owner), attribute '\(name)'"
-        try onlyKeys(members, ["name", "type", "optional", "preserveOnDeletion", "indexed"], at: at)
+        try onlyKeys(members, ["name", "originalName", "type", "optional", "default", "preserveOnDeletion", "indexed"], at: at)
         guard let tv = v["type"] else { throw .malformedFile(location: at, detail: "it has no \"type\"") }
         var options: AttributeOptions = []
         if try flag(v, "preserveOnDeletion", at: at) { options.insert(.preserveOnDeletion) }
         if try flag(v, "indexed", at: at) { options.insert(.indexed) }
-        return AttributeDescription(name, try type(tv, at: at, depth: 0), optional: try flag(v, "optional", at: at), options: options)
+        return AttributeDescription(name, try type(tv, at: at, depth: 0), optional: try flag(v, "optional", at: at), options: options,
+                                    originalName: try originalName(v, at: at), defaultValue: v["default"])
     }
 
     private static func type(_ v: JSONValue, at: String, depth: Int) throws(SchemaError) -> ValueType {
@@ -132,7 +155,7 @@ public enum SchemaFile {
             throw .malformedFile(location: "\(owner), relationships[\(index)]", detail: "expected an object with a \"name\" string")
         }
         let at = "\(owner), relationship '\(name)'"
-        try onlyKeys(members, ["name", "destination", "toMany", "inverse", "deleteRule"], at: at)
+        try onlyKeys(members, ["name", "originalName", "destination", "toMany", "inverse", "deleteRule"], at: at)
         guard case .string(let destination)? = v["destination"] else {
             throw .malformedFile(location: at, detail: "it needs a \"destination\": the related entity's name")
         }
@@ -152,7 +175,17 @@ public enum SchemaFile {
             rule = r
         default: throw .malformedFile(location: at, detail: "\"deleteRule\" must be a string")
         }
-        return RelationshipDescription(name, to: destination, toMany: try flag(v, "toMany", at: at), inverse: inverse, deleteRule: rule)
+        return RelationshipDescription(name, to: destination, toMany: try flag(v, "toMany", at: at), inverse: inverse, deleteRule: rule,
+                                       originalName: try originalName(v, at: at))
+    }
+
+    /// `"originalName"`: the name before a rename (SPEC §10).
+    private static func originalName(_ v: JSONValue, at: String) throws(SchemaError) -> String? {
+        switch v["originalName"] {
+        case nil: return nil
+        case .string(let s)?: return s
+        default: throw .malformedFile(location: at, detail: "\"originalName\" must be the name it had before, a string")
+        }
     }
 
     private static func onlyKeys(_ members: [JSONMember], _ allowed: Set<String>, at: String) throws(SchemaError) {

@@ -44,6 +44,7 @@ enum SchemaValidator {
         var byName: [String: EntityDescription] = [:]
         for d in ds {
             guard isValidName(d.name) else { throw .invalidName(d.name, owner: nil) }
+            if let o = d.originalName, !isValidName(o) { throw .invalidName(o, owner: nil) }
             guard byName[d.name] == nil else { throw .duplicateEntity(d.name) }
             byName[d.name] = d
         }
@@ -73,8 +74,17 @@ enum SchemaValidator {
                     guard isValidName(a.name) else { throw .invalidName(a.name, owner: e.name) }
                     guard names.insert(a.name).inserted else { throw .duplicateProperty(entity: d.name, property: a.name) }
                     try checkType(a.type, entity: d.name, attribute: a.name)
+                    if let o = a.originalName, !isValidName(o) { throw .invalidName(o, owner: e.name) }
+                    if let v = a.defaultValue {
+                        do {
+                            _ = try ValueDecoding.decode(v, as: a.type, optional: a.isOptional)
+                        } catch {
+                            throw .invalidDefault(entity: e.name, attribute: a.name, detail: error.message)
+                        }
+                    }
                 }
                 for r in e.relationships {
+                    if let o = r.originalName, !isValidName(o) { throw .invalidName(o, owner: e.name) }
                     guard isValidName(r.name) else { throw .invalidName(r.name, owner: e.name) }
                     guard names.insert(r.name).inserted else { throw .duplicateProperty(entity: d.name, property: r.name) }
                 }

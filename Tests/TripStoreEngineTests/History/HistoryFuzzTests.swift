@@ -48,7 +48,7 @@ import TripStoreModels
         try FileManager.default.copyItem(atPath: standby, toPath: cleanFolder)
         let clean = try Store.open(cleanFolder, schema: TripSchema.schema, access: .write)
         let base = try TimeTravelTests.export(clean)
-        #expect(try clean.applyFeedLine(try JSONReader.parse(line), line: 2).token == 2)
+        #expect(try clean.applyFeedLine(try JSONReader.parse(line), line: 2).transaction.token == 2)
         clean.close()
         var rng = RandomQueries(state: 1818)
         var applied = 0, refused = 0

@@ -37,6 +37,10 @@ import TripStoreModels
             case .bulkImport:
                 var input = TestStores.trip("bulk")
                 _ = try store.importInBulk(&input, author: "x")
+            case .migrate:
+                var d = store.schema.descriptions
+                d[0].attributes.append(AttributeDescription("added", .string, optional: true))
+                _ = try store.migrate(to: try Schema(d), author: "x")
             }
             return nil
         } catch {

@@ -1,0 +1,42 @@
+import TripStoreEngine
+
+/// `tripstore migrate --schema NEW.json`: moves the store to a new schema
+/// in one transaction (SPEC §10), printing the plan first.
+enum MigrateCommand {
+    static let spec = CommandSpec(
+        name: "migrate", summary: "move the store to a new schema (renames, additions, removals), keeping its history",
+        usage: "tripstore migrate --schema NEW.json [--dry-run] [--author NAME]",
+        valueOptions: ["author": "who the migration is recorded as (default $USER)"],
+        flagOptions: ["dry-run": "print the plan and what the objects refuse, and change nothing"],
+        examples: ["tripstore schema --format json > v2.json    # then edit: originalName, default, version",
+                   "tripstore migrate --schema v2.json --dry-run",
+                   "tripstore migrate --schema v2.json --author alice"])
+
+    static func run(_ ctx: CommandContext) throws -> Int32 {
+        guard ctx.args.value("schema") != nil else {
+            throw ctx.usageError("migrate needs --schema FILE: the schema to move the store to (as 'tripstore schema --format json' prints it)")
+        }
+        let target = ctx.schema
+        let dryRun = ctx.args.has("dry-run")
+        let store = dryRun ? try ctx.openStoreWithItsSchema(.read) : try ctx.openStoreWithItsSchema(.write)
+        let structural = SchemaMigration(from: store.schema, to: target)
+        guard !structural.isEmpty else {
+            ctx.console.line("nothing to migrate: the store already has this schema (fingerprint \(target.fingerprint))")
+            return 0
+        }
+        let versions = store.schema.version == nil && target.version == nil ? ""
+            : ", version \(store.schema.version ?? "none") -> \(target.version ?? "none")"
+        ctx.console.line("plan (schema \(store.schema.fingerprint) -> \(target.fingerprint)\(versions)):")
+        for step in structural.steps { ctx.console.line("  " + step) }
+        if dryRun {
+            let checked = try store.migrationPlan(to: target)
+            if !checked.problems.isEmpty { throw StoreError.migrationRefused(checked.problems) }
+            ctx.console.line("dry run: the objects allow every change; nothing was changed")
+            return 0
+        }
+        let done = try store.migrate(to: target, author: ctx.author)
+        ctx.adopt(done.store)
+        ctx.console.line("migrated \(done.store.objectCount) objects; committed as token \(done.transaction.token) with a new snapshot")
+        return 0
+    }
+}

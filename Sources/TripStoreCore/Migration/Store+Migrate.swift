@@ -1,0 +1,253 @@
+import TripStoreFormat
+import TripStoreJSON
+import TripStoreSystem
+
+/// What a migration did: the store under the new schema, the transaction
+/// that recorded it, and the plan it followed.
+public struct MigrationResult {
+    /// The store, open for writing under the new schema. The store the
+    /// migration was called on is `.migrated` from then on.
+    public let store: Store
+    /// The `migrate` transaction.
+    public let transaction: HistoryTransaction
+    /// The plan, one line a change.
+    public let plan: SchemaMigration
+}
+
+extension Store {
+    /// The plan for moving this store to `target`, checked against every
+    /// object: `problems` lists each change a lightweight migration cannot
+    /// make (structural ones, and what the objects refuse, such as an enum
+    /// case in use). Nothing is written.
+    ///
+    /// - Throws: `StoreError.damaged` when the image shows damage while the objects are read.
+    public func migrationPlan(to target: Schema) throws -> SchemaMigration {
+        var plan = SchemaMigration(from: schema, to: target)
+        if !plan.isEmpty { _ = try convert(plan: &plan, into: nil) }
+        return plan
+    }
+
+    /// Moves the store to `target` in one transaction of one `migrate`
+    /// change (SPEC §10): each object is carried over (renamed, converted,
+    /// given defaults; removed values kept in history), then a snapshot is
+    /// written, then the new `schema.json`. A crash at any moment leaves
+    /// the store wholly before or wholly after.
+    ///
+    /// ```swift
+    /// let done = try store.migrate(to: try SchemaFile.read(bytes), author: "alice")
+    /// let store = done.store   // the old value is `.migrated`
+    /// ```
+    /// - Throws: `StoreError.migrationRefused` listing every change it cannot
+    ///   make (nothing changed); `.notWritable`; what `compact` throws (the
+    ///   store is then as before).
+    public func migrate(to target: Schema, author: String, timestamp: Double? = nil) throws -> MigrationResult {
+        try checkWritable(.migrate)
+        var plan = SchemaMigration(from: schema, to: target)
+        guard !plan.isEmpty else { throw StoreError.migrationRefused(["the store already has this schema (fingerprint \(schema.fingerprint)); there is nothing to migrate"]) }
+        // Never build on a snapshot that fails its checksum, nor drop history that could not be read.
+        if hasSnapshot && !snapshotChecksumChecked {
+            try verifySnapshotChecksum(snapshotToken)
+            snapshotChecksumChecked = true
+        }
+        let saved = try checkedHistory()
+        let next = Store(folder: files.folder, schema: target, access: .write, options: options)
+        let oldValues = try convert(plan: &plan, into: next)
+        guard plan.problems.isEmpty else { throw StoreError.migrationRefused(plan.problems) }
+
+        let record = MigrationRecord(from: schema.fingerprint, to: target.fingerprint, steps: plan.steps,
+                                     schema: SchemaFile.value(target), previous: SchemaFile.value(schema), oldValues: oldValues)
+        var change = Change(kind: .migrate, type: "", id: "")
+        change.migration = record
+        let t = HistoryTransaction(token: lastToken + 1, timestamp: max(timestamp ?? Store.now(), try lastCommitTime() ?? 0),
+                                   author: author, changes: [change])
+        next.history = saved + [t]
+        next.lastToken = t.token
+        next.snapshotToken = snapshotToken
+        next.hasSnapshot = hasSnapshot
+        next.recordedFingerprint = recordedFingerprint
+        next.recordedDescriptions = recordedDescriptions
+        next.lock = lock
+        lock = nil
+        do {
+            try next.compact(tableIsChecked: false, migrating: true)
+        } catch {
+            // The files are as before (a snapshot is the commit), and so is this store.
+            lock = next.lock
+            next.lock = nil
+            next.state = .closed
+            FileIO.unlink(files.pendingSchemaRecord)
+            throw error
+        }
+        journal.close()
+        historyLog.close()
+        state = .migrated(token: t.token)
+        return MigrationResult(store: next, transaction: t, plan: plan)
+    }
+
+    /// Carries every object over as `plan` says, into `next`'s table when
+    /// given (nil: only checks), adding to `plan.problems` what the objects
+    /// refuse. Returns the old values history keeps, by id.
+    private func convert(plan: inout SchemaMigration, into next: Store?) throws -> [JSONMember] {
+        let rows = table.rowsSortedByID()
+        guard table.checkEverything() else { throw StoreError.imageDamaged(file: imagePath, detail: table.imageDamage ?? "") }
+        var newRow = [Int32](repeating: -1, count: table.rowCount)
+        for (k, r) in rows.enumerated() { newRow[Int(r)] = Int32(k) }
+        var refusals = RefusalCounter()
+        var oldValues: [JSONMember] = []
+        let building = next != nil && plan.problems.isEmpty
+        if building { next?.table.reserve(rows.count) }
+        for row in rows {
+            guard let o = table.object(at: row) else { continue }
+            let oldEntity = schema.entities[o.entity]
+            guard let mapping = plan.mappings[o.entity] else {
+                refusals.note("remove entity \(oldEntity.name): objects of it are in the store", id: o.id)
+                continue
+            }
+            var values: [Value] = []
+            values.reserveCapacity(mapping.slots.count)
+            var kept: [JSONMember] = []
+            for source in mapping.slots {
+                switch source {
+                case .fill(let v):
+                    values.append(v)
+                case .attribute(let s, let conversion, let whenNil, let label):
+                    var v = o.values[s]
+                    if v.isNull {
+                        if case .becomes(let d) = whenNil {
+                            if let d {
+                                v = d
+                                kept.append(JSONMember(oldEntity.properties[s].name, .null))
+                            } else {
+                                refusals.note("make \(label) required: objects have no value for it and it has no \"default\"", id: o.id)
+                            }
+                        }
+                    } else {
+                        switch conversion {
+                        case .none: break
+                        case .intToDouble:
+                            if case .int(let i) = v {
+                                let d = Double(i)
+                                if Int64(exactly: d) != i { kept.append(JSONMember(oldEntity.properties[s].name, .int(i))) }
+                                v = .double(d)
+                            }
+                        case .removedCases(let gone):
+                            if let c = Self.firstCase(in: v, of: gone) {
+                                refusals.note("remove enum case \(label) \"\(c)\": objects use it", id: o.id)
+                            }
+                        }
+                    }
+                    values.append(v)
+                case .references(let s, let destinations, let refusal):
+                    let v = o.values[s]
+                    var targets: [RowID] = []
+                    switch v {
+                    case .toOne(let r): targets = [r]
+                    case .toMany(let rs): targets = rs
+                    default: break
+                    }
+                    if let destinations {
+                        for t in targets {
+                            guard let e = table.entity(at: t), let m = plan.mappings[e], destinations.contains(m.entity) else {
+                                let name = table.entity(at: t).map { schema.entities[$0].name } ?? "missing object"
+                                refusals.note("\(refusal): objects refer to a \(name)", id: o.id)
+                                break
+                            }
+                        }
+                    }
+                    let mapped = targets.map { RowID(newRow[Int($0)]) }
+                    switch v {
+                    case .toOne: values.append(.toOne(mapped[0]))
+                    case .toMany: values.append(.toMany(mapped))
+                    default: values.append(v)
+                    }
+                }
+            }
+            for (slot, name) in mapping.removed {
+                let v = o.values[slot]
+                switch v {
+                case .null: continue
+                case .toMany(let rs) where rs.isEmpty: continue
+                default: kept.append(JSONMember(name, EnvelopeEncoder.jsonValue(v, of: oldEntity.properties[slot], schema: schema, lookup: table)))
+                }
+            }
+            if !kept.isEmpty { oldValues.append(JSONMember(o.id, .object(kept))) }
+            if building, let next {
+                let r = next.table.append(StoredObject(entity: mapping.entity, id: o.id, values: values))
+                next.indexes.appendType(r, mapping.entity)
+            }
+        }
+        plan.problems += refusals.sentences
+        guard building, let next, plan.problems.isEmpty else { return oldValues }
+        if next.table.adoptSnapshotOrder() != nil {
+            throw StoreError.damaged(file: files.folder, line: nil, detail: "the objects' ids are not unique", repairable: false)
+        }
+        plan.problems += Self.inverseProblems(plan, in: next)
+        return oldValues
+    }
+
+    /// Relationships that become inverses of each other must already mirror each other.
+    private static func inverseProblems(_ plan: SchemaMigration, in next: Store) -> [String] {
+        var refusals = RefusalCounter()
+        let schema = plan.to, table = next.table
+        for case let mapping? in plan.mappings where !mapping.newInverses.isEmpty {
+            let e = schema.entities[mapping.entity]
+            for slot in mapping.newInverses {
+                guard let rel = e.properties[slot].relationship, let inverse = rel.inverseSlot else { continue }
+                let back = schema.entities[rel.destination].properties[inverse]
+                let label = "\(e.properties[slot].name) and \(schema.entities[rel.destination].name).\(back.name) become inverses"
+                for row in next.indexes.rows(of: mapping.entity) {
+                    let targets: [RowID]
+                    switch table.value(at: row, slot: slot) {
+                    case .toOne(let r): targets = [r]
+                    case .toMany(let rs): targets = rs
+                    default: targets = []
+                    }
+                    for t in targets {
+                        let points: Bool
+                        switch table.value(at: t, slot: inverse) {
+                        case .toOne(let r): points = r == row
+                        case .toMany(let rs): points = rs.contains(row)
+                        default: points = false
+                        }
+                        if !points { refusals.note("\(e.name).\(label): they do not mirror each other", id: table.id(at: row) ?? "?") }
+                    }
+                }
+            }
+        }
+        return refusals.sentences
+    }
+
+    /// The first of `cases` a value holds (an enum, or an array of them).
+    static func firstCase(in v: Value, of cases: Set<String>) -> String? {
+        switch v {
+        case .string(let s): return cases.contains(s) ? s : nil
+        case .array(let items):
+            for i in items { if let c = firstCase(in: i, of: cases) { return c } }
+            return nil
+        default: return nil
+        }
+    }
+}
+
+/// Counts the objects behind each refusal, so that the plan lists each
+/// change once: "…: 3 objects (first: 't1')".
+struct RefusalCounter {
+    private var order: [String] = []
+    private var counts: [String: (count: Int, first: String)] = [:]
+
+    mutating func note(_ sentence: String, id: String) {
+        if let c = counts[sentence] {
+            counts[sentence] = (c.count + 1, c.first)
+        } else {
+            order.append(sentence)
+            counts[sentence] = (1, id)
+        }
+    }
+
+    var sentences: [String] {
+        order.map { s in
+            let c = counts[s] ?? (0, "")
+            return s + " (\(c.count) object\(c.count == 1 ? "" : "s"), first '\(c.first)')"
+        }
+    }
+}
