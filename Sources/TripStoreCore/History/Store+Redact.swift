@@ -30,10 +30,33 @@ extension Store {
         }
         let redacted = Set(unique)
         var rewritten = saved
-        for i in rewritten.indices {
-            for k in rewritten[i].changes.indices
-            where redacted.contains(rewritten[i].changes[k].id) && rewritten[i].changes[k].kind != .redact {
-                rewritten[i].changes[k] = keptPart(of: rewritten[i].changes[k])
+        // Newest first, so that each change is read with the schema of its time.
+        var then = schema
+        for i in rewritten.indices.reversed() {
+            for k in rewritten[i].changes.indices {
+                let c = rewritten[i].changes[k]
+                if var m = c.migration {
+                    // What a migration kept of these objects' old values, under the schema before it.
+                    let before = m.previous.flatMap { try? SchemaFile.read(value: $0) }
+                    let plan = before.map { SchemaMigration(from: $0, to: then) }
+                    func typeBefore(_ name: String) -> String? {
+                        if before?.entity(named: name) != nil { return name }
+                        guard let plan, let e = then.entity(named: name),
+                              let o = plan.mappings.firstIndex(where: { $0?.entity == e.id }) else { return nil }
+                        return plan.from.entities[o].name
+                    }
+                    m.oldValues = m.oldValues.compactMap { member in
+                        guard redacted.contains(member.key), case .object(let values) = member.value else { return member }
+                        let type = types[member.key].flatMap(typeBefore)
+                        let kept = keptPart(of: Change(kind: .delete, type: type ?? "", id: member.key, deletedValues: values),
+                                            in: before).deletedValues ?? []
+                        return kept.isEmpty ? nil : JSONMember(member.key, .object(kept))
+                    }
+                    rewritten[i].changes[k].migration = m
+                    if let before { then = before }
+                } else if redacted.contains(c.id) && c.kind != .redact {
+                    rewritten[i].changes[k] = keptPart(of: c, in: then)
+                }
             }
         }
         let t = HistoryTransaction(token: lastToken + 1, timestamp: max(timestamp ?? Store.now(), try lastCommitTime() ?? 0), author: author,

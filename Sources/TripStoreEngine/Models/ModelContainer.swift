@@ -30,15 +30,22 @@ public final class ModelContainer: @unchecked Sendable {
         return try body(store)
     }
 
-    /// Opens (or creates) the store in `folder` for these models.
+    /// Opens (or creates) the store in `folder` for these models. A store of
+    /// an earlier schema is migrated first: by the stages of `migrationPlan`
+    /// from the store's version on, then by a lightweight migration for
+    /// what remains (without a plan, lightweight changes only); a store of
+    /// only additions opens as it is.
     ///
     /// - Throws: `StoreError` when the store is damaged, locked by another
-    ///   writer, of a newer format, or of a schema that differs other than by
-    ///   additions; `IOError` when the folder cannot be created.
+    ///   writer, of a newer format, of a later schema version
+    ///   (`.newerSchema`), or of a schema a migration cannot reach
+    ///   (`.migrationRefused`); `IOError` when the folder cannot be created.
     ///
     /// Containers on the same folder in one process share one open store (a
     /// store has one writer), as long as their schemas are the same.
-    public init(folder: String, models: ModelSchema, options: StoreOptions = StoreOptions()) throws {
+    public init(folder: String, models: ModelSchema, migrationPlan: MigrationPlan? = nil,
+                options: StoreOptions = StoreOptions()) throws {
+        try MigrationPlan.prepare(folder: folder, models: models, plan: migrationPlan, options: options)
         self.models = models
         shared = try SharedStore.open(folder, schema: models.schema, options: options)
         store = shared.store

@@ -45,10 +45,17 @@ public struct ModelProperty: @unchecked Sendable {
     }
 
     /// An attribute: `.attribute("name", \Trip.name, options: [.preserveOnDeletion, .indexed])`.
+    ///
+    /// For a migration (SwiftData's `@Attribute(originalName:)`):
+    /// `originalName` is the name it had in the store before, and
+    /// `defaultValue` what objects that lack it get (a new required
+    /// attribute): `.attribute("place", \Trip.place, originalName: "destination")`.
     public static func attribute<M: PersistentModel, V: ModelValue>(
-        _ name: String, _ keyPath: ReferenceWritableKeyPath<M, V>, options: AttributeOptions = []
+        _ name: String, _ keyPath: ReferenceWritableKeyPath<M, V>, options: AttributeOptions = [],
+        originalName: String? = nil, defaultValue: V? = nil
     ) -> ModelProperty {
-        let description = AttributeDescription(name, V.valueType, optional: V.isOptional, options: options)
+        let description = AttributeDescription(name, V.valueType, optional: V.isOptional, options: options, originalName: originalName,
+                                               defaultValue: defaultValue.map { EnvelopeEncoder.jsonAttribute($0.storedValue, type: V.valueType) })
         return ModelProperty(name: name, keyPath: keyPath, kind: .attribute(description, get: { m in
             (m as! M)[keyPath: keyPath].storedValue
         }, set: { m, v in
@@ -95,9 +102,11 @@ public struct ModelProperty: @unchecked Sendable {
 
     /// A to-one relationship: `.toOne("livingAccommodation", \Trip.livingAccommodation, inverse: "trip", deleteRule: .cascade)`.
     public static func toOne<M: PersistentModel, T: PersistentModel>(
-        _ name: String, _ keyPath: ReferenceWritableKeyPath<M, T?>, inverse: String? = nil, deleteRule: DeleteRule = .nullify
+        _ name: String, _ keyPath: ReferenceWritableKeyPath<M, T?>, inverse: String? = nil, deleteRule: DeleteRule = .nullify,
+        originalName: String? = nil
     ) -> ModelProperty {
-        let description = RelationshipDescription(name, to: T.entityName, toMany: false, inverse: inverse, deleteRule: deleteRule)
+        let description = RelationshipDescription(name, to: T.entityName, toMany: false, inverse: inverse, deleteRule: deleteRule,
+                                                  originalName: originalName)
         return ModelProperty(name: name, keyPath: keyPath, kind: .relationship(description, destination: T.self, get: { m in
             .one((m as! M)[keyPath: keyPath])
         }, set: { m, related in
@@ -107,9 +116,11 @@ public struct ModelProperty: @unchecked Sendable {
 
     /// A to-many relationship: `.toMany("bucketList", \Trip.bucketList, inverse: "trip", deleteRule: .cascade)`.
     public static func toMany<M: PersistentModel, T: PersistentModel>(
-        _ name: String, _ keyPath: ReferenceWritableKeyPath<M, [T]>, inverse: String? = nil, deleteRule: DeleteRule = .nullify
+        _ name: String, _ keyPath: ReferenceWritableKeyPath<M, [T]>, inverse: String? = nil, deleteRule: DeleteRule = .nullify,
+        originalName: String? = nil
     ) -> ModelProperty {
-        let description = RelationshipDescription(name, to: T.entityName, toMany: true, inverse: inverse, deleteRule: deleteRule)
+        let description = RelationshipDescription(name, to: T.entityName, toMany: true, inverse: inverse, deleteRule: deleteRule,
+                                                  originalName: originalName)
         return ModelProperty(name: name, keyPath: keyPath, kind: .relationship(description, destination: T.self, get: { m in
             .many((m as! M)[keyPath: keyPath])
         }, set: { m, related in

@@ -23,17 +23,22 @@ public final class ModelSchema: @unchecked Sendable {
     /// under the key path of the class that declares them).
     private let slotsByKeyPath: [[AnyKeyPath: Int]]
 
-    /// The schema of model classes: the roots and their subclasses, once each.
+    /// The app's name for this version of its models (`"2.0.0"`), if given.
+    public var version: String? { schema.version }
+
+    /// The schema of model classes: the roots and their subclasses, once
+    /// each; `version` names this version of them (SwiftData's `VersionedSchema`),
+    /// for a `MigrationPlan` and for refusing a store of a later version.
     ///
     /// - Throws: `SchemaError` for a class that declares a property twice,
     ///   an undeclared stored property, a key path that does not match its name,
     ///   or a subclass whose superclass is not listed.
-    public init(_ types: [PersistentModel.Type]) throws {
+    public init(_ types: [PersistentModel.Type], version: String? = nil) throws {
         var descriptions: [EntityDescription] = []
         let names = types.map { $0.entityName }
         var ownProperties: [[ModelProperty]] = []
         for t in types {
-            var d = EntityDescription(t.entityName)
+            var d = EntityDescription(t.entityName, originalName: t.originalEntityName)
             // The superclass, from a throwaway instance's mirror (no macro tells us).
             let superType = Mirror(reflecting: t.init()).superclassMirror?.subjectType as? PersistentModel.Type
             if let superType, superType != PersistentModel.self {
@@ -53,7 +58,7 @@ public final class ModelSchema: @unchecked Sendable {
             }
             descriptions.append(d)
         }
-        schema = try Schema(descriptions)
+        schema = try Schema(descriptions, version: version)
         self.types = types
         var byEntity: [[ModelProperty]] = []
         var keyPaths: [AnyKeyPath: String] = [:]

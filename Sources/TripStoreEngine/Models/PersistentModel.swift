@@ -57,4 +57,6 @@ open class PersistentModel {
 
     /// The entity name: the type tag in envelopes. The class name by default.
     open class var entityName: String { String(describing: self) }
+    /// The entity's name in the store before a migration renamed it (nil: not renamed).
+    open class var originalEntityName: String? { nil }
 }
