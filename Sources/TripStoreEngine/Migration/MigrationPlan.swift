@@ -107,7 +107,7 @@ public struct MigrationPlan: Sendable {
 
     private static func withContext(on store: Store, models: ModelSchema, author: String,
                                     _ body: (ModelContext) throws -> Void) throws {
-        let context = ModelContext(ModelContainer(models: models, unshared: store))
+        let context = ModelContext(ModelContainer(models: models, unshared: store, closing: false))
         try body(context)
         if context.hasChanges { _ = try context.save(author: author) }
     }

@@ -52,10 +52,12 @@ public final class ModelContainer: @unchecked Sendable {
         lock = shared.lock
     }
 
-    /// A container on a store of its own (time travel's read-only past).
-    init(models: ModelSchema, unshared store: Store) {
+    /// A container on a store of its own (time travel's read-only past);
+    /// `closing: false` leaves the store open when the container goes (a
+    /// migration stage's context, whose store the stage goes on with).
+    init(models: ModelSchema, unshared store: Store, closing: Bool = true) {
         self.models = models
-        shared = SharedStore(store: store)
+        shared = SharedStore(store: store, closing: closing)
         self.store = store
         lock = shared.lock
     }
@@ -68,13 +70,15 @@ public final class ModelContainer: @unchecked Sendable {
 final class SharedStore: @unchecked Sendable {
     let store: Store
     let lock = NSRecursiveLock()
+    private let closing: Bool
 
-    init(store: Store) {
+    init(store: Store, closing: Bool = true) {
         self.store = store
+        self.closing = closing
     }
 
     deinit {
-        store.close()
+        if closing { store.close() }
     }
 
     private struct Entry {
