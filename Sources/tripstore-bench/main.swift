@@ -479,6 +479,36 @@ if options.coldProcesses && FileManager.default.isExecutableFile(atPath: cli) {
     mismatches += h.mismatches
 }
 
+// Migration (SPEC §10): one rename, one added attribute with a default and
+// one removed attribute, beside a `compact` of the same store, each a fresh
+// process. Last, because it changes the store.
+if options.coldProcesses && FileManager.default.isExecutableFile(atPath: cli) {
+    var d = TripSchema.schema.descriptions
+    for k in d.indices {
+        switch d[k].name {
+        case "Trip":
+            if let a = d[k].attributes.firstIndex(where: { $0.name == "destination" }) {
+                d[k].attributes[a].name = "place"
+                d[k].attributes[a].originalName = "destination"
+            }
+        case "BusinessTrip":
+            d[k].attributes.removeAll { $0.name == "mileageRate" }
+            d[k].attributes.append(AttributeDescription("costCentre", .string, defaultValue: .string("none")))
+        default: break
+        }
+    }
+    let next = options.work + "/bench-migrate.schema.json"
+    try Data(SchemaFile.bytes(try Schema(d, version: "bench-2"), pretty: true)).write(to: URL(fileURLWithPath: next))
+    settle(storePath)
+    let compact = runCLI(["compact"]).0
+    settle(storePath)
+    let migrate = runCLI(["migrate", "--schema", next])
+    if !migrate.1.contains("migrated ") { fail("the migration failed: \(migrate.1)") }
+    emit("cli_compact_s", compact, "s")
+    emit("cli_migrate_s", migrate.0, "s")
+    emit("migrate_vs_compact", migrate.0 / compact, "x")
+}
+
 // SQLite, side by side.
 if options.compareSQLite {
     // Ratios: above 1 means tripstore is better. (ours, SQLite's, scale of theirs to ours, higher is better)

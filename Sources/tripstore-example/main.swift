@@ -39,6 +39,18 @@ final class Bicycle: Vehicle {
     override class var properties: [ModelProperty] { [.attribute("gears", \Bicycle.gears)] }
 }
 
+/// Version 2.0.0 of Bicycle: `gears` is now `gearCount`, and every bicycle
+/// has a `colour` (a new required attribute, so it needs a default).
+final class BicycleV2: Vehicle {
+    @Attribute var gearCount = 1
+    @Attribute var colour = "black"
+    override class var entityName: String { "Bicycle" }
+    override class var properties: [ModelProperty] {
+        [.attribute("gearCount", \BicycleV2.gearCount, originalName: "gears"),
+         .attribute("colour", \BicycleV2.colour, defaultValue: "black")]
+    }
+}
+
 final class Owner: PersistentModel {
     @Attribute var name = ""
     @Relationship var vehicles: [Vehicle] = []
@@ -55,7 +67,7 @@ func run() throws {
         return
     }
     let folder = given ?? NSTemporaryDirectory() + "tripstore-example-\(UUID().uuidString)"
-    let models = try ModelSchema([Vehicle.self, Car.self, ElectricCar.self, Bicycle.self, Owner.self])
+    let models = try ModelSchema([Vehicle.self, Car.self, ElectricCar.self, Bicycle.self, Owner.self], version: "1.0.0")
     let context = ModelContext(try ModelContainer(folder: folder, models: models))
 
     // Insert: related objects come along; one save is one transaction.
@@ -123,6 +135,21 @@ func run() throws {
             print("deleted \(c.type) \(c.id) at token \(t.token) by \(t.author); name was \(c.preservedValue("name").map(text) ?? "nil")")
         }
     }
+
+    // The next version of the app: opening the store with its models
+    // migrates it in one transaction, keeping every object and its history.
+    context.container.store.close()
+    let v2 = try ModelSchema([Vehicle.self, Car.self, ElectricCar.self, BicycleV2.self, Owner.self], version: "2.0.0")
+    let plan = MigrationPlan([.lightweight(from: models, to: v2)])
+    let upgraded = ModelContext(try ModelContainer(folder: folder, models: v2, migrationPlan: plan))
+    let bikes = try upgraded.fetch(FetchDescriptor<BicycleV2>())
+    print("version 2.0.0:", bikes.map { "\($0.name) has \($0.gearCount) gears and is \($0.colour)" })
+    if let t = upgraded.container.store.history.last, let m = t.changes.first?.migration {
+        print("migrated at token \(t.token):", m.steps.joined(separator: "; "))
+    }
+    // Before the migration, the store answers as version 1.0.0 did.
+    let before = try upgraded.container.store.past(at: .token(upgraded.container.store.lastToken - 1))
+    print("before it, the schema was version \(before.schema.version ?? "?") with \(before.objectCount) objects")
 }
 
 /// A tombstone value as text.

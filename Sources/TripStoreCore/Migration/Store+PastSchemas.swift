@@ -60,6 +60,9 @@ extension Store {
             for v in kept[id] ?? [] {
                 if let k = data.firstIndex(where: { $0.key == v.key }) { data[k].value = v.value } else { data.append(v) }
             }
+            // In the order of the schema of that time, as its envelopes were.
+            let order = Dictionary(oldEntity.properties.map { ($0.name, $0.slot) }, uniquingKeysWith: { a, _ in a })
+            data.sort { (order[$0.key] ?? Int.max) < (order[$1.key] ?? Int.max) }
             r.states[id] = .present(type: oldEntity.name, base: nil, data: data)
         }
         r.schema = older
