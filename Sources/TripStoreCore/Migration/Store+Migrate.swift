@@ -50,8 +50,10 @@ extension Store {
             snapshotChecksumChecked = true
         }
         let saved = try checkedHistory()
+        Trace.mark("migrate: checksum and history")
         let next = Store(folder: files.folder, schema: target, access: .write, options: options)
         let oldValues = try convert(plan: &plan, into: next)
+        Trace.mark("migrate: \(next.table.count) objects carried over")
         guard plan.problems.isEmpty else { throw StoreError.migrationRefused(plan.problems) }
 
         let record = MigrationRecord(from: schema.fingerprint, to: target.fingerprint, steps: plan.steps,
@@ -86,94 +88,36 @@ extension Store {
 
     /// Carries every object over as `plan` says, into `next`'s table when
     /// given (nil: only checks), adding to `plan.problems` what the objects
-    /// refuse. Returns the old values history keeps, by id.
+    /// refuse. Returns the old values history keeps, by id. The objects are
+    /// read and converted on every core, in id order, then added in order.
     private func convert(plan: inout SchemaMigration, into next: Store?) throws -> [JSONMember] {
         let rows = table.rowsSortedByID()
+        // Every piece is checked first: reading then changes nothing, and workers may share the table.
         guard table.checkEverything() else { throw StoreError.imageDamaged(file: imagePath, detail: table.imageDamage ?? "") }
         var newRow = [Int32](repeating: -1, count: table.rowCount)
         for (k, r) in rows.enumerated() { newRow[Int(r)] = Int32(k) }
+        let building = next != nil && plan.problems.isEmpty
+        let (view, frozenPlan, oldSchema, rowMap) = (table.readView, plan, schema, newRow)
+        // Blocks of rows converted on every core a few ahead of the thread
+        // that adds them in order, so that little is held at once.
+        let blockRows = 4096
+        let work = OrderedWork(count: (rows.count + blockRows - 1) / blockRows, ahead: 4) {
+            { k in
+                ObjectConversion.run(rows[(k * blockRows)..<min(rows.count, (k + 1) * blockRows)], plan: frozenPlan, schema: oldSchema,
+                                     table: view, newRow: rowMap, keepObjects: building)
+            }
+        }
+        defer { work.finish() }
         var refusals = RefusalCounter()
         var oldValues: [JSONMember] = []
-        let building = next != nil && plan.problems.isEmpty
-        if building { next?.table.reserve(rows.count) }
-        for row in rows {
-            guard let o = table.object(at: row) else { continue }
-            let oldEntity = schema.entities[o.entity]
-            guard let mapping = plan.mappings[o.entity] else {
-                refusals.note("remove entity \(oldEntity.name): objects of it are in the store", id: o.id)
-                continue
-            }
-            var values: [Value] = []
-            values.reserveCapacity(mapping.slots.count)
-            var kept: [JSONMember] = []
-            for source in mapping.slots {
-                switch source {
-                case .fill(let v):
-                    values.append(v)
-                case .attribute(let s, let conversion, let whenNil, let label):
-                    var v = o.values[s]
-                    if v.isNull {
-                        if case .becomes(let d) = whenNil {
-                            if let d {
-                                v = d
-                                kept.append(JSONMember(oldEntity.properties[s].name, .null))
-                            } else {
-                                refusals.note("make \(label) required: objects have no value for it and it has no \"default\"", id: o.id)
-                            }
-                        }
-                    } else {
-                        switch conversion {
-                        case .none: break
-                        case .intToDouble:
-                            if case .int(let i) = v {
-                                let d = Double(i)
-                                if Int64(exactly: d) != i { kept.append(JSONMember(oldEntity.properties[s].name, .int(i))) }
-                                v = .double(d)
-                            }
-                        case .removedCases(let gone):
-                            if let c = Self.firstCase(in: v, of: gone) {
-                                refusals.note("remove enum case \(label) \"\(c)\": objects use it", id: o.id)
-                            }
-                        }
-                    }
-                    values.append(v)
-                case .references(let s, let destinations, let refusal):
-                    let v = o.values[s]
-                    var targets: [RowID] = []
-                    switch v {
-                    case .toOne(let r): targets = [r]
-                    case .toMany(let rs): targets = rs
-                    default: break
-                    }
-                    if let destinations {
-                        for t in targets {
-                            guard let e = table.entity(at: t), let m = plan.mappings[e], destinations.contains(m.entity) else {
-                                let name = table.entity(at: t).map { schema.entities[$0].name } ?? "missing object"
-                                refusals.note("\(refusal): objects refer to a \(name)", id: o.id)
-                                break
-                            }
-                        }
-                    }
-                    let mapped = targets.map { RowID(newRow[Int($0)]) }
-                    switch v {
-                    case .toOne: values.append(.toOne(mapped[0]))
-                    case .toMany: values.append(.toMany(mapped))
-                    default: values.append(v)
-                    }
-                }
-            }
-            for (slot, name) in mapping.removed {
-                let v = o.values[slot]
-                switch v {
-                case .null: continue
-                case .toMany(let rs) where rs.isEmpty: continue
-                default: kept.append(JSONMember(name, EnvelopeEncoder.jsonValue(v, of: oldEntity.properties[slot], schema: schema, lookup: table)))
-                }
-            }
-            if !kept.isEmpty { oldValues.append(JSONMember(o.id, .object(kept))) }
-            if building, let next {
-                let r = next.table.append(StoredObject(entity: mapping.entity, id: o.id, values: values))
-                next.indexes.appendType(r, mapping.entity)
+        if building, let next { next.table.reserve(rows.count) }
+        while let part = work.next() {
+            refusals.merge(part.refusals)
+            oldValues += part.oldValues
+            guard building, let next else { continue }
+            for o in part.objects {
+                let r = next.table.append(o)
+                next.indexes.appendType(r, o.entity)
             }
         }
         plan.problems += refusals.sentences
@@ -229,9 +173,101 @@ extension Store {
     }
 }
 
+/// One worker's share of a migration: its rows' objects in the new schema,
+/// the old values history keeps of them, and what they refuse.
+struct ObjectConversion: Sendable {
+    var objects: [StoredObject] = []
+    var oldValues: [JSONMember] = []
+    var refusals = RefusalCounter()
+
+    static func run(_ rows: ArraySlice<RowID>, plan: SchemaMigration, schema: Schema, table: ObjectTable.ReadView,
+                    newRow: [Int32], keepObjects: Bool) -> ObjectConversion {
+        var out = ObjectConversion()
+        if keepObjects { out.objects.reserveCapacity(rows.count) }
+        for row in rows {
+            guard let o = table.object(at: row) else { continue }
+            let oldEntity = schema.entities[o.entity]
+            guard let mapping = plan.mappings[o.entity] else {
+                out.refusals.note("remove entity \(oldEntity.name): objects of it are in the store", id: o.id)
+                continue
+            }
+            var values: [Value] = []
+            values.reserveCapacity(mapping.slots.count)
+            var kept: [JSONMember] = []
+            for source in mapping.slots {
+                switch source {
+                case .fill(let v):
+                    values.append(v)
+                case .attribute(let s, let conversion, let whenNil, let label):
+                    var v = o.values[s]
+                    if v.isNull {
+                        if case .becomes(let d) = whenNil {
+                            if let d {
+                                v = d
+                                kept.append(JSONMember(oldEntity.properties[s].name, .null))
+                            } else {
+                                out.refusals.note("make \(label) required: objects have no value for it and it has no \"default\"", id: o.id)
+                            }
+                        }
+                    } else {
+                        switch conversion {
+                        case .none: break
+                        case .intToDouble:
+                            if case .int(let i) = v {
+                                let d = Double(i)
+                                if Int64(exactly: d) != i { kept.append(JSONMember(oldEntity.properties[s].name, .int(i))) }
+                                v = .double(d)
+                            }
+                        case .removedCases(let gone):
+                            if let c = Store.firstCase(in: v, of: gone) {
+                                out.refusals.note("remove enum case \(label) \"\(c)\": objects use it", id: o.id)
+                            }
+                        }
+                    }
+                    values.append(v)
+                case .references(let s, let destinations, let refusal):
+                    let v = o.values[s]
+                    var targets: [RowID] = []
+                    switch v {
+                    case .toOne(let r): targets = [r]
+                    case .toMany(let rs): targets = rs
+                    default: break
+                    }
+                    if let destinations {
+                        for t in targets {
+                            guard let e = table.entity(at: t), let m = plan.mappings[e], destinations.contains(m.entity) else {
+                                let name = table.entity(at: t).map { schema.entities[$0].name } ?? "missing object"
+                                out.refusals.note("\(refusal): objects refer to a \(name)", id: o.id)
+                                break
+                            }
+                        }
+                    }
+                    let mapped = targets.map { RowID(newRow[Int($0)]) }
+                    switch v {
+                    case .toOne: values.append(mapped.first.map { .toOne($0) } ?? .null)
+                    case .toMany: values.append(.toMany(mapped))
+                    default: values.append(v)
+                    }
+                }
+            }
+            for (slot, name) in mapping.removed {
+                let v = o.values[slot]
+                switch v {
+                case .null: continue
+                case .toMany(let rs) where rs.isEmpty: continue
+                default: kept.append(JSONMember(name, EnvelopeEncoder.jsonValue(v, of: oldEntity.properties[slot], schema: schema, lookup: table)))
+                }
+            }
+            if !kept.isEmpty { out.oldValues.append(JSONMember(o.id, .object(kept))) }
+            if keepObjects { out.objects.append(StoredObject(entity: mapping.entity, id: o.id, values: values)) }
+        }
+        return out
+    }
+}
+
 /// Counts the objects behind each refusal, so that the plan lists each
 /// change once: "…: 3 objects (first: 't1')".
-struct RefusalCounter {
+struct RefusalCounter: Sendable {
     private var order: [String] = []
     private var counts: [String: (count: Int, first: String)] = [:]
 
@@ -241,6 +277,19 @@ struct RefusalCounter {
         } else {
             order.append(sentence)
             counts[sentence] = (1, id)
+        }
+    }
+
+    /// Adds a later share's counts (its objects come after this one's in id order).
+    mutating func merge(_ other: RefusalCounter) {
+        for s in other.order {
+            guard let c = other.counts[s] else { continue }
+            if let mine = counts[s] {
+                counts[s] = (mine.count + c.count, mine.first)
+            } else {
+                order.append(s)
+                counts[s] = c
+            }
         }
     }
 

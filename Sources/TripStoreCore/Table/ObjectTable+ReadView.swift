@@ -7,6 +7,7 @@ extension ObjectTable {
     /// runs workers over it (the caller waits for them).
     package struct ReadView: @unchecked Sendable {
         private let table: ObjectTable
+        fileprivate var tableForLookup: ObjectTable { table }
 
         init(_ table: ObjectTable) {
             self.table = table
@@ -24,4 +25,12 @@ extension ObjectTable {
 
     /// A view for workers to read through.
     var readView: ReadView { ReadView(self) }
+}
+
+/// Whole objects through a read view, for workers on a table whose image
+/// was checked throughout (`checkEverything`), so that reading changes nothing.
+extension ObjectTable.ReadView: ObjectLookup {
+    package func object(at row: RowID) -> StoredObject? { tableForLookup.object(at: row) }
+    package func id(at row: RowID) -> String? { tableForLookup.id(at: row) }
+    package func reference(at row: RowID) -> (entity: Int, id: String)? { tableForLookup.reference(at: row) }
 }
