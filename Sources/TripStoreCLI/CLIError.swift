@@ -22,6 +22,7 @@ public struct CLIError: Error {
         case let e as EnvelopeErrors: return CLIError(e.description)
         case let e as IOError: return CLIError(e.description, exitCode: 3)
         case let e as FeedError: return CLIError(e.description)
+        case let e as QueryError: return CLIError(e.description + (e.caretDisplay.isEmpty ? "" : "\n" + e.caretDisplay))
         case let e as JSONSyntaxError: return CLIError("invalid JSON: \(e)")
         default: return CLIError("internal error: \(error)", exitCode: 3)
         }

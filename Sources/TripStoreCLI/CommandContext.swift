@@ -125,8 +125,12 @@ struct CommandContext {
     /// writer may extend the store's schema between reading its record and
     /// reading its files: then the record is read again and the open retried,
     /// so a reader never fails because a writer is busy.
-    func open(_ access: StoreAccess, options: StoreOptions, asOf point: PointInTime? = nil) throws -> Store {
+    /// `recorded`: start from the schema the store records now rather than
+    /// the one it recorded when the command began (a long-running command,
+    /// which a migration may overtake).
+    func open(_ access: StoreAccess, options: StoreOptions, asOf point: PointInTime? = nil, recorded: Bool = false) throws -> Store {
         var schema = self.schema
+        if recorded, args.value("schema") == nil, let now = try Store.recordedSchema(in: storePath) { schema = now }
         var attempt = 0
         while true {
             do {

@@ -138,6 +138,62 @@ import TripStoreModels
         #expect(dry.err.contains(#"remove enum case PersonalTrip.reason "family": objects use it ("#), "\(dry.err)")
     }
 
+    /// `history --follow --format feed` piped into a standby keeps up through
+    /// a migration and one that renames back, and the standby ends equal.
+    @Test func aLiveFeedCarriesMigrationsToAStandby() throws {
+        let store = Self.sampleStore()
+        let v2 = try Self.version2()
+        // Back again: `place` is `destination` once more, and `costCentre` goes.
+        let back = CLIRunner.scratch() + "/back.json"
+        var schema = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: v2))) as! [String: Any]
+        var entities = schema["entities"] as! [[String: Any]]
+        for k in entities.indices {
+            var attributes = entities[k]["attributes"] as! [[String: Any]]
+            for i in attributes.indices where attributes[i]["name"] as? String == "place" {
+                attributes[i]["name"] = "destination"
+                attributes[i]["originalName"] = "place"
+            }
+            attributes.removeAll { $0["name"] as? String == "costCentre" }
+            entities[k]["attributes"] = attributes
+        }
+        schema["entities"] = entities
+        schema["version"] = "3.0.0"
+        try JSONSerialization.data(withJSONObject: schema).write(to: URL(fileURLWithPath: back))
+
+        let feed = CLIRunner.scratch() + "/live.jsonl"
+        FileManager.default.createFile(atPath: feed, contents: nil)
+        let follower = Process()
+        follower.executableURL = URL(fileURLWithPath: CLIRunner.binary)
+        follower.arguments = ["--store", store, "history", "--follow", "--format", "feed", "--since", "0"]
+        follower.standardOutput = FileHandle(forWritingAtPath: feed)
+        follower.standardError = FileHandle.nullDevice
+        try follower.run()
+        defer { if follower.isRunning { follower.terminate() } }
+        func lines() -> Int { ((try? String(contentsOfFile: feed, encoding: .utf8)) ?? "").split(separator: "\n").count }
+        func wait(for n: Int) {
+            for _ in 0..<400 where lines() < n { usleep(25_000) }
+        }
+        wait(for: 3)
+        #expect(CLIRunner.run(["migrate", "--schema", v2], store: store).code == 0)
+        #expect(CLIRunner.run(["update", "rome-summit", "--set", "place=Roma"], store: store).code == 0)
+        #expect(CLIRunner.run(["update", "romeoville-audit", "--set", "place=Romeoville, IL"], store: store).code == 0)
+        #expect(CLIRunner.run(["migrate", "--schema", back], store: store).code == 0)
+        #expect(CLIRunner.run(["update", "romeoville-audit", "--set", "destination=Romeoville"], store: store).code == 0)
+        wait(for: 8)
+        follower.terminate()
+        follower.waitUntilExit()
+        #expect(lines() == 8, "\(String(decoding: (try? Data(contentsOf: URL(fileURLWithPath: feed))) ?? Data(), as: UTF8.self).prefix(300))")
+        let standby = CLIRunner.scratch() + "/standby"
+        let applied = CLIRunner.run(["apply", feed], store: standby)
+        #expect(applied.code == 0, "\(applied.err)")
+        #expect(CLIRunner.run(["export"], store: standby).out == CLIRunner.run(["export"], store: store).out)
+        #expect(CLIRunner.run(["history", "--format", "jsonl"], store: standby).out
+                == CLIRunner.run(["history", "--format", "jsonl"], store: store).out)
+        // The past of both names is one type to `--type`.
+        let trips = CLIRunner.run(["history", "--type", "BusinessTrip", "--id", "romeoville-audit", "--format", "jsonl"], store: store)
+        #expect(trips.out.split(separator: "\n").count == 3)
+    }
+
     @Test func usageAndMissingStores() throws {
         let store = CLIRunner.scratch()
         let noSchema = CLIRunner.run(["migrate"], store: store)

@@ -5,14 +5,14 @@ enum HistoryCommand {
     static let spec = CommandSpec(
         name: "history", summary: "list committed transactions and their changes; follow them live; 'history prune' and 'history redact' forget",
         usage: """
-        tripstore history [--since TOKEN] [--type TYPE] [--kind insert,update,delete,redact] [--deletes] [--author NAME] [--id ID]
+        tripstore history [--since TOKEN] [--type TYPE] [--kind insert,update,delete,redact,migrate] [--deletes] [--author NAME] [--id ID]
                          [--after TIME] [--before TIME] [--limit N] [--reverse] [--format table|json|jsonl|feed] [--follow]
                tripstore history prune --before TOKEN
                tripstore history redact --id ID [--id ID…] | --where PREDICATE [--from TYPE]
         """,
         valueOptions: ["since": "only transactions after this token (with --follow: start after it; default now)",
                        "type": "only changes of this type and its subclasses",
-                       "kind": "only these kinds of change: insert, update, delete, redact (comma-separated)",
+                       "kind": "only these kinds of change: insert, update, delete, redact, migrate (comma-separated)",
                        "author": "only transactions by this author",
                        "id": "only the changes of this object, its insert with the envelope (redact: the object to redact; repeat for more)",
                        "after": "only transactions committed after this ISO 8601 time (a date alone is midnight UTC)",
@@ -67,11 +67,11 @@ enum HistoryCommand {
             var kinds = Set<Change.Kind>()
             for part in k.split(separator: ",") {
                 guard let kind = Change.Kind(rawValue: String(part).trimmed) else {
-                    throw ctx.usageError("--kind takes insert, update, delete and redact, got '\(part)'")
+                    throw ctx.usageError("--kind takes insert, update, delete, redact and migrate, got '\(part)'")
                 }
                 kinds.insert(kind)
             }
-            guard !kinds.isEmpty else { throw ctx.usageError("--kind takes insert, update, delete and redact, got '\(k)'") }
+            guard !kinds.isEmpty else { throw ctx.usageError("--kind takes insert, update, delete, redact and migrate, got '\(k)'") }
             filter.kinds = kinds
         }
         if ctx.args.has("deletes") { filter.kinds = [.delete] }
@@ -89,7 +89,7 @@ enum HistoryCommand {
 
     static func setTypes(_ ctx: CommandContext, _ store: Store, _ filter: inout HistoryFilter) throws {
         guard let t = ctx.args.value("type") else { return }
-        guard let names = store.schema.deepTypeNames(t) else {
+        guard let names = try store.historyTypeNames(t) else {
             throw ctx.usageError("unknown type '\(t)'" + NameSuggestion.hint(for: t, in: store.schema.entities.map(\.name)))
         }
         filter.types = names
@@ -117,7 +117,7 @@ enum HistoryCommand {
         options.imageChecks = .atOpen
         let watch = FolderWatch(folder: ctx.storePath, useInotify: ctx.environment["TRIPSTORE_FOLLOW_POLL"] == nil)
         let follower = try HistoryFollower(folder: ctx.storePath, since: filter.since) {
-            try ctx.open(.read, options: options)
+            try ctx.open(.read, options: options, recorded: true)
         }
         var typesSet = false
         let output: Int32? = ctx.console.capture ? nil : 1

@@ -16,15 +16,21 @@ enum MigrateCommand {
         guard ctx.args.value("schema") != nil else {
             throw ctx.usageError("migrate needs --schema FILE: the schema to move the store to (as 'tripstore schema --format json' prints it)")
         }
+        if let extra = ctx.args.positionals.first { throw ctx.usageError("migrate takes no argument, got '\(extra)'") }
         let target = ctx.schema
         let dryRun = ctx.args.has("dry-run")
         let store = dryRun ? try ctx.openStoreWithItsSchema(.read) : try ctx.openStoreWithItsSchema(.write)
         let structural = SchemaMigration(from: store.schema, to: target)
         guard !structural.isEmpty else {
+            // The same shape: only a new version to record, which needs no transaction.
+            if store.schema.version != target.version, !dryRun, try store.recordVersion(of: target) {
+                ctx.console.line("recorded version \(target.version ?? "none") (was \(store.schema.version ?? "none")); the shape is unchanged, nothing to migrate")
+                return 0
+            }
             ctx.console.line("nothing to migrate: the store already has this schema (fingerprint \(target.fingerprint))")
             return 0
         }
-        let versions = store.schema.version == nil && target.version == nil ? ""
+        let versions = store.schema.version == target.version ? ""
             : ", version \(store.schema.version ?? "none") -> \(target.version ?? "none")"
         ctx.console.line("plan (schema \(store.schema.fingerprint) -> \(target.fingerprint)\(versions)):")
         for step in structural.steps { ctx.console.line("  " + step) }
@@ -36,6 +42,7 @@ enum MigrateCommand {
         }
         let done = try store.migrate(to: target, author: ctx.author)
         ctx.adopt(done.store)
+        for w in done.store.warnings { ctx.console.err(CLIError.sentence(w)) }
         ctx.console.line("migrated \(done.store.objectCount) objects; committed as token \(done.transaction.token) with a new snapshot")
         return 0
     }

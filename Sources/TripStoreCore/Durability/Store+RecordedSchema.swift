@@ -128,13 +128,13 @@ extension Store {
         }
     }
 
-    /// Writes this store's schema as a record at `path`: a temporary file,
-    /// flushed, renamed, and the folder flushed.
-    func writeSchemaRecord(to path: String) throws {
+    /// Writes this store's schema (or `other`, of the same shape) as a
+    /// record at `path`: a temporary file, flushed, renamed, and the folder flushed.
+    func writeSchemaRecord(of other: Schema? = nil, to path: String) throws {
         let temp = path + ".tmp"
         let fd = try FileIO.open(temp, O_WRONLY | O_CREAT | O_TRUNC)
         do {
-            try FileIO.writeAll(fd, SchemaRecordFormat.bytes(schema), path: temp)
+            try FileIO.writeAll(fd, SchemaRecordFormat.bytes(other ?? schema), path: temp)
             try FileIO.fsync(fd, path: temp)
             FileIO.close(fd)
             try FileIO.rename(temp, path)

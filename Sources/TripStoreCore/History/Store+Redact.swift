@@ -96,10 +96,19 @@ extension Store {
     /// predicate over relationships sees them empty.
     public func idsMatching(_ query: Query) throws -> [String] {
         var ids = try run(query).rows.compactMap { table.id(at: $0) }
-        var lastDelete: [String: Change] = [:]
+        // Each deleted object's last state, carried forward across later
+        // migrations so that the predicate reads it with today's names.
+        var lastDelete: [String: (type: String, data: [JSONMember])] = [:]
+        let plans = try migrationPlans()
         for t in try checkedHistory() {
             for c in t.changes {
-                if c.kind == .delete { lastDelete[c.id] = c } else if c.kind == .insert { lastDelete[c.id] = nil }
+                if c.kind == .delete {
+                    lastDelete[c.id] = (c.type, c.deletedValues ?? c.tombstone)
+                } else if c.kind == .insert {
+                    lastDelete[c.id] = nil
+                } else if c.kind == .migrate, let plan = plans[t.token] {
+                    lastDelete = lastDelete.compactMapValues { Store.forward(type: $0.type, data: $0.data, through: plan) }
+                }
             }
         }
         let gone = lastDelete.filter { table.row(for: $0.key) == nil }
@@ -107,7 +116,7 @@ extension Store {
         let past = Store.empty(schema: schema)
         for id in gone.keys.sorted() {
             guard let c = gone[id], let e = schema.entity(named: c.type) else { continue }
-            let data = (c.deletedValues ?? c.tombstone).filter { e.property(named: $0.key)?.attribute != nil }
+            let data = c.data.filter { e.property(named: $0.key)?.attribute != nil }
             let envelope = JSONValue.object([JSONMember("type", .string(c.type)), JSONMember("id", .string(id)), JSONMember("data", .object(data))])
             var decoded: [DecodedObject] = []
             var decoder = EnvelopeDecoder(schema: schema)

@@ -44,6 +44,28 @@ extension Store {
         try checkWritable(.migrate)
         var plan = SchemaMigration(from: schema, to: target)
         guard !plan.isEmpty else { throw StoreError.migrationRefused(["the store already has this schema (fingerprint \(schema.fingerprint)); there is nothing to migrate"]) }
+        return try migrate(plan, author: author, timestamp: timestamp)
+    }
+
+    /// Records a new `version` of the same shape in `schema.json` (no
+    /// transaction: nothing about the objects changes). Returns false when
+    /// the record already has it.
+    ///
+    /// - Throws: `StoreError.notWritable`, or `.migrationRefused` when `target` has another shape.
+    @discardableResult
+    public func recordVersion(of target: Schema) throws -> Bool {
+        try checkWritable(.migrate)
+        guard target.fingerprint == schema.fingerprint else {
+            throw StoreError.migrationRefused(["the schema has another shape (fingerprint \(target.fingerprint)); migrate to it instead"])
+        }
+        guard try Store.readSchemaRecord(files)?.version != target.version else { return false }
+        try writeSchemaRecord(of: target, to: files.schemaRecord)
+        return true
+    }
+
+    private func migrate(_ plan: SchemaMigration, author: String, timestamp: Double?) throws -> MigrationResult {
+        var plan = plan
+        let target = plan.to
         // Never build on a snapshot that fails its checksum, nor drop history that could not be read.
         if hasSnapshot && !snapshotChecksumChecked {
             try verifySnapshotChecksum(snapshotToken)
@@ -73,12 +95,19 @@ extension Store {
         do {
             try next.compact(tableIsChecked: false, migrating: true)
         } catch {
-            // The files are as before (a snapshot is the commit), and so is this store.
-            lock = next.lock
-            next.lock = nil
-            next.state = .closed
-            FileIO.unlink(files.pendingSchemaRecord)
-            throw error
+            guard FileIO.exists(files.snapshot(t.token)) else {
+                // Before the snapshot's rename: the files are as before, and so is this store.
+                lock = next.lock
+                next.lock = nil
+                next.state = .closed
+                FileIO.unlink(files.pendingSchemaRecord)
+                throw error
+            }
+            // After it the migration is committed: the pending record stays
+            // for the next writer to finish with, and the new store, whose
+            // memory may be ahead of what finished, reads but writes no more.
+            next.warnings.append(.migrationUnfinished(reason: "\(error)"))
+            next.markBroken(by: error)
         }
         journal.close()
         historyLog.close()

@@ -12,7 +12,10 @@ extension Store {
         func damaged(_ detail: String) -> StoreError {
             .damaged(file: files.folder, line: nil, detail: "history token \(token) (a migration) \(detail)", repairable: false)
         }
-        let newer = r.schema ?? schema
+        // The schema after it: the store's own, unless this store was opened
+        // with another (a program's, with additions) than the one recorded then.
+        var newer = r.schema ?? schema
+        if newer.fingerprint != m.to, r.schema == nil, let recorded = try? SchemaFile.read(value: m.schema) { newer = recorded }
         guard let previous = m.previous, let older = try? SchemaFile.read(value: previous) else {
             throw damaged("does not record the schema before it")
         }
@@ -66,6 +69,44 @@ extension Store {
             r.states[id] = .present(type: oldEntity.name, base: nil, data: data)
         }
         r.schema = older
+    }
+
+    /// Each retained migration's plan (from the schema before it to the one
+    /// after it), by the token that committed it.
+    func migrationPlans() throws -> [Int64: SchemaMigration] {
+        var plans: [Int64: SchemaMigration] = [:]
+        var after = schema
+        for t in try checkedHistory().reversed() {
+            for c in t.changes {
+                guard let m = c.migration, let previous = m.previous, let before = try? SchemaFile.read(value: previous) else { continue }
+                plans[t.token] = SchemaMigration(from: before, to: after)
+                after = before
+            }
+        }
+        return plans
+    }
+
+    /// An object's values (by name, as an envelope's `data`) carried forward
+    /// across a migration, as it carried live objects; nil when its type went.
+    static func forward(type: String, data: [JSONMember], through plan: SchemaMigration) -> (type: String, data: [JSONMember])? {
+        guard let old = plan.from.entity(named: type), let mapping = plan.mappings[old.id] else { return nil }
+        let e = plan.to.entities[mapping.entity]
+        var out: [JSONMember] = []
+        func value(_ name: String) -> JSONValue? { data.first { $0.key == name }?.value }
+        for (slot, source) in mapping.slots.enumerated() {
+            let name = e.properties[slot].name
+            switch source {
+            case .attribute(let s, let conversion, _, _):
+                guard var v = value(old.properties[s].name) else { continue }
+                if case .intToDouble = conversion, case .int(let i) = v { v = .double(Double(i)) }
+                out.append(JSONMember(name, v))
+            case .references(let s, _, _):
+                if let v = value(old.properties[s].name) { out.append(JSONMember(name, v)) }
+            case .fill(let v):
+                if let a = e.properties[slot].attribute, !v.isNull { out.append(JSONMember(name, EnvelopeEncoder.jsonAttribute(v, type: a.type))) }
+            }
+        }
+        return (e.name, out)
     }
 
     /// References `{"type", "id"}` with their types named as before a migration.

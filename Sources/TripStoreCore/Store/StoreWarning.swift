@@ -9,6 +9,9 @@ public enum StoreWarning: Sendable, Equatable, CustomStringConvertible {
     case automaticSnapshotFailed(reason: String)
     /// This program's schema added to the store's, and `record` now records it.
     case schemaExtended(fingerprint: String, record: String)
+    /// A migration committed (its snapshot is on disk), but a step after
+    /// that failed; the next writer finishes it. This store takes no writes.
+    case migrationUnfinished(reason: String)
 
     /// Whether this is only for information (nothing was wrong).
     public var isNote: Bool {
@@ -25,6 +28,8 @@ public enum StoreWarning: Sendable, Equatable, CustomStringConvertible {
             return "the automatic snapshot failed (\(reason)); the journal keeps every transaction"
         case .schemaExtended(let fingerprint, let record):
             return "the store's schema was extended by this program's (fingerprint \(fingerprint)); \(record) records it"
+        case .migrationUnfinished(let reason):
+            return "the migration is committed, but a step after it failed (\(reason)); the next writer finishes it"
         }
     }
 }

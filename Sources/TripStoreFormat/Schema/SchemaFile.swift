@@ -91,7 +91,7 @@ public enum SchemaFile {
         default: throw .malformedFile(location: at, detail: "\"parent\" must be an entity's name")
         }
         for (i, a) in try array(v["attributes"], "attributes", at: at).enumerated() {
-            d.attributes.append(try attribute(a, at: at, index: i, list: "attributes"))
+            d.attributes.append(try attribute(a, at: at, index: i, list: "attributes", depth: 0))
         }
         for (i, r) in try array(v["relationships"], "relationships", at: at).enumerated() {
             d.relationships.append(try relationship(r, at: at, index: i))
@@ -99,7 +99,7 @@ public enum SchemaFile {
         return d
     }
 
-    private static func attribute(_ v: JSONValue, at owner: String, index: Int, list: String) throws(SchemaError) -> AttributeDescription {
+    private static func attribute(_ v: JSONValue, at owner: String, index: Int, list: String, depth: Int) throws(SchemaError) -> AttributeDescription {
         guard case .object(let members) = v, case .string(let name)? = v["name"] else {
             throw .malformedFile(location: "\(owner), \(list)[\(index)]", detail: "expected an object with a \"name\" string")
         }
@@ -109,7 +109,7 @@ public enum SchemaFile {
         var options: AttributeOptions = []
         if try flag(v, "preserveOnDeletion", at: at) { options.insert(.preserveOnDeletion) }
         if try flag(v, "indexed", at: at) { options.insert(.indexed) }
-        return AttributeDescription(name, try type(tv, at: at, depth: 0), optional: try flag(v, "optional", at: at), options: options,
+        return AttributeDescription(name, try type(tv, at: at, depth: depth), optional: try flag(v, "optional", at: at), options: options,
                                     originalName: try originalName(v, at: at), defaultValue: v["default"])
     }
 
@@ -140,7 +140,7 @@ public enum SchemaFile {
                 try onlyKeys(members, ["embedded", "fields"], at: at)
                 var fields: [AttributeDescription] = []
                 for (i, f) in try array(v["fields"], "fields", at: at).enumerated() {
-                    fields.append(try attribute(f, at: at, index: i, list: "fields"))
+                    fields.append(try attribute(f, at: at, index: i, list: "fields", depth: depth + 1))
                 }
                 return .embedded(EmbeddedDescription(n, fields: fields))
             }

@@ -82,6 +82,9 @@ public struct SchemaMigration: Sendable {
         var oldOf: [Int?] = []
         var claimed: [Int: String] = [:]
         for e in to.entities {
+            if let o = e.originalName, from.entity(named: o) == nil, from.entity(named: e.name) == nil {
+                problems.append("entity '\(e.name)': its originalName '\(o)' names no entity of the store's schema")
+            }
             let old = e.originalName.flatMap { from.entity(named: $0) } ?? from.entity(named: e.name)
             if let old, let other = claimed[old.id] {
                 problems.append("entities '\(other)' and '\(e.name)' both continue '\(old.name)'")
@@ -120,16 +123,23 @@ public struct SchemaMigration: Sendable {
             let old = from.entities[o]
             let oldOwn = old.properties.filter { $0.declaringEntity == o }
             var used = Set<String>()
+            var renamed: [(label: String, from: String, to: String)] = []
             for p in e.properties where p.declaringEntity == e.id {
                 let label = "\(e.name).\(p.name)"
                 let match = p.originalName.flatMap { n in oldOwn.first { $0.name == n } } ?? oldOwn.first { $0.name == p.name }
+                if let o = p.originalName, match == nil {
+                    problems.append("\(label): its originalName '\(o)' names no property that \(old.name) declares in the store's schema")
+                }
                 guard let q = match, used.insert(q.name).inserted else {
                     if let q = match { problems.append("\(label) and another property of \(e.name) both continue '\(old.name).\(q.name)'") }
                     planAdded(p, label: label)
                     continue
                 }
                 let oldLabel = "\(old.name).\(q.name)"
-                if q.name != p.name { steps.append("rename \(oldLabel) -> \(label)") }
+                if q.name != p.name {
+                    steps.append("rename \(oldLabel) -> \(label)")
+                    renamed.append((label, q.name, p.name))
+                }
                 continues[label] = q.slot
                 switch (q.kind, p.kind) {
                 case (.attribute(let a), .attribute(let b)):
@@ -158,6 +168,11 @@ public struct SchemaMigration: Sendable {
                 default:
                     problems.append("\(label) changes from \(q.attribute == nil ? "a relationship" : "an attribute") to \(p.attribute == nil ? "a relationship" : "an attribute")")
                 }
+            }
+            // A rename onto a name the store still uses for a property that would go is ambiguous.
+            for r in renamed where oldOwn.contains(where: { $0.name == r.to }) && !used.contains(r.to) {
+                problems.append("\(r.label): renamed from '\(r.from)', but the store's \(old.name).\(r.to) would be removed; "
+                                + "remove or rename that one in a migration of its own first")
             }
             for q in oldOwn where !used.contains(q.name) {
                 steps.append("remove \(old.name).\(q.name) (" + (q.attribute == nil ? "references" : "values") + " kept in history)")
@@ -235,7 +250,11 @@ public struct SchemaMigration: Sendable {
     private mutating func planAttribute(_ a: AttributeDescription, _ b: AttributeDescription, label: String) {
         switch Self.conversion(a.type, b.type) {
         case nil:
-            problems.append("\(label) changes type from \(a.type.displayName) to \(b.type.displayName)")
+            if case .embedded(let x) = a.type, case .embedded(let y) = b.type, x.name == y.name {
+                problems.append("\(label): the fields of \(x.name) change (a type change)")
+            } else {
+                problems.append("\(label) changes type from \(a.type.displayName) to \(b.type.displayName)")
+            }
         case .intToDouble?:
             steps.append("convert \(label) from Int to Double")
         case .removedCases(let gone)?:
@@ -244,6 +263,7 @@ public struct SchemaMigration: Sendable {
             break
         }
         for c in Self.cases(b.type) where !Self.cases(a.type).contains(c) { steps.append("add enum case \(label) \"\(c)\"") }
+        if let x = Self.enumName(a.type), let y = Self.enumName(b.type), x != y { steps.append("rename the enum of \(label) from \(x) to \(y)") }
         if a.isOptional && !b.isOptional {
             if let d = b.defaultValue {
                 var w = JSONWriter()
@@ -284,6 +304,14 @@ public struct SchemaMigration: Sendable {
             case .removedCases(let gone)?: return .removedCases(gone)
             default: return nil
             }
+        default: return nil
+        }
+    }
+
+    static func enumName(_ t: ValueType) -> String? {
+        switch t {
+        case .enumeration(let e): return e.name
+        case .array(let inner): return enumName(inner)
         default: return nil
         }
     }

@@ -378,6 +378,81 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: folder + "/schema-next.json"))
     }
 
+    @Test func anOriginalNameThatNamesNothingOrClashesIsRefused() throws {
+        let store = try Self.filmStore("names")
+        let typo = try Self.film { d in Self.attribute(&d, "Production", "title") { $0.name = "name"; $0.originalName = "titel" } }
+        #expect(try store.migrationPlan(to: typo).problems.contains("Production.name: its originalName 'titel' names no property that Production declares in the store's schema"))
+        let clash = try Self.film { d in
+            d[0].attributes.removeAll { $0.name == "budget" }
+            Self.attribute(&d, "Production", "title") { $0.name = "budget"; $0.originalName = "title"; $0.type = .string }
+        }
+        #expect(try store.migrationPlan(to: clash).problems.contains { $0.hasPrefix("Production.budget: renamed from 'title', but the store's Production.budget would be removed") })
+        let entity = try Self.film { d in
+            let k = d.firstIndex { $0.name == "Studio" }!
+            d[k].name = "Company"
+            d[k].originalName = "Studoi"
+            d[0].relationships[1].destination = "Company"
+        }
+        #expect(try store.migrationPlan(to: entity).problems.contains("entity 'Company': its originalName 'Studoi' names no entity of the store's schema"))
+        // Renaming an enum's type is a change of its own, with a line.
+        let renamedEnum = try Self.film { d in Self.attribute(&d, "FeatureFilm", "genre") { $0.type = .enumeration(EnumDescription("Kind", cases: FilmSchema.genre.cases)) } }
+        #expect(try store.migrationPlan(to: renamedEnum).steps == ["rename the enum of FeatureFilm.genre from Genre to Kind"])
+    }
+
+    @Test func aFailureAfterTheSnapshotLeavesTheMigrationCommittedForTheNextWriter() throws {
+        let store = try Self.filmStore("late")
+        let folder = store.folder
+        let target = try Self.film { d in d[0].attributes.removeAll { $0.name == "budget" } }
+        // Something in the way of the last rename: a folder where schema.json belongs.
+        let record = folder + "/schema.json"
+        let saved = try Data(contentsOf: URL(fileURLWithPath: record))
+        try FileManager.default.removeItem(atPath: record)
+        try FileManager.default.createDirectory(atPath: record + "/blocked", withIntermediateDirectories: true)
+        let done = try store.migrate(to: target, author: "m")
+        #expect(done.store.warnings.contains { if case .migrationUnfinished = $0 { return true } else { return false } })
+        guard case .broken = done.store.state else { Issue.record("\(done.store.state)"); return }
+        let migrated = try Self.export(done.store)
+        done.store.close()
+        try FileManager.default.removeItem(atPath: record)
+        #expect(try Store.recordedSchema(in: folder)?.fingerprint == target.fingerprint)
+        let writer = try Store.open(folder, schema: target, access: .write)
+        #expect(try Self.export(writer) == migrated)
+        #expect(!FileManager.default.fileExists(atPath: folder + "/schema-next.json"))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: record)) != saved)
+    }
+
+    @Test func historyTypesAndRedactionsFollowRenames() throws {
+        let store = try Self.filmStore("renamed")
+        let target = try Self.film { d in
+            let k = d.firstIndex { $0.name == "TVSpecial" }!
+            d[k].name = "Broadcast"
+            d[k].originalName = "TVSpecial"
+            Self.attribute(&d, "Broadcast", "network") { $0.name = "channel"; $0.originalName = "network" }
+        }
+        var tx = store.transaction()
+        try tx.delete(id: "tv1")
+        try store.commit(tx, author: "d")
+        let s = try store.migrate(to: target, author: "m").store
+        // One entity, two names: a filter by either reaches both.
+        #expect(try s.historyTypeNames("Broadcast") == ["Broadcast", "TVSpecial"])
+        #expect(try s.historyTypeNames("TVSpecial") == ["Broadcast", "TVSpecial"])
+        #expect(try s.historyTypeNames("Production")?.isSuperset(of: ["TVSpecial", "Broadcast", "FeatureFilm"]) == true)
+        #expect(try s.historyTypeNames("Nothing") == nil)
+        // A deleted object's last state is read with today's names.
+        #expect(try s.idsMatching(try Query("channel == \"BBC\"", from: "Broadcast")) == ["tv1"])
+    }
+
+    @Test func aStoreOpenedWithMoreThanItRecordsStillTravelsBack() throws {
+        let store = try Self.filmStore("superset")
+        let before = try Self.export(store)
+        let target = try Self.film { d in d[0].attributes.removeAll { $0.name == "budget" } }
+        let folder = try store.migrate(to: target, author: "m").store.folder
+        // The film schema is the migrated one plus `budget`: additions only, so it opens.
+        let wider = try Store.open(folder, schema: FilmSchema.schema, access: .read)
+        #expect(try Self.export(try wider.past(at: .token(5))) == before)
+        #expect(try wider.insertEnvelopes(after: 0, wanted: [1])[1]?["f1"]?["data"]?["budget"] == .int(60_000_000))
+    }
+
     @Test func schemaFilesCarryVersionsOriginalNamesAndDefaults() throws {
         let ok = #"{"version": "2.1", "entities": [{"name": "A", "originalName": "Old", "attributes": [{"name": "n", "originalName": "m", "type": "int", "default": 3}], "relationships": []}]}"#
         let s = try SchemaFile.read(Array(ok.utf8))
