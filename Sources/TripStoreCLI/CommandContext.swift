@@ -60,8 +60,21 @@ struct CommandContext {
     /// Opens the store with the schema it records, whatever `--schema` says
     /// (`migrate`, whose `--schema` is the schema to move to).
     func openStoreWithItsSchema(_ access: StoreAccess) throws -> Store {
-        guard let recorded = try Store.recordedSchema(in: storePath) else { throw StoreError.noStore(path: storePath) }
-        return try opened(try Store.open(storePath, schema: recorded, access: access, options: options()), access: access)
+        var attempt = 0
+        while true {
+            guard let recorded = try Store.recordedSchema(in: storePath) else { throw StoreError.noStore(path: storePath) }
+            do {
+                return try opened(try Store.open(storePath, schema: recorded, access: access, options: options()), access: access)
+            } catch let e as StoreError where attempt < 5 {
+                // Another writer migrated between reading the record and opening: read it again.
+                switch e {
+                case .schemaMismatch, .damaged: break
+                default: throw e
+                }
+                guard let now = try Store.recordedSchema(in: storePath), now.fingerprint != recorded.fingerprint else { throw e }
+                attempt += 1
+            }
+        }
     }
 
     /// Keeps a store the command got from another (a migration's) until the command ends.

@@ -15,7 +15,7 @@ import TripStoreCLI
         (["query", "--sort", "-"], "--sort needs property names"),
         (["query", "--fields", ""], "--fields needs property names"),
         (["query", "--fields", "name,"], "--fields needs property names"),
-        (["history", "--kind", ""], "--kind takes insert, update, delete and redact"),
+        (["history", "--kind", ""], "--kind takes insert, update, delete, redact and migrate"),
         (["history", "prune", "--before", "99999999999999999999"], "--before takes a token"),
         (["history", "--since", "-5"], "--since needs a token"),
         (["query", "--wait", "1e400"], "--wait needs a number of seconds"),

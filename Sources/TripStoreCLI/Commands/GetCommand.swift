@@ -40,7 +40,7 @@ enum GetCommand {
         let format = ctx.args.value("format") ?? (ctx.console.outIsTerminal ? "table" : "jsonl")
         guard ["table", "json", "jsonl"].contains(format) else { throw ctx.usageError("--format must be table, json or jsonl, got '\(format)'") }
         let printer = HistoryCommand.Printer(ctx: ctx, format: format, audit: false, withEnvelopes: true)
-        printer.print(transactions, envelopes: try printer.envelopes(transactions, in: store, id: id), whole: true)
+        try printer.print(transactions, envelopes: try printer.envelopes(transactions, in: store, id: id), whole: true, store: store)
         return 0
     }
 

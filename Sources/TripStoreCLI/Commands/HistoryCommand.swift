@@ -6,7 +6,7 @@ enum HistoryCommand {
         name: "history", summary: "list committed transactions and their changes; follow them live; 'history prune' and 'history redact' forget",
         usage: """
         tripstore history [--since TOKEN] [--type TYPE] [--kind insert,update,delete,redact,migrate] [--deletes] [--author NAME] [--id ID]
-                         [--after TIME] [--before TIME] [--limit N] [--reverse] [--format table|json|jsonl|feed] [--follow]
+                         [--after TIME] [--before TIME] [--limit N] [--reverse] [--format table|json|jsonl|feed|sql] [--follow]
                tripstore history prune --before TOKEN
                tripstore history redact --id ID [--id ID…] | --where PREDICATE [--from TYPE]
         """,
@@ -18,7 +18,8 @@ enum HistoryCommand {
                        "after": "only transactions committed after this ISO 8601 time (a date alone is midnight UTC)",
                        "before": "only transactions committed before this ISO 8601 time (prune: drop transactions with a token below this one)",
                        "limit": "only the newest N transactions that pass the filters (printed oldest first)",
-                       "format": "table (default on a terminal), json, jsonl (default otherwise) or feed (replayable lines for 'apply')",
+                       "format": "table (default on a terminal), json, jsonl (default otherwise), feed (replayable lines for 'apply') or sql (transactions for psql)",
+                       "sql-schema": "with --format sql: the PostgreSQL schema of the tables (default tripstore)",
                        "where": "with redact: the objects, live or deleted, whose last known state matches this predicate",
                        "from": "with redact --where: the root type the predicate is over"],
         flagOptions: ["deletes": "only deletes, with their tombstones (the audit view)",
@@ -27,6 +28,7 @@ enum HistoryCommand {
         examples: ["tripstore history --deletes", "tripstore history --type Trip --kind update --format jsonl",
                    "tripstore history --id rome-summit", "tripstore history --after 2026-11-16 --limit 20 --reverse",
                    "tripstore history --follow --format feed | ssh standby tripstore --store /srv/trips apply -",
+                   "tripstore history --follow --format sql --since \"$(psql -tAc 'select token from tripstore.cursor')\" | psql -v ON_ERROR_STOP=1",
                    "tripstore history prune --before 10", "tripstore history redact --id family-7"])
 
     static func run(_ ctx: CommandContext) throws -> Int32 {
@@ -45,16 +47,25 @@ enum HistoryCommand {
         filter.before = try time(ctx, "before")
         filter.limit = try ctx.intOption("limit")
         let format = ctx.args.value("format") ?? (ctx.console.outIsTerminal ? "table" : "jsonl")
-        guard ["table", "json", "jsonl", "feed"].contains(format) else {
-            throw ctx.usageError("--format must be table, json, jsonl or feed, got '\(format)'")
+        guard ["table", "json", "jsonl", "feed", "sql"].contains(format) else {
+            throw ctx.usageError("--format must be table, json, jsonl, feed or sql, got '\(format)'")
         }
         let follow = ctx.args.has("follow")
-        if format == "feed" {
+        if format == "feed" || format == "sql" {
             // A feed line is a whole transaction: replaying part of one would be another transaction.
             for o in ["type", "kind", "author", "id"] where ctx.args.value(o) != nil {
-                throw ctx.usageError("--format feed prints whole transactions; it cannot be combined with --\(o)")
+                throw ctx.usageError("--format \(format) prints whole transactions; it cannot be combined with --\(o)")
             }
-            if ctx.args.has("deletes") { throw ctx.usageError("--format feed prints whole transactions; it cannot be combined with --deletes") }
+            if ctx.args.has("deletes") { throw ctx.usageError("--format \(format) prints whole transactions; it cannot be combined with --deletes") }
+        }
+        if format == "sql" {
+            // Each SQL transaction checks the one before it: none may be left out.
+            for o in ["after", "before", "limit"] where ctx.args.value(o) != nil {
+                throw ctx.usageError("--format sql prints every transaction after --since; it cannot be combined with --\(o)")
+            }
+            if ctx.args.has("reverse") { throw ctx.usageError("--format sql prints oldest first; it cannot be combined with --reverse") }
+        } else if ctx.args.value("sql-schema") != nil {
+            throw ctx.usageError("--sql-schema goes with --format sql")
         }
         if follow && format == "json" { throw ctx.usageError("--follow prints as transactions come; use --format jsonl, feed or table, not json") }
         if follow && (ctx.args.has("reverse") || filter.limit != nil) { throw ctx.usageError("--follow prints oldest first, as transactions come; it takes no --limit or --reverse") }
@@ -76,14 +87,18 @@ enum HistoryCommand {
         }
         if ctx.args.has("deletes") { filter.kinds = [.delete] }
         filter.author = ctx.args.value("author")
-        let printer = Printer(ctx: ctx, format: format, audit: ctx.args.has("deletes"), withEnvelopes: format == "feed" || filter.id != nil)
+        let printer = Printer(ctx: ctx, format: format, audit: ctx.args.has("deletes"), withEnvelopes: format == "feed" || filter.id != nil,
+                              sql: SQLSchema(name: ctx.args.value("sql-schema") ?? "tripstore"))
         if follow { return try self.follow(ctx, filter: filter, printer: printer) }
         let store = try ctx.openStore(.read)
         try setTypes(ctx, store, &filter)
+        if format == "sql", let since = filter.since, since < store.lastToken, since + 1 < (store.oldestRetainedToken ?? store.lastToken + 1) {
+            throw StoreError.historyNotRetained(after: since, oldestRetained: store.oldestRetainedToken, lastToken: store.lastToken)
+        }
         var transactions = filter.apply(to: try store.checkedHistory())
         let envelopes = try printer.envelopes(transactions, in: store, id: filter.id)
         if ctx.args.has("reverse") { transactions.reverse() }
-        printer.print(transactions, envelopes: envelopes, whole: true)
+        try printer.print(transactions, envelopes: envelopes, whole: true, store: store)
         return 0
     }
 
@@ -92,7 +107,7 @@ enum HistoryCommand {
         guard let names = try store.historyTypeNames(t) else {
             throw ctx.usageError("unknown type '\(t)'" + NameSuggestion.hint(for: t, in: store.schema.entities.map(\.name)))
         }
-        filter.types = names
+        filter.typeNames = names
     }
 
     /// `--after` / `--before` as a time; a bare number is refused (a token is not a time).
@@ -127,7 +142,7 @@ enum HistoryCommand {
                 var f = filter
                 f.since = nil
                 let shown = f.apply(to: new)
-                printer.print(shown, envelopes: try printer.envelopes(shown, in: store, id: filter.id), whole: false)
+                try printer.print(shown, envelopes: try printer.envelopes(shown, in: store, id: filter.id), whole: false, store: store)
                 ctx.console.flush()
             }
             watch.wait(timeout: 1, output: output)
@@ -141,16 +156,20 @@ enum HistoryCommand {
         let format: String
         let audit: Bool
         let withEnvelopes: Bool
+        /// The PostgreSQL tables of `--format sql`.
+        var sql = SQLSchema()
 
         /// Insert envelopes for the feed and for `--id`: each object right after its transaction.
         func envelopes(_ ts: [HistoryTransaction], in store: Store, id: String?) throws -> [Int64: [String: JSONValue]] {
-            guard withEnvelopes, let first = ts.first else { return [:] }
+            guard withEnvelopes, format != "sql", let first = ts.first else { return [:] }
             return try store.insertEnvelopes(after: first.token - 1, wanted: Set(ts.map(\.token)), only: id)
         }
 
         /// `whole`: the complete answer (json prints one array); otherwise one batch of a follow.
-        func print(_ ts: [HistoryTransaction], envelopes: [Int64: [String: JSONValue]], whole: Bool) {
+        func print(_ ts: [HistoryTransaction], envelopes: [Int64: [String: JSONValue]], whole: Bool, store: Store) throws {
             switch format {
+            case "sql":
+                try store.writeSQL(ts, in: sql, to: { ctx.console.out($0) })
             case "json":
                 var w = JSONWriter(pretty: true)
                 w.beginArray()

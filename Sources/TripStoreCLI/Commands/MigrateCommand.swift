@@ -23,9 +23,16 @@ enum MigrateCommand {
         let structural = SchemaMigration(from: store.schema, to: target)
         guard !structural.isEmpty else {
             // The same shape: only a new version to record, which needs no transaction.
-            if store.schema.version != target.version, !dryRun, try store.recordVersion(of: target) {
-                ctx.console.line("recorded version \(target.version ?? "none") (was \(store.schema.version ?? "none")); the shape is unchanged, nothing to migrate")
-                return 0
+            if store.schema.version != target.version {
+                let change = "version \(target.version ?? "none") (was \(store.schema.version ?? "none")); the shape is unchanged, nothing to migrate"
+                if dryRun {
+                    ctx.console.line("dry run: would record " + change)
+                    return 0
+                }
+                if try store.recordVersion(of: target) {
+                    ctx.console.line("recorded " + change)
+                    return 0
+                }
             }
             ctx.console.line("nothing to migrate: the store already has this schema (fingerprint \(target.fingerprint))")
             return 0

@@ -4,19 +4,22 @@ import TripStoreEngine
 enum QueryCommand {
     static let spec = CommandSpec(
         name: "query", summary: "print the objects that match a predicate",
-        usage: "tripstore query [PREDICATE] [--from TYPE] [--sort KEY[,KEY]] [--limit N] [--offset N] [--fields a,b] [--format table|json|jsonl|csv|ids] [--count] [--explain] [--as-of TOKEN|TIME]",
+        usage: "tripstore query [PREDICATE] [--from TYPE] [--sort KEY[,KEY]] [--limit N] [--offset N] [--fields a,b] [--format table|json|jsonl|csv|ids] [--count] [--explain] [--as-of TOKEN|TIME] [--sql [--sql-schema NAME]]",
         valueOptions: ["as-of": "answer as the store was right after this token, or at this ISO 8601 time",
                        "from": "the root type to query (subclasses included; default: the store's first root type, Trip for trips)",
                        "sort": "sort keys, comma-separated; -KEY sorts descending; ties are broken by id",
                        "limit": "print at most N objects", "offset": "skip the first N objects",
                        "fields": "only these attributes (json/jsonl: in data; table/csv: as columns)",
-                       "format": "table (default on a terminal), json, jsonl (default otherwise), csv or ids"],
-        flagOptions: ["count": "print only the number of matches", "explain": "print the plan: indexes used, estimated and actual rows"],
+                       "format": "table (default on a terminal), json, jsonl (default otherwise), csv or ids",
+                       "sql-schema": "with --sql: the PostgreSQL schema of the tables (default tripstore)"],
+        flagOptions: ["count": "print only the number of matches", "explain": "print the plan: indexes used, estimated and actual rows",
+                      "sql": "print the PostgreSQL SELECT that returns the ids --format ids would (or the count), instead of running it"],
         examples: ["tripstore query 'is BusinessTrip && destination ~ \"Rome\"'",
                    "tripstore query 'is PersonalTrip && reason == \"family\" && startDate >= 2026-06-01' --sort -startDate",
                    "tripstore query 'perDiemRate > 100' --sort=-startDate --limit 20 --format ids",
                    "tripstore query --from BusinessMeal 'cost > 80' --count",
-                   "tripstore query 'destination ~ \"Rome\"' --as-of 2026-11-16"])
+                   "tripstore query 'destination ~ \"Rome\"' --as-of 2026-11-16",
+                   "psql -tA -c \"$(tripstore query --sql 'is BusinessTrip && destination ~ \\\"Rome\\\"')\""])
 
     /// What a query prints, as the command line or the shell sets it.
     struct Settings {
@@ -58,6 +61,23 @@ enum QueryCommand {
 
     static func run(_ ctx: CommandContext) throws -> Int32 {
         let s = try settings(ctx)
+        if ctx.args.has("sql") {
+            for o in ["fields", "format", "as-of"] where ctx.args.value(o) != nil {
+                throw ctx.usageError("--sql prints the SELECT of the ids; it cannot be combined with --\(o)")
+            }
+            if s.explain { throw ctx.usageError("--sql prints the SELECT of the ids; it cannot be combined with --explain") }
+            let store = try ctx.openStore(.read)
+            let query: Query
+            do {
+                query = try Query(ctx.args.positionals.joined(separator: " "), from: s.from, sort: s.sort, limit: s.limit, offset: s.offset)
+                ctx.console.out(try store.sql(for: query, count: s.count, in: SQLSchema(name: ctx.args.value("sql-schema") ?? "tripstore")))
+            } catch {
+                throw CLIError(error.description + (error.caretDisplay.isEmpty ? "" : "\n" + error.caretDisplay))
+            }
+            return 0
+        } else if ctx.args.value("sql-schema") != nil {
+            throw ctx.usageError("--sql-schema goes with --sql")
+        }
         let store = try ctx.openStoreToRead()
         try execute(ctx.args.positionals.joined(separator: " "), s, store: store, console: ctx.console)
         return 0

@@ -5,9 +5,11 @@ import TripStoreEngine
 enum SchemaCommand {
     static let spec = CommandSpec(
         name: "schema", summary: "print the store's model hierarchy (or the trip schema): attributes, relationships, delete rules",
-        usage: "tripstore schema [--format text|json]",
-        valueOptions: ["format": "text (default), or json: a schema file that --schema FILE reads"],
+        usage: "tripstore schema [--format text|json|sql] [--sql-schema NAME]",
+        valueOptions: ["format": "text (default); json: a schema file that --schema FILE reads; sql: PostgreSQL's tables for 'history --format sql'",
+                       "sql-schema": "with --format sql: the PostgreSQL schema of the tables (default tripstore)"],
         examples: ["tripstore schema", "tripstore --store films schema --format json > films.schema.json",
+                   "tripstore schema --format sql | psql -v ON_ERROR_STOP=1",
                    "tripstore --store new --schema films.schema.json import films.json"],
         needsStore: false)
 
@@ -17,7 +19,10 @@ enum SchemaCommand {
         case "json":
             ctx.console.line(String(decoding: SchemaFile.bytes(ctx.schema, pretty: true), as: UTF8.self))
             return 0
-        case let other?: throw ctx.usageError("--format is text or json, got '\(other)'")
+        case "sql":
+            ctx.console.out(SQLSchema(name: ctx.args.value("sql-schema") ?? "tripstore").ddl(for: ctx.schema))
+            return 0
+        case let other?: throw ctx.usageError("--format is text, json or sql, got '\(other)'")
         }
         ctx.console.out(render(ctx.schema))
         return 0

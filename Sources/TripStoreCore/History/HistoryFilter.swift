@@ -16,6 +16,9 @@ public struct HistoryFilter: Sendable {
     public var limit: Int?
     /// Changes of these concrete types (a type and its subclasses).
     public var types: Set<String>?
+    /// Changes of a type under the names it had when each was recorded
+    /// (`Store.historyTypeNames`), across migrations that renamed it.
+    public var typeNames: HistoryTypeNames?
     /// Only changes of these kinds (nil: all).
     public var kinds: Set<Change.Kind>?
     /// Only transactions by this author (nil: all).
@@ -41,6 +44,7 @@ public struct HistoryFilter: Sendable {
             var kept = t
             kept.changes = t.changes.filter { c in
                 (kinds?.contains(c.kind) ?? true) && (types?.contains(c.type) ?? true) && (id.map { c.id == $0 } ?? true)
+                    && (typeNames?.contains(c.type, at: t.token) ?? true)
             }
             if !kept.changes.isEmpty { out.append(kept) }
         }

@@ -19,8 +19,21 @@ extension Store {
     public func redact(ids: [String], author: String, timestamp: Double? = nil) throws -> HistoryTransaction {
         try checkWritable(.redact)
         let saved = try checkedHistory()
+        // Each object's type as it is named now: a deleted object's last
+        // recorded type, carried across later migrations that renamed it.
         var types: [String: String] = [:]
-        for t in saved { for c in t.changes { types[c.id] = c.type } }
+        let plans = try migrationPlans()
+        for t in saved {
+            for c in t.changes {
+                if c.kind == .migrate, let plan = plans[t.token] {
+                    types = types.mapValues { name in
+                        plan.from.entity(named: name).flatMap { plan.mappings[$0.id] }.map { plan.to.entities[$0.entity].name } ?? name
+                    }
+                } else {
+                    types[c.id] = c.type
+                }
+            }
+        }
         var unique: [String] = []
         for raw in ids {
             let id = Identifier.normalized(raw)

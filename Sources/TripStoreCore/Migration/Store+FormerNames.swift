@@ -2,45 +2,63 @@ import TripStoreFormat
 import TripStoreJSON
 import TripStoreSystem
 
-/// Entity names across migrations, for reading history recorded under
-/// names a migration changed or removed.
+/// The names one type and its subclasses had in each part of retained
+/// history: migrations may rename, add or remove entities, and a name may
+/// mean another entity before a migration than after it.
+public struct HistoryTypeNames: Sendable, Equatable {
+    /// Each era of history, from the token that starts it (a migration's),
+    /// with the names the type and its subclasses had then.
+    public let eras: [Era]
+
+    public struct Era: Sendable, Equatable {
+        /// The first token of the era (`Int64.min` for the first).
+        public let from: Int64
+        public let names: Set<String>
+    }
+
+    /// Whether a change of `type` recorded at `token` is one of the type's.
+    public func contains(_ type: String, at token: Int64) -> Bool {
+        (eras.last { $0.from <= token }?.names.contains(type)) ?? false
+    }
+
+    /// Every name the type had, in any era.
+    public var allNames: Set<String> { eras.reduce(into: Set<String>()) { $0.formUnion($1.names) } }
+}
+
 extension Store {
-    /// The names under which history may record objects of type `name` and
-    /// its subclasses: their names now and every name a retained migration
-    /// renamed them from or to. A name that only retained history knows (an
-    /// entity a migration removed or renamed) counts too; nil for a name
-    /// neither the schema nor retained history knows.
+    /// The names under which retained history records objects of type
+    /// `name` and its subclasses, era by era (each migration starts one): a
+    /// type renamed since is found under its former names, a name that only
+    /// history knows (an entity removed or renamed) counts too. Nil for a
+    /// name that no schema of retained history has.
     /// - Throws: `StoreError.damaged` naming a history line it cannot read.
-    public func historyTypeNames(_ name: String) throws -> Set<String>? {
-        var schemas: [(before: Schema, after: Schema)] = []
-        var after = schema
-        for t in try checkedHistory().reversed() {
-            for c in t.changes {
-                guard let m = c.migration, let previous = m.previous, let before = try? SchemaFile.read(value: previous) else { continue }
-                schemas.append((before, after))
-                after = before
-            }
+    public func historyTypeNames(_ name: String) throws -> HistoryTypeNames? {
+        let plans = try migrationPlans().sorted { $0.key < $1.key }
+        // Era k runs under the schema before migration k; the last under the store's own.
+        let schemas = plans.map(\.value.from) + [schema]
+        guard let start = schemas.indices.reversed().first(where: { schemas[$0].entity(named: name) != nil }) else { return nil }
+        var entity = [String?](repeating: nil, count: schemas.count)
+        entity[start] = name
+        // Back: the entity that migration k-1 carried into this one.
+        var k = start
+        while k > 0, let current = entity[k] {
+            let plan = plans[k - 1].value
+            let target = plan.to.entity(named: current)?.id
+            entity[k - 1] = plan.mappings.firstIndex { $0 != nil && $0?.entity == target }.map { plan.from.entities[$0].name }
+            k -= 1
         }
-        // Names that are one entity at different times.
-        var parent: [String: String] = [:]
-        func root(_ n: String) -> String {
-            var n = n
-            while let p = parent[n], p != n { n = p }
-            return n
+        // Forward: what migration k carried it into.
+        k = start
+        while k < plans.count, let current = entity[k] {
+            let plan = plans[k].value
+            entity[k + 1] = plan.from.entity(named: current).flatMap { plan.mappings[$0.id] }.map { plan.to.entities[$0.entity].name }
+            k += 1
         }
-        for (before, after) in schemas {
-            let plan = SchemaMigration(from: before, to: after)
-            for (o, mapping) in plan.mappings.enumerated() {
-                guard let mapping else { continue }
-                let a = root(before.entities[o].name), b = root(after.entities[mapping.entity].name)
-                if a != b { parent[a] = b }
-            }
+        var eras: [HistoryTypeNames.Era] = []
+        for (k, e) in entity.enumerated() {
+            let names = e.flatMap { schemas[k].deepTypeNames($0) } ?? []
+            eras.append(.init(from: k == 0 ? Int64.min : plans[k - 1].key, names: names))
         }
-        // The type and its subclasses in the newest schema that has it.
-        guard let deep = schema.deepTypeNames(name) ?? schemas.lazy.compactMap({ $0.before.deepTypeNames(name) }).first else { return nil }
-        var all: Set<String> = []
-        let known = Set(schemas.flatMap { $0.before.entities.map(\.name) } + schema.entities.map(\.name))
-        for n in known where deep.contains(where: { root($0) == root(n) }) { all.insert(n) }
-        return all.union(deep)
+        return HistoryTypeNames(eras: eras)
     }
 }

@@ -12,10 +12,11 @@ extension Store {
         func damaged(_ detail: String) -> StoreError {
             .damaged(file: files.folder, line: nil, detail: "history token \(token) (a migration) \(detail)", repairable: false)
         }
-        // The schema after it: the store's own, unless this store was opened
-        // with another (a program's, with additions) than the one recorded then.
+        // The schema after it as the migration recorded it: the shape the
+        // objects have, with the original names that say where each came
+        // from (a record written since may have dropped them).
         var newer = r.schema ?? schema
-        if newer.fingerprint != m.to, r.schema == nil, let recorded = try? SchemaFile.read(value: m.schema) { newer = recorded }
+        if let recorded = try? SchemaFile.read(value: m.schema), recorded.fingerprint == m.to { newer = recorded }
         guard let previous = m.previous, let older = try? SchemaFile.read(value: previous) else {
             throw damaged("does not record the schema before it")
         }
@@ -75,12 +76,11 @@ extension Store {
     /// after it), by the token that committed it.
     func migrationPlans() throws -> [Int64: SchemaMigration] {
         var plans: [Int64: SchemaMigration] = [:]
-        var after = schema
-        for t in try checkedHistory().reversed() {
+        for t in try checkedHistory() {
             for c in t.changes {
-                guard let m = c.migration, let previous = m.previous, let before = try? SchemaFile.read(value: previous) else { continue }
+                guard let m = c.migration, let previous = m.previous, let before = try? SchemaFile.read(value: previous),
+                      let after = try? SchemaFile.read(value: m.schema) else { continue }
                 plans[t.token] = SchemaMigration(from: before, to: after)
-                after = before
             }
         }
         return plans

@@ -16,6 +16,13 @@ package enum HistoryCoding {
         w.key("timestamp"); w.date(t.timestamp)
         w.key("author"); w.string(t.author)
         w.key("changes")
+        writeChanges(t, to: &w, envelopes: envelopes, deletedValues: deletedValues)
+        w.endObject()
+    }
+
+    /// The `changes` array of `write`.
+    package static func writeChanges(_ t: HistoryTransaction, to w: inout JSONWriter,
+                                     envelopes: [String: JSONValue]? = nil, deletedValues: Bool = false) {
         w.beginArray()
         for c in t.changes {
             if let m = c.migration {
@@ -47,7 +54,6 @@ package enum HistoryCoding {
             w.endObject()
         }
         w.endArray()
-        w.endObject()
     }
 
     /// `{"kind":"migrate","from":…,"to":…,"changes":[…]}`; the feed adds the

@@ -1,3 +1,4 @@
+import TripStoreModels
 import Foundation
 import Testing
 @testable import TripStoreEngine

@@ -434,9 +434,11 @@ import Testing
         try store.commit(tx, author: "d")
         let s = try store.migrate(to: target, author: "m").store
         // One entity, two names: a filter by either reaches both.
-        #expect(try s.historyTypeNames("Broadcast") == ["Broadcast", "TVSpecial"])
-        #expect(try s.historyTypeNames("TVSpecial") == ["Broadcast", "TVSpecial"])
-        #expect(try s.historyTypeNames("Production")?.isSuperset(of: ["TVSpecial", "Broadcast", "FeatureFilm"]) == true)
+        let names = try s.historyTypeNames("Broadcast")
+        #expect(names?.contains("TVSpecial", at: 5) == true && names?.contains("Broadcast", at: 7) == true)
+        #expect(names?.contains("Broadcast", at: 5) == false && names?.contains("TVSpecial", at: 7) == false)
+        #expect(try s.historyTypeNames("TVSpecial") == names)
+        #expect(try s.historyTypeNames("Production")?.allNames.isSuperset(of: ["TVSpecial", "Broadcast", "FeatureFilm"]) == true)
         #expect(try s.historyTypeNames("Nothing") == nil)
         // A deleted object's last state is read with today's names.
         #expect(try s.idsMatching(try Query("channel == \"BBC\"", from: "Broadcast")) == ["tv1"])

@@ -1,21 +1,22 @@
-import TripStoreModels
+/// Deterministic random queries over the trip schema (every construct of
+/// the query language), for differential and fuzz tests: the same state
+/// gives the same queries.
+public struct RandomQueries: Sendable {
+    public var random: SplitMix64
 
-/// Deterministic random queries over the trip schema, for the differential and fuzz tests.
-struct RandomQueries {
-    var random: SplitMix64
-
-    init(state: UInt64) {
+    public init(state: UInt64) {
         random = SplitMix64(seed: state)
     }
 
-    mutating func next() -> UInt64 { random.next() }
+    public mutating func next() -> UInt64 { random.next() }
 
-    mutating func int(_ n: Int) -> Int { Int(next() % UInt64(n)) }
-    mutating func pick<T>(_ xs: [T]) -> T { xs[int(xs.count)] }
+    public mutating func int(_ n: Int) -> Int { Int(next() % UInt64(n)) }
+    public mutating func pick<T>(_ xs: [T]) -> T { xs[int(xs.count)] }
 
     static let comparisons = ["==", "!=", "<", "<=", ">", ">="]
 
-    mutating func atom() -> String {
+    /// One comparison, type test, quantifier or count.
+    public mutating func atom() -> String {
         switch int(16) {
         case 0: return "is " + pick(["Trip", "BusinessTrip", "PersonalTrip"])
         case 1: return "is exactly " + pick(["Trip", "BusinessTrip", "PersonalTrip"])
@@ -37,7 +38,8 @@ struct RandomQueries {
         }
     }
 
-    mutating func query(depth: Int = 0) -> String {
+    /// A predicate of atoms under `&&`, `||` and `!`, up to three levels deep.
+    public mutating func query(depth: Int = 0) -> String {
         if depth > 2 || int(3) == 0 { return (int(5) == 0 ? "!" : "") + atom() }
         let a = query(depth: depth + 1), b = query(depth: depth + 1)
         switch int(4) {

@@ -1,0 +1,116 @@
+import TripStoreFormat
+import TripStoreJSON
+import TripStoreSystem
+
+/// The PostgreSQL tables a store streams into (SPEC §11), in one schema
+/// (`tripstore` unless named otherwise):
+///
+/// - `objects(id, type, types, data, token)`: one row per live object; `types`
+///   is its type and its ancestors (`types @> ARRAY['Trip']` is `is Trip`),
+///   `data` its envelope's data, `token` the transaction that last wrote it;
+/// - `history(token, "timestamp", author, changes)`: one row per transaction,
+///   `changes` as `history --format jsonl` prints them;
+/// - `cursor(token)`: one row, the last token applied (0 in a new database);
+/// - `expect(previous, next)`: raises unless the cursor is `previous`, so a
+///   gap or a repeat stops `psql -v ON_ERROR_STOP=1` naming both tokens;
+/// - `fold(text)`: §4's text folding as PostgreSQL can give it.
+public struct SQLSchema: Sendable {
+    /// The PostgreSQL schema's name.
+    public let name: String
+    /// `"name"`, quoted.
+    public var qualified: String { SQLText.name(name) }
+    public var objects: String { qualified + ".objects" }
+    public var history: String { qualified + ".history" }
+    public var cursor: String { qualified + ".cursor" }
+
+    /// The statement that opens each transaction of the feed: raises unless
+    /// the database is at `previous` (it prints nothing on success).
+    public func expect(_ previous: Int64, _ next: Int64) -> String {
+        "DO $tripstore$ BEGIN PERFORM \(qualified).expect(\(previous), \(next)); END $tripstore$;\n"
+    }
+
+    /// The tables in schema `name` (default `tripstore`).
+    public init(name: String = "tripstore") {
+        self.name = name
+    }
+
+    /// The DDL for a store of `schema`; running it twice is harmless.
+    public func ddl(for schema: Schema) -> String {
+        var s = """
+        -- tripstore: the tables \(name) that 'tripstore history --format sql' streams into (SPEC §11).
+        SET client_min_messages = warning;
+        BEGIN;
+        CREATE SCHEMA IF NOT EXISTS \(qualified);
+        CREATE TABLE IF NOT EXISTS \(objects) (
+            id text PRIMARY KEY,
+            type text NOT NULL,
+            types text[] NOT NULL,
+            data jsonb NOT NULL,
+            token bigint NOT NULL
+        );
+        CREATE TABLE IF NOT EXISTS \(history) (
+            token bigint PRIMARY KEY,
+            "timestamp" timestamptz NOT NULL,
+            author text,
+            changes jsonb NOT NULL
+        );
+        CREATE TABLE IF NOT EXISTS \(cursor) (token bigint NOT NULL);
+        LOCK TABLE \(cursor) IN EXCLUSIVE MODE;
+        INSERT INTO \(cursor) (token) SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM \(cursor));
+        CREATE INDEX IF NOT EXISTS objects_types ON \(objects) USING gin (types);
+
+        -- Raises unless the cursor is `previous`: each transaction of the feed checks it first.
+        CREATE OR REPLACE FUNCTION \(qualified).expect(previous bigint, next bigint) RETURNS void
+        LANGUAGE plpgsql AS $tripstore$
+        DECLARE at bigint;
+        BEGIN
+            SELECT token INTO at FROM \(cursor) FOR UPDATE;
+            IF at IS DISTINCT FROM previous THEN
+                RAISE EXCEPTION 'tripstore: token % follows token %, but this database is at token %', next, previous, at
+                    USING HINT = 'resume with: tripstore history --format sql --since ' || at;
+            END IF;
+        END $tripstore$;
+
+        -- A stored date (ISO 8601, always with its offset, so the session's
+        -- time zone does not change it: immutable in fact) as an instant.
+        CREATE OR REPLACE FUNCTION \(qualified).instant(t text) RETURNS timestamptz
+        LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $tripstore$ SELECT t::timestamptz $tripstore$;
+
+        -- §4's folding for ~ and ^=: canonical decomposition, combining marks
+        -- dropped, lower case (PostgreSQL's lower(), not full case folding).
+        CREATE OR REPLACE FUNCTION \(qualified).fold(t text) RETURNS text
+        LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $tripstore$
+            SELECT lower(regexp_replace(normalize(t, NFD),
+                '[\\u0300-\\u036f\\u0483-\\u0489\\u0591-\\u05bd\\u0610-\\u061a\\u064b-\\u065f\\u0e31\\u0e34-\\u0e3a\\u1ab0-\\u1aff\\u1dc0-\\u1dff\\u20d0-\\u20ff\\u3099\\u309a\\ufe20-\\ufe2f]', '', 'g'))
+        $tripstore$;
+
+        """
+        // One expression index per declared index.
+        for e in schema.entities {
+            for p in e.properties where p.declaringEntity == e.id {
+                guard let a = p.attribute, a.isIndexed else { continue }
+                let index = SQLText.name("objects_" + e.name + "_" + p.name)
+                let expression: String
+                switch a.type {
+                case .string, .enumeration: expression = "(data->>\(SQLText.literal(p.name))) COLLATE \"C\""
+                case .int, .double: expression = "((data->>\(SQLText.literal(p.name)))::numeric)"
+                case .date: expression = "(\(qualified).instant(data->>\(SQLText.literal(p.name))))"
+                case .bool, .array, .embedded: continue
+                }
+                s += "CREATE INDEX IF NOT EXISTS \(index) ON \(objects) (\(expression)) WHERE types @> \(SQLText.textArray([e.name]));\n"
+            }
+        }
+        return s + "COMMIT;\n"
+    }
+
+    /// An entity's type and its ancestors, nearest first (the `types` column).
+    public static func types(of entity: Entity, in schema: Schema) -> [String] {
+        var out: [String] = []
+        var e: Int? = entity.id
+        while let current = e {
+            out.append(schema.entities[current].name)
+            e = schema.entities[current].parent
+        }
+        return out
+    }
+}

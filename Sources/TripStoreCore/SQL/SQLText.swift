@@ -1,0 +1,59 @@
+import TripStoreFormat
+import TripStoreJSON
+import TripStoreSystem
+
+/// SQL text for PostgreSQL, as `psql` reads it (SPEC §11): quoted literals
+/// and names, `jsonb` and array literals, and `COPY` text-format fields.
+/// Literals are standard-conforming (`'it''s'`), as PostgreSQL reads them
+/// by default since 9.1.
+public enum SQLText {
+    /// `'text'`, with quotes doubled.
+    public static func literal(_ s: String) -> String {
+        "'" + s.replacingOccurrences(of: "'", with: "''") + "'"
+    }
+
+    /// `"name"`, with quotes doubled: a schema, table or column name.
+    public static func name(_ s: String) -> String {
+        "\"" + s.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
+    /// `'…'::jsonb` of a JSON value.
+    public static func jsonb(_ v: JSONValue) -> String {
+        var w = JSONWriter()
+        w.value(v)
+        return literal(w.string) + "::jsonb"
+    }
+
+    /// `ARRAY['a','b']::text[]`.
+    public static func textArray(_ items: [String]) -> String {
+        "ARRAY[" + items.map(literal).joined(separator: ",") + "]::text[]"
+    }
+
+    /// A field of `COPY … FROM STDIN` in text format: backslash, tab,
+    /// newline and carriage return escaped.
+    public static func copyField(_ s: String) -> String {
+        var out = ""
+        out.reserveCapacity(s.utf8.count + 8)
+        for c in s.unicodeScalars {
+            switch c {
+            case "\\": out += "\\\\"
+            case "\t": out += "\\t"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            default: out.unicodeScalars.append(c)
+            }
+        }
+        return out
+    }
+
+    /// A `text[]` value in `COPY` text format: `{"a","b"}`.
+    public static func copyArray(_ items: [String]) -> String {
+        copyField("{" + items.map { "\"" + $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\"" }
+            .joined(separator: ",") + "}")
+    }
+
+    /// The ISO 8601 text of a commit time, as a `timestamptz` literal.
+    public static func timestamp(_ seconds: Double) -> String {
+        literal(ISODate.format(seconds)) + "::timestamptz"
+    }
+}

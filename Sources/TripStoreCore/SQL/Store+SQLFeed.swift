@@ -1,0 +1,170 @@
+import TripStoreFormat
+import TripStoreJSON
+import TripStoreSystem
+
+/// The change feed as SQL for `psql` (SPEC §11): one transaction per token,
+/// which checks the cursor first, so that a resumed stream applies every
+/// token exactly once.
+extension Store {
+    /// Transactions of at least this many inserts and nothing else go through `COPY`.
+    static let sqlCopyThreshold = 64
+    /// Rows per `INSERT … VALUES` statement.
+    static let sqlRowsPerInsert = 500
+
+    /// Writes `transactions` (retained history, oldest first, without a gap)
+    /// as SQL, each as its own SQL transaction, to `out` a piece at a time.
+    /// - Throws: what reading history and time travel throw.
+    public func writeSQL(_ transactions: [HistoryTransaction], in sql: SQLSchema, to out: (String) -> Void) throws {
+        guard let first = transactions.first else { return }
+        let envelopes = try insertEnvelopes(after: first.token - 1, wanted: Set(transactions.map(\.token)))
+        let timeline = try schemaTimeline()
+        let retained = try checkedHistory()
+        for t in transactions {
+            let then = timeline.schema(at: t.token, current: schema)
+            var s = "BEGIN;\n" + sql.expect(t.token - 1, t.token)
+            if let m = t.changes.first(where: { $0.kind == .migrate }), m.migration != nil {
+                // Every object changes shape: the table is written anew from the store as of this token.
+                s += "DELETE FROM \(sql.objects);\n"
+                out(s)
+                s = ""
+                let store = t.token == lastToken ? self : try past(at: .token(t.token))
+                store.writeSQLObjects(in: sql, token: t.token, to: out)
+            } else if t.changes.count >= Store.sqlCopyThreshold && t.changes.allSatisfy({ $0.kind == .insert }) {
+                out(s)
+                s = ""
+                out("COPY \(sql.objects) (id, type, types, data, token) FROM STDIN;\n")
+                var chunk = ""
+                for c in t.changes {
+                    chunk += Self.copyRow(id: c.id, type: c.type, schema: then, data: envelopes[t.token]?[c.id]?["data"], token: t.token)
+                    if chunk.utf8.count > 1 << 20 {
+                        out(chunk)
+                        chunk = ""
+                    }
+                }
+                out(chunk + "\\.\n")
+            } else {
+                s += objectStatements(t, envelopes: envelopes[t.token] ?? [:], schema: then, sql: sql)
+            }
+            if t.changes.contains(where: { $0.kind == .redact }) {
+                // The rows of earlier transactions as redaction left them.
+                let ids = Set(t.changes.filter { $0.kind == .redact }.map(\.id))
+                for earlier in retained where earlier.token < t.token && earlier.changes.contains(where: { ids.contains($0.id) }) {
+                    s += "UPDATE \(sql.history) SET changes = \(Self.changesJSONB(earlier)) WHERE token = \(earlier.token);\n"
+                }
+            }
+            s += "INSERT INTO \(sql.history) (token, \"timestamp\", author, changes) VALUES (\(t.token), \(SQLText.timestamp(t.timestamp)), "
+                + "\(SQLText.literal(t.author)), \(Self.changesJSONB(t)));\n"
+            s += "UPDATE \(sql.cursor) SET token = \(t.token);\nCOMMIT;\n"
+            out(s)
+        }
+    }
+
+    /// The whole store as of its last token, as one SQL transaction for an
+    /// empty database (its cursor 0): objects and retained history through
+    /// `COPY`, then the cursor (`export --format sql`).
+    public func writeSQLExport(in sql: SQLSchema, to out: (String) -> Void) throws {
+        let retained = try checkedHistory()
+        out("BEGIN;\n" + sql.expect(0, lastToken))
+        writeSQLObjects(in: sql, token: lastToken, to: out)
+        out("COPY \(sql.history) (token, \"timestamp\", author, changes) FROM STDIN;\n")
+        var chunk = ""
+        for t in retained {
+            var w = JSONWriter()
+            HistoryCoding.writeChanges(t, to: &w)
+            chunk += "\(t.token)\t\(SQLText.copyField(ISODate.format(t.timestamp)))\t\(SQLText.copyField(t.author))\t\(SQLText.copyField(w.string))\n"
+            if chunk.utf8.count > 1 << 20 {
+                out(chunk)
+                chunk = ""
+            }
+        }
+        out(chunk + "\\.\n")
+        out("UPDATE \(sql.cursor) SET token = \(lastToken);\nCOMMIT;\n")
+    }
+
+    /// Every live object as `COPY` rows, in id order.
+    func writeSQLObjects(in sql: SQLSchema, token: Int64, to out: (String) -> Void) {
+        out("COPY \(sql.objects) (id, type, types, data, token) FROM STDIN;\n")
+        var chunk = ""
+        for row in table.rowsSortedByID() {
+            guard let o = table.object(at: row) else { continue }
+            let e = schema.entities[o.entity]
+            var w = JSONWriter()
+            EnvelopeEncoder.writeData(o, entity: e, schema: schema, lookup: table, to: &w)
+            chunk += "\(SQLText.copyField(o.id))\t\(SQLText.copyField(e.name))\t\(SQLText.copyArray(SQLSchema.types(of: e, in: schema)))\t"
+                + "\(SQLText.copyField(w.string))\t\(token)\n"
+            if chunk.utf8.count > 1 << 20 {
+                out(chunk)
+                chunk = ""
+            }
+        }
+        out(chunk + "\\.\n")
+    }
+
+    /// Upserts for inserts, merges for updates, deletes: in that order, as the transaction's changes are.
+    private func objectStatements(_ t: HistoryTransaction, envelopes: [String: JSONValue], schema then: Schema, sql: SQLSchema) -> String {
+        var s = ""
+        var rows: [String] = []
+        func flushInserts() {
+            guard !rows.isEmpty else { return }
+            s += "INSERT INTO \(sql.objects) (id, type, types, data, token) VALUES\n  " + rows.joined(separator: ",\n  ")
+                + "\nON CONFLICT (id) DO UPDATE SET type = excluded.type, types = excluded.types, data = excluded.data, token = excluded.token;\n"
+            rows = []
+        }
+        var deletes: [String] = []
+        for c in t.changes {
+            switch c.kind {
+            case .insert:
+                let data = envelopes[c.id]?["data"] ?? .object([])
+                rows.append("(\(SQLText.literal(c.id)), \(SQLText.literal(c.type)), \(SQLText.textArray(Self.types(c.type, then))), "
+                            + "\(SQLText.jsonb(data)), \(t.token))")
+                if rows.count >= Store.sqlRowsPerInsert { flushInserts() }
+            case .update:
+                flushInserts()
+                let values = JSONValue.object(c.values.map { JSONMember($0.name, $0.new) })
+                s += "UPDATE \(sql.objects) SET data = data || \(SQLText.jsonb(values)), token = \(t.token) WHERE id = \(SQLText.literal(c.id));\n"
+            case .delete:
+                deletes.append(SQLText.literal(c.id))
+            case .redact, .migrate:
+                break
+            }
+        }
+        flushInserts()
+        for k in stride(from: 0, to: deletes.count, by: Store.sqlRowsPerInsert) {
+            s += "DELETE FROM \(sql.objects) WHERE id IN (" + deletes[k..<min(deletes.count, k + Store.sqlRowsPerInsert)].joined(separator: ", ") + ");\n"
+        }
+        return s
+    }
+
+    static func copyRow(id: String, type: String, schema: Schema, data: JSONValue?, token: Int64) -> String {
+        var w = JSONWriter()
+        w.value(data ?? .object([]))
+        return "\(SQLText.copyField(id))\t\(SQLText.copyField(type))\t\(SQLText.copyArray(types(type, schema)))\t\(SQLText.copyField(w.string))\t\(token)\n"
+    }
+
+    /// A type and its ancestors in the schema of its time (the type alone when unknown there).
+    static func types(_ type: String, _ schema: Schema) -> [String] {
+        schema.entity(named: type).map { SQLSchema.types(of: $0, in: schema) } ?? [type]
+    }
+
+    /// A transaction's `changes` as `history --format jsonl` prints them, as `jsonb`.
+    static func changesJSONB(_ t: HistoryTransaction) -> String {
+        var w = JSONWriter()
+        HistoryCoding.writeChanges(t, to: &w)
+        return SQLText.literal(w.string) + "::jsonb"
+    }
+
+    /// The schema in force at each retained token: the one before the next migration, else the store's.
+    func schemaTimeline() throws -> SchemaTimeline {
+        SchemaTimeline(migrations: try migrationPlans().map { ($0.key, $0.value.from) }.sorted { $0.0 < $1.0 })
+    }
+}
+
+/// Which schema history was written under, token by token.
+struct SchemaTimeline {
+    /// Each migration's token and the schema before it, in token order.
+    let migrations: [(token: Int64, before: Schema)]
+
+    func schema(at token: Int64, current: Schema) -> Schema {
+        migrations.first { $0.token > token }?.before ?? current
+    }
+}
