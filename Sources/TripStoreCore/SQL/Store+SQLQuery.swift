@@ -81,6 +81,7 @@ struct SQLPredicate {
             let v = value(access, object: o)
             return "COALESCE(\(self.test(v.expression, test, v.type)), FALSE)"
         case .anyOf(let access, let tests):
+            guard !tests.isEmpty else { return "FALSE" }  // `in []`
             let v = value(access, object: o)
             return "COALESCE(" + tests.map { "(" + test(v.expression, $0, v.type) + ")" }.joined(separator: " OR ") + ", FALSE)"
         case .count(let access, let op, let n):
@@ -95,12 +96,12 @@ struct SQLPredicate {
             switch element {
             case .value(let tests):
                 let type = Self.elementType(value(collection, object: o).type)
-                inner = "COALESCE(" + tests.map { "(" + test("\(e).v", $0, type) + ")" }.joined(separator: " OR ") + ", FALSE)"
+                inner = tests.isEmpty ? "FALSE" : "COALESCE(" + tests.map { "(" + test("\(e).v", $0, type) + ")" }.joined(separator: " OR ") + ", FALSE)"
                 from = elements
             case .object(let path, let tests):
                 let t = alias()
                 let pv = value(path, object: t)
-                inner = "COALESCE(" + tests.map { "(" + test(pv.expression, $0, pv.type) + ")" }.joined(separator: " OR ") + ", FALSE)"
+                inner = tests.isEmpty ? "FALSE" : "COALESCE(" + tests.map { "(" + test(pv.expression, $0, pv.type) + ")" }.joined(separator: " OR ") + ", FALSE)"
                 from = elements + " JOIN \(sql.objects) \(t) ON \(t).id = \(e).v->>'id'"
             }
             // Missing: false; nil: `all` is true and `any` false, as over an empty collection.
