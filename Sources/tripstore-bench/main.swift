@@ -20,17 +20,20 @@ struct Options {
     var cli: String?
     var coldProcesses = true
     var historyTransactions = 10_000
+    var postgres = false
 }
 
 func usage() -> Never {
     print("""
-    usage: tripstore-bench [--trips N] [--seed S] [--work DIR] [--budget SECONDS] [--cli PATH] [--compare-sqlite]
+    usage: tripstore-bench [--trips N] [--seed S] [--work DIR] [--budget SECONDS] [--cli PATH] [--compare-sqlite] [--postgres]
       --trips N         trips to generate (default 100000; about 8.5 objects and 1.7 KB each)
       --work DIR        where the data file and the store go (default $TMPDIR/tripstore-bench)
       --budget SECONDS  time per query figure (default 2)
       --cli PATH        the tripstore binary for the cold-process figures (default: next to this one)
       --compare-sqlite  also run ../shared/bench/peer_sqlite.py on the same file and print ratios
       --no-cli          skip the cold-process figures (each loads the whole store)
+      --postgres        also stream the data into the PostgreSQL server PGHOST/PGPORT/PGUSER name
+                        (against its own COPY of the same rows) and time a follower's lag
       --history-transactions K
                         random transactions for the --as-of and standby figures (default 10000)
     """)
@@ -62,6 +65,7 @@ func parseOptions() -> Options {
         case "--cli": options.cli = value()
         case "--compare-sqlite": options.compareSQLite = true
         case "--no-cli": options.coldProcesses = false
+        case "--postgres": options.postgres = true
         case "--history-transactions": options.historyTransactions = number(Int.self)
         default: usage()
         }
@@ -477,6 +481,12 @@ if options.coldProcesses && FileManager.default.isExecutableFile(atPath: cli) {
     try h.followLatency()
     try h.timeTravelAndStandby()
     mismatches += h.mismatches
+}
+
+// The feed into PostgreSQL (SPEC §11), on a server the environment names.
+if options.postgres && FileManager.default.isExecutableFile(atPath: cli) {
+    var p = PostgresFigures(data: dataPath, work: options.work, cli: cli, emit: { emit($0, $1, $2) })
+    try p.run()
 }
 
 // Migration (SPEC §10): one rename, one added attribute with a default and

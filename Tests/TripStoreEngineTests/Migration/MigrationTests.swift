@@ -444,6 +444,28 @@ import Testing
         #expect(try s.idsMatching(try Query("channel == \"BBC\"", from: "Broadcast")) == ["tv1"])
     }
 
+    /// The record may drop the original names once a migration is done (a
+    /// new version of the same shape): history still knows where each came from.
+    @Test func aRecordWithoutOriginalNamesStillTravelsBack() throws {
+        let store = try Self.filmStore("hints")
+        let before = try Self.export(store)
+        let target = try Self.film { d in
+            let k = d.firstIndex { $0.name == "Studio" }!
+            d[k].name = "Company"
+            d[k].originalName = "Studio"
+            d[0].relationships[1].destination = "Company"
+        }
+        let s = try store.migrate(to: target, author: "m").store
+        var plain = target.descriptions
+        for k in plain.indices { plain[k].originalName = nil }
+        #expect(try s.recordVersion(of: try Schema(plain, version: "2.1")))
+        s.close()
+        let reopened = try Store.open(s.folder, schema: try #require(try Store.recordedSchema(in: s.folder)), access: .read)
+        #expect(reopened.schema.version == "2.1")
+        #expect(try Self.export(try reopened.past(at: .token(5))) == before)
+        #expect(try reopened.historyTypeNames("Company")?.contains("Studio", at: 1) == true)
+    }
+
     @Test func aStoreOpenedWithMoreThanItRecordsStillTravelsBack() throws {
         let store = try Self.filmStore("superset")
         let before = try Self.export(store)
