@@ -46,6 +46,20 @@ public enum SQLText {
         return out
     }
 
+    /// UTF-8 bytes as a `COPY` text-format field (see `copyField`), appended.
+    public static func appendCopyEscaped(_ bytes: [UInt8], to out: inout [UInt8]) {
+        out.reserveCapacity(out.count + bytes.count + 16)
+        for b in bytes {
+            switch b {
+            case 0x5C: out.append(0x5C); out.append(0x5C)
+            case 0x09: out.append(0x5C); out.append(UInt8(ascii: "t"))
+            case 0x0A: out.append(0x5C); out.append(UInt8(ascii: "n"))
+            case 0x0D: out.append(0x5C); out.append(UInt8(ascii: "r"))
+            default: out.append(b)
+            }
+        }
+    }
+
     /// A `text[]` value in `COPY` text format: `{"a","b"}`.
     public static func copyArray(_ items: [String]) -> String {
         copyField("{" + items.map { "\"" + $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\"" }

@@ -16,7 +16,24 @@ extension Store {
     /// - Throws: what reading history and time travel throw.
     public func writeSQL(_ transactions: [HistoryTransaction], in sql: SQLSchema, to out: (String) -> Void) throws {
         guard let first = transactions.first else { return }
-        let envelopes = try insertEnvelopes(after: first.token - 1, wanted: Set(transactions.map(\.token)))
+        // The last token that changed each object: an insert nothing changed
+        // since is written from the table as it is, without a walk back.
+        var lastChange: [String: Int64] = [:]
+        for t in transactions { for c in t.changes where c.kind != .migrate { lastChange[c.id] = t.token } }
+        func isBulk(_ t: HistoryTransaction) -> Bool {
+            t.changes.count >= Store.sqlCopyThreshold && t.changes.allSatisfy { $0.kind == .insert }
+        }
+        let later = transactions.contains { $0.changes.contains { $0.kind == .migrate } }
+        var walked = Set(transactions.filter { !isBulk($0) }.map(\.token))
+        var changedSince: [Int64: Set<String>] = [:]
+        for t in transactions where isBulk(t) {
+            let changed = Set(t.changes.lazy.map(\.id).filter { lastChange[$0] != t.token || later })
+            if !changed.isEmpty {
+                walked.insert(t.token)
+                changedSince[t.token] = changed
+            }
+        }
+        let envelopes = walked.isEmpty ? [:] : try insertEnvelopes(after: first.token - 1, wanted: walked)
         let timeline = try schemaTimeline()
         let retained = try checkedHistory()
         for t in transactions {
@@ -33,15 +50,35 @@ extension Store {
                 out(s)
                 s = ""
                 out("COPY \(sql.objects) (id, type, types, data, token) FROM STDIN;\n")
-                var chunk = ""
+                var chunk: [UInt8] = []
+                chunk.reserveCapacity(1 << 21)
+                var types: [String: [UInt8]] = [:]
+                let changed = changedSince[t.token] ?? []
+                var w = JSONWriter()
                 for c in t.changes {
-                    chunk += Self.copyRow(id: c.id, type: c.type, schema: then, data: envelopes[t.token]?[c.id]?["data"], token: t.token)
-                    if chunk.utf8.count > 1 << 20 {
-                        out(chunk)
-                        chunk = ""
+                    SQLText.appendCopyEscaped(Array(c.id.utf8), to: &chunk)
+                    chunk.append(0x09)
+                    SQLText.appendCopyEscaped(Array(c.type.utf8), to: &chunk)
+                    chunk.append(0x09)
+                    if types[c.type] == nil { types[c.type] = Array(SQLText.copyArray(Self.types(c.type, then)).utf8) }
+                    chunk += types[c.type] ?? []
+                    chunk.append(0x09)
+                    w.bytes.removeAll(keepingCapacity: true)
+                    if !changed.contains(c.id), let row = table.row(for: c.id), let o = table.object(at: row) {
+                        EnvelopeEncoder.writeData(o, entity: schema.entities[o.entity], schema: schema, lookup: table, to: &w)
+                    } else {
+                        w.value(envelopes[t.token]?[c.id]?["data"] ?? .object([]))
+                    }
+                    SQLText.appendCopyEscaped(w.bytes, to: &chunk)
+                    chunk.append(0x09)
+                    chunk += Array(String(t.token).utf8)
+                    chunk.append(0x0A)
+                    if chunk.count > 1 << 20 {
+                        out(String(decoding: chunk, as: UTF8.self))
+                        chunk.removeAll(keepingCapacity: true)
                     }
                 }
-                out(chunk + "\\.\n")
+                out(String(decoding: chunk, as: UTF8.self) + "\\.\n")
             } else {
                 s += objectStatements(t, envelopes: envelopes[t.token] ?? [:], schema: then, sql: sql)
             }
