@@ -77,6 +77,15 @@ struct CommandContext {
         }
     }
 
+    /// The PostgreSQL schema of `--sql-schema NAME` (default `tripstore`).
+    func sqlSchema() throws -> SQLSchema {
+        let name = args.value("sql-schema") ?? "tripstore"
+        guard SQLText.isPlainName(name) else {
+            throw usageError("--sql-schema takes a name of ASCII letters, digits and '_' (not starting with a digit, at most 63), got '\(name)'")
+        }
+        return SQLSchema(name: name)
+    }
+
     /// Keeps a store the command got from another (a migration's) until the command ends.
     func adopt(_ store: Store) {
         console.keepUntilExit(store)

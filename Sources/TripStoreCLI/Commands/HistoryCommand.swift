@@ -88,7 +88,7 @@ enum HistoryCommand {
         if ctx.args.has("deletes") { filter.kinds = [.delete] }
         filter.author = ctx.args.value("author")
         let printer = Printer(ctx: ctx, format: format, audit: ctx.args.has("deletes"), withEnvelopes: format == "feed" || filter.id != nil,
-                              sql: SQLSchema(name: ctx.args.value("sql-schema") ?? "tripstore"))
+                              sql: try ctx.sqlSchema())
         if follow { return try self.follow(ctx, filter: filter, printer: printer) }
         let store = try ctx.openStore(.read)
         try setTypes(ctx, store, &filter)

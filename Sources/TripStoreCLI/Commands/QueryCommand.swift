@@ -66,14 +66,11 @@ enum QueryCommand {
                 throw ctx.usageError("--sql prints the SELECT of the ids; it cannot be combined with --\(o)")
             }
             if s.explain { throw ctx.usageError("--sql prints the SELECT of the ids; it cannot be combined with --explain") }
+            let sql = try ctx.sqlSchema()
             let store = try ctx.openStore(.read)
-            let query: Query
-            do {
-                query = try Query(ctx.args.positionals.joined(separator: " "), from: s.from, sort: s.sort, limit: s.limit, offset: s.offset)
-                ctx.console.out(try store.sql(for: query, count: s.count, in: SQLSchema(name: ctx.args.value("sql-schema") ?? "tripstore")))
-            } catch {
-                throw CLIError(error.description + (error.caretDisplay.isEmpty ? "" : "\n" + error.caretDisplay))
-            }
+            // A query error reads as `query` words it (CLIError.from).
+            let query = try Query(ctx.args.positionals.joined(separator: " "), from: s.from, sort: s.sort, limit: s.limit, offset: s.offset)
+            ctx.console.out(try store.sql(for: query, count: s.count, in: sql))
             return 0
         } else if ctx.args.value("sql-schema") != nil {
             throw ctx.usageError("--sql-schema goes with --sql")

@@ -20,7 +20,7 @@ enum SchemaCommand {
             ctx.console.line(String(decoding: SchemaFile.bytes(ctx.schema, pretty: true), as: UTF8.self))
             return 0
         case "sql":
-            ctx.console.out(SQLSchema(name: ctx.args.value("sql-schema") ?? "tripstore").ddl(for: ctx.schema))
+            ctx.console.out(try ctx.sqlSchema().ddl(for: ctx.schema))
             return 0
         case let other?: throw ctx.usageError("--format is text, json or sql, got '\(other)'")
         }

@@ -72,16 +72,22 @@ public struct SQLSchema: Sendable {
         END $tripstore$;
 
         -- A stored date (ISO 8601, always with its offset, so the session's
-        -- time zone does not change it: immutable in fact) as an instant.
-        CREATE OR REPLACE FUNCTION \(qualified).instant(t text) RETURNS timestamptz
-        LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $tripstore$ SELECT t::timestamptz $tripstore$;
+        -- time zone does not change it: immutable in fact) as seconds since
+        -- 1970, exactly: the fraction is read as written, not rounded to
+        -- timestamptz's microseconds.
+        CREATE OR REPLACE FUNCTION \(qualified).instant(t text) RETURNS numeric
+        LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $tripstore$
+            SELECT extract(epoch FROM regexp_replace(t, '[.][0-9]+', '')::timestamptz)
+                   + ('0' || coalesce(substring(t FROM '[.][0-9]+'), ''))::numeric
+        $tripstore$;
 
         -- §4's folding for ~ and ^=: canonical decomposition, combining marks
-        -- dropped, lower case (PostgreSQL's lower(), not full case folding).
+        -- dropped, lower case (PostgreSQL's lower(), not full case folding),
+        -- and Greek final sigma as sigma, as case folding has it.
         CREATE OR REPLACE FUNCTION \(qualified).fold(t text) RETURNS text
         LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $tripstore$
-            SELECT lower(regexp_replace(normalize(t, NFD),
-                '[\\u0300-\\u036f\\u0483-\\u0489\\u0591-\\u05bd\\u0610-\\u061a\\u064b-\\u065f\\u0e31\\u0e34-\\u0e3a\\u1ab0-\\u1aff\\u1dc0-\\u1dff\\u20d0-\\u20ff\\u3099\\u309a\\ufe20-\\ufe2f]', '', 'g'))
+            SELECT translate(lower(regexp_replace(normalize(t, NFD),
+                E'[\\\\u0300-\\\\u036f\\\\u0483-\\\\u0489\\\\u0591-\\\\u05bd\\\\u0610-\\\\u061a\\\\u064b-\\\\u065f\\\\u0e31\\\\u0e34-\\\\u0e3a\\\\u1ab0-\\\\u1aff\\\\u1dc0-\\\\u1dff\\\\u20d0-\\\\u20ff\\\\u3099\\\\u309a\\\\ufe20-\\\\ufe2f]', '', 'g')), 'ς', 'σ')
         $tripstore$;
 
         """

@@ -7,9 +7,19 @@ import TripStoreSystem
 /// Literals are standard-conforming (`'it''s'`), as PostgreSQL reads them
 /// by default since 9.1.
 public enum SQLText {
-    /// `'text'`, with quotes doubled.
+    /// `'text'`, with quotes doubled; text with a backslash as `E'…'` with
+    /// backslashes doubled too, which reads the same whatever the session's
+    /// `standard_conforming_strings` says.
     public static func literal(_ s: String) -> String {
-        "'" + s.replacingOccurrences(of: "'", with: "''") + "'"
+        guard s.contains("\\") else { return "'" + s.replacingOccurrences(of: "'", with: "''") + "'" }
+        return "E'" + s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "''") + "'"
+    }
+
+    /// Whether `s` may name a PostgreSQL schema here: ASCII letters, digits
+    /// and `_`, not starting with a digit (so that it can go anywhere, quoted).
+    public static func isPlainName(_ s: String) -> Bool {
+        guard let first = s.unicodeScalars.first, !("0"..."9").contains(first), s.unicodeScalars.count <= 63 else { return false }
+        return s.unicodeScalars.allSatisfy { $0 == "_" || ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) }
     }
 
     /// `"name"`, with quotes doubled: a schema, table or column name.

@@ -155,6 +155,16 @@ extension Store {
                 rows.append("(\(SQLText.literal(c.id)), \(SQLText.literal(c.type)), \(SQLText.textArray(Self.types(c.type, then))), "
                             + "\(SQLText.jsonb(data)), \(t.token))")
                 if rows.count >= Store.sqlRowsPerInsert { flushInserts() }
+            case .update where c.redacted:
+                // Its values were redacted from history: the object as it is
+                // now (later changes follow in their own transactions, so the
+                // database ends as the store is). Gone now: its delete follows.
+                guard let row = table.row(for: c.id), let o = table.object(at: row) else { continue }
+                let e = schema.entities[o.entity]
+                var w = JSONWriter()
+                EnvelopeEncoder.writeData(o, entity: e, schema: schema, lookup: table, to: &w)
+                rows.append("(\(SQLText.literal(c.id)), \(SQLText.literal(e.name)), \(SQLText.textArray(SQLSchema.types(of: e, in: schema))), "
+                            + "\(SQLText.literal(w.string))::jsonb, \(t.token))")
             case .update:
                 flushInserts()
                 let values = JSONValue.object(c.values.map { JSONMember($0.name, $0.new) })

@@ -40,6 +40,10 @@ extension Store {
             guard case .attribute(let t) = leaf else {
                 throw QueryError("cannot sort by '\(key.path)': it is a relationship", column: 1, query: key.path)
             }
+            switch t {
+            case .array, .embedded: throw QueryError("cannot sort by '\(key.path)': it is a \(t.displayName)", column: 1, query: key.path)
+            default: break
+            }
             let v = translator.value(access, object: "o").expression
             // nil (or a property the type lacks) first ascending, last descending.
             let isNil = "(\(v) IS NULL OR \(v) = 'null'::jsonb)"
@@ -170,7 +174,10 @@ struct SQLPredicate {
             switch t.op {
             case .contains: return guarded("strpos(\(sql.qualified).fold(\(text)), \(sql.qualified).fold(\(lit))) > 0")
             case .beginsWith: return guarded("starts_with(\(sql.qualified).fold(\(text)), \(sql.qualified).fold(\(lit)))")
-            default: return guarded("jsonb_typeof(\(v)) = 'string' AND \(text) COLLATE \"C\" \(Self.sqlOperator(t.op)) \(lit) COLLATE \"C\"")
+            default:
+                // As Swift compares: Unicode scalars after NFC normalisation.
+                return guarded("jsonb_typeof(\(v)) = 'string' AND normalize(\(text), NFC) COLLATE \"C\" \(Self.sqlOperator(t.op)) "
+                               + "\(SQLText.literal(CanonicalText.nfc(s))) COLLATE \"C\"")
             }
         case .integer(let i):
             return number(v, text, t.op, String(i), type, guarded)
@@ -190,7 +197,9 @@ struct SQLPredicate {
         if case .contains = op { return "FALSE AND \(v) IS NOT NULL" }
         if case .beginsWith = op { return "FALSE AND \(v) IS NOT NULL" }
         if case .date? = type, let seconds {
-            return guarded("jsonb_typeof(\(v)) = 'string' AND \(sql.qualified).instant(\(text)) \(Self.sqlOperator(op)) \(SQLText.timestamp(seconds))")
+            // Both sides as the store writes dates, read by the same function: exact.
+            return guarded("jsonb_typeof(\(v)) = 'string' AND \(sql.qualified).instant(\(text)) \(Self.sqlOperator(op)) "
+                           + "\(sql.qualified).instant(\(SQLText.literal(ISODate.format(seconds))))")
         }
         return guarded("jsonb_typeof(\(v)) = 'number' AND \(text)::numeric \(Self.sqlOperator(op)) \(literal)::numeric")
     }
@@ -200,7 +209,7 @@ struct SQLPredicate {
         switch type {
         case .int, .double: return "(\(v) #>> '{}')::numeric"
         case .date: return "\(sql.qualified).instant(\(v) #>> '{}')"
-        default: return "(\(v) #>> '{}') COLLATE \"C\""
+        default: return "normalize(\(v) #>> '{}', NFC) COLLATE \"C\""
         }
     }
 
