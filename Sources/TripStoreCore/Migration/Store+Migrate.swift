@@ -42,7 +42,7 @@ extension Store {
     ///   store is then as before).
     public func migrate(to target: Schema, author: String, timestamp: Double? = nil) throws -> MigrationResult {
         try checkWritable(.migrate)
-        var plan = SchemaMigration(from: schema, to: target)
+        let plan = SchemaMigration(from: schema, to: target)
         guard !plan.isEmpty else { throw StoreError.migrationRefused(["the store already has this schema (fingerprint \(schema.fingerprint)); there is nothing to migrate"]) }
         return try migrate(plan, author: author, timestamp: timestamp)
     }
