@@ -15,6 +15,20 @@ public enum SQLText {
         return "E'" + s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "''") + "'"
     }
 
+    /// `literal` of UTF-8 bytes, appended a byte at a time (a bulk import's
+    /// history row is tens of megabytes).
+    public static func appendLiteral(_ bytes: [UInt8], to out: inout [UInt8]) {
+        let backslash = bytes.contains(0x5C)
+        out.reserveCapacity(out.count + bytes.count + bytes.count / 16 + 4)
+        if backslash { out.append(UInt8(ascii: "E")) }
+        out.append(0x27)
+        for b in bytes {
+            if b == 0x27 || (backslash && b == 0x5C) { out.append(b) }
+            out.append(b)
+        }
+        out.append(0x27)
+    }
+
     /// Whether `s` may name a PostgreSQL schema here: ASCII letters, digits
     /// and `_`, not starting with a digit (so that it can go anywhere, quoted).
     public static func isPlainName(_ s: String) -> Bool {

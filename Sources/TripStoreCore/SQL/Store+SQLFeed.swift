@@ -14,8 +14,9 @@ extension Store {
     /// Writes `transactions` (retained history, oldest first, without a gap)
     /// as SQL, each as its own SQL transaction, to `out` a piece at a time.
     /// - Throws: what reading history and time travel throw.
-    public func writeSQL(_ transactions: [HistoryTransaction], in sql: SQLSchema, to out: (String) -> Void) throws {
+    public func writeSQL(_ transactions: [HistoryTransaction], in sql: SQLSchema, to write: ([UInt8]) -> Void) throws {
         guard let first = transactions.first else { return }
+        func out(_ s: String) { write(Array(s.utf8)) }
         // The last token that changed each object: an insert nothing changed
         // since is written from the table as it is, without a walk back.
         var lastChange: [String: Int64] = [:]
@@ -45,8 +46,13 @@ extension Store {
                 out(s)
                 s = ""
                 let store = t.token == lastToken ? self : try past(at: .token(t.token))
-                store.writeSQLObjects(in: sql, token: t.token, to: out)
-            } else if t.changes.count >= Store.sqlCopyThreshold && t.changes.allSatisfy({ $0.kind == .insert }) {
+                store.writeSQLObjects(in: sql, token: t.token, to: write)
+            } else if isBulk(t) && changedSince[t.token] == nil && table.count == t.changes.count {
+                // Every live object is one this import inserted, unchanged since: the table as it is.
+                out(s)
+                s = ""
+                writeSQLObjects(in: sql, token: t.token, to: write)
+            } else if isBulk(t) {
                 out(s)
                 s = ""
                 out("COPY \(sql.objects) (id, type, types, data, token) FROM STDIN;\n")
@@ -74,11 +80,12 @@ extension Store {
                     chunk += Array(String(t.token).utf8)
                     chunk.append(0x0A)
                     if chunk.count > 1 << 20 {
-                        out(String(decoding: chunk, as: UTF8.self))
+                        write(chunk)
                         chunk.removeAll(keepingCapacity: true)
                     }
                 }
-                out(String(decoding: chunk, as: UTF8.self) + "\\.\n")
+                write(chunk)
+                out("\\.\n")
             } else {
                 s += objectStatements(t, envelopes: envelopes[t.token] ?? [:], schema: then, sql: sql)
             }
@@ -90,19 +97,25 @@ extension Store {
                 }
             }
             s += "INSERT INTO \(sql.history) (token, \"timestamp\", author, changes) VALUES (\(t.token), \(SQLText.timestamp(t.timestamp)), "
-                + "\(SQLText.literal(t.author)), \(Self.changesJSONB(t)));\n"
-            s += "UPDATE \(sql.cursor) SET token = \(t.token);\nCOMMIT;\n"
+                + "\(SQLText.literal(t.author)), "
             out(s)
+            var w = JSONWriter()
+            HistoryCoding.writeChanges(t, to: &w)
+            var row: [UInt8] = []
+            SQLText.appendLiteral(w.bytes, to: &row)
+            write(row)
+            out("::jsonb);\nUPDATE \(sql.cursor) SET token = \(t.token);\nCOMMIT;\n")
         }
     }
 
     /// The whole store as of its last token, as one SQL transaction for an
     /// empty database (its cursor 0): objects and retained history through
     /// `COPY`, then the cursor (`export --format sql`).
-    public func writeSQLExport(in sql: SQLSchema, to out: (String) -> Void) throws {
+    public func writeSQLExport(in sql: SQLSchema, to write: ([UInt8]) -> Void) throws {
         let retained = try checkedHistory()
+        func out(_ s: String) { write(Array(s.utf8)) }
         out("BEGIN;\n" + sql.expect(0, lastToken))
-        writeSQLObjects(in: sql, token: lastToken, to: out)
+        writeSQLObjects(in: sql, token: lastToken, to: write)
         out("COPY \(sql.history) (token, \"timestamp\", author, changes) FROM STDIN;\n")
         var chunk = ""
         for t in retained {
@@ -118,23 +131,46 @@ extension Store {
         out("UPDATE \(sql.cursor) SET token = \(lastToken);\nCOMMIT;\n")
     }
 
-    /// Every live object as `COPY` rows, in id order.
-    func writeSQLObjects(in sql: SQLSchema, token: Int64, to out: (String) -> Void) {
-        out("COPY \(sql.objects) (id, type, types, data, token) FROM STDIN;\n")
-        var chunk = ""
-        for row in table.rowsSortedByID() {
-            guard let o = table.object(at: row) else { continue }
-            let e = schema.entities[o.entity]
+    /// Every live object as `COPY` rows, in id order: encoded on every core
+    /// a block of rows at a time, written in order.
+    func writeSQLObjects(in sql: SQLSchema, token: Int64, to write: ([UInt8]) -> Void) {
+        write(Array("COPY \(sql.objects) (id, type, types, data, token) FROM STDIN;\n".utf8))
+        let rows = table.rowsSortedByID()
+        // Checked whole first, the table is only read by the workers.
+        let view = table.readView, schema = self.schema, shared = table.checkEverything()
+        let types = schema.entities.map { Array(SQLText.copyArray(SQLSchema.types(of: $0, in: schema)).utf8) }
+        let tokenText = Array(String(token).utf8)
+        let blockRows = 4096
+        let encode: @Sendable (Int) -> [UInt8] = { k in
+            var buffer: [UInt8] = []
             var w = JSONWriter()
-            EnvelopeEncoder.writeData(o, entity: e, schema: schema, lookup: table, to: &w)
-            chunk += "\(SQLText.copyField(o.id))\t\(SQLText.copyField(e.name))\t\(SQLText.copyArray(SQLSchema.types(of: e, in: schema)))\t"
-                + "\(SQLText.copyField(w.string))\t\(token)\n"
-            if chunk.utf8.count > 1 << 20 {
-                out(chunk)
-                chunk = ""
+            for row in rows[(k * blockRows)..<min(rows.count, (k + 1) * blockRows)] {
+                guard let o = view.object(at: row) else { continue }
+                let e = schema.entities[o.entity]
+                SQLText.appendCopyEscaped(Array(o.id.utf8), to: &buffer)
+                buffer.append(0x09)
+                SQLText.appendCopyEscaped(Array(e.name.utf8), to: &buffer)
+                buffer.append(0x09)
+                buffer += types[o.entity]
+                buffer.append(0x09)
+                w.bytes.removeAll(keepingCapacity: true)
+                EnvelopeEncoder.writeData(o, entity: e, schema: schema, lookup: view, to: &w)
+                SQLText.appendCopyEscaped(w.bytes, to: &buffer)
+                buffer.append(0x09)
+                buffer += tokenText
+                buffer.append(0x0A)
             }
+            return buffer
         }
-        out(chunk + "\\.\n")
+        let blocks = (rows.count + blockRows - 1) / blockRows
+        if shared {
+            let work = OrderedWork(count: blocks, ahead: 4) { encode }
+            defer { work.finish() }
+            while let block = work.next() { write(block) }
+        } else {
+            for k in 0..<blocks { write(encode(k)) }
+        }
+        write(Array("\\.\n".utf8))
     }
 
     /// Upserts for inserts, merges for updates, deletes: in that order, as the transaction's changes are.
