@@ -14,11 +14,7 @@ extension Store {
     /// The `SELECT` for `query` (`count`: `SELECT count(*)`, limit and offset aside, as `--count` does).
     /// - Throws: `QueryError` as `run` throws it.
     public func sql(for query: Query, count: Bool, in sql: SQLSchema) throws(QueryError) -> String {
-        let fromName = query.from ?? schema.roots[0].name
-        guard let from = schema.entity(named: fromName) else {
-            throw QueryError("unknown type '\(fromName)' to query from" + NameSuggestion.hint(for: fromName, in: schema.entities.map(\.name)),
-                             column: 1, query: fromName)
-        }
+        let from = try root(of: query)
         let compiler = QueryCompiler(schema: schema, indexes: nil, query: query.text, scope: from.closure)
         let predicate = try compiler.compile(query.predicate)
         var translator = SQLPredicate(schema: schema, sql: sql)
@@ -28,27 +24,12 @@ extension Store {
         let whereClause = " WHERE " + conditions.joined(separator: "\n  AND ")
         if count { return "SELECT count(*) FROM \(sql.objects) o" + whereClause + ";\n" }
         var order: [String] = []
-        for key in query.sort {
-            let names = key.path.split(separator: ".").map(String.init)
-            let path = QueryPath(names: names, columns: Array(repeating: 1, count: names.count))
-            let access: PropertyAccess, leaf: QueryCompiler.Leaf
-            do {
-                (access, leaf) = try compiler.resolve(path, from: from.closure)
-            } catch {
-                throw QueryError("sort key '\(key.path)': \(error.message)", column: 1, query: key.path)
-            }
-            guard case .attribute(let t) = leaf else {
-                throw QueryError("cannot sort by '\(key.path)': it is a relationship", column: 1, query: key.path)
-            }
-            switch t {
-            case .array, .embedded: throw QueryError("cannot sort by '\(key.path)': it is a \(t.displayName)", column: 1, query: key.path)
-            default: break
-            }
-            let v = translator.value(access, object: "o").expression
+        for key in try compiler.sortKeys(query.sort, from: from.closure) {
+            let v = translator.value(key.access, object: "o").expression
             // nil (or a property the type lacks) first ascending, last descending.
             let isNil = "(\(v) IS NULL OR \(v) = 'null'::jsonb)"
             order.append(isNil + (key.descending ? " ASC" : " DESC"))
-            order.append(translator.sortable(v, t) + (key.descending ? " DESC" : " ASC"))
+            order.append(translator.sortable(v, key.type) + (key.descending ? " DESC" : " ASC"))
         }
         order.append("o.id COLLATE \"C\" ASC")
         var s = "SELECT o.id FROM \(sql.objects) o" + whereClause + "\nORDER BY " + order.joined(separator: ", ")

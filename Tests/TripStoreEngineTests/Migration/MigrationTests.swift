@@ -335,6 +335,22 @@ import Testing
         #expect(try Self.export(try standby.past(at: .token(5))) == before)
     }
 
+    /// The value a migration replaced takes no write of any kind; the store it returned does.
+    @Test func theStoreBeforeTheMigrationRefusesEveryWrite() throws {
+        let store = try Self.filmStore("replaced")
+        let target = try Self.film { d in d[0].attributes.removeAll { $0.name == "budget" } }
+        let done = try store.migrate(to: target, author: "m")
+        #expect { try store.compact() } throws: { e in
+            guard case StoreError.notWritable(.compact, let state) = e else { return false }
+            return state == .migrated(token: done.transaction.token)
+        }
+        #expect(throws: StoreError.self) { _ = try store.migrate(to: FilmSchema.schema, author: "m") }
+        #expect(throws: StoreError.self) { try store.recordVersion(of: target) }
+        var tx = done.store.transaction()
+        try tx.set("network", of: "tv1", to: .string("ITV"))
+        try done.store.commit(tx, author: "z")
+    }
+
     @Test func anEntityWithoutObjectsCanGo() throws {
         let store = try Self.filmStore("entity")
         let withFestival = try Self.film { d in d.append(EntityDescription("Festival", attributes: [AttributeDescription("city", .string)])) }
