@@ -44,12 +44,14 @@ package final class StreamingFileWriter: @unchecked Sendable {
     /// Takes over writing `fd` (opened for writing) from `offset` (a
     /// multiple of 4096; the file holds nothing there yet) on; the caller
     /// still closes it, and nothing else may write to it meanwhile.
-    package init(fd: Int32, path: String, from offset: Int = 0) {
+    /// `pastThePageCache` false writes through it, for bytes the next
+    /// command reads (they are then in memory, not read back from the disk).
+    package init(fd: Int32, path: String, from offset: Int = 0, pastThePageCache: Bool = true) {
         self.fd = fd
         self.path = path
         self.offset = offset
         for _ in 0..<3 { buffers.append(.allocate(byteCount: Self.bufferSize, alignment: Self.alignment)) }
-        direct = FileIO.setDirect(fd, true)
+        direct = pastThePageCache && FileIO.setDirect(fd, true)
     }
 
     deinit {

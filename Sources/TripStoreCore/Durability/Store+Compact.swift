@@ -151,9 +151,11 @@ extension Store {
             }
         }
         let historyCount = history.count + (bulk == nil ? 0 : 1)
+        let lastCommit = bulk?.history.timestamp ?? history.last?.timestamp
         flush(force: true)
         let bodyBytes = out.count
-        buffer.bytes.append(contentsOf: SnapshotFormat.trailer(objects: table.count, history: historyCount, crc: crc))
+        buffer.bytes.append(contentsOf: SnapshotFormat.trailer(
+            objects: table.count, history: historyCount, lastCommit: lastCommit, crc: crc))
         out.write(buffer.bytes)
         try out.finish()
         Trace.mark("snapshot history")
@@ -219,10 +221,11 @@ extension Store {
         snapshotToken = token
         journal = Journal(folder: files.folder, path: files.journal(token))
         hasSnapshot = true
+        historyLog.snapshotCount = historyCount
+        historyLog.snapshotLastCommit = lastCommit
         if bulk != nil {
             historyLog.pending = (historyFD, historyStart..<bodyBytes, 2 + table.count, path)
             keepHistoryFD = true
-            historyLog.snapshotCount = historyCount
             historyLog.loaded = []
         }
     }

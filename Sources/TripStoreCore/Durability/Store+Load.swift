@@ -279,10 +279,17 @@ extension Store {
 
     /// When the last retained transaction was committed (nil when none is
     /// retained): the newest journal line's, else the snapshot's last
-    /// history line's, read once.
+    /// history line's, as the trailer says or else read from the line.
     public func lastCommitTime() throws -> Double? {
         if let t = historyLog.loaded.last { return t.timestamp }
         guard let pending = historyLog.pending, historyLog.snapshotCount > 0, !pending.bytes.isEmpty else { return nil }
+        if let t = historyLog.snapshotLastCommit { return t }
+        return try lastCommitTimeFromTheLine(pending)
+    }
+
+    /// The snapshot's last history line's time, read backwards from its end
+    /// (what `lastCommitTime` did before trailers said it; `verify` compares both).
+    func lastCommitTimeFromTheLine(_ pending: (fd: Int32, bytes: Range<Int>, firstLine: Int, file: String)) throws -> Double {
         // Only the last line is needed: read backwards until its start.
         var want = 4096
         while true {

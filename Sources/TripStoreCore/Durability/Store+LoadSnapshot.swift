@@ -30,6 +30,7 @@ extension Store {
                 keepOpen = true
             }
             historyLog.snapshotCount = trailer.history
+            historyLog.snapshotLastCommit = trailer.lastCommit
             lastToken = token
             return
         }
@@ -139,6 +140,7 @@ extension Store {
             keepOpen = true
         }
         historyLog.snapshotCount = trailer.history
+        historyLog.snapshotLastCommit = trailer.lastCommit
         lastToken = token
         // A writer rebuilds a missing, stale or damaged image now, while the
         // table holds exactly the snapshot (the journal is replayed after).
@@ -179,8 +181,10 @@ extension Store {
         return true
     }
 
-    /// The last line: `{"end":{"objects":…,"history":…,"crc32c":"…"}}`, and where it starts.
-    func readTrailer(_ fd: Int32, size: Int, path: String) throws -> (start: Int, objects: Int, history: Int, crc: UInt32) {
+    /// The last line: `{"end":{"objects":…,"history":…,"lastCommit":"…","crc32c":"…"}}`,
+    /// and where it starts (`lastCommit` only where there is history, and
+    /// only in snapshots written since it was added).
+    func readTrailer(_ fd: Int32, size: Int, path: String) throws -> (start: Int, objects: Int, history: Int, lastCommit: Double?, crc: UInt32) {
         let tailLength = min(size, 4096)
         var tail = [UInt8](repeating: 0, count: tailLength)
         let got = tail.withUnsafeMutableBytes { FileIO.read(fd, into: $0, at: size - tailLength) }
@@ -197,7 +201,14 @@ extension Store {
               case .int(let objects)? = end["objects"], case .int(let history)? = end["history"], objects >= 0, history >= 0 else {
             throw StoreError.damaged(file: path, line: nil, detail: "the snapshot is cut short or its trailer is unreadable", repairable: false)
         }
-        return (size - tailLength + start, Int(objects), Int(history), crc)
+        var lastCommit: Double?
+        if history > 0, let value = end["lastCommit"] {
+            guard case .string(let text) = value, let time = ISODate.parse(text) else {
+                throw StoreError.damaged(file: path, line: nil, detail: "the snapshot's trailer has an unreadable lastCommit", repairable: false)
+            }
+            lastCommit = time
+        }
+        return (size - tailLength + start, Int(objects), Int(history), lastCommit, crc)
     }
 
     /// Adds the decoded object lines to the empty table, in file order, and links them.

@@ -106,6 +106,7 @@ extension Store {
             keepOpen = true
         }
         historyLog.snapshotCount = trailer.history
+        historyLog.snapshotLastCommit = trailer.lastCommit
         lastToken = token
     }
 

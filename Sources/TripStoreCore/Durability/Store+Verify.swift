@@ -15,6 +15,12 @@ extension Store {
         problems.append(contentsOf: indexes.checkInvariants(table))
         _ = history.count  // reads the snapshot's history lines, noting any that cannot be read
         problems.append(contentsOf: historyLog.problems.map(\.description))
+        let snapshotLines = historyLog.snapshotCount
+        if let said = historyLog.snapshotLastCommit, snapshotLines > 0, snapshotLines <= history.count,
+           history[snapshotLines - 1].timestamp != said {
+            problems.append("the snapshot's trailer says its last commit was at \(ISODate.format(said)), "
+                + "its last history line says \(ISODate.format(history[snapshotLines - 1].timestamp))")
+        }
         let tokens = history.map(\.token)
         if tokens != tokens.sorted() || Set(tokens).count != tokens.count {
             problems.append("history tokens are not strictly increasing")

@@ -149,7 +149,10 @@ extension ObjectTable {
             // Back to back: each index's bytes are a multiple of eight.
             for b in indexBlobs { b.bytes.withUnsafeBytes { emit($0) } }
             try out.finish()
-            let columns = StreamingFileWriter(fd: columnsFD, path: path, from: layout.entities)
+            // Through the page cache: the columns are what the next command
+            // reads first (an id's row, a type's rows), and after a bulk
+            // import its first write would otherwise read them from the disk.
+            let columns = StreamingFileWriter(fd: columnsFD, path: path, from: layout.entities, pastThePageCache: false)
             columnsWriter = columns
             /// Appends a section that must start at `offset`, and its padding.
             func stream<T>(_ column: [T], at offset: Int) -> Bool {

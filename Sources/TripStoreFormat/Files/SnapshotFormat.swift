@@ -24,7 +24,16 @@ package enum SnapshotFormat {
         return w.bytes
     }
 
-    package static func trailer(objects: Int, history: Int, crc: UInt32) -> [UInt8] {
-        Array(#"{"end":{"objects":\#(objects),"history":\#(history),"crc32c":"\#(CRC32C.hex(crc))"}}"#.utf8) + [0x0A]
+    /// `lastCommit`: the time of the last history line, written as that line
+    /// writes it, so a writer learns it without reading the history (after a
+    /// bulk import, one line of hundreds of megabytes).
+    package static func trailer(objects: Int, history: Int, lastCommit: Double?, crc: UInt32) -> [UInt8] {
+        var bytes = Array(#"{"end":{"objects":\#(objects),"history":\#(history),"#.utf8)
+        if let lastCommit {
+            bytes += Array(#""lastCommit":""#.utf8)
+            ISODate.append(lastCommit, to: &bytes)
+            bytes += Array(#"","#.utf8)
+        }
+        return bytes + Array(#""crc32c":"\#(CRC32C.hex(crc))"}}"#.utf8) + [0x0A]
     }
 }

@@ -1,0 +1,72 @@
+import Foundation
+import Testing
+@testable import TripStoreCore
+@testable import TripStoreFormat
+@testable import TripStoreJSON
+@testable import TripStoreSystem
+import TripStoreModels
+
+/// The last commit's time and token as a writer learns them at open (the
+/// snapshot trailer's `lastCommit`, the header's token) against what reading
+/// the history gives, after random runs of bulk imports, commits at random
+/// times (some before the last), compactions, prunes and reopens.
+@Suite struct LastCommitTests {
+    static var options: StoreOptions {
+        var o = StoreOptions()
+        o.snapshotCommitChanges = 50  // the generated imports go the bulk way
+        return o
+    }
+
+    /// What a fresh reader says, checked against the history it reads.
+    static func expectAgreement(_ folder: String, _ writer: Store, step: String) throws {
+        let reader = try Store.open(folder, schema: TripSchema.schema, access: .read, options: options)
+        defer { reader.close() }
+        let quick = try reader.lastCommitTime()
+        if let pending = reader.historyLog.pending, reader.historyLog.snapshotCount > 0, reader.historyLog.loaded.isEmpty {
+            #expect(reader.historyLog.snapshotLastCommit != nil, "\(step): the trailer says it")
+            #expect(try reader.lastCommitTimeFromTheLine(pending) == quick, "\(step): trailer against the line")
+        }
+        let history = reader.history
+        #expect(quick == history.last?.timestamp, "\(step): against the whole history")
+        #expect(quick == (try writer.lastCommitTime()), "\(step): against the writer")
+        #expect(reader.lastToken == writer.lastToken && reader.lastToken >= (history.last?.token ?? 0), "\(step): token")
+        #expect(reader.checkInvariants().isEmpty, "\(step)")
+    }
+
+    @Test(arguments: [11, 12, 13, 14] as [UInt64]) func theTrailerAgreesWithTheHistory(seed: UInt64) throws {
+        var random = SplitMix64(seed: seed)
+        var data = TripDataGenerator(seed: seed)
+        let folder = TestFolders.make("last-commit-\(seed)")
+        var store = try Store.open(folder, schema: TripSchema.schema, access: .write, options: Self.options)
+        defer { store.close() }
+        var input = data.jsonArray(trips: 20)
+        #expect(try store.importInBulk(&input, author: "bulk", timestamp: 1_700_000_000.123_456) != nil, "the bulk path took it")
+        try Self.expectAgreement(folder, store, step: "after the bulk import")
+        var time = 1_700_000_000.0
+        for step in 0..<24 {
+            let what = Int(random.next() % 5)
+            switch what {
+            case 0, 1:
+                // A commit, sometimes stamped before the last (the store keeps time moving forward).
+                time += Double(random.next() % 2000) / 1000 - 0.5
+                var tx = store.transaction()
+                let id = "extra-\(seed)-\(step)"
+                let envelope = #"[{"type":"Trip","id":"\#(id)","data":{"name":"n","destination":"d","startDate":"2026-01-01","endDate":"2026-01-02"}}]"#
+                try store.stage(try EnvelopeInput.decode(Array(envelope.utf8), schema: store.schema), mode: .insert, into: &tx)
+                try store.commit(tx, author: "a", timestamp: time + 0.000_000_3)
+            case 2:
+                try store.compact()
+            case 3:
+                try store.pruneHistory(before: store.lastToken - Int64(random.next() % 3))
+            default:
+                store.close()
+                store = try Store.open(folder, schema: TripSchema.schema, access: .write, options: Self.options)
+            }
+            try Self.expectAgreement(folder, store, step: "step \(step) (\(what))")
+        }
+        // Every transaction pruned: no time, and the token still known.
+        try store.pruneHistory(before: store.lastToken + 1)
+        try Self.expectAgreement(folder, store, step: "all pruned")
+        #expect(try store.lastCommitTime() == nil)
+    }
+}
