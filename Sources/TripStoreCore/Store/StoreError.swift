@@ -74,8 +74,10 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     /// Files hold references to objects that do not exist; `Store.removeDanglingReferences` removes them.
     case danglingReferences(file: String, line: Int?, detail: String)
     /// The snapshot image, checked piece by piece (`ImageChecks.onFirstTouch`),
-    /// showed damage before a commit: nothing was written; open the store
-    /// again without the image (`StoreOptions.useSnapshotImage`) and retry.
+    /// showed damage before a commit or in what a fetch read: nothing was
+    /// written or answered; open the store again with its checks at open
+    /// (`ImageChecks.atOpen`: a writer then makes a new image) or without the
+    /// image (`StoreOptions.useSnapshotImage`) and retry.
     case imageDamaged(file: String, detail: String)
 
     private static func hint(_ suggestion: String?) -> String {
@@ -86,7 +88,7 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .noStore(let p): return "no store at \(p)"
-        case .imageDamaged(let f, let d): return "\(f): \(d); nothing was written (the JSON is sound: open the store without the image)"
+        case .imageDamaged(let f, let d): return "\(f): \(d); nothing was written or answered (the JSON is sound: open the store again with every image check at open, or without the image)"
         case .damaged(let f, let l, let d, let r):
             return "the store is damaged: \(f)\(l.map { " line \($0)" } ?? ""): \(d)"
                 + (r ? " (a write cut short, which a repair can cut)" : "")

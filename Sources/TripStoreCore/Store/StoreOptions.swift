@@ -21,11 +21,13 @@ public struct StoreOptions: Sendable {
     /// Open from `snapshot-N.image` when it matches the snapshot (`verify`
     /// turns this off to read and check the JSON itself).
     public var useSnapshotImage = true
-    /// When the image's pieces are checked: all at open (the default: a
-    /// long-lived process pays once and never meets damage later), or each
-    /// the first time it is touched (a command-line process, which touches
-    /// little and answers from the JSON if damage shows up; see `Store.imageDamage`).
-    public var imageChecks: ImageChecks = .atOpen
+    /// When the image's pieces are checked: each the first time it is
+    /// touched (the default: an open costs the same at any size, and a read
+    /// that meets damage notes it in `Store.imageDamage`, where the command
+    /// line answers from the JSON instead and `ModelContext` refuses with
+    /// `StoreError.imageDamaged`), or all at open (a program that would
+    /// rather pay once, at open, and never meet damage later).
+    public var imageChecks: ImageChecks = .onFirstTouch
     /// Open a store whose files hold references to missing objects, leaving
     /// those references out and listing them in `Store.danglingReferences`
     /// (for `verify` and its repair; reads the JSON, never the image).

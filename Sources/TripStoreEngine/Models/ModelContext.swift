@@ -164,7 +164,15 @@ public final class ModelContext {
         if let prefetch = try propertyNames(descriptor.relationshipKeyPathsForPrefetching, "relationshipKeyPathsForPrefetching") {
             for m in out { load(m, properties: prefetch) }
         }
+        try refuseDamagedImage()
         return out
+    }
+
+    /// The image is checked a piece at a time as reads touch it
+    /// (`ImageChecks.onFirstTouch`); a piece that failed read as empty, so
+    /// a fetch that met one answers nothing rather than something wrong.
+    private func refuseDamagedImage() throws {
+        if let damage = store.imageDamage { throw StoreError.imageDamaged(file: store.imagePath, detail: damage) }
     }
 
     /// The stored names of a descriptor's key paths; nil for none (everything).
@@ -187,6 +195,7 @@ public final class ModelContext {
         let (query, exact) = try makeQuery(descriptor)
         let plain = descriptor.allPredicates.isEmpty && descriptor.fetchLimit == nil && descriptor.fetchOffset == nil
         let result = try run(query, hasPredicate: !descriptor.allPredicates.isEmpty, countOnly: plain)
+        try refuseDamagedImage()
         if plain { return result.plan.steps.last?.actual ?? 0 }
         if exact && !result.scanned { return result.rows.count }
         return try fetch(descriptor).count

@@ -129,6 +129,7 @@ import TripStoreModels
     func answers(_ folder: String, image: Bool) throws -> [String] {
         var options = StoreOptions()
         options.useSnapshotImage = image
+        options.imageChecks = .atOpen  // damage shows at open: the JSON answers
         let store = try Store.open(folder, schema: TripSchema.schema, access: .read, options: options)
         #expect(store.checkInvariants() == [])
         return store.table.rowsSortedByID().compactMap { store.table.object(at: $0).map { "\($0.id) \($0.values.count)" } }

@@ -34,6 +34,7 @@ import TripStoreModels
     func open(_ folder: String, image: Bool) throws -> Store {
         var options = StoreOptions()
         options.useSnapshotImage = image
+        options.imageChecks = .atOpen  // damage shows at open: the JSON answers
         return try Store.open(folder, schema: schema, access: .read, options: options)
     }
 

@@ -1,0 +1,76 @@
+import Foundation
+import Testing
+@testable import TripStoreEngine
+@testable import TripStoreCore
+@testable import TripStoreFormat
+@testable import TripStoreSystem
+import TripStoreModels
+
+/// A `ModelContainer` maps the snapshot image and checks each piece when a
+/// read first touches it, as the command line does: the open costs the same
+/// at any size, and a fetch that touches a damaged piece refuses to answer.
+@Suite struct ContainerImageTests {
+    /// A store of the sample data with a snapshot and its image; the names of
+    /// two trips whose rows are in different groups of the image.
+    static func makeStore(_ name: String) throws -> (folder: String, damaged: String, sound: String, damagedRow: RowID) {
+        let folder = TestFolders.make(name)
+        let store = try Store.open(folder, schema: TripSchema.schema, access: .write)
+        var tx = store.transaction()
+        try store.stage(try EnvelopeInput.decode(try FileIO.readFile(TestFolders.projectRoot + "/SampleData/trips.json"), schema: store.schema),
+                        mode: .insert, into: &tx)
+        try store.commit(tx, author: "test")
+        try store.compact()
+        store.close()
+        let reader = try Store.open(folder, schema: TripSchema.schema, access: .read)
+        defer { reader.close() }
+        let trips = try reader.run(try Query("is Trip")).rows
+        let a = try #require(trips.first), b = try #require(trips.last { $0 >> SnapshotImage.groupShift != a >> SnapshotImage.groupShift })
+        guard case .string(let damaged) = reader.table.value(at: a, slot: 0), case .string(let sound) = reader.table.value(at: b, slot: 0) else {
+            throw TestFailure("no names")
+        }
+        return (folder, damaged, sound, a)
+    }
+
+    struct TestFailure: Error { let text: String; init(_ t: String) { text = t } }
+
+    /// Flips a byte of a row's record in the image file.
+    static func damageRecord(_ folder: String, row: RowID) throws {
+        let store = try Store.open(folder, schema: TripSchema.schema, access: .read)
+        let image = try #require(store.table.image)
+        let at = image.layout.records + Int(image.recordOffset(Int(row))) + 20
+        let path = store.imagePath
+        store.close()
+        var bytes = try FileIO.readFile(path)
+        bytes[at] ^= 0x20
+        let fd = try FileIO.open(path, O_WRONLY)
+        try bytes.withUnsafeBytes { try FileIO.writeAll(fd, UnsafeRawBufferPointer(rebasing: $0[at...at]), at: at, path: path) }
+        FileIO.close(fd)
+    }
+
+    static func fetch(_ context: ModelContext, name: String) throws -> [Trip] {
+        try context.fetch(FetchDescriptor<Trip>(predicate: #Predicate { $0.name == name }))
+    }
+
+    @Test func aFetchThatTouchesADamagedPieceRefusesAndOthersAnswer() throws {
+        let (folder, damaged, sound, row) = try Self.makeStore("container-image-lazy")
+        try Self.damageRecord(folder, row: row)
+        let container = try ModelContainer(folder: folder, models: TripSchema.models)
+        #expect(container.store.loadedFromImage)
+        let context = ModelContext(container)
+        #expect(try Self.fetch(context, name: sound).map(\.name) == [sound])
+        #expect(throws: StoreError.self) { try Self.fetch(context, name: damaged) }
+        #expect(container.store.imageDamage != nil)
+    }
+
+    @Test func checksAtOpenReadTheJSONInsteadOfADamagedImage() throws {
+        let (folder, damaged, sound, row) = try Self.makeStore("container-image-at-open")
+        try Self.damageRecord(folder, row: row)
+        var options = StoreOptions()
+        options.imageChecks = .atOpen
+        let container = try ModelContainer(folder: folder, models: TripSchema.models, options: options)
+        #expect(!container.store.loadedFromImage)
+        let context = ModelContext(container)
+        #expect(try Self.fetch(context, name: damaged).map(\.name) == [damaged])
+        #expect(try Self.fetch(context, name: sound).map(\.name) == [sound])
+    }
+}
