@@ -49,9 +49,9 @@ extension Store {
     /// newest snapshot (its header has that schema) and a crash came before
     /// it took the place of `schema.json`. A pending record of a migration
     /// that did not commit is ignored.
-    static func readSchemaRecord(_ files: StoreFiles) throws -> Schema? {
+    static func readSchemaRecord(_ files: StoreFiles, known: Schema? = nil) throws -> Schema? {
         if let pending = try committedPendingRecord(files) { return pending }
-        return try readSchemaRecord(at: files.schemaRecord)
+        return try readSchemaRecord(at: files.schemaRecord, known: known)
     }
 
     /// The pending record when the newest snapshot committed it.
@@ -77,8 +77,11 @@ extension Store {
         try FileIO.fsyncDirectory(files.folder)
     }
 
-    /// The schema record at `path`, nil when there is no such file.
-    static func readSchemaRecord(at path: String) throws -> Schema? {
+    /// The schema record at `path`, nil when there is no such file; `known`
+    /// is returned without parsing the record when the record holds exactly
+    /// the bytes it writes (the command line opens a store with the schema
+    /// it has just read from there).
+    static func readSchemaRecord(at path: String, known: Schema? = nil) throws -> Schema? {
         guard let size = FileIO.fileSize(path) else { return nil }
         guard size <= schemaRecordLimit else {
             throw StoreError.damaged(file: path, line: 1, detail: "it holds \(size) bytes, more than a schema record can", repairable: false)
@@ -91,6 +94,7 @@ extension Store {
         } catch let e as IOError where e.code == IOError.notRegularFile || e.code == EISDIR {
             throw StoreError.damaged(file: path, line: nil, detail: "not a regular file", repairable: false)
         }
+        if let known, bytes == SchemaRecordFormat.bytes(known) { return known }
         do {
             return try SchemaRecordFormat.read(bytes)
         } catch {
@@ -104,7 +108,7 @@ extension Store {
     /// At open: reads `schema.json` and checks that this program's schema can
     /// use the store (equal, or only additions).
     func loadSchemaRecord() throws {
-        guard try files.exists(), let recorded = try Store.readSchemaRecord(files) else { return }
+        guard try files.exists(), let recorded = try Store.readSchemaRecord(files, known: schema) else { return }
         recordedDescriptions = recorded.descriptions
         recordedFingerprint = recorded.fingerprint
         if recorded.fingerprint != schema.fingerprint {

@@ -25,6 +25,8 @@ final class MappedImage: ListSource {
     private let listElements: UnsafePointer<Int32>
     /// Per list group: 0 not checked, 1 good, 2 damaged.
     private let listGroupState: UnsafeMutablePointer<UInt8>
+    /// Per row group, its checksum and fence: 0 not checked, 1 good, 2 damaged.
+    private let rowHashState: UnsafeMutablePointer<UInt8>
     /// The first thing found damaged after open, if anything was.
     private(set) var damage: String?
 
@@ -61,6 +63,8 @@ final class MappedImage: ListSource {
         listElements = UnsafePointer((mapped + layout.listElements).bindMemory(to: Int32.self, capacity: Int(h.listElements)))
         listGroupState = .allocate(capacity: max(1, layout.listGroups))
         listGroupState.initialize(repeating: 0, count: max(1, layout.listGroups))
+        rowHashState = .allocate(capacity: max(1, layout.rowGroups))
+        rowHashState.initialize(repeating: 0, count: max(1, layout.rowGroups))
         kinds = schema.entities.map { e in schema.entities.map { schema.isKind(e.id, of: $0.id) } }
         plans = schema.entities.map { e in e.properties.map(ImageSlotCheck.init) }
         declaredIndexes = StoreIndexes.declared(schema)
@@ -71,7 +75,10 @@ final class MappedImage: ListSource {
         }
     }
 
-    deinit { listGroupState.deallocate() }
+    deinit {
+        listGroupState.deallocate()
+        rowHashState.deallocate()
+    }
 
     /// Unmaps the file when the image is not used after all.
     func discard() { FileIO.unmap(base, length: layout.fileBytes) }
@@ -152,44 +159,72 @@ final class MappedImage: ListSource {
         return index
     }
 
-    /// Checks row group `g`: its checksum, then every record's bounds, id order
-    /// and values against the schema. False (and `damage` set) when it fails.
-    func checkRowGroup(_ g: Int) -> Bool {
-        if rowGroupIsSound(g) { return true }
-        let first = g << SnapshotImage.groupShift
-        noteDamage("rows \(first)..<\(min(rows, first + SnapshotImage.groupSize))")
+    /// Checks the rows of unit `u` (see `SnapshotImage.unitShift`): their
+    /// group's checksum and fence (once per group), then each record's
+    /// bounds, id order and values against the schema. False (and `damage`
+    /// set) when they fail.
+    func checkRowUnit(_ u: Int) -> Bool {
+        let first = u << SnapshotImage.unitShift, stop = min(rows, first + SnapshotImage.unitSize)
+        if groupHashIsSound(first >> SnapshotImage.groupShift) && rowsAreSound(first..<stop) { return true }
+        noteDamage("rows \(first)..<\(stop)")
         return false
     }
 
-    /// `checkRowGroup` without noting the damage: it writes nothing but the
-    /// state of list groups not yet checked (none, when `checkEverything` runs it).
-    private func rowGroupIsSound(_ g: Int) -> Bool {
+    /// Whether row group `g`'s checksum and fence hold, checked once; the id
+    /// prefixes of a sound group may be searched (a row found is checked
+    /// with its unit before it is read).
+    func groupHashIsSound(_ g: Int) -> Bool {
+        if rowHashState[g] == 0 { rowHashState[g] = groupHashHolds(g) ? 1 : 2 }
+        return rowHashState[g] == 1
+    }
+
+    /// The checksum over the group's columns and records (the records' range
+    /// is the checked directory's), its fence, and its prefixes in order.
+    private func groupHashHolds(_ g: Int) -> Bool {
         let first = g << SnapshotImage.groupShift, stop = min(rows, first + SnapshotImage.groupSize)
         let (expected, fence, end) = rowGroup(g)
         let start = g == 0 ? 0 : rowGroup(g - 1).end
-        // Offsets first, so the checksum reads only bytes inside the records.
-        var previous = start
-        for r in first..<stop {
-            let o = start + Int64(offsets[r])
-            guard o >= previous, o <= end else { return false }
-            previous = o
-        }
-        guard first < stop, offsets[first] == 0 else { return false }
+        guard first < stop else { return false }
         var h = PageHash.hash(UnsafeRawBufferPointer(start: entities + first, count: (stop - first) * 2), seed: UInt64(g))
         h = PageHash.hash(UnsafeRawBufferPointer(start: offsets + first, count: (stop - first) * 4), seed: h)
         h = PageHash.hash(UnsafeRawBufferPointer(start: prefixes + first, count: (stop - first) * 8), seed: h)
         h = PageHash.hash(UnsafeRawBufferPointer(start: records + Int(start), count: Int(end - start)), seed: h)
-        guard h == expected else { return false }
+        guard h == expected, prefixes[first] == fence, offsets[first] == 0 else { return false }
+        for r in (first + 1)..<stop where prefixes[r] < prefixes[r - 1] { return false }
+        return true
+    }
+
+    /// Where row `r`'s record starts and ends, if within its group's records
+    /// and in order with its neighbours.
+    private func recordRange(_ r: Int) -> (start: Int64, end: Int64)? {
+        let g = r >> SnapshotImage.groupShift
+        let groupStart = g == 0 ? 0 : rowGroup(g - 1).end, groupEnd = rowGroup(g).end
+        let last = min(rows, (g + 1) << SnapshotImage.groupShift) - 1
+        let start = groupStart + Int64(offsets[r]), end = r < last ? groupStart + Int64(offsets[r + 1]) : groupEnd
+        guard start >= groupStart, start <= end, end <= groupEnd else { return nil }
+        return (start, end)
+    }
+
+    /// The records of `range` (rows of one group whose checksum held): each
+    /// within its bytes, its id prefix and order (after the row before it,
+    /// in the group) and its values against the schema.
+    private func rowsAreSound(_ range: Range<Int>) -> Bool {
         let bounds = RecordBounds(rows: rows, lists: listCount, bytes: Int(header.recordBytes))
+        let groupFirst = (range.lowerBound >> SnapshotImage.groupShift) << SnapshotImage.groupShift
         var previousRecord: UnsafeRawPointer?
-        for r in first..<stop {
+        if range.lowerBound > groupFirst {
+            // The id of the row before, for the order (the rest is its unit's
+            // to check; it may be a row this process has deleted since).
+            guard let (s, end) = recordRange(range.lowerBound - 1),
+                  bounds.idEnd(records + Int(s), end: records + Int(end)) != nil else { return false }
+            previousRecord = records + Int(s)
+        }
+        for r in range {
             let e = Int(entities[r])
-            let recordEnd = r + 1 < stop ? start + Int64(offsets[r + 1]) : end
-            let record = records + Int(start + Int64(offsets[r]))
-            guard e >= 0, e < plans.count, bounds.check(record, end: records + Int(recordEnd), slots: plans[e].count) else {
-                return false
-            }
-            guard prefixes[r] == RecordReader.idPrefix(record), r > first || prefixes[r] == fence,
+            guard let (s, end) = recordRange(r), e >= 0, e < plans.count else { return false }
+            let record = records + Int(s)
+            guard bounds.check(record, end: records + Int(end), slots: plans[e].count),
+                  prefixes[r] == RecordReader.idPrefix(record),
                   previousRecord.map({ RecordReader.idLess($0, record) }) ?? true, valuesAreSound(record, entity: e) else {
                 return false
             }
@@ -302,14 +337,15 @@ final class MappedImage: ListSource {
         if damage == nil { damage = "\(what) fail their checks" }
     }
 
-    /// Checks every list group not yet checked and the row groups `only`
-    /// names (all by default) on all cores; the row groups that failed (their
-    /// damage noted). A group the table has changed in place since it passed
-    /// must not be named: its checksum no longer matches.
+    /// Checks every list group not yet checked and the units of rows `only`
+    /// names (all by default) on all cores; the units that failed (their
+    /// damage noted). A unit the table has changed in place since it passed
+    /// must not be named (its group's checksum, checked before, is not
+    /// checked again).
     func checkEverything(only: [Int]? = nil) -> [Int] {
         let shared = Shared(value: self)
         let listGroups = layout.listGroups
-        let rowGroups = only ?? Array(0..<layout.rowGroups)
+        let units = only ?? Array(0..<((rows + SnapshotImage.unitSize - 1) >> SnapshotImage.unitShift))
         let parts = rows >= 65_536 ? 2 : 1
         // List groups first, each worker its own range, so the row checks
         // that follow only read their states.
@@ -319,10 +355,24 @@ final class MappedImage: ListSource {
             }
         }
         for g in 0..<listGroups where listGroupState[g] == 2 { noteDamage("lists from \(g << SnapshotImage.groupShift)") }
+        // Then the checksums of the groups those units are in (each group by
+        // one worker), then the units, which only read the groups' states.
+        var distinct: [Int] = []
+        for u in units where distinct.last != u >> (SnapshotImage.groupShift - SnapshotImage.unitShift) {
+            distinct.append(u >> (SnapshotImage.groupShift - SnapshotImage.unitShift))
+        }
+        let groups = distinct
+        _ = Parallel.map(parts) { k in
+            for i in Parallel.ranges(groups.count, parts: parts)[k] { _ = shared.value.groupHashIsSound(groups[i]) }
+        }
         let failed = Parallel.map(parts) { k in
-            Parallel.ranges(rowGroups.count, parts: parts)[k].map { rowGroups[$0] }.filter { !shared.value.rowGroupIsSound($0) }
+            Parallel.ranges(units.count, parts: parts)[k].map { units[$0] }.filter { u in
+                let first = u << SnapshotImage.unitShift
+                return !(shared.value.groupHashIsSound(first >> SnapshotImage.groupShift)
+                         && shared.value.rowsAreSound(first..<min(shared.value.rows, first + SnapshotImage.unitSize)))
+            }
         }.flatMap { $0 }
-        for g in failed { noteDamage("rows from \(g << SnapshotImage.groupShift)") }
+        for u in failed { noteDamage("rows from \(u << SnapshotImage.unitShift)") }
         for e in schema.entities.indices where checkedTypeRows(e) == nil { noteDamage("the type index of \(schema.entities[e].name)") }
         for k in savedIndexes.indices { _ = savedIndex(k)?.checkAll() }
         return failed
@@ -342,18 +392,23 @@ struct RecordBounds {
     let bytes: Int
 
     func check(_ start: UnsafeRawPointer, end: UnsafeRawPointer, slots: Int) -> Bool {
-        var p = start
-        if p < end && p.load(as: UInt8.self) == RecordID.packedMarker {
-            guard end - p > RecordID.packedCount else { return false }
-            p += 1 + RecordID.packedCount
-        } else {
-            guard let idLength = varint(&p, end), idLength > 0, p + idLength <= end else { return false }
-            p += idLength
-        }
+        guard var p = idEnd(start, end: end) else { return false }
         for _ in 0..<slots {
             guard value(&p, end, topLevel: true) else { return false }
         }
         return p == end
+    }
+
+    /// Where the record's id ends, if it is within its bytes (all an id
+    /// comparison reads, whatever the record's entity).
+    func idEnd(_ start: UnsafeRawPointer, end: UnsafeRawPointer) -> UnsafeRawPointer? {
+        var p = start
+        if p < end && p.load(as: UInt8.self) == RecordID.packedMarker {
+            guard end - p > RecordID.packedCount else { return nil }
+            return p + 1 + RecordID.packedCount
+        }
+        guard let idLength = varint(&p, end), idLength > 0, p + idLength <= end else { return nil }
+        return p + idLength
     }
 
     private func varint(_ p: inout UnsafeRawPointer, _ end: UnsafeRawPointer) -> Int? {

@@ -48,6 +48,12 @@ enum SnapshotImage {
     static let magic = Array("TSIMAGEA".utf8)
     static let groupShift = 8
     static let groupSize = 1 << groupShift
+    /// Rows checked together when a read first touches one of them: a row
+    /// group's checksum once for all of its rows, then each unit of rows'
+    /// bounds, id order and values as it is touched (a `get` reads a few
+    /// rows of many groups, and should not check all their neighbours).
+    static let unitShift = 4
+    static let unitSize = 1 << unitShift
 
     /// What ties an image to its snapshot.
     struct Binding: Equatable {

@@ -14,6 +14,12 @@ package final class StoreIndexes {
     @exclusivity(unchecked) private var typeRows: [[RowID]]
     /// Entities whose rows are still in the snapshot image, not yet read.
     @exclusivity(unchecked) private var typeRowsInImage: [Bool]
+    /// Of an entity whose rows are still in the image: rows added since
+    /// (each past every row of the image) and rows removed since, laid over
+    /// the image's rows when they are read: a write costs what it writes,
+    /// not a read of every row of its type.
+    @exclusivity(unchecked) private var addedSinceImage: [[RowID]]
+    @exclusivity(unchecked) private var removedSinceImage: [Set<RowID>]
     private var image: MappedImage?
     @exclusivity(unchecked) package private(set) var valueIndexes: [ValueIndex] = []
     /// For each concrete entity, the value indexes that cover it.
@@ -24,6 +30,8 @@ package final class StoreIndexes {
         self.table = table
         typeRows = Array(repeating: [], count: schema.entities.count)
         typeRowsInImage = Array(repeating: false, count: schema.entities.count)
+        addedSinceImage = Array(repeating: [], count: schema.entities.count)
+        removedSinceImage = Array(repeating: [], count: schema.entities.count)
         indexesByEntity = Array(repeating: [], count: schema.entities.count)
         for (entity, property) in StoreIndexes.declared(schema) {
             let k = valueIndexes.count
@@ -62,7 +70,11 @@ package final class StoreIndexes {
     private func readTypeRows(_ e: Int) {
         typeRowsInImage[e] = false
         // Damage leaves the rows out; the command answers from the JSON instead.
-        typeRows[e] = image?.typeRows(e) ?? []
+        var rows = image?.typeRows(e) ?? []
+        if !removedSinceImage[e].isEmpty { rows.removeAll { removedSinceImage[e].contains($0) } }
+        typeRows[e] = rows + addedSinceImage[e].sorted()
+        addedSinceImage[e] = []
+        removedSinceImage[e] = []
     }
 
     /// Takes the type index from a snapshot image (each entity's rows are read when first used).
@@ -71,6 +83,8 @@ package final class StoreIndexes {
         for e in typeRows.indices {
             typeRows[e] = []
             typeRowsInImage[e] = true
+            addedSinceImage[e] = []
+            removedSinceImage[e] = []
         }
     }
 
@@ -129,27 +143,45 @@ package final class StoreIndexes {
 
     /// Adds a row known to be past every row of its entity (loading a snapshot).
     func appendType(_ row: RowID, _ entity: Int) {
+        if typeRowsInImage[entity] && Int(row) >= table.baseRows {
+            addedSinceImage[entity].append(row)
+            return
+        }
         if typeRowsInImage[entity] { readTypeRows(entity) }
         typeRows[entity].append(row)
     }
 
     func add(_ row: RowID, _ o: StoredObject) {
-        if typeRowsInImage[o.entity] { readTypeRows(o.entity) }
-        if let last = typeRows[o.entity].last, last > row {
-            let i = insertionPoint(typeRows[o.entity], row)
-            typeRows[o.entity].insert(row, at: i)
+        if typeRowsInImage[o.entity] && Int(row) >= table.baseRows {
+            addedSinceImage[o.entity].append(row)
         } else {
-            typeRows[o.entity].append(row)
+            addType(row, o.entity)
         }
         for k in indexesByEntity[o.entity] where built[k] {
             valueIndexes[k].add(row, o.values[valueIndexes[k].property.slot])
         }
     }
 
+    private func addType(_ row: RowID, _ e: Int) {
+        if typeRowsInImage[e] { readTypeRows(e) }
+        if let last = typeRows[e].last, last > row {
+            typeRows[e].insert(row, at: insertionPoint(typeRows[e], row))
+        } else {
+            typeRows[e].append(row)
+        }
+    }
+
     func remove(_ row: RowID, _ o: StoredObject) {
-        if typeRowsInImage[o.entity] { readTypeRows(o.entity) }
-        let i = insertionPoint(typeRows[o.entity], row)
-        if i < typeRows[o.entity].count && typeRows[o.entity][i] == row { typeRows[o.entity].remove(at: i) }
+        if typeRowsInImage[o.entity] {
+            if let i = addedSinceImage[o.entity].firstIndex(of: row) {
+                addedSinceImage[o.entity].remove(at: i)
+            } else {
+                removedSinceImage[o.entity].insert(row)
+            }
+        } else {
+            let i = insertionPoint(typeRows[o.entity], row)
+            if i < typeRows[o.entity].count && typeRows[o.entity][i] == row { typeRows[o.entity].remove(at: i) }
+        }
         for k in indexesByEntity[o.entity] where built[k] {
             valueIndexes[k].remove(row, o.values[valueIndexes[k].property.slot])
         }

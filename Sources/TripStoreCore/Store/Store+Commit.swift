@@ -126,12 +126,10 @@ extension Store {
     /// showing halfway through (its pieces are checked when first touched).
     private func touchWhatApplyReads(_ tx: TransactionBuilder) throws {
         guard table.image != nil else { return }
-        for o in tx.newObjects { if let o { _ = indexes.rows(of: o.entity) } }
+        // The type index is not read: rows added and removed are laid over
+        // the image's until a query reads them (see `StoreIndexes`).
         for row in tx.changedOrder + tx.deletedOrder where Int(row) < tx.base {
-            if let e = table.entity(at: row) {
-                _ = indexes.rows(of: e)
-                _ = table.object(at: row)
-            }
+            if table.entity(at: row) != nil { _ = table.object(at: row) }
         }
         if let d = table.imageDamage { throw StoreError.imageDamaged(file: imagePath, detail: d) }
     }

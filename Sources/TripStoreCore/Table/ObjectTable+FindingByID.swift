@@ -42,8 +42,7 @@ extension ObjectTable {
             if fences[mid] < k { lo = mid + 1 } else { hi = mid }
         }
         var i = max(0, lo - 1) << SnapshotImage.groupShift
-        guard i < baseRows else { return nil }
-        checked(i)
+        guard i < baseRows, prefixesAreSound(i) else { return nil }
         var stop = min(baseRows, i + SnapshotImage.groupSize)
         while i < stop {
             let mid = (i + stop) / 2

@@ -37,9 +37,10 @@ package final class ObjectTable: ObjectLookup {
     @exclusivity(unchecked) var basePrefixes = UnsafePointer(UnsafeMutablePointer<UInt64>.allocate(capacity: 1))
     /// The prefix of the first row of each group of base rows, to find the group of an id.
     @exclusivity(unchecked) var fences: [UInt64] = []
-    /// Per group of base rows: 1 once checked (at once for rows read from
-    /// JSON) and its locators taken, 2 when the image's group failed its
-    /// checks; 0 not yet checked, 3 checked but its locators not yet taken.
+    /// Per unit of base rows (`SnapshotImage.unitShift`): 1 once checked (at
+    /// once for rows read from JSON) and its locators taken, 2 when the
+    /// image's rows failed their checks; 0 not yet checked, 3 checked but
+    /// its locators not yet taken.
     @exclusivity(unchecked) private var groupState = UnsafeMutablePointer<UInt8>.allocate(capacity: 1)
     /// The image the base rows are mapped from, if they are.
     private(set) var image: MappedImage?
@@ -119,7 +120,7 @@ package final class ObjectTable: ObjectLookup {
         let i = Int(row)
         let locator: Int64
         if i >= 0 && i < baseRows {
-            guard groupState[i >> SnapshotImage.groupShift] == 1 else { return }
+            guard groupState[i >> SnapshotImage.unitShift] == 1 else { return }
             Prefetch.read(baseEntities + i)
             locator = baseLocators[i]
         } else if i >= baseRows && i < rowCount {
@@ -145,9 +146,9 @@ package final class ObjectTable: ObjectLookup {
 
     // MARK: Columns
 
-    /// Checks a base row's group first if it has not been checked.
+    /// Checks a base row's unit first if it has not been checked.
     @inline(__always) func checked(_ i: Int) {
-        if groupState[i >> SnapshotImage.groupShift] != 1 { checkGroup(i >> SnapshotImage.groupShift) }
+        if groupState[i >> SnapshotImage.unitShift] != 1 { checkUnit(i >> SnapshotImage.unitShift) }
     }
 
     /// The entity at row `i` (`0..<rowCount`), -1 where none lives.
@@ -197,42 +198,54 @@ package final class ObjectTable: ObjectLookup {
         return (Int(e), RecordReader.value(RecordReader.slot(UnsafeRawPointer(arena.pointer(locator)), slot), lists: lists))
     }
 
-    /// Runs an image group's checks; a group that fails them is taken out of
-    /// the table (its rows read as empty, with a harmless record each) and the
-    /// damage is noted for the command to answer from the JSON instead.
-    private func checkGroup(_ g: Int) {
+    /// Runs the checks of an image's unit of rows; a unit that fails them is
+    /// taken out of the table (its rows read as empty, with a harmless record
+    /// each) and the damage is noted for the command to answer from the JSON instead.
+    private func checkUnit(_ u: Int) {
         guard let image else { return }
-        if groupState[g] == 3 {
-            takeLocators(g, from: image)
+        if groupState[u] == 3 {
+            takeLocators(u, from: image)
             return
         }
-        guard groupState[g] == 0 else { return }
-        if image.checkRowGroup(g) {
-            takeLocators(g, from: image)
+        guard groupState[u] == 0 else { return }
+        if image.checkRowUnit(u) {
+            takeLocators(u, from: image)
             return
         }
-        groupState[g] = 2
-        neutralize(g)
+        groupState[u] = 2
+        neutralize(u)
     }
 
-    private func neutralize(_ g: Int) {
+    /// Whether the id prefixes of base row `i`'s group may be searched: its
+    /// image group's checksum holds (or the rows are not an image's).
+    func prefixesAreSound(_ i: Int) -> Bool {
+        guard let image, groupState[i >> SnapshotImage.unitShift] != 1 else { return true }
+        if image.groupHashIsSound(i >> SnapshotImage.groupShift) { return true }
+        checked(i)  // fails, noting the damage
+        return false
+    }
+
+    private func neutralize(_ u: Int) {
         var empty = [UInt8](repeating: RecordTag.null, count: 2 + (schema.entities.map(\.properties.count).max() ?? 0))
         empty[0] = 0
         let locator = empty.withUnsafeBytes { arena.append($0) }
-        for r in (g << SnapshotImage.groupShift)..<min(baseRows, (g + 1) << SnapshotImage.groupShift) {
+        for r in (u << SnapshotImage.unitShift)..<min(baseRows, (u + 1) << SnapshotImage.unitShift) {
             baseEntities[r] = -1
             baseLocators[r] = locator
         }
     }
 
-    /// Fills a checked group's record locators from the image (which keeps
+    /// Fills a checked unit's record locators from the image (which keeps
     /// them relative to the group, in half the bytes) and marks it ready.
-    private func takeLocators(_ g: Int, from image: MappedImage) {
-        for r in (g << SnapshotImage.groupShift)..<min(baseRows, (g + 1) << SnapshotImage.groupShift) {
+    private func takeLocators(_ u: Int, from image: MappedImage) {
+        for r in (u << SnapshotImage.unitShift)..<min(baseRows, (u + 1) << SnapshotImage.unitShift) {
             baseLocators[r] = image.recordOffset(r)
         }
-        groupState[g] = 1
+        groupState[u] = 1
     }
+
+    /// Units of `n` base rows.
+    private static func units(_ n: Int) -> Int { (n + SnapshotImage.unitSize - 1) >> SnapshotImage.unitShift }
 
     /// What the image's checks found damaged since open, if anything.
     package var imageDamage: String? { image?.damage }
@@ -241,18 +254,19 @@ package final class ObjectTable: ObjectLookup {
     /// when the whole table is needed anyway); false when something is damaged.
     func checkEverything() -> Bool {
         guard let image else { return true }
-        let unchecked = (0..<fences.count).filter { groupState[$0] == 0 }
+        let units = Self.units(baseRows)
+        let unchecked = (0..<units).filter { groupState[$0] == 0 }
         let failed = Set(image.checkEverything(only: unchecked))
-        for g in unchecked {
-            if failed.contains(g) {
-                groupState[g] = 2
-                neutralize(g)
+        for u in unchecked {
+            if failed.contains(u) {
+                groupState[u] = 2
+                neutralize(u)
             } else {
-                takeLocators(g, from: image)
+                takeLocators(u, from: image)
             }
         }
         // Workers may read the table next: nothing is left to do on first touch.
-        for g in 0..<fences.count where groupState[g] == 3 { takeLocators(g, from: image) }
+        for u in 0..<units where groupState[u] == 3 { takeLocators(u, from: image) }
         for n in stride(from: 0, to: lists.mappedCount, by: RelationshipLists.groupSize) { _ = lists[n] }
         return image.damage == nil
     }
@@ -331,10 +345,10 @@ package final class ObjectTable: ObjectLookup {
         // The records are the arena's first block, so a record's offset is its locator.
         guard arena.adoptMapping(start: image.base, length: image.layout.fileBytes, skip: image.layout.records,
                                  count: Int(image.header.recordBytes)) == 0 else { return false }
-        let groups = image.layout.rowGroups
+        let groups = image.layout.rowGroups, units = Self.units(image.rows)
         // 3: checked, its locators not yet taken from the image.
-        let state = UnsafeMutablePointer<UInt8>.allocate(capacity: max(1, groups))
-        state.initialize(repeating: checked ? 3 : 0, count: max(1, groups))
+        let state = UnsafeMutablePointer<UInt8>.allocate(capacity: max(1, units))
+        state.initialize(repeating: checked ? 3 : 0, count: max(1, units))
         deallocateBase()
         self.image = image
         adoptBase(rows: image.rows, entities: image.entities, locators: .allocate(capacity: max(1, image.rows)),
@@ -350,9 +364,9 @@ package final class ObjectTable: ObjectLookup {
     /// `adoptBase` for rows held in memory (not an image's), every group of rows checked.
     private func adoptBase(rows n: Int, entities: UnsafeMutablePointer<Int16>, locators: UnsafeMutablePointer<Int64>,
                            prefixes: UnsafeMutablePointer<UInt64>) {
-        let groups = (n + SnapshotImage.groupSize - 1) >> SnapshotImage.groupShift
-        let state = UnsafeMutablePointer<UInt8>.allocate(capacity: max(1, groups))
-        state.initialize(repeating: 1, count: max(1, groups))
+        let groups = (n + SnapshotImage.groupSize - 1) >> SnapshotImage.groupShift, units = Self.units(n)
+        let state = UnsafeMutablePointer<UInt8>.allocate(capacity: max(1, units))
+        state.initialize(repeating: 1, count: max(1, units))
         deallocateBase()
         adoptBase(rows: n, entities: entities, locators: locators, prefixes: prefixes, state: state,
                   fences: (0..<groups).map { prefixes[$0 << SnapshotImage.groupShift] })

@@ -52,7 +52,9 @@ import TripStoreModels
         var bytes = try FileIO.readFile(path)
         let header = try #require(bytes.withUnsafeBytes(SnapshotImage.Header.decode))
         let layout = try #require(SnapshotImage.Layout(header))
-        let indexes = try open(folder, image: false).indexes.valueIndexes
+        let json = try open(folder, image: false)
+        defer { json.close() }
+        let indexes = json.indexes.valueIndexes
         let k = try #require(indexes.firstIndex { $0.name == "name" && schema.entities[$0.entity].name == "Trip" })
         func int64(_ at: Int) -> Int { bytes.withUnsafeBytes { Int($0.loadUnaligned(fromByteOffset: at, as: Int64.self)) } }
         func put<T: FixedWidthInteger>(_ v: T, at: Int) { withUnsafeBytes(of: v.littleEndian) { bytes.replaceSubrange(at..<(at + $0.count), with: $0) } }
