@@ -61,10 +61,8 @@ final class MappedImage: ListSource {
         records = UnsafeRawPointer(mapped + layout.records)
         listStarts = UnsafePointer((mapped + layout.listStarts).bindMemory(to: Int64.self, capacity: listCount + 1))
         listElements = UnsafePointer((mapped + layout.listElements).bindMemory(to: Int32.self, capacity: Int(h.listElements)))
-        listGroupState = .allocate(capacity: max(1, layout.listGroups))
-        listGroupState.initialize(repeating: 0, count: max(1, layout.listGroups))
-        rowHashState = .allocate(capacity: max(1, layout.rowGroups))
-        rowHashState.initialize(repeating: 0, count: max(1, layout.rowGroups))
+        listGroupState = ZeroedBytes.allocate(layout.listGroups)
+        rowHashState = ZeroedBytes.allocate(layout.rowGroups)
         kinds = schema.entities.map { e in schema.entities.map { schema.isKind(e.id, of: $0.id) } }
         plans = schema.entities.map { e in e.properties.map(ImageSlotCheck.init) }
         declaredIndexes = StoreIndexes.declared(schema)
@@ -76,8 +74,8 @@ final class MappedImage: ListSource {
     }
 
     deinit {
-        listGroupState.deallocate()
-        rowHashState.deallocate()
+        ZeroedBytes.free(listGroupState)
+        ZeroedBytes.free(rowHashState)
     }
 
     /// Unmaps the file when the image is not used after all.

@@ -41,7 +41,7 @@ package final class ObjectTable: ObjectLookup {
     /// once for rows read from JSON) and its locators taken, 2 when the
     /// image's rows failed their checks; 0 not yet checked, 3 checked but
     /// its locators not yet taken.
-    @exclusivity(unchecked) private var groupState = UnsafeMutablePointer<UInt8>.allocate(capacity: 1)
+    @exclusivity(unchecked) private var groupState = ZeroedBytes.allocate(1)
     /// The image the base rows are mapped from, if they are.
     private(set) var image: MappedImage?
     /// Base rows whose object was replaced or removed since the table was
@@ -77,11 +77,11 @@ package final class ObjectTable: ObjectLookup {
         self.relationshipSlots = schema.entities.map { e in e.properties.compactMap { $0.relationship == nil ? nil : $0.slot } }
         self.slotCounts = schema.entities.map(\.properties.count)
         self.countByEntity = Array(repeating: 0, count: schema.entities.count)
-        groupState.initialize(to: 1)
+        groupState[0] = 1
     }
 
     deinit {
-        groupState.deallocate()
+        ZeroedBytes.free(groupState)
         baseLocators.deallocate()
         if image == nil {
             baseEntities.deallocate()
@@ -347,8 +347,8 @@ package final class ObjectTable: ObjectLookup {
                                  count: Int(image.header.recordBytes)) == 0 else { return false }
         let groups = image.layout.rowGroups, units = Self.units(image.rows)
         // 3: checked, its locators not yet taken from the image.
-        let state = UnsafeMutablePointer<UInt8>.allocate(capacity: max(1, units))
-        state.initialize(repeating: checked ? 3 : 0, count: max(1, units))
+        let state = ZeroedBytes.allocate(units)
+        if checked { state.update(repeating: 3, count: max(1, units)) }
         deallocateBase()
         self.image = image
         adoptBase(rows: image.rows, entities: image.entities, locators: .allocate(capacity: max(1, image.rows)),
@@ -365,8 +365,8 @@ package final class ObjectTable: ObjectLookup {
     private func adoptBase(rows n: Int, entities: UnsafeMutablePointer<Int16>, locators: UnsafeMutablePointer<Int64>,
                            prefixes: UnsafeMutablePointer<UInt64>) {
         let groups = (n + SnapshotImage.groupSize - 1) >> SnapshotImage.groupShift, units = Self.units(n)
-        let state = UnsafeMutablePointer<UInt8>.allocate(capacity: max(1, units))
-        state.initialize(repeating: 1, count: max(1, units))
+        let state = ZeroedBytes.allocate(units)
+        state.update(repeating: 1, count: max(1, units))
         deallocateBase()
         adoptBase(rows: n, entities: entities, locators: locators, prefixes: prefixes, state: state,
                   fences: (0..<groups).map { prefixes[$0 << SnapshotImage.groupShift] })
@@ -374,7 +374,7 @@ package final class ObjectTable: ObjectLookup {
 
     private func adoptBase(rows: Int, entities: UnsafeMutablePointer<Int16>, locators: UnsafeMutablePointer<Int64>,
                            prefixes: UnsafeMutablePointer<UInt64>, state: UnsafeMutablePointer<UInt8>, fences: [UInt64]) {
-        groupState.deallocate()
+        ZeroedBytes.free(groupState)
         baseEntities = entities
         baseLocators = locators
         basePrefixes = UnsafePointer(prefixes)
