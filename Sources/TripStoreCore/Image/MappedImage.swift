@@ -27,6 +27,9 @@ final class MappedImage: ListSource {
     private let listGroupState: UnsafeMutablePointer<UInt8>
     /// Per row group, its checksum and fence: 0 not checked, 1 good, 2 damaged.
     private let rowHashState: UnsafeMutablePointer<UInt8>
+    /// Per chunk of the row and list group tables: 0 not checked, 1 good, 2 damaged.
+    private let rowChunkState: UnsafeMutablePointer<UInt8>
+    private let listChunkState: UnsafeMutablePointer<UInt8>
     /// The first thing found damaged after open, if anything was.
     private(set) var damage: String?
 
@@ -63,6 +66,8 @@ final class MappedImage: ListSource {
         listElements = UnsafePointer((mapped + layout.listElements).bindMemory(to: Int32.self, capacity: Int(h.listElements)))
         listGroupState = ZeroedBytes.allocate(layout.listGroups)
         rowHashState = ZeroedBytes.allocate(layout.rowGroups)
+        rowChunkState = ZeroedBytes.allocate(layout.rowChunks)
+        listChunkState = ZeroedBytes.allocate(layout.listChunks)
         kinds = schema.entities.map { e in schema.entities.map { schema.isKind(e.id, of: $0.id) } }
         plans = schema.entities.map { e in e.properties.map(ImageSlotCheck.init) }
         declaredIndexes = StoreIndexes.declared(schema)
@@ -76,6 +81,8 @@ final class MappedImage: ListSource {
     deinit {
         ZeroedBytes.free(listGroupState)
         ZeroedBytes.free(rowHashState)
+        ZeroedBytes.free(rowChunkState)
+        ZeroedBytes.free(listChunkState)
     }
 
     /// Unmaps the file when the image is not used after all.
@@ -86,14 +93,6 @@ final class MappedImage: ListSource {
     private func directoryIsSound() -> Bool {
         let directory = UnsafeRawBufferPointer(start: base + layout.directory.lowerBound, count: layout.directory.count)
         guard PageHash.hash(directory) == header.directoryHash else { return false }
-        var previousFence: UInt64 = 0, previousEnd: Int64 = 0
-        for g in 0..<layout.rowGroups {
-            let (_, fence, end) = rowGroup(g)
-            guard fence >= previousFence, end >= previousEnd, end <= header.recordBytes else { return false }
-            previousFence = fence
-            previousEnd = end
-        }
-        guard previousEnd == header.recordBytes else { return false }
         var previousStart: Int64 = 0
         for e in 0...schema.entities.count {
             let s = typeStart(e)
@@ -103,10 +102,79 @@ final class MappedImage: ListSource {
         return typeStart(0) == 0 && previousStart == header.rows
     }
 
-    /// A row group's checksum, first id prefix, and the end of its records.
+    // MARK: The group tables, a chunk at a time
+
+    /// Whether chunk `c` of the row group table holds: its checksum, its
+    /// first fence, fences and record ends in order within it and within
+    /// the records (the last chunk ending where they end). Checked once.
+    func rowChunkIsSound(_ c: Int) -> Bool {
+        if rowChunkState[c] == 0 {
+            rowChunkState[c] = rowChunkHolds(c) ? 1 : 2
+            if rowChunkState[c] == 2 { noteDamage("the row group table from group \(c << SnapshotImage.chunkShift)") }
+        }
+        return rowChunkState[c] == 1
+    }
+
+    private func rowChunkHolds(_ c: Int) -> Bool {
+        let (from, to) = SnapshotImage.chunk(c, of: layout.rowGroups)
+        let entries = UnsafeRawBufferPointer(start: base + layout.rowGroupTable + from * SnapshotImage.Layout.rowGroupEntry,
+                                             count: (to - from) * SnapshotImage.Layout.rowGroupEntry)
+        let chunk = UnsafeRawPointer(base + layout.rowChunkTable + c * 16)
+        guard from < to, PageHash.hash(entries, seed: UInt64(c)) == chunk.load(as: UInt64.self),
+              rawRowGroup(from).fence == chunk.load(fromByteOffset: 8, as: UInt64.self) else { return false }
+        var previousFence: UInt64 = 0, previousEnd: Int64 = 0
+        for g in from..<to {
+            let (_, fence, end) = rawRowGroup(g)
+            guard fence >= previousFence, end >= previousEnd, end <= header.recordBytes else { return false }
+            previousFence = fence
+            previousEnd = end
+        }
+        return to < layout.rowGroups || previousEnd == header.recordBytes
+    }
+
+    /// Whether chunk `c` of the list group table matches its checksum. Checked once.
+    private func listChunkIsSound(_ c: Int) -> Bool {
+        if listChunkState[c] == 0 {
+            let (from, to) = SnapshotImage.chunk(c, of: layout.listGroups)
+            let entries = UnsafeRawBufferPointer(start: base + layout.listGroupTable + from * 8, count: (to - from) * 8)
+            let expected = UnsafeRawPointer(base + layout.listChunkTable).load(fromByteOffset: c * 8, as: UInt64.self)
+            listChunkState[c] = PageHash.hash(entries, seed: UInt64(c)) == expected ? 1 : 2
+            if listChunkState[c] == 2 { noteDamage("the list group table from group \(from)") }
+        }
+        return listChunkState[c] == 1
+    }
+
+    /// A row group's checksum, first id prefix, and the end of its records,
+    /// once its chunk of the table has passed its checks (zeros otherwise,
+    /// which no group's checksum matches: see `groupHashHolds`).
     @inline(__always) func rowGroup(_ g: Int) -> (hash: UInt64, fence: UInt64, end: Int64) {
+        guard rowChunkIsSound(g >> SnapshotImage.chunkShift) else { return (0, 0, 0) }
+        return rawRowGroup(g)
+    }
+
+    @inline(__always) private func rawRowGroup(_ g: Int) -> (hash: UInt64, fence: UInt64, end: Int64) {
         let p = UnsafeRawPointer(base + layout.rowGroupTable + g * SnapshotImage.Layout.rowGroupEntry)
         return (p.load(as: UInt64.self), p.load(fromByteOffset: 8, as: UInt64.self), p.load(fromByteOffset: 16, as: Int64.self))
+    }
+
+    /// How many row groups start below id prefix `k`: the chunks' first
+    /// fences (checked at open) find the chunk, and that chunk's entries the group.
+    func groupsBelow(_ k: UInt64) -> Int {
+        var lo = 0, hi = layout.rowChunks
+        let chunkFences = UnsafeRawPointer(base + layout.rowChunkTable)
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if chunkFences.load(fromByteOffset: mid * 16 + 8, as: UInt64.self) < k { lo = mid + 1 } else { hi = mid }
+        }
+        guard lo > 0 else { return 0 }
+        let (from, to) = SnapshotImage.chunk(lo - 1, of: layout.rowGroups)
+        guard rowChunkIsSound(lo - 1) else { return from }
+        var a = from, b = to
+        while a < b {
+            let mid = (a + b) / 2
+            if rawRowGroup(mid).fence < k { a = mid + 1 } else { b = mid }
+        }
+        return a
     }
 
     /// Where row `r`'s record starts in the records (its group checked first).
@@ -180,9 +248,11 @@ final class MappedImage: ListSource {
     /// is the checked directory's), its fence, and its prefixes in order.
     private func groupHashHolds(_ g: Int) -> Bool {
         let first = g << SnapshotImage.groupShift, stop = min(rows, first + SnapshotImage.groupSize)
+        guard first < stop, rowChunkIsSound(g >> SnapshotImage.chunkShift),
+              g == 0 || rowChunkIsSound((g - 1) >> SnapshotImage.chunkShift) else { return false }
         let (expected, fence, end) = rowGroup(g)
         let start = g == 0 ? 0 : rowGroup(g - 1).end
-        guard first < stop else { return false }
+        guard start <= end else { return false }
         var h = PageHash.hash(UnsafeRawBufferPointer(start: entities + first, count: (stop - first) * 2), seed: UInt64(g))
         h = PageHash.hash(UnsafeRawBufferPointer(start: offsets + first, count: (stop - first) * 4), seed: h)
         h = PageHash.hash(UnsafeRawBufferPointer(start: prefixes + first, count: (stop - first) * 8), seed: h)
@@ -306,7 +376,7 @@ final class MappedImage: ListSource {
             var h = PageHash.hash(UnsafeRawBufferPointer(start: listStarts + first, count: (stop - first + 1) * 8), seed: UInt64(g))
             h = PageHash.hash(UnsafeRawBufferPointer(start: listElements + from, count: (to - from) * 4), seed: h)
             let expected = UnsafeRawPointer(base + layout.listGroupTable).load(fromByteOffset: g * 8, as: UInt64.self)
-            ok = h == expected && (first > 0 || listStarts[1] == 0)
+            ok = listChunkIsSound(g >> SnapshotImage.chunkShift) && h == expected && (first > 0 || listStarts[1] == 0)
             for k in from..<to where ok { ok = listElements[k] >= 0 && Int(listElements[k]) < rows }
         }
         listGroupState[g] = ok ? 1 : 2
@@ -343,6 +413,9 @@ final class MappedImage: ListSource {
     func checkEverything(only: [Int]? = nil) -> [Int] {
         let shared = Shared(value: self)
         let listGroups = layout.listGroups
+        // The group tables' chunks first, here: the workers below only read their states.
+        for c in 0..<layout.rowChunks { _ = rowChunkIsSound(c) }
+        for c in 0..<layout.listChunks { _ = listChunkIsSound(c) }
         let units = only ?? Array(0..<((rows + SnapshotImage.unitSize - 1) >> SnapshotImage.unitShift))
         let parts = rows >= 65_536 ? 2 : 1
         // List groups first, each worker its own range, so the row checks

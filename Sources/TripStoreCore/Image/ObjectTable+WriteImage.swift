@@ -167,10 +167,12 @@ extension ObjectTable {
                   stream(listElements, at: layout.listElements), stream(head, at: layout.records) else { return nil }
             try columns.finish()
 
-            // The directory: per row group, per list group, per entity.
+            // The directory: per row group, per list group, per entity, per
+            // index, then the chunk tables that check the group tables.
             var directory: [UInt8] = []
             func put<T: FixedWidthInteger>(_ v: T) { withUnsafeBytes(of: v.littleEndian) { directory.append(contentsOf: $0) } }
             func pad() { while directory.count % 8 != 0 { directory.append(0) } }
+            func at(_ section: Int) -> Bool { directory.count == section - SnapshotImage.Header.byteCount }
             for group in groups { put(group.hash); put(group.fence); put(group.end) }
             pad()
             for g in 0..<layout.listGroups {
@@ -180,6 +182,7 @@ extension ObjectTable {
                 put(hash)
             }
             pad()
+            guard at(layout.typeStarts) else { return nil }
             var start: Int64 = 0
             for rows in typeRows {
                 put(start)
@@ -195,10 +198,26 @@ extension ObjectTable {
                 }
                 blobAt += b.bytes.count
             }
+            pad()
+            guard at(layout.rowChunkTable) else { return nil }
+            let tables = directory
+            for c in 0..<layout.rowChunks {
+                let (from, to) = SnapshotImage.chunk(c, of: layout.rowGroups)
+                put(tables[(from * SnapshotImage.Layout.rowGroupEntry)..<(to * SnapshotImage.Layout.rowGroupEntry)]
+                    .withUnsafeBytes { PageHash.hash($0, seed: UInt64(c)) })
+                put(groups[from].fence)
+            }
+            let listTable = layout.listGroupTable - SnapshotImage.Header.byteCount
+            for c in 0..<layout.listChunks {
+                let (from, to) = SnapshotImage.chunk(c, of: layout.listGroups)
+                put(tables[(listTable + from * 8)..<(listTable + to * 8)].withUnsafeBytes { PageHash.hash($0, seed: UInt64(c)) })
+            }
             // The directory runs to the page the columns start on.
-            guard directory.count <= layout.directory.count else { return nil }
-            directory += Array(repeating: 0, count: layout.directory.count - directory.count)
-            h.directoryHash = directory.withUnsafeBytes { PageHash.hash($0) }
+            let whole = layout.entities - SnapshotImage.Header.byteCount
+            guard directory.count <= whole else { return nil }
+            directory += Array(repeating: 0, count: whole - directory.count)
+            let checked = (layout.directory.lowerBound - SnapshotImage.Header.byteCount)..<whole
+            h.directoryHash = directory[checked].withUnsafeBytes { PageHash.hash($0) }
             try directory.withUnsafeBytes { try FileIO.writeAll(fd, $0, at: SnapshotImage.Header.byteCount, path: path) }
             // Every section's padding is in the file, the last one's included.
             guard FileIO.truncate(fd, to: layout.fileBytes) else { return nil }

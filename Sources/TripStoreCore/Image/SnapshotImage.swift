@@ -10,8 +10,9 @@ import TripStoreSystem
 /// the rename, so any later change to that file makes the image ignored) and
 /// the schema, and every piece of it carries a checksum.
 ///
-/// Opening reads the header and a small directory (checked at once); every
-/// other piece is checked the first time the process touches it: a group of
+/// Opening reads the header and a small directory (checked at once, its size
+/// independent of the rows'); every other piece is checked the first time the
+/// process touches it: a chunk of the row or list group tables, a group of
 /// 256 rows (their entities, record offsets, id prefixes and records), a
 /// group of 256 relationship lists, one entity's rows in the type index, a
 /// group of 256 values of a value index or of 256 buckets of its text index.
@@ -30,6 +31,8 @@ import TripStoreSystem
 /// | type starts | per entity, where its rows start in the type rows (and the end) |
 /// | type checksums | per entity, the checksum of its type rows |
 /// | value index table | per declared index: where its bytes are, their checksum, its counts |
+/// | row group chunks | per 256 row groups: the checksum of their entries, the first one's id prefix |
+/// | list group chunks | per 256 list groups: the checksum of their entries |
 /// | entities | `Int16` per row (rows are in id order, as in the snapshot) |
 /// | offsets | `UInt32` per row: where its record starts, counted from its group's first record |
 /// | prefixes | `UInt64` per row: the id's first eight bytes, big-endian |
@@ -42,10 +45,17 @@ import TripStoreSystem
 /// The directory (row groups to type checksums) is covered by the header's
 /// directory checksum, so it is checked at open.
 enum SnapshotImage {
-    /// Format 10 (`A`): records may hold packed ids (`RecordID`), and text
-    /// keys are in NFC as `CanonicalText` makes it (format 9's Hangul keys
-    /// could be in Foundation's incomplete form, so it is not read).
-    static let magic = Array("TSIMAGEA".utf8)
+    /// Format 11 (`B`): the row and list group tables are checked a chunk at
+    /// a time when first touched, not at open (format 10's are checked at
+    /// open, so it is not read: the next writer writes the image again).
+    static let magic = Array("TSIMAGEB".utf8)
+    /// Row or list groups per chunk of their tables.
+    static let chunkShift = 8
+
+    /// The groups of chunk `c` of a table of `groups` entries.
+    static func chunk(_ c: Int, of groups: Int) -> (from: Int, to: Int) {
+        (c << chunkShift, min(groups, (c + 1) << chunkShift))
+    }
     static let groupShift = 8
     static let groupSize = 1 << groupShift
     /// Rows checked together when a read first touches one of them: a row
@@ -121,8 +131,9 @@ enum SnapshotImage {
     /// Where each section starts, from the header's counts; nil when a count
     /// is out of range or the sizes overflow (checked before anything is mapped).
     struct Layout {
-        var rowGroups = 0, listGroups = 0
+        var rowGroups = 0, listGroups = 0, rowChunks = 0, listChunks = 0
         var rowGroupTable = 0, listGroupTable = 0, typeStarts = 0, typeHashes = 0, valueIndexTable = 0
+        var rowChunkTable = 0, listChunkTable = 0
         var entities = 0, offsets = 0, prefixes = 0, typeRows = 0, listStarts = 0, listElements = 0, valueIndexes = 0, records = 0
         var fileBytes = 0
 
@@ -139,6 +150,8 @@ enum SnapshotImage {
             let rows = Int(h.rows), lists = Int(h.lists), entityCount = Int(h.entities)
             rowGroups = (rows + SnapshotImage.groupSize - 1) >> SnapshotImage.groupShift
             listGroups = (lists + SnapshotImage.groupSize - 1) >> SnapshotImage.groupShift
+            rowChunks = (rowGroups + (1 << SnapshotImage.chunkShift) - 1) >> SnapshotImage.chunkShift
+            listChunks = (listGroups + (1 << SnapshotImage.chunkShift) - 1) >> SnapshotImage.chunkShift
             var at = Header.byteCount
             func section(_ bytes: Int) -> Int {
                 let start = at
@@ -150,6 +163,8 @@ enum SnapshotImage {
             typeStarts = section((entityCount + 1) * 8)
             typeHashes = section(entityCount * 8)
             valueIndexTable = section(Int(h.valueIndexes) * Layout.valueIndexEntry)
+            rowChunkTable = section(rowChunks * 16)
+            listChunkTable = section(listChunks * 8)
             // The columns start on a page: from there on the file is written past the page cache (see `ObjectTable.writeImage`).
             at = (at + Layout.page - 1) & ~(Layout.page - 1)
             entities = section(rows * 2)
@@ -163,8 +178,10 @@ enum SnapshotImage {
             fileBytes = at + Int(h.valueIndexBytes)
         }
 
-        /// The bytes from the end of the header to the entities: checked at open.
-        var directory: Range<Int> { Header.byteCount..<entities }
+        /// The bytes the header's directory checksum covers, checked at open:
+        /// from the type starts to the entities (the group tables are checked
+        /// a chunk at a time, against the chunk tables).
+        var directory: Range<Int> { typeStarts..<entities }
     }
 
     static func fingerprint(_ schema: Schema) -> [UInt8] {

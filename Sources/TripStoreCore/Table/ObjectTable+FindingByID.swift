@@ -37,9 +37,13 @@ extension ObjectTable {
         // The group whose rows may start the run of this prefix: the last one
         // that begins below it (the run may go on into the next ones).
         var lo = 0, hi = fences.count
-        while lo < hi {
-            let mid = (lo + hi) / 2
-            if fences[mid] < k { lo = mid + 1 } else { hi = mid }
+        if let image {
+            lo = image.groupsBelow(k)
+        } else {
+            while lo < hi {
+                let mid = (lo + hi) / 2
+                if fences[mid] < k { lo = mid + 1 } else { hi = mid }
+            }
         }
         var i = max(0, lo - 1) << SnapshotImage.groupShift
         guard i < baseRows, prefixesAreSound(i) else { return nil }

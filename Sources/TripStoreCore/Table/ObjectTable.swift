@@ -35,7 +35,8 @@ package final class ObjectTable: ObjectLookup {
     @exclusivity(unchecked) private var baseLocators = UnsafeMutablePointer<Int64>.allocate(capacity: 1)
     /// The first eight bytes of each base row's id, for binary search.
     @exclusivity(unchecked) var basePrefixes = UnsafePointer(UnsafeMutablePointer<UInt64>.allocate(capacity: 1))
-    /// The prefix of the first row of each group of base rows, to find the group of an id.
+    /// The prefix of the first row of each group of base rows, to find the
+    /// group of an id (of rows held in memory; an image's are in its directory).
     @exclusivity(unchecked) var fences: [UInt64] = []
     /// Per unit of base rows (`SnapshotImage.unitShift`): 1 once checked (at
     /// once for rows read from JSON) and its locators taken, 2 when the
@@ -345,7 +346,7 @@ package final class ObjectTable: ObjectLookup {
         // The records are the arena's first block, so a record's offset is its locator.
         guard arena.adoptMapping(start: image.base, length: image.layout.fileBytes, skip: image.layout.records,
                                  count: Int(image.header.recordBytes)) == 0 else { return false }
-        let groups = image.layout.rowGroups, units = Self.units(image.rows)
+        let units = Self.units(image.rows)
         // 3: checked, its locators not yet taken from the image.
         let state = ZeroedBytes.allocate(units)
         if checked { state.update(repeating: 3, count: max(1, units)) }
@@ -353,7 +354,7 @@ package final class ObjectTable: ObjectLookup {
         self.image = image
         adoptBase(rows: image.rows, entities: image.entities, locators: .allocate(capacity: max(1, image.rows)),
                   prefixes: UnsafeMutablePointer(mutating: image.prefixes), state: state,
-                  fences: (0..<groups).map { image.rowGroup($0).fence })
+                  fences: [])  // found through the image's chunks (`groupsBelow`)
         lists.adopt(image)
         countByEntity = image.countByEntity
         count = image.rows
