@@ -79,7 +79,11 @@ public enum TripStoreCLI {
         } catch {
             outcome = .failure(error)
         }
-        guard let damage = ctx.session.damage else {
+        var found = ctx.session.damage
+        if found == nil, case .failure(let e) = outcome, case StoreError.imageDamaged(let file, let detail)? = e as? StoreError, !ctx.session.committed {
+            found = (file, detail)  // a store that never reached the session (time travel's past)
+        }
+        guard let damage = found else {
             console.release()
             return try outcome.get()
         }

@@ -26,7 +26,9 @@ import TripStoreModels
          ["query", "is Trip", "--sort", "name", "--format", "jsonl"],
          ["query", "count(bucketList) > 2 && is PersonalTrip", "--format", "ids"],
          ["get", ids[0]], ["get", ids[3], "--expand"], ["get", ids[ids.count - 1]], ["get", ids[5]],
-         ["stats"]]
+         ["stats"],
+         // Time travel rebuilds the objects the journal changed from the rows it reads.
+         ["query", "is Trip", "--count", "--as-of", "1"], ["get", ids[5], "--as-of", "1"]]
     }
 
     static func answers(_ folder: String, _ commands: [[String]]) -> [String] {

@@ -25,7 +25,8 @@ import TripStoreCLI
         let name = try #require(try FileManager.default.contentsOfDirectory(atPath: s).first { $0.hasSuffix(".jsonl") && $0.hasPrefix("snapshot-") })
         let path = s + "/" + name
         var lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").map(String.init)
-        let trailer = lines.removeLast()
+        // Sealed as a trailer without `lastCommit` (still read) is: over the body alone.
+        let trailer = lines.removeLast().replacingOccurrences(of: #""lastCommit":"[^"]*","#, with: "", options: .regularExpression)
         try edit(&lines)
         let body = Array((lines.joined(separator: "\n") + "\n").utf8)
         let counts = try #require(trailer.range(of: #""crc32c":"[0-9a-f]+""#, options: .regularExpression))

@@ -28,7 +28,7 @@ enum VerifyCommand {
             if case .damaged = e { c.err("verify: the damage is not a torn tail; --repair cannot fix it and changed nothing") }
             return CLIError.exitCode(e)
         }
-        let problems = store.checkInvariants()
+        let problems = store.checkInvariants() + store.commitTimeProblems()
         for p in problems { c.err("error: \(p)") }
         if !problems.isEmpty { return 2 }
         if store.hasTornTail {

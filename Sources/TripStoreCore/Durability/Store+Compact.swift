@@ -151,11 +151,13 @@ extension Store {
             }
         }
         let historyCount = history.count + (bulk == nil ? 0 : 1)
-        let lastCommit = bulk?.history.timestamp ?? history.last?.timestamp
+        // With no history retained, the trailer still says when the last commit was (see `pruneHistory`).
+        let lastCommit = bulk?.history.timestamp ?? history.last?.timestamp ?? historyLog.snapshotLastCommit
         flush(force: true)
         let bodyBytes = out.count
-        buffer.bytes.append(contentsOf: SnapshotFormat.trailer(
-            objects: table.count, history: historyCount, lastCommit: lastCommit, crc: crc))
+        let trailer = SnapshotFormat.trailer(objects: table.count, history: historyCount, lastCommit: lastCommit, bodyCRC: crc)
+        crc = trailer.crc
+        buffer.bytes.append(contentsOf: trailer.bytes)
         out.write(buffer.bytes)
         try out.finish()
         Trace.mark("snapshot history")
@@ -255,6 +257,7 @@ extension Store {
             crc = buffer.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[0..<got]), continuing: crc) }
             at += got
         }
+        crc = trailer.sealed(crc)
         guard crc == trailer.crc else {
             throw StoreError.damaged(file: path, line: nil, detail: "checksum mismatch (stored \(CRC32C.hex(trailer.crc)), computed \(CRC32C.hex(crc))); the snapshot was not rewritten",
                                      repairable: false)

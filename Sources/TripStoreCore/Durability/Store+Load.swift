@@ -277,12 +277,15 @@ extension Store {
         return read + historyLog.loaded
     }
 
-    /// When the last retained transaction was committed (nil when none is
-    /// retained): the newest journal line's, else the snapshot's last
-    /// history line's, as the trailer says or else read from the line.
+    /// When the last transaction was committed: the newest journal line's,
+    /// else the snapshot's last history line's (as the trailer says, or read
+    /// from the line); with no transaction retained, what the trailer says
+    /// (nil for a store whose history was pruned before trailers said it).
     public func lastCommitTime() throws -> Double? {
         if let t = historyLog.loaded.last { return t.timestamp }
-        guard let pending = historyLog.pending, historyLog.snapshotCount > 0, !pending.bytes.isEmpty else { return nil }
+        guard let pending = historyLog.pending, historyLog.snapshotCount > 0, !pending.bytes.isEmpty else {
+            return historyLog.snapshotLastCommit
+        }
         if let t = historyLog.snapshotLastCommit { return t }
         return try lastCommitTimeFromTheLine(pending)
     }

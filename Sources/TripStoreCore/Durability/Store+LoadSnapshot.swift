@@ -117,6 +117,7 @@ extension Store {
         work.deallocate()
         workFreed = true
         Trace.mark("snapshot read, checksum and decode (\(chunks.reduce(0) { $0 + $1.fallback.count }) lines the slow way)")
+        crc = trailer.sealed(crc)
         guard crc == trailer.crc else {
             throw StoreError.damaged(file: path, line: nil, detail: "checksum mismatch (stored \(CRC32C.hex(trailer.crc)), computed \(CRC32C.hex(crc)))", repairable: false)
         }
@@ -181,10 +182,9 @@ extension Store {
         return true
     }
 
-    /// The last line: `{"end":{"objects":…,"history":…,"lastCommit":"…","crc32c":"…"}}`,
-    /// and where it starts (`lastCommit` only where there is history, and
-    /// only in snapshots written since it was added).
-    func readTrailer(_ fd: Int32, size: Int, path: String) throws -> (start: Int, objects: Int, history: Int, lastCommit: Double?, crc: UInt32) {
+    /// The last line: `{"end":{"objects":…,"history":…,"lastCommit":"…","crc32c":"…"}}`
+    /// (`lastCommit` only in snapshots written since it was added).
+    func readTrailer(_ fd: Int32, size: Int, path: String) throws -> SnapshotTrailer {
         let tailLength = min(size, 4096)
         var tail = [UInt8](repeating: 0, count: tailLength)
         let got = tail.withUnsafeMutableBytes { FileIO.read(fd, into: $0, at: size - tailLength) }
@@ -201,14 +201,15 @@ extension Store {
               case .int(let objects)? = end["objects"], case .int(let history)? = end["history"], objects >= 0, history >= 0 else {
             throw StoreError.damaged(file: path, line: nil, detail: "the snapshot is cut short or its trailer is unreadable", repairable: false)
         }
-        var lastCommit: Double?
-        if history > 0, let value = end["lastCommit"] {
+        var lastCommit: (time: Double, text: [UInt8])?
+        if let value = end["lastCommit"] {
             guard case .string(let text) = value, let time = ISODate.parse(text) else {
                 throw StoreError.damaged(file: path, line: nil, detail: "the snapshot's trailer has an unreadable lastCommit", repairable: false)
             }
-            lastCommit = time
+            lastCommit = (time, Array(text.utf8))
         }
-        return (size - tailLength + start, Int(objects), Int(history), lastCommit, crc)
+        return SnapshotTrailer(start: size - tailLength + start, objects: Int(objects), history: Int(history),
+                               lastCommit: lastCommit?.time, lastCommitText: lastCommit?.text ?? [], crc: crc)
     }
 
     /// Adds the decoded object lines to the empty table, in file order, and links them.
@@ -377,4 +378,20 @@ enum SnapshotScan {
         }
         return n
     }
+}
+
+/// A snapshot's trailer, as `readTrailer` reads it.
+struct SnapshotTrailer {
+    /// Where the trailer line starts: the body is every byte before it.
+    let start: Int
+    let objects: Int
+    let history: Int
+    /// When the last transaction was committed, and the text that says it.
+    let lastCommit: Double?
+    let lastCommitText: [UInt8]
+    /// The stored checksum: the body's, continued over `lastCommitText`.
+    let crc: UInt32
+
+    /// The checksum to compare with `crc`, from the body's.
+    func sealed(_ bodyCRC: UInt32) -> UInt32 { SnapshotFormat.sealed(bodyCRC, lastCommit: lastCommitText) }
 }

@@ -50,7 +50,7 @@ extension Store {
         guard bytes.withUnsafeMutableBytes({ FileIO.read(fd, into: $0, at: 0) }) == trailer.start else {
             throw damaged(nil, "the snapshot could not be read to its end")
         }
-        let crc = bytes.withUnsafeBytes { CRC32C.checksum($0) }
+        let crc = trailer.sealed(bytes.withUnsafeBytes { CRC32C.checksum($0) })
         guard crc == trailer.crc else {
             throw damaged(nil, "checksum mismatch (stored \(CRC32C.hex(trailer.crc)), computed \(CRC32C.hex(crc)))")
         }

@@ -15,15 +15,28 @@ extension Store {
         problems.append(contentsOf: indexes.checkInvariants(table))
         _ = history.count  // reads the snapshot's history lines, noting any that cannot be read
         problems.append(contentsOf: historyLog.problems.map(\.description))
+        let tokens = history.map(\.token)
+        if tokens != tokens.sorted() || Set(tokens).count != tokens.count {
+            problems.append("history tokens are not strictly increasing")
+        }
+        return problems
+    }
+
+    /// What `verify` adds about commit times (apart from `checkInvariants`,
+    /// whose damage blocks a repair; these do not): times that go back, and
+    /// a trailer's `lastCommit` that disagrees with its last history line.
+    public func commitTimeProblems() -> [String] {
+        var problems: [String] = []
+        let history = self.history
         let snapshotLines = historyLog.snapshotCount
         if let said = historyLog.snapshotLastCommit, snapshotLines > 0, snapshotLines <= history.count,
            history[snapshotLines - 1].timestamp != said {
             problems.append("the snapshot's trailer says its last commit was at \(ISODate.format(said)), "
                 + "its last history line says \(ISODate.format(history[snapshotLines - 1].timestamp))")
         }
-        let tokens = history.map(\.token)
-        if tokens != tokens.sorted() || Set(tokens).count != tokens.count {
-            problems.append("history tokens are not strictly increasing")
+        if let k = history.indices.dropFirst().first(where: { history[$0].timestamp < history[$0 - 1].timestamp }) {
+            problems.append("history goes back in time at token \(history[k].token) (\(ISODate.format(history[k].timestamp)), "
+                + "after \(ISODate.format(history[k - 1].timestamp)))")
         }
         return problems
     }

@@ -15,8 +15,9 @@ final class HistoryLog {
     var pending: (fd: Int32, bytes: Range<Int>, firstLine: Int, file: String)?
     /// How many transactions the snapshot holds (known without reading them).
     var snapshotCount = 0
-    /// When the snapshot's last transaction was committed, as its trailer
-    /// says (nil for a snapshot written before the trailer said it).
+    /// When the last transaction in or before the snapshot was committed, as
+    /// its trailer says, retained or pruned since (nil for a snapshot written
+    /// before the trailer said it).
     var snapshotLastCommit: Double?
     /// Where the history starts in the snapshot, as its image records it.
     var imageStart = 0

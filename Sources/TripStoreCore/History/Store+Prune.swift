@@ -8,12 +8,17 @@ extension Store {
         let keep = history.filter { $0.token >= token }
         let dropped = history.count - keep.count
         guard dropped > 0 else { return 0 }
-        let saved = history
+        let saved = history, savedLast = historyLog.snapshotLastCommit
+        // The snapshot keeps when the last commit was, whatever is dropped:
+        // the next commit is stamped no earlier, and `--as-of` a time before
+        // it is before the oldest reachable state.
+        historyLog.snapshotLastCommit = try lastCommitTime()
         history = keep
         do {
             try compact()
         } catch {
             history = saved
+            historyLog.snapshotLastCommit = savedLast
             throw error
         }
         return dropped

@@ -127,7 +127,14 @@ extension Store {
     public static func open(_ folder: String, schema: Schema, asOf point: PointInTime,
                             options: StoreOptions = StoreOptions()) throws -> Store {
         let store = try open(folder, schema: schema, access: .read, options: options)
-        return try store.rewound(to: try store.token(at: point))
+        do {
+            return try store.rewound(to: try store.token(at: point))
+        } catch {
+            // Rows of a damaged piece of the image read as empty: the past
+            // cannot be rebuilt from them, but the JSON is sound.
+            if let damage = store.imageDamage { throw StoreError.imageDamaged(file: store.imagePath, detail: damage) }
+            throw error
+        }
     }
 
     /// The objects whose state at `token` differs from now, worked out by

@@ -24,16 +24,26 @@ package enum SnapshotFormat {
         return w.bytes
     }
 
-    /// `lastCommit`: the time of the last history line, written as that line
-    /// writes it, so a writer learns it without reading the history (after a
-    /// bulk import, one line of hundreds of megabytes).
-    package static func trailer(objects: Int, history: Int, lastCommit: Double?, crc: UInt32) -> [UInt8] {
+    /// The trailer, and the checksum it holds. `lastCommit`: when the last
+    /// transaction was committed (retained or since pruned), written as a
+    /// history line writes it, so a writer learns it without reading the
+    /// history (after a bulk import, one line of hundreds of megabytes). The
+    /// checksum covers `bodyCRC`'s bytes and then that time's characters
+    /// (see `sealed`), so the one value outside the body is checked too.
+    package static func trailer(objects: Int, history: Int, lastCommit: Double?, bodyCRC: UInt32) -> (bytes: [UInt8], crc: UInt32) {
         var bytes = Array(#"{"end":{"objects":\#(objects),"history":\#(history),"#.utf8)
+        var time: [UInt8] = []
         if let lastCommit {
-            bytes += Array(#""lastCommit":""#.utf8)
-            ISODate.append(lastCommit, to: &bytes)
-            bytes += Array(#"","#.utf8)
+            ISODate.append(lastCommit, to: &time)
+            bytes += Array(#""lastCommit":""#.utf8) + time + Array(#"","#.utf8)
         }
-        return bytes + Array(#""crc32c":"\#(CRC32C.hex(crc))"}}"#.utf8) + [0x0A]
+        let crc = sealed(bodyCRC, lastCommit: time)
+        return (bytes + Array(#""crc32c":"\#(CRC32C.hex(crc))"}}"#.utf8) + [0x0A], crc)
+    }
+
+    /// The trailer's checksum from the body's: continued over the
+    /// `lastCommit` text when the trailer has one.
+    package static func sealed(_ bodyCRC: UInt32, lastCommit text: [UInt8]) -> UInt32 {
+        text.isEmpty ? bodyCRC : text.withUnsafeBytes { CRC32C.checksum($0, continuing: bodyCRC) }
     }
 }

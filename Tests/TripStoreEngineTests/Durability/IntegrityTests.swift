@@ -209,7 +209,7 @@ import Testing
         lines.removeLast()
         let body = Array((lines.joined(separator: "\n") + "\n").utf8)
         let crc = CRC32C.checksum(body)
-        try Data(body + SnapshotFormat.trailer(objects: 5, history: 1, lastCommit: nil, crc: crc)).write(to: URL(fileURLWithPath: path))
+        try Data(body + SnapshotFormat.trailer(objects: 5, history: 1, lastCommit: nil, bodyCRC: crc).bytes).write(to: URL(fileURLWithPath: path))
         FileIO.unlink(folder + "/snapshot-\(token).image")
         let line = #"{"token":\#(token + 1),"timestamp":"2026-11-23T10:00:00Z","author":"old","changes":[{"kind":"insert","type":"Shelf","id":"s9","data":{"name":"Ghost","books":[],"favourite":{"type":"Book","id":"gone"}}}]}"#
         try Data(JournalFormat.seal(Array(line.utf8))).write(to: URL(fileURLWithPath: folder + "/journal-\(token).jsonl"))
@@ -386,6 +386,27 @@ import Testing
             guard case StoreError.damaged(_, let line, let detail, _) = error else { return false }
             return line == 2 && detail.contains("not a Credit") || detail.contains("Studio")
         }
+    }
+
+    /// Commit times never go back; a history that does (a line written by
+    /// hand, or a trailer time forged before a commit) is reported by `verify`.
+    @Test func aHistoryThatGoesBackInTimeFailsItsCheck() throws {
+        let folder = TestFolders.make("back-in-time")
+        let store = try Store.open(folder, schema: FilmSchema.schema, access: .write)
+        var tx = store.transaction()
+        try tx.insert("ShortFilm", id: "f1", values: ["title": .string("Short"), "screens": .int(1)])
+        try store.commit(tx, author: "test", timestamp: ISODate.parse("2031-06-01T00:00:00Z")!)
+        #expect(store.commitTimeProblems().isEmpty)
+        let token = store.lastToken
+        store.close()
+        let line = #"{"token":\#(token + 1),"timestamp":"2026-11-23T10:00:00Z","author":"old","changes":[{"kind":"update","type":"ShortFilm","id":"f1","values":{"screens":{"old":1,"new":2}}}]}"#
+        let journal = folder + "/journal-\(store.snapshotToken).jsonl"
+        let fd = try FileIO.open(journal, O_WRONLY | O_APPEND)
+        try FileIO.writeAll(fd, JournalFormat.seal(Array(line.utf8)), path: journal)
+        FileIO.close(fd)
+        let reader = try Store.open(folder, schema: FilmSchema.schema, access: .read)
+        #expect(reader.checkInvariants().isEmpty, "not damage that blocks a repair")
+        #expect(reader.commitTimeProblems().contains { $0.contains("back in time at token \(token + 1)") })
     }
 
     @Test(arguments: [

@@ -20,7 +20,7 @@ import TripStoreSystem
         lines[0] = lines[0].replacingOccurrences(of: fp, with: forged)
         lines.removeLast()
         let body = Array((lines.joined(separator: "\n") + "\n").utf8)
-        try Data(body + SnapshotFormat.trailer(objects: 1, history: 1, lastCommit: nil, crc: CRC32C.checksum(body))).write(to: URL(fileURLWithPath: path))
+        try Data(body + SnapshotFormat.trailer(objects: 1, history: 1, lastCommit: nil, bodyCRC: CRC32C.checksum(body)).bytes).write(to: URL(fileURLWithPath: path))
         FileIO.unlink(path.replacingOccurrences(of: ".jsonl", with: ".image"))
         #expect {
             try Store.open(folder, schema: FilmSchema.schema, access: .read)
