@@ -472,7 +472,11 @@ do {
 }
 
 // Single durable commits: one small update per transaction, fsync each.
+// As SQLite's peer measures its own: after `sync` and a second's pause, so
+// that neither waits on the disk for what ran before it.
 do {
+    sync()
+    Thread.sleep(forTimeInterval: 1)
     let w = try Store.open(storePath, schema: TripSchema.schema, access: .write)
     let trip = w.schema.entity(named: "Trip")!
     let row = w.table.row(for: middleID)!
