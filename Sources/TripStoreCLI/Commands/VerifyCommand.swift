@@ -112,6 +112,8 @@ enum VerifyCommand {
         options.salvageDanglingReferences = true
         let found = try ctx.open(.read, options: options)
         for d in found.danglingReferences { c.err("error: \(d)") }
+        // Reported, though they do not stop the repair.
+        for p in found.commitTimeProblems() { c.err("error: \(p)") }
         let n = found.danglingReferences.count
         let other = found.checkInvariants()
         if !other.isEmpty {

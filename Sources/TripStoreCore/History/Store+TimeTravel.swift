@@ -54,7 +54,10 @@ extension Store {
         if time.isAtOrAfter(last) { return lastToken }
         // The journal's transactions are in memory, and newer than the snapshot's.
         if let t = historyLog.loaded.last(where: { time.isAtOrAfter($0.timestamp) }) { return t.token }
-        guard let pending = historyLog.pending else { return nil }
+        // The snapshot's own token was committed when its trailer says, even
+        // when a prune dropped its history line.
+        let snapshotState = historyLog.snapshotLastCommit.flatMap { time.isAtOrAfter($0) ? snapshotToken : nil }
+        guard let pending = historyLog.pending else { return snapshotState }
         var bytes = [UInt8](repeating: 0, count: pending.bytes.count)
         guard bytes.withUnsafeMutableBytes({ FileIO.read(pending.fd, into: $0, at: pending.bytes.lowerBound) }) == bytes.count else {
             throw StoreError.damaged(file: pending.file, line: nil, detail: "the history could not be read again", repairable: false)
@@ -72,7 +75,7 @@ extension Store {
             }
         }
         if unreadable { return try checkedHistory().last(where: { time.isAtOrAfter($0.timestamp) })?.token }
-        return found
+        return found ?? snapshotState
     }
 
     /// Checks that `token` is reachable, naming the range when it is not.

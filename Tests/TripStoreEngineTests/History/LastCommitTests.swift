@@ -74,9 +74,18 @@ import TripStoreModels
         store.close()
         store = try Store.open(folder, schema: TripSchema.schema, access: .write, options: Self.options)
         #expect(try store.lastCommitTime() == last, "from the trailer alone")
+        let snapshotToken = store.lastToken
+        let trip = try store.run(try Query("is Trip")).rows[0]
         var tx = store.transaction()
-        tx.setAttribute(try store.run(try Query("is Trip")).rows[0], slot: 0, to: .string("after the prune"))
-        #expect(try store.commit(tx, author: "a", timestamp: last - 1000)?.timestamp == last)
+        tx.setAttribute(trip, slot: 0, to: .string("after the prune"))
+        try store.commit(tx, author: "a", timestamp: last + 1)
+        // The snapshot's token stays reachable by its time after later commits.
+        #expect(try store.token(at: last) == snapshotToken)
+        #expect(try store.token(at: last + 0.5) == snapshotToken)
+        #expect(try store.token(at: last - 0.001) == nil, "before the oldest reachable state")
+        var late = store.transaction()
+        late.setAttribute(trip, slot: 0, to: .string("stamped in the past"))
+        #expect(try store.commit(late, author: "a", timestamp: last - 1000)?.timestamp == last + 1)
     }
 
     /// The trailer's time is sealed into its checksum: changed by hand (the
