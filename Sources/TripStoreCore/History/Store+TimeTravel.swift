@@ -135,7 +135,9 @@ extension Store {
         } catch {
             // Rows of a damaged piece of the image read as empty: the past
             // cannot be rebuilt from them, but the JSON is sound.
-            if let damage = store.imageDamage { throw StoreError.imageDamaged(file: store.imagePath, detail: damage) }
+            let damage = store.imageDamage, image = store.imagePath
+            store.close()
+            if let damage { throw StoreError.imageDamaged(file: image, detail: damage) }
             throw error
         }
     }

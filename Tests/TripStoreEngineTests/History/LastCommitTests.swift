@@ -50,11 +50,7 @@ import TripStoreModels
             case 0, 1:
                 // A commit, sometimes stamped before the last (the store keeps time moving forward).
                 time += Double(random.next() % 2000) / 1000 - 0.5
-                var tx = store.transaction()
-                let id = "extra-\(seed)-\(step)"
-                let envelope = #"[{"type":"Trip","id":"\#(id)","data":{"name":"n","destination":"d","startDate":"2026-01-01","endDate":"2026-01-02"}}]"#
-                try store.stage(try EnvelopeInput.decode(Array(envelope.utf8), schema: store.schema), mode: .insert, into: &tx)
-                try store.commit(tx, author: "a", timestamp: time + 0.000_000_3)
+                try TestStores.commit(TestStores.trip("extra-\(seed)-\(step)"), to: store, timestamp: time + 0.000_000_3)
             case 2:
                 try store.compact()
             case 3:

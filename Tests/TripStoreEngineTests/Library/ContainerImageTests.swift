@@ -13,12 +13,8 @@ import TripStoreModels
     /// A store of the sample data with a snapshot and its image; the names of
     /// two trips whose rows are in different groups of the image.
     static func makeStore(_ name: String) throws -> (folder: String, damaged: String, sound: String, damagedRow: RowID) {
-        let folder = TestFolders.make(name)
-        let store = try Store.open(folder, schema: TripSchema.schema, access: .write)
-        var tx = store.transaction()
-        try store.stage(try EnvelopeInput.decode(try FileIO.readFile(TestFolders.projectRoot + "/SampleData/trips.json"), schema: store.schema),
-                        mode: .insert, into: &tx)
-        try store.commit(tx, author: "test")
+        let store = try TestStores.sampleTrips(name)
+        let folder = store.files.folder
         try store.compact()
         store.close()
         let reader = try Store.open(folder, schema: TripSchema.schema, access: .read)
