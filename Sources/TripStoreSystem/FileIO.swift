@@ -298,6 +298,19 @@ extension FileIO {
         return p
     }
 
+    /// Tells the kernel how a mapping made by `mapPrivate` is about to be
+    /// read: all of it, from the start (`true`: its pages are read ahead, in
+    /// big reads), or a page here and there (`false`, as it was mapped: a
+    /// page at a time as it is touched). Only a hint.
+    package static func willRead(_ p: UnsafeMutableRawPointer, length: Int, all: Bool) {
+        if all {
+            _ = madvise(p, length, MADV_SEQUENTIAL)
+            _ = madvise(p, length, MADV_WILLNEED)
+        } else {
+            _ = madvise(p, length, MADV_RANDOM)
+        }
+    }
+
     package static func unmap(_ p: UnsafeMutableRawPointer, length: Int) {
         _ = munmap(p, length)
     }

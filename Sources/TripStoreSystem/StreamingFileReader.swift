@@ -34,12 +34,16 @@ package final class StreamingFileReader {
     /// The file mapped (never read through): only to ask which pages are cached.
     private var mapping: (start: UnsafeMutableRawPointer, length: Int)?
     private var resident: [UInt8] = []
+    /// Bytes of the first buffer before the offset the caller asked to start from.
+    private var skip = 0
 
-    /// Reads `fd` (open for reading, at its start) from its first byte; the
-    /// caller still closes it, and nothing else may read it meanwhile.
-    package init(fd: Int32, path: String) {
+    /// Reads `fd` (open for reading) from byte `start` on; the caller still
+    /// closes it, and nothing else may read it meanwhile.
+    package init(fd: Int32, path: String, from start: Int = 0) {
         self.fd = fd
         self.path = path
+        bufferAt = start / Self.alignment * Self.alignment
+        skip = start - bufferAt
         buffer = .allocate(byteCount: Self.bufferSize, alignment: Self.alignment)
         if let size = try? FileIO.size(fd, path: path), size > 0,
            let p = mmap(nil, size, PROT_READ, MAP_SHARED, fd, 0), p != MAP_FAILED {
@@ -60,10 +64,13 @@ package final class StreamingFileReader {
         while count < target.count {
             if taken == buffered {
                 guard !atEnd else { break }
-                if target.count - count >= Self.bufferSize, try readCached(into: UnsafeMutableRawBufferPointer(rebasing: target[count...]), &count) {
+                if skip == 0, target.count - count >= Self.bufferSize,
+                   try readCached(into: UnsafeMutableRawBufferPointer(rebasing: target[count...]), &count) {
                     continue
                 }
                 try refill()
+                taken = min(skip, buffered)
+                skip -= taken
                 continue
             }
             let n = min(target.count - count, buffered - taken)

@@ -26,8 +26,9 @@ extension Store {
     /// touched on a table that was sound before it.
     /// `bulk` is a bulk import's commit (its image indexes being made on a
     /// thread of its own): its history line is encoded on every core and
-    /// written after the retained history; afterwards the history is read
-    /// from the new snapshot when first used, as after an open.
+    /// written after the retained history. After a bulk import, or when the
+    /// snapshot's history lines were never read, the history is read from
+    /// the new snapshot when first used, as after an open.
     /// `migrating`: the snapshot commits a migration: the new schema record
     /// is written beside the old one first and takes its place only once
     /// the snapshot is on disk (see `readSchemaRecord`).
@@ -43,7 +44,15 @@ extension Store {
         } else {
             try recordSchemaIfNeeded()
         }
-        let fd = try FileIO.open(temp, (bulk == nil ? O_WRONLY : O_RDWR) | O_CREAT | O_TRUNC)
+        // The snapshot's history lines not read yet are carried over as they
+        // are, checksummed with the rest (decoding them would cost more than
+        // the objects at a million trips, and drops nothing: a line that
+        // does not read stays for `verify` to name). An old snapshot whose
+        // trailer does not say when its last commit was is read instead.
+        let carried = historyLog.snapshotLastCommit == nil ? nil : historyLog.pending
+        // Where the history stays unread, the new file is read from later.
+        let lazyHistory = bulk != nil || carried != nil
+        let fd = try FileIO.open(temp, (lazyHistory ? O_RDWR : O_WRONLY) | O_CREAT | O_TRUNC)
         let out = StreamingFileWriter(fd: fd, path: temp)
         var closed = false
         defer {
@@ -70,12 +79,20 @@ extension Store {
             try verifySnapshotChecksum(snapshotToken)
             snapshotChecksumChecked = true
         }
-        _ = history.count
+        Trace.mark("snapshot checksum")
+        if carried == nil { _ = history.count }
         if let problem = historyLog.problems.first {
             throw StoreError.damaged(file: problem.file, line: problem.line, detail: problem.detail + "; the snapshot was not rewritten", repairable: false)
         }
+        // Every image group is checked before anything is read for writing
+        // (a damaged one must never become a smaller snapshot), and so
+        // before the workers below read the table: checking changes it.
+        guard table.checkEverything() else { throw StoreError.imageDamaged(file: imagePath, detail: table.imageDamage ?? "") }
+        let lists = FlatLists(table.lists)
+        defer { withExtendedLifetime(lists) {} }
+        Trace.mark("snapshot lists")
         // Never let a table that fails its invariants become the truth on disk.
-        let problems = tableIsChecked ? [] : table.referenceProblems()
+        let problems = tableIsChecked ? [] : table.referenceProblems(lists: lists)
         if !problems.isEmpty {
             throw StoreError.damaged(file: files.folder, line: nil, detail: problems.joined(separator: "; ") + "; the snapshot was not written",
                                      repairable: false)
@@ -85,17 +102,11 @@ extension Store {
         Trace.mark("snapshot start")
         let rows = table.rowsSortedByID()
         Trace.mark("snapshot sort \(rows.count) rows")
-        // Every image group is checked before anything is read for writing
-        // (a damaged one must never become a smaller snapshot), and so
-        // before the workers below read the table: checking changes it.
-        guard table.checkEverything() else { throw StoreError.imageDamaged(file: imagePath, detail: table.imageDamage ?? "") }
         // The image is built on a thread of its own while the snapshot is
         // encoded and written (both only read the table); it is bound to the
         // snapshot file after the rename.
         let view = TableForWorker(table), indexed = IndexedProperty.of(indexes.valueIndexes)
         let imageTemp = files.image(token) + ".tmp"
-        let lists = FlatLists(table.lists)
-        defer { withExtendedLifetime(lists) {} }
         // After a bulk import, the encoders copy each record into the
         // image's blocks while they have it in the cache (in id order, a
         // record is a miss each time it is read), and the image thread takes
@@ -135,7 +146,14 @@ extension Store {
         imageBlocks.close()
         Trace.mark("snapshot sort+objects")
         let historyStart = out.count + buffer.bytes.count
-        for t in history {
+        if let carried {
+            flush(force: true)
+            try read(carried.fd, path: carried.file, carried.bytes) { chunk in
+                crc = CRC32C.checksum(chunk, continuing: crc)
+                out.write(chunk)
+            }
+        }
+        for t in carried == nil ? history : historyLog.loaded {
             HistoryCoding.appendCompact(t, to: &buffer.bytes, groupInserts: true)
             buffer.bytes.append(0x0A)
             flush(force: false)
@@ -150,9 +168,11 @@ extension Store {
                 out.write(block.bytes)
             }
         }
-        let historyCount = history.count + (bulk == nil ? 0 : 1)
-        // With no history retained, the trailer still says when the last commit was (see `pruneHistory`).
-        let lastCommit = bulk?.history.timestamp ?? history.last?.timestamp ?? historyLog.snapshotLastCommit
+        let historyCount = historyLog.count + (bulk == nil ? 0 : 1)
+        // With no history retained, the trailer still says when the last
+        // commit was (see `pruneHistory`); so does it with the snapshot's
+        // lines carried over unread.
+        let lastCommit = bulk?.history.timestamp ?? historyLog.loaded.last?.timestamp ?? historyLog.snapshotLastCommit
         flush(force: true)
         let bodyBytes = out.count
         let trailer = SnapshotFormat.trailer(objects: table.count, history: historyCount, lastCommit: lastCommit, bodyCRC: crc)
@@ -163,8 +183,8 @@ extension Store {
         Trace.mark("snapshot history")
         try FileIO.fsync(fd, path: temp)
         // The history stays in the file, to be read from it when first used.
-        let historyFD = bulk == nil ? -1 : dup(fd)
-        if bulk != nil && historyFD < 0 { throw IOError(operation: "dup", path: temp, code: errno) }
+        let historyFD = lazyHistory ? dup(fd) : -1
+        if lazyHistory && historyFD < 0 { throw IOError(operation: "dup", path: temp, code: errno) }
         FileIO.close(fd)
         closed = true
         var keepHistoryFD = false
@@ -225,10 +245,29 @@ extension Store {
         hasSnapshot = true
         historyLog.snapshotCount = historyCount
         historyLog.snapshotLastCommit = lastCommit
-        if bulk != nil {
+        if lazyHistory {
+            historyLog.close()
             historyLog.pending = (historyFD, historyStart..<bodyBytes, 2 + table.count, path)
             keepHistoryFD = true
             historyLog.loaded = []
+        }
+    }
+
+    /// Reads `bytes` of a snapshot a few MB at a time, past the page cache
+    /// where they are not cached (a snapshot is written past it, and copying
+    /// a million trips' worth into it costs seconds of kernel time here).
+    private func read(_ fd: Int32, path: String, _ bytes: Range<Int>, _ body: (UnsafeRawBufferPointer) -> Void) throws {
+        let reader = StreamingFileReader(fd: fd, path: path, from: bytes.lowerBound)
+        var chunk = [UInt8](repeating: 0, count: min(bytes.count, 8 << 20))
+        var at = bytes.lowerBound
+        while at < bytes.upperBound {
+            let want = min(chunk.count, bytes.upperBound - at)
+            let got = try chunk.withUnsafeMutableBytes { try reader.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[0..<want])) }
+            guard got == want else {
+                throw StoreError.damaged(file: path, line: nil, detail: "the snapshot could not be read to its end; it was not rewritten", repairable: false)
+            }
+            chunk.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[0..<got])) }
+            at += got
         }
     }
 
@@ -246,17 +285,8 @@ extension Store {
         let fd = try FileIO.openRegular(path)
         defer { FileIO.close(fd) }
         let trailer = try readTrailer(fd, size: try FileIO.size(fd, path: path), path: path)
-        var buffer = [UInt8](repeating: 0, count: 8 << 20)
-        var crc: UInt32 = 0, at = 0
-        while at < trailer.start {
-            let want = min(buffer.count, trailer.start - at)
-            let got = buffer.withUnsafeMutableBytes { FileIO.read(fd, into: UnsafeMutableRawBufferPointer(rebasing: $0[0..<want]), at: at) }
-            guard got == want else {
-                throw StoreError.damaged(file: path, line: nil, detail: "the snapshot could not be read to its end", repairable: false)
-            }
-            crc = buffer.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[0..<got]), continuing: crc) }
-            at += got
-        }
+        var crc: UInt32 = 0
+        try read(fd, path: path, 0..<trailer.start) { crc = CRC32C.checksum($0, continuing: crc) }
         crc = trailer.sealed(crc)
         guard crc == trailer.crc else {
             throw StoreError.damaged(file: path, line: nil, detail: "checksum mismatch (stored \(CRC32C.hex(trailer.crc)), computed \(CRC32C.hex(crc))); the snapshot was not rewritten",

@@ -412,6 +412,10 @@ final class MappedImage: ListSource {
     /// checked again).
     func checkEverything(only: [Int]? = nil) -> [Int] {
         let shared = Shared(value: self)
+        // Most pieces are about to be read: in big reads, not a page per fault.
+        let most = only.map { $0.count * 2 > rows >> SnapshotImage.unitShift } ?? true
+        if most { FileIO.willRead(base, length: layout.fileBytes, all: true) }
+        defer { if most { FileIO.willRead(base, length: layout.fileBytes, all: false) } }
         let listGroups = layout.listGroups
         // The group tables' chunks first, here: the workers below only read their states.
         for c in 0..<layout.rowChunks { _ = rowChunkIsSound(c) }

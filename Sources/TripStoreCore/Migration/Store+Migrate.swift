@@ -1,6 +1,11 @@
 import TripStoreFormat
 import TripStoreJSON
 import TripStoreSystem
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// What a migration did: the store under the new schema, the transaction
 /// that recorded it, and the plan it followed.
@@ -71,7 +76,10 @@ extension Store {
             try verifySnapshotChecksum(snapshotToken)
             snapshotChecksumChecked = true
         }
-        let saved = try checkedHistory()
+        // The snapshot's history lines not read yet go to the new snapshot
+        // as they are (see `compact`); the others are read, and must read.
+        let carried = historyLog.snapshotLastCommit == nil ? nil : historyLog.pending
+        let saved = carried == nil ? try checkedHistory() : historyLog.loaded
         Trace.mark("migrate: checksum and history")
         let next = Store(folder: files.folder, schema: target, access: .write, options: options)
         let oldValues = try convert(plan: &plan, into: next)
@@ -84,7 +92,14 @@ extension Store {
         change.migration = record
         let t = HistoryTransaction(token: lastToken + 1, timestamp: max(timestamp ?? Store.now(), try lastCommitTime() ?? 0),
                                    author: author, changes: [change])
-        next.history = saved + [t]
+        if let carried {
+            let fd = dup(carried.fd)
+            guard fd >= 0 else { throw IOError(operation: "dup", path: carried.file, code: errno) }
+            next.historyLog.pending = (fd, carried.bytes, carried.firstLine, carried.file)
+            next.historyLog.snapshotCount = historyLog.snapshotCount
+            next.historyLog.snapshotLastCommit = historyLog.snapshotLastCommit
+        }
+        next.historyLog.loaded = saved + [t]
         next.lastToken = t.token
         next.snapshotToken = snapshotToken
         next.hasSnapshot = hasSnapshot

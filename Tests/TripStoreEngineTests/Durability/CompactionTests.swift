@@ -1,0 +1,120 @@
+import Foundation
+import Testing
+@testable import TripStoreCore
+@testable import TripStoreFormat
+@testable import TripStoreSystem
+import TripStoreModels
+
+/// What a snapshot keeps when it is written again: history lines nobody has
+/// read go over byte for byte, and the check of every reference, run on
+/// every core straight from the records, finds what the row-at-a-time
+/// check finds.
+@Suite struct CompactionTests {
+    static var options: StoreOptions {
+        var o = StoreOptions()
+        o.snapshotCommitChanges = 50  // the generated imports go the bulk way
+        return o
+    }
+
+    /// The history lines of a snapshot file, between its objects and its trailer.
+    static func historyLines(_ path: String) throws -> [Substring] {
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        return text.split(separator: "\n").filter { $0.hasPrefix(#"{"token":"#) }
+    }
+
+    @Test func historyNobodyReadIsCarriedOverByteForByte() throws {
+        let folder = TestFolders.make("compact-carries")
+        var store = try Store.open(folder, schema: TripSchema.schema, access: .write, options: Self.options)
+        defer { store.close() }
+        var data = TripDataGenerator(seed: 5)
+        var input = data.jsonArray(trips: 30)
+        #expect(try store.importInBulk(&input, author: "bulk", timestamp: 1_700_000_000.25) != nil)
+        try TestStores.commit(TestStores.trip("later-1"), to: store, timestamp: 1_700_000_100)
+        try store.compact()
+        let before = try Self.historyLines(store.files.snapshot(store.lastToken))
+        let expected = store.history
+        store.close()
+
+        // Opened again, its history lines stay unread in the file; commits
+        // after it are in memory; compaction carries the first and writes the second.
+        store = try Store.open(folder, schema: TripSchema.schema, access: .write, options: Self.options)
+        #expect(store.historyLog.pending != nil)
+        try TestStores.commit(TestStores.trip("later-2"), to: store, timestamp: 1_700_000_200)
+        try store.compact()
+        #expect(store.historyLog.pending != nil, "still unread after the compaction")
+        let after = try Self.historyLines(store.files.snapshot(store.lastToken))
+        #expect(after.count == before.count + 1)
+        #expect(Array(after.prefix(before.count)) == before, "the same bytes")
+        #expect(store.history.dropLast() == expected[...])
+        #expect(store.history.last?.token == store.lastToken)
+
+        let reader = try Store.open(folder, schema: TripSchema.schema, access: .read, options: Self.options)
+        defer { reader.close() }
+        #expect(reader.history == store.history)
+        #expect(try reader.lastCommitTime() == 1_700_000_200)
+        #expect(reader.checkInvariants().isEmpty)
+    }
+
+    /// A migration carries them too, with its own transaction after them.
+    @Test func aMigrationCarriesHistoryNobodyRead() throws {
+        let folder = TestFolders.make("migrate-carries")
+        var store = try Store.open(folder, schema: TripSchema.schema, access: .write, options: Self.options)
+        var data = TripDataGenerator(seed: 6)
+        var input = data.jsonArray(trips: 30)
+        #expect(try store.importInBulk(&input, author: "bulk", timestamp: 1_700_000_000) != nil)
+        let before = try Self.historyLines(store.files.snapshot(store.lastToken))
+        let expected = store.history
+        store.close()
+        store = try Store.open(folder, schema: TripSchema.schema, access: .write, options: Self.options)
+        #expect(store.historyLog.pending != nil)
+        var target = TripSchema.schema.descriptions
+        target[0].attributes.append(AttributeDescription("auditNote", .string, optional: true))
+        let migrated = try store.migrate(to: try Schema(target), author: "m", timestamp: 1_700_000_500).store
+        defer { migrated.close() }
+        let after = try Self.historyLines(migrated.files.snapshot(migrated.lastToken))
+        #expect(Array(after.prefix(before.count)) == before)
+        #expect(migrated.history.count == expected.count + 1)
+        #expect(migrated.history.dropLast() == expected[...])
+        #expect(migrated.history.last?.changes.first?.kind == .migrate)
+    }
+
+    /// Random references made wrong (to a missing row, a row of another
+    /// type, one side of a pair only, the same row twice) in a table big
+    /// enough to be checked on every core: the same findings, in the same
+    /// order, as reading row by row through the table.
+    @Test(arguments: [1, 2, 3] as [UInt64]) func everyCoreFindsWhatOneRowAtATimeFinds(seed: UInt64) throws {
+        let folder = TestFolders.make("reference-check-\(seed)")
+        let store = try Store.open(folder, schema: TripSchema.schema, access: .write, options: Self.options)
+        defer { store.close() }
+        var data = TripDataGenerator(seed: seed)
+        var input = data.jsonArray(trips: 4_500)
+        #expect(try store.importInBulk(&input, author: "bulk", timestamp: 1_700_000_000) != nil)
+        let table = store.table
+        #expect(table.rowCount >= 1 << 15, "big enough to go parallel")
+        #expect(table.referenceProblems(limit: 1000).isEmpty)
+        var random = SplitMix64(seed: seed)
+        let schema = table.schema
+        for _ in 0..<60 {
+            let row = RowID(random.next() % UInt64(table.rowCount))
+            guard let e = table.entity(at: row) else { continue }
+            let relationships = schema.entities[e].properties.filter { $0.relationship != nil }
+            guard !relationships.isEmpty else { continue }
+            let p = relationships[Int(random.next() % UInt64(relationships.count))]
+            let other = RowID(random.next() % UInt64(table.rowCount + 5))
+            if p.relationship?.isToMany == true {
+                let current = table.value(at: row, slot: p.slot).rows
+                let twice = random.next() % 2 == 0 && !current.isEmpty
+                table.setValue(.toMany(current + [twice ? current[0] : other]), row: row, slot: p.slot)
+            } else {
+                table.setValue(.toOne(other), row: row, slot: p.slot)
+            }
+        }
+        var rows: [RowID] = []
+        table.forEachEntity { row, _ in rows.append(row) }
+        let oneAtATime = table.referenceProblems(of: rows, limit: 1000)
+        #expect(!oneAtATime.isEmpty)
+        #expect(table.referenceProblems(limit: 1000) == oneAtATime)
+        #expect(table.referenceProblems(limit: 7) == Array(oneAtATime.prefix(7)))
+        #expect(throws: StoreError.self) { try store.compact() }
+    }
+}
