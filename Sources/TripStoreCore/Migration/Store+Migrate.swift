@@ -142,13 +142,18 @@ extension Store {
         for (k, r) in rows.enumerated() { newRow[Int(r)] = Int32(k) }
         let building = next != nil && plan.problems.isEmpty
         let (view, frozenPlan, oldSchema, rowMap) = (table.readView, plan, schema, newRow)
+        // Most objects go record to record (see `RecordConversion`).
+        let records = building ? RecordConversion(plan, from: schema) : nil
+        let flat = FlatLists(table.lists)
+        defer { withExtendedLifetime(flat) {} }
+        let lists = flat.view
         // Blocks of rows converted on every core a few ahead of the thread
         // that adds them in order, so that little is held at once.
         let blockRows = 4096
         let work = OrderedWork(count: (rows.count + blockRows - 1) / blockRows, ahead: 4) {
             { k in
                 ObjectConversion.run(rows[(k * blockRows)..<min(rows.count, (k + 1) * blockRows)], plan: frozenPlan, schema: oldSchema,
-                                     table: view, newRow: rowMap, keepObjects: building)
+                                     table: view, newRow: rowMap, keepObjects: building, records: records, lists: lists)
             }
         }
         defer { work.finish() }
@@ -159,10 +164,7 @@ extension Store {
             refusals.merge(part.refusals)
             oldValues += part.oldValues
             guard building, let next else { continue }
-            for o in part.objects {
-                let r = next.table.append(o)
-                next.indexes.appendType(r, o.entity)
-            }
+            part.append(to: next.table) { next.indexes.appendType($0, $1) }
         }
         plan.problems += refusals.sentences
         guard building, let next, plan.problems.isEmpty else { return oldValues }
@@ -220,15 +222,58 @@ extension Store {
 /// One worker's share of a migration: its rows' objects in the new schema,
 /// the old values history keeps of them, and what they refuse.
 struct ObjectConversion: Sendable {
+    /// The objects in order: each a record in `recordBytes` (its to-many
+    /// slots to be given lists as `listFixes` say), or, with `entity` -1,
+    /// the object at `objects[bytes.lowerBound]`, converted the decoding way.
+    var converted: [Converted] = []
+    var recordBytes: [UInt8] = []
+    var listFixes: [ListFix] = []
+    var listElements: [RowID] = []
     var objects: [StoredObject] = []
     var oldValues: [JSONMember] = []
     var refusals = RefusalCounter()
 
+    struct Converted: Sendable {
+        var entity: Int16
+        var bytes: Range<Int32>
+        var fixes: Range<Int32>
+    }
+
+    /// A to-many slot at `offset` in its record, and its new targets in `listElements`.
+    struct ListFix: Sendable {
+        var offset: Int32
+        var elements: Range<Int32>
+    }
+
+    /// Adds the objects to `table` in order, telling `added` each one's row and entity.
+    func append(to table: ObjectTable, _ added: (RowID, Int) -> Void) {
+        recordBytes.withUnsafeBytes { bytes in
+            listElements.withUnsafeBufferPointer { elements in
+                for c in converted {
+                    if c.entity < 0 {
+                        let o = objects[Int(c.bytes.lowerBound)]
+                        added(table.append(o), o.entity)
+                        continue
+                    }
+                    let fixes = listFixes[Int(c.fixes.lowerBound)..<Int(c.fixes.upperBound)].lazy.map {
+                        (offset: Int($0.offset), targets: elements[Int($0.elements.lowerBound)..<Int($0.elements.upperBound)])
+                    }
+                    let record = UnsafeRawBufferPointer(rebasing: bytes[Int(c.bytes.lowerBound)..<Int(c.bytes.upperBound)])
+                    added(table.append(entity: Int(c.entity), record: record, lists: fixes), Int(c.entity))
+                }
+            }
+        }
+    }
+
     static func run(_ rows: ArraySlice<RowID>, plan: SchemaMigration, schema: Schema, table: ObjectTable.ReadView,
-                    newRow: [Int32], keepObjects: Bool) -> ObjectConversion {
+                    newRow: [Int32], keepObjects: Bool, records: RecordConversion?, lists: FlatLists.View) -> ObjectConversion {
         var out = ObjectConversion()
-        if keepObjects { out.objects.reserveCapacity(rows.count) }
+        if keepObjects { out.converted.reserveCapacity(rows.count) }
         for row in rows {
+            if keepObjects, let records,
+               newRow.withUnsafeBufferPointer({ records.convert(row, table: table, lists: lists, newRow: $0, into: &out) }) != nil {
+                continue
+            }
             guard let o = table.object(at: row) else { continue }
             let oldEntity = schema.entities[o.entity]
             guard let mapping = plan.mappings[o.entity] else {
@@ -303,7 +348,10 @@ struct ObjectConversion: Sendable {
                 }
             }
             if !kept.isEmpty { out.oldValues.append(JSONMember(o.id, .object(kept))) }
-            if keepObjects { out.objects.append(StoredObject(entity: mapping.entity, id: o.id, values: values)) }
+            if keepObjects {
+                out.converted.append(Converted(entity: -1, bytes: Int32(out.objects.count)..<Int32(out.objects.count), fixes: 0..<0))
+                out.objects.append(StoredObject(entity: mapping.entity, id: o.id, values: values))
+            }
         }
         return out
     }

@@ -428,6 +428,18 @@ package final class ObjectTable: ObjectLookup {
         return nil
     }
 
+    /// Adds a record encoded elsewhere (by a migration's workers), giving
+    /// the to-many slots at `lists`' offsets new lists of those targets.
+    func append(entity: Int, record: UnsafeRawBufferPointer,
+                lists: some Sequence<(offset: Int, targets: Slice<UnsafeBufferPointer<RowID>>)>) -> RowID {
+        let row = RowID(rowCount)
+        let locator = arena.append(record)
+        let p = arena.pointer(locator)
+        for (offset, targets) in lists { fill(p + offset, toMany: true, targets) }
+        appendRecord(entity: entity, locator: locator)
+        return row
+    }
+
     /// Adds a record already encoded (loading a snapshot); to-many slots hold `noReference` until linked.
     func appendRecord(entity: Int, locator: Int64) {
         laterEntities.append(Int16(entity))
