@@ -217,7 +217,7 @@ enum HistoryCommand {
         }
         let store = try ctx.openExistingStore()
         let dropped = try store.pruneHistory(before: token)
-        ctx.console.line("dropped \(dropped) transaction\(dropped == 1 ? "" : "s") before token \(token); \(store.history.count) kept; the objects are unchanged")
+        ctx.console.line("dropped \(dropped) transaction\(dropped == 1 ? "" : "s") before token \(token); \(store.historyCount) kept; the objects are unchanged")
         return 0
     }
 

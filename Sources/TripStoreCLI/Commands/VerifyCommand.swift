@@ -66,7 +66,7 @@ enum VerifyCommand {
             stale = why
             c.line("note: \(store.imagePath) is stale (\(why)): it is ignored, and the next writer writes it again")
         }
-        c.line("ok: \(store.objectCount) objects, \(store.history.count) transactions in history, last token \(store.lastToken); checksums, order, references, ids\(store.hasSnapshotFile && stale == nil && FileIO.exists(store.imagePath) ? " and the image" : "") verified")
+        c.line("ok: \(store.objectCount) objects, \(store.historyCount) transactions in history, last token \(store.lastToken); checksums, order, references, ids\(store.hasSnapshotFile && stale == nil && FileIO.exists(store.imagePath) ? " and the image" : "") verified")
         return 0
     }
 

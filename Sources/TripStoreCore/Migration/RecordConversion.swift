@@ -1,50 +1,65 @@
 import TripStoreFormat
+import TripStoreJSON
 
 /// A migration's usual object, converted record to record: the id and the
 /// values a migration keeps as they are copied byte for byte, references
 /// renumbered, new slots filled from bytes encoded once. Whatever asks for
 /// more (a nil that becomes a default or a refusal, a removed enum case, an
-/// integer a `Double` cannot hold, a dropped value history must keep, a
-/// reference to a type the new schema refuses) is left to `ObjectConversion`,
-/// which decodes the object and says why.
+/// integer a `Double` cannot hold, a dropped relationship that held
+/// something, a reference to a type the new schema refuses) is left to
+/// `ObjectConversion`, which decodes the object and says why. A dropped
+/// attribute's value is decoded here, for history to keep.
 struct RecordConversion: Sendable {
-    /// Per old entity, per new slot: what to write.
+    /// Per new slot: what to write. Plain values (no reference counts to
+    /// touch per object): bytes are a range of `fills`, destinations a row of `allowedTypes`.
     private enum Step: Sendable {
-        case bytes([UInt8])
+        case bytes(Int32, Int32)
         case copy(old: Int)
         case intToDouble(old: Int)
         case nilBecomes(old: Int)
-        case references(old: Int, destinations: Set<Int>?)
+        /// `destinations`: -1 for any type, else the row of `allowedTypes` to look in.
+        case references(old: Int, destinations: Int)
         case unsupported
     }
 
-    private let steps: [[Step]?]
-    private let removed: [[Int]]
-    private let newEntity: [Int]
+    /// Per old entity: its steps (a range of `steps`) and the new entity (-1: removed).
+    private let entities: [(steps: Range<Int>, newEntity: Int, removed: Range<Int>)]
+    private let steps: [Step]
+    private let removedSlots: [(slot: Int, name: String)]
+    private let old: Schema
+    private let fills: [UInt8]
+    /// `allowedTypes[d * oldEntityCount + e]`: whether a target of old entity `e` may stay in a slot with destinations `d`.
+    private let allowedTypes: [Bool]
     private let oldSlotCounts: [Int]
 
     init(_ plan: SchemaMigration, from old: Schema) {
         let to = plan.to
-        var steps: [[Step]?] = [], removed: [[Int]] = [], newEntity: [Int] = []
+        var entities: [(steps: Range<Int>, newEntity: Int, removed: Range<Int>)] = []
+        self.old = old
+        var steps: [Step] = [], removedSlots: [(slot: Int, name: String)] = [], fills: [UInt8] = [], allowedTypes: [Bool] = []
+        let newEntityOf = plan.mappings.map { $0?.entity ?? -1 }
+        func fill(_ b: some Collection<UInt8>) -> Step {
+            defer { fills.append(contentsOf: b) }
+            return .bytes(Int32(fills.count), Int32(fills.count + b.count))
+        }
         for mapping in plan.mappings {
             guard let mapping else {
-                steps.append(nil)
-                removed.append([])
-                newEntity.append(-1)
+                entities.append((0..<0, -1, 0..<0))
                 continue
             }
             let properties = to.entities[mapping.entity].properties
-            steps.append(mapping.slots.enumerated().map { k, source in
+            let first = steps.count, firstRemoved = removedSlots.count
+            steps += mapping.slots.enumerated().map { k, source -> Step in
                 switch source {
                 case .fill(let v):
                     guard properties[k].relationship != nil else {
                         var b = RecordBuffer(capacity: 64, hugePages: false)
                         RecordWriter.attribute(v, to: &b)
-                        return .bytes(Array(b.contents))
+                        return fill(b.contents)
                     }
                     switch v {
-                    case .null: return .bytes([RecordTag.noReference, 0, 0, 0, 0])
-                    case .toMany(let l) where l.isEmpty: return .bytes([RecordTag.toMany, 0, 0, 0, 0])
+                    case .null: return fill([RecordTag.noReference, 0, 0, 0, 0])
+                    case .toMany(let l) where l.isEmpty: return fill([RecordTag.toMany, 0, 0, 0, 0])
                     default: return .unsupported
                     }
                 case .attribute(let s, let conversion, let whenNil, _):
@@ -56,15 +71,20 @@ struct RecordConversion: Sendable {
                     case .removedCases: return .unsupported
                     }
                 case .references(let s, let destinations, _):
-                    return .references(old: s, destinations: destinations)
+                    guard let destinations else { return .references(old: s, destinations: -1) }
+                    let row = allowedTypes.count / max(1, newEntityOf.count)
+                    allowedTypes += newEntityOf.map { $0 >= 0 && destinations.contains($0) }
+                    return .references(old: s, destinations: row)
                 }
-            })
-            removed.append(mapping.removed.map(\.slot))
-            newEntity.append(mapping.entity)
+            }
+            removedSlots += mapping.removed
+            entities.append((first..<steps.count, mapping.entity, firstRemoved..<removedSlots.count))
         }
+        self.entities = entities
         self.steps = steps
-        self.removed = removed
-        self.newEntity = newEntity
+        self.removedSlots = removedSlots
+        self.fills = fills
+        self.allowedTypes = allowedTypes
         oldSlotCounts = old.entities.map(\.properties.count)
     }
 
@@ -73,7 +93,8 @@ struct RecordConversion: Sendable {
     /// decoding way.
     func convert(_ row: RowID, table: ObjectTable.ReadView, lists: FlatLists.View, newRow: UnsafeBufferPointer<Int32>,
                  into out: inout ObjectConversion) -> Int? {
-        guard let e = table.entity(at: row), e < steps.count, let steps = steps[e] else { return nil }
+        guard let e = table.entity(at: row), e < entities.count, entities[e].newEntity >= 0 else { return nil }
+        let (stepRange, newEntity, removed) = entities[e]
         let record = table.record(row)
         let first = RecordReader.firstSlot(record)
         // Where each old slot starts (records are short: a few dozen slots at most).
@@ -84,11 +105,16 @@ struct RecordConversion: Sendable {
                 p = RecordReader.skip(p)
             }
             slots[oldSlotCounts[e]] = p
-            for s in removed[e] {
+            var kept: [JSONMember] = []
+            for (s, name) in removedSlots[removed] {
                 switch slots[s].load(as: UInt8.self) {
                 case RecordTag.null, RecordTag.noReference: continue
                 case RecordTag.toMany where lists[RecordReader.listNumber(slots[s]) ?? 0].isEmpty: continue
-                default: return nil
+                case RecordTag.toOne, RecordTag.toMany: return nil
+                default:
+                    let property = old.entities[e].properties[s]
+                    kept.append(JSONMember(name, EnvelopeEncoder.jsonValue(RecordReader.value(slots[s], lists: table.lists), of: property,
+                                                                           schema: old, lookup: table)))
                 }
             }
             let start = out.recordBytes.count, fixStart = out.listFixes.count, elementStart = out.listElements.count
@@ -105,17 +131,17 @@ struct RecordConversion: Sendable {
                 out.recordBytes.append(tag)
                 withUnsafeBytes(of: n.littleEndian) { out.recordBytes.append(contentsOf: $0) }
             }
-            func allowed(_ target: RowID, _ destinations: Set<Int>?) -> Bool {
-                guard let destinations else { return true }
-                guard let te = table.entity(at: target), te < newEntity.count, newEntity[te] >= 0 else { return false }
-                return destinations.contains(newEntity[te])
+            func allowed(_ target: RowID, _ destinations: Int) -> Bool {
+                guard destinations >= 0 else { return true }
+                guard let te = table.entity(at: target), te < entities.count else { return false }
+                return allowedTypes[destinations * entities.count + te]
             }
             func renumbered(_ t: RowID) -> RowID { Int(t) >= 0 && Int(t) < newRow.count ? newRow[Int(t)] : -1 }
             raw(record, first)
-            for step in steps {
-                switch step {
-                case .bytes(let b):
-                    out.recordBytes.append(contentsOf: b)
+            for k in stepRange {
+                switch steps[k] {
+                case .bytes(let from, let to):
+                    out.recordBytes.append(contentsOf: fills[Int(from)..<Int(to)])
                 case .copy(let s):
                     raw(slots[s], slots[s + 1])
                 case .nilBecomes(let s):
@@ -152,9 +178,10 @@ struct RecordConversion: Sendable {
                     return undo()
                 }
             }
-            out.converted.append(.init(entity: Int16(newEntity[e]), bytes: Int32(start)..<Int32(out.recordBytes.count),
+            if !kept.isEmpty { out.oldValues.append(JSONMember(RecordReader.idString(record), .object(kept))) }
+            out.converted.append(.init(entity: Int16(newEntity), bytes: Int32(start)..<Int32(out.recordBytes.count),
                                        fixes: Int32(fixStart)..<Int32(out.listFixes.count)))
-            return newEntity[e]
+            return newEntity
         }
     }
 }

@@ -270,8 +270,7 @@ struct ObjectConversion: Sendable {
         var out = ObjectConversion()
         if keepObjects { out.converted.reserveCapacity(rows.count) }
         for row in rows {
-            if keepObjects, let records,
-               newRow.withUnsafeBufferPointer({ records.convert(row, table: table, lists: lists, newRow: $0, into: &out) }) != nil {
+            if keepObjects, let records, newRow.withUnsafeBufferPointer({ records.convert(row, table: table, lists: lists, newRow: $0, into: &out) }) != nil {
                 continue
             }
             guard let o = table.object(at: row) else { continue }
