@@ -171,8 +171,44 @@ extension Store {
         if next.table.adoptSnapshotOrder() != nil {
             throw StoreError.damaged(file: files.folder, line: nil, detail: "the objects' ids are not unique", repairable: false)
         }
+        plan.problems += Self.fillNewInverses(plan, in: next)
         plan.problems += Self.inverseProblems(plan, in: next)
         return oldValues
+    }
+
+    /// A relationship the migration adds as the inverse of one the store
+    /// already has starts empty; it is filled from that one, so that both
+    /// sides mirror each other (a to-many side lists its objects in id
+    /// order). A to-one side that two objects would point back to is refused.
+    private static func fillNewInverses(_ plan: SchemaMigration, in next: Store) -> [String] {
+        let schema = plan.to, table = next.table
+        let mappings = plan.mappings.compactMap { $0 }
+        func isFilled(_ m: SchemaMigration.EntityMapping, _ slot: Int) -> Bool {
+            if case .fill = m.slots[slot] { return true }
+            return false
+        }
+        var refusals = RefusalCounter()
+        for e in schema.entities {
+            for p in e.properties where p.declaringEntity == e.id {
+                guard let r = p.relationship, let inverse = r.inverseSlot,
+                      mappings.allSatisfy({ !schema.isKind($0.entity, of: e.id) || isFilled($0, p.slot) }),
+                      mappings.contains(where: { schema.isKind($0.entity, of: r.destination) && !isFilled($0, inverse) }) else { continue }
+                let label = "add \(e.name).\(p.name) as the inverse of \(schema.entities[r.destination].name).\(schema.entities[r.destination].properties[inverse].name)"
+                table.forEachEntity { row, entity in
+                    guard schema.isKind(entity, of: r.destination) else { return }
+                    for t in table.value(at: row, slot: inverse).rows {
+                        if r.isToMany {
+                            table.appendReference(row, to: t, slot: p.slot)
+                        } else if case .toOne(let other) = table.value(at: t, slot: p.slot), other != row {
+                            refusals.note("\(label): more than one object points at the same one", id: table.id(at: t) ?? "?")
+                        } else {
+                            table.setValue(.toOne(row), row: t, slot: p.slot)
+                        }
+                    }
+                }
+            }
+        }
+        return refusals.sentences
     }
 
     /// Relationships that become inverses of each other must already mirror each other.

@@ -132,7 +132,7 @@ public struct SchemaMigration: Sendable {
                 }
                 guard let q = match, used.insert(q.name).inserted else {
                     if let q = match { problems.append("\(label) and another property of \(e.name) both continue '\(old.name).\(q.name)'") }
-                    planAdded(p, label: label)
+                    planAdded(p, label: label, oldDestination: p.relationship.flatMap { oldOf[$0.destination] })
                     continue
                 }
                 let oldLabel = "\(old.name).\(q.name)"
@@ -230,9 +230,18 @@ public struct SchemaMigration: Sendable {
 
     /// A property the store did not have: a relationship starts empty, an
     /// attribute with its default, else nil (a required one without a default is a problem).
-    private mutating func planAdded(_ p: Property, label: String) {
+    /// The inverse of a relationship the store already has is filled from it
+    /// (`oldDestination`: the old entity its destination continues, if any).
+    private mutating func planAdded(_ p: Property, label: String, oldDestination: Int?) {
         switch p.kind {
         case .relationship(let r):
+            if let inverse = r.inverseSlot, let o = oldDestination {
+                let back = to.entities[r.destination].properties[inverse]
+                if from.entities[o].property(named: back.originalName ?? back.name)?.relationship != nil {
+                    steps.append("add \(label) (filled from \(to.entities[r.destination].name).\(back.name))")
+                    return
+                }
+            }
             steps.append("add \(label) (" + (r.isToMany ? "empty" : "nil") + ")")
         case .attribute(let a):
             if let d = a.defaultValue {

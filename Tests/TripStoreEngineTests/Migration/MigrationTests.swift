@@ -251,6 +251,57 @@ import Testing
         }
     }
 
+    /// An inverse added to a relationship the store has is filled from it
+    /// (SPEC §10 lists a changed inverse as lightweight); a to-one inverse
+    /// that two objects would point back to is refused, and nothing changes.
+    @Test func anInverseAddedToARelationshipIsFilledFromIt() throws {
+        func boxes(_ inverse: RelationshipDescription?) throws -> Schema {
+            var box = EntityDescription("Box", attributes: [AttributeDescription("label", .string)],
+                                        relationships: [RelationshipDescription("buddy", to: "Box", inverse: inverse?.name, deleteRule: .nullify)])
+            if let inverse { box.relationships.append(inverse) }
+            return try Schema([box])
+        }
+        let v1 = try boxes(nil)
+        let store = try Store.open(TestFolders.make("migrate-inverse"), schema: v1, access: .write)
+        var tx = store.transaction()
+        for id in ["b1", "b2", "b3", "b4"] { _ = try tx.insert("Box", id: id, values: ["label": .string(id)]) }
+        try tx.link("b1", "buddy", to: "b2")
+        try tx.link("b3", "buddy", to: "b2")
+        try tx.link("b4", "buddy", to: "b1")
+        try store.commit(tx, author: "a", timestamp: 1000)
+        let before = try Self.export(store)
+
+        let toOne = try boxes(RelationshipDescription("fan", to: "Box", inverse: "buddy", deleteRule: .nullify))
+        do {
+            _ = try store.migrate(to: toOne, author: "m", timestamp: 2000)
+            Issue.record("a to-one inverse pointed back to twice was taken")
+        } catch StoreError.migrationRefused(let problems) {
+            #expect(problems.first == "add Box.fan as the inverse of Box.buddy: more than one object points at the same one (1 object, first 'b2')")
+        }
+        #expect(try Self.export(store) == before, "nothing changed")
+
+        let toMany = try boxes(RelationshipDescription("fans", to: "Box", toMany: true, inverse: "buddy", deleteRule: .nullify))
+        let done = try store.migrate(to: toMany, author: "m", timestamp: 2000)
+        #expect(done.plan.steps.contains("add Box.fans (filled from Box.buddy)"), "\(done.plan.steps)")
+        let s = done.store
+        defer { s.close() }
+        #expect(s.checkInvariants().isEmpty)
+        func fans(_ st: Store, _ id: String) throws -> [String] {
+            let e = try #require(st.schema.entity(named: "Box"))
+            let slot = try #require(e.property(named: "fans")).slot
+            let row = try #require(st.table.sortedRow(for: id))
+            return st.table.value(at: row, slot: slot).rows.compactMap { st.table.id(at: $0) }
+        }
+        #expect(try fans(s, "b2") == ["b1", "b3"])
+        #expect(try fans(s, "b1") == ["b4"])
+        #expect(try fans(s, "b3") == [])
+        s.close()
+        let reopened = try Store.open(s.folder, schema: toMany, access: .read)
+        defer { reopened.close() }
+        #expect(try fans(reopened, "b2") == ["b1", "b3"])
+        #expect(reopened.checkInvariants().isEmpty)
+    }
+
     @Test func theMigrationKeepsRemovedValuesAndLossyIntegersForTheWayBack() throws {
         let store = try Self.filmStore("kept")
         let target = try Self.film { d in
