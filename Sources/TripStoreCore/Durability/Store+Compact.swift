@@ -146,14 +146,26 @@ extension Store {
         imageBlocks.close()
         Trace.mark("snapshot sort+objects")
         let historyStart = out.count + buffer.bytes.count
+        // Never carry a history whose tokens go back or past the last one
+        // (what `verify` reports): the carried lines' tokens are read from
+        // the start of each line as the bytes go by.
+        var tokens = LeadingTokens()
         if let carried {
             flush(force: true)
             try read(carried.fd, path: carried.file, carried.bytes) { chunk in
                 crc = CRC32C.checksum(chunk, continuing: crc)
+                tokens.take(chunk)
                 out.write(chunk)
             }
         }
-        for t in carried == nil ? history : historyLog.loaded {
+        let encoded = carried == nil ? history : historyLog.loaded
+        for t in encoded { tokens.note(t.token) }
+        if let bad = tokens.firstOutOfOrder ?? tokens.last.flatMap({ $0 > lastToken ? $0 : nil }) {
+            throw StoreError.damaged(file: carried?.file ?? files.folder, line: nil,
+                                     detail: "history tokens are not strictly increasing up to the last token \(lastToken) (at token \(bad)); the snapshot was not rewritten",
+                                     repairable: false)
+        }
+        for t in encoded {
             HistoryCoding.appendCompact(t, to: &buffer.bytes, groupInserts: true)
             buffer.bytes.append(0x0A)
             flush(force: false)
@@ -354,4 +366,40 @@ private enum SnapshotBlockEncoder {
 private struct TableForWorker: @unchecked Sendable {
     let table: ObjectTable
     init(_ table: ObjectTable) { self.table = table }
+}
+
+/// The tokens at the start of history lines (`{"token":N,…`) in bytes that
+/// come a chunk at a time, and the first that does not come after the one
+/// before it. A line in another form is passed over (it is carried as it is).
+private struct LeadingTokens {
+    private(set) var last: Int64?
+    private(set) var firstOutOfOrder: Int64?
+    private var prefix: [UInt8] = []
+    private var inPrefix = true
+
+    mutating func note(_ token: Int64) {
+        if let last, token <= last, firstOutOfOrder == nil { firstOutOfOrder = token }
+        last = token
+    }
+
+    mutating func take(_ chunk: UnsafeRawBufferPointer) {
+        guard let base = chunk.baseAddress else { return }
+        var i = 0
+        while i < chunk.count {
+            if inPrefix {
+                let b = chunk[i]
+                i += 1
+                if b != 0x0A { prefix.append(b) }
+                if b == 0x0A || prefix.count >= 32 {
+                    if let t = prefix.withUnsafeBufferPointer({ Store.leadingToken($0) }) { note(t) }
+                    prefix.removeAll(keepingCapacity: true)
+                    inPrefix = b == 0x0A
+                }
+                continue
+            }
+            guard let nl = memchr(base + i, 0x0A, chunk.count - i) else { return }
+            i = UnsafeRawPointer(nl) - base + 1
+            inPrefix = true
+        }
+    }
 }

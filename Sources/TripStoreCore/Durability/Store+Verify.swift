@@ -19,6 +19,9 @@ extension Store {
         if tokens != tokens.sorted() || Set(tokens).count != tokens.count {
             problems.append("history tokens are not strictly increasing")
         }
+        if let last = tokens.max(), last > lastToken {
+            problems.append("history holds token \(last), after the store's last token \(lastToken)")
+        }
         return problems
     }
 

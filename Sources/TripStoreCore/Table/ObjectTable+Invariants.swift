@@ -37,7 +37,7 @@ extension ObjectTable {
     /// The same, for the references held by these rows (deleted rows are
     /// skipped), read through the table on this thread: a commit's few rows.
     func referenceProblems<S: Sequence<RowID>>(of rows: S, limit: Int = 20) -> [String] {
-        let rules = ReferenceRules(schema)
+        let rules = referenceRules
         var problems: [String] = []
         for row in rows {
             guard problems.count < limit else { break }
@@ -66,7 +66,7 @@ extension ObjectTable {
 
 /// What a reference must satisfy, per entity: its relationship slots, the
 /// types each may point at, and the inverse slot that must point back.
-private struct ReferenceRules {
+struct ReferenceRules: Sendable {
     struct Finding: Sendable {
         enum Kind: Sendable { case twice, missing, wrongType(Int), notHeldBack(Int, inverse: Int) }
         var row: RowID
@@ -150,7 +150,7 @@ private struct ReferenceRules {
 
     /// One row's findings: per relationship slot, a duplicate first, then
     /// each target that is missing, of the wrong type, or does not point back.
-    func findings<T: ReferenceReading>(of row: RowID, table: T, lists: (Int) -> some Collection<RowID>) -> [Finding] {
+    fileprivate func findings<T: ReferenceReading>(of row: RowID, table: T, lists: (Int) -> some Collection<RowID>) -> [Finding] {
         guard let entity = table.entity(at: row), entity < rules.count, !rules[entity].isEmpty else { return [] }
         var out: [Finding] = []
         var p = RecordReader.firstSlot(table.record(row)), at = 0
@@ -211,7 +211,7 @@ private struct ReferenceRules {
 
 /// The two ways the rules read a table: the table itself, on its own
 /// thread, and its read view, on a worker's.
-private protocol ReferenceReading {
+fileprivate protocol ReferenceReading {
     func entity(at row: RowID) -> Int?
     func record(_ row: RowID) -> UnsafeRawPointer
 }
