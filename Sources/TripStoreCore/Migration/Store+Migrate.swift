@@ -28,7 +28,13 @@ extension Store {
     /// - Throws: `StoreError.damaged` when the image shows damage while the objects are read.
     public func migrationPlan(to target: Schema) throws -> SchemaMigration {
         var plan = SchemaMigration(from: schema, to: target)
-        if !plan.isEmpty { _ = try convert(plan: &plan, into: nil) }
+        guard !plan.isEmpty else { return plan }
+        // The objects are carried over into a table in memory that is then
+        // dropped: what the new shape breaks shows only there, and a dry run
+        // must refuse what the migration would.
+        let scratch = Store(folder: files.folder, schema: target, access: .read, options: options)
+        defer { scratch.state = .closed }
+        _ = try convert(plan: &plan, into: scratch)
         return plan
     }
 
@@ -108,7 +114,7 @@ extension Store {
         next.lock = lock
         lock = nil
         do {
-            try next.compact(tableIsChecked: false, migrating: true)
+            try next.compact(tableIsChecked: true, migrating: true)
         } catch {
             guard FileIO.exists(files.snapshot(t.token)) else {
                 // Before the snapshot's rename: the files are as before, and so is this store.
@@ -167,48 +173,88 @@ extension Store {
             part.append(to: next.table) { next.indexes.appendType($0, $1) }
         }
         plan.problems += refusals.sentences
+        let added = Self.addedInverses(plan)
+        plan.problems += Self.addedInverseConflicts(added, plan: plan, in: table)
         guard building, let next, plan.problems.isEmpty else { return oldValues }
         if next.table.adoptSnapshotOrder() != nil {
             throw StoreError.damaged(file: files.folder, line: nil, detail: "the objects' ids are not unique", repairable: false)
         }
-        plan.problems += Self.fillNewInverses(plan, in: next)
+        Self.fillAddedInverses(added, plan: plan, in: next)
         plan.problems += Self.inverseProblems(plan, in: next)
+        // Whatever else the new shape breaks (a relationship made its own
+        // inverse, say) is refused here, not found as damage by the snapshot.
+        if plan.problems.isEmpty {
+            plan.problems += next.table.referenceProblems().map { "the objects would break a relationship: " + $0 }
+        }
         return oldValues
     }
 
     /// A relationship the migration adds as the inverse of one the store
-    /// already has starts empty; it is filled from that one, so that both
-    /// sides mirror each other (a to-many side lists its objects in id
-    /// order). A to-one side that two objects would point back to is refused.
-    private static func fillNewInverses(_ plan: SchemaMigration, in next: Store) -> [String] {
-        let schema = plan.to, table = next.table
+    /// already has, which it fills from that one.
+    struct AddedInverse {
+        var entity: Int
+        var slot: Int
+        var relationship: Relationship
+        var inverse: Int
+    }
+
+    /// The relationships of the new schema that no object has yet and whose
+    /// inverse the objects carry over.
+    private static func addedInverses(_ plan: SchemaMigration) -> [AddedInverse] {
+        let schema = plan.to
         let mappings = plan.mappings.compactMap { $0 }
         func isFilled(_ m: SchemaMigration.EntityMapping, _ slot: Int) -> Bool {
             if case .fill = m.slots[slot] { return true }
             return false
         }
-        var refusals = RefusalCounter()
+        var out: [AddedInverse] = []
         for e in schema.entities {
             for p in e.properties where p.declaringEntity == e.id {
                 guard let r = p.relationship, let inverse = r.inverseSlot,
                       mappings.allSatisfy({ !schema.isKind($0.entity, of: e.id) || isFilled($0, p.slot) }),
                       mappings.contains(where: { schema.isKind($0.entity, of: r.destination) && !isFilled($0, inverse) }) else { continue }
-                let label = "add \(e.name).\(p.name) as the inverse of \(schema.entities[r.destination].name).\(schema.entities[r.destination].properties[inverse].name)"
-                table.forEachEntity { row, entity in
-                    guard schema.isKind(entity, of: r.destination) else { return }
-                    for t in table.value(at: row, slot: inverse).rows {
-                        if r.isToMany {
-                            table.appendReference(row, to: t, slot: p.slot)
-                        } else if case .toOne(let other) = table.value(at: t, slot: p.slot), other != row {
-                            refusals.note("\(label): more than one object points at the same one", id: table.id(at: t) ?? "?")
-                        } else {
-                            table.setValue(.toOne(row), row: t, slot: p.slot)
-                        }
-                    }
+                out.append(AddedInverse(entity: e.id, slot: p.slot, relationship: r, inverse: inverse))
+            }
+        }
+        return out
+    }
+
+    /// An added to-one inverse that two objects would point back to, found
+    /// in the store's own objects (so a dry run lists it too).
+    private static func addedInverseConflicts(_ added: [AddedInverse], plan: SchemaMigration, in table: ObjectTable) -> [String] {
+        let schema = plan.to
+        var refusals = RefusalCounter()
+        for a in added where !a.relationship.isToMany {
+            let back = schema.entities[a.relationship.destination]
+            let label = "add \(schema.entities[a.entity].name).\(schema.entities[a.entity].properties[a.slot].name) as the inverse of \(back.name).\(back.properties[a.inverse].name)"
+            var pointedAt = Set<RowID>(), noted = Set<RowID>()
+            table.forEachEntity { row, oldEntity in
+                guard let m = plan.mappings[oldEntity], schema.isKind(m.entity, of: a.relationship.destination),
+                      case .references(let s, _, _) = m.slots[a.inverse] else { return }
+                for t in table.value(at: row, slot: s).rows where !pointedAt.insert(t).inserted && noted.insert(t).inserted {
+                    refusals.note("\(label): objects more than one object points at", id: table.id(at: t) ?? "?")
                 }
             }
         }
         return refusals.sentences
+    }
+
+    /// Fills the added inverses from the other side, so that both mirror
+    /// each other (a to-many side lists its objects in id order).
+    private static func fillAddedInverses(_ added: [AddedInverse], plan: SchemaMigration, in next: Store) {
+        let schema = plan.to, table = next.table
+        for a in added {
+            table.forEachEntity { row, entity in
+                guard schema.isKind(entity, of: a.relationship.destination) else { return }
+                for t in table.value(at: row, slot: a.inverse).rows {
+                    if a.relationship.isToMany {
+                        table.appendReference(row, to: t, slot: a.slot)
+                    } else {
+                        table.setValue(.toOne(row), row: t, slot: a.slot)
+                    }
+                }
+            }
+        }
     }
 
     /// Relationships that become inverses of each other must already mirror each other.

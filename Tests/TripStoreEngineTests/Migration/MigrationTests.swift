@@ -272,11 +272,25 @@ import Testing
         let before = try Self.export(store)
 
         let toOne = try boxes(RelationshipDescription("fan", to: "Box", inverse: "buddy", deleteRule: .nullify))
+        #expect(try store.migrationPlan(to: toOne).problems == ["add Box.fan as the inverse of Box.buddy: objects more than one object points at (1 object, first 'b2')"],
+                "the dry run lists it too")
         do {
             _ = try store.migrate(to: toOne, author: "m", timestamp: 2000)
             Issue.record("a to-one inverse pointed back to twice was taken")
         } catch StoreError.migrationRefused(let problems) {
-            #expect(problems.first == "add Box.fan as the inverse of Box.buddy: more than one object points at the same one (1 object, first 'b2')")
+            #expect(problems == ["add Box.fan as the inverse of Box.buddy: objects more than one object points at (1 object, first 'b2')"])
+        }
+        #expect(try Self.export(store) == before, "nothing changed")
+
+        // A relationship made its own inverse, which the objects do not mirror: refused too, not damage.
+        var own = v1.descriptions
+        own[0].relationships[0].inverse = "buddy"
+        #expect(!(try store.migrationPlan(to: try Schema(own)).problems.isEmpty), "the dry run refuses it too")
+        do {
+            _ = try store.migrate(to: try Schema(own), author: "m", timestamp: 2000)
+            Issue.record("a relationship made its own inverse was taken though the objects do not mirror it")
+        } catch StoreError.migrationRefused(let problems) {
+            #expect(!problems.isEmpty)
         }
         #expect(try Self.export(store) == before, "nothing changed")
 
