@@ -517,9 +517,17 @@ package final class ObjectTable: ObjectLookup {
     func setValue(_ value: Value, row: RowID, slot: Int) {
         guard let e = entity(at: row) else { return }
         guard schema.entities[e].properties[slot].relationship != nil else {
-            var o = object(at: row)!
-            o.values[slot] = value
-            set(o, at: row)
+            // The record again with this slot's bytes replaced: the others
+            // are copied as they are, not decoded and encoded again.
+            let old = record(row)
+            let start = RecordReader.slot(old, slot), end = RecordReader.skip(start)
+            let length = RecordReader.length(old, count: slotCounts[e])
+            scratch.removeAll()
+            scratch.bytes(UnsafeRawBufferPointer(start: old, count: start - old))
+            RecordWriter.attribute(value, to: &scratch)
+            scratch.bytes(UnsafeRawBufferPointer(start: end, count: old + length - end))
+            arena.forget(length)
+            setLocator(Int(row), arena.append(scratch.contents))
             return
         }
         let p = UnsafeMutableRawPointer(mutating: RecordReader.slot(record(row), slot))
