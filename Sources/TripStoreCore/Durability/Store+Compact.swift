@@ -371,7 +371,7 @@ private struct TableForWorker: @unchecked Sendable {
 /// The tokens at the start of history lines (`{"token":N,…`) in bytes that
 /// come a chunk at a time, and the first that does not come after the one
 /// before it. A line in another form is passed over (it is carried as it is).
-private struct LeadingTokens {
+struct LeadingTokens {
     private(set) var last: Int64?
     private(set) var firstOutOfOrder: Int64?
     private var prefix: [UInt8] = []

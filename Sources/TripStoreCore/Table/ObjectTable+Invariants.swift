@@ -133,13 +133,7 @@ struct ReferenceRules: Sendable {
 
     /// Calls `body` with every row a row's relationships point at.
     private func forEachTarget(of row: RowID, table: ObjectTable.ReadView, lists: FlatLists.View, _ body: (RowID) -> Void) {
-        guard let entity = table.entity(at: row), entity < rules.count else { return }
-        var p = RecordReader.firstSlot(table.record(row)), at = 0
-        for rule in rules[entity] {
-            while at < rule.slot {
-                p = RecordReader.skip(p)
-                at += 1
-            }
+        forEachRelationship(of: row, table: table) { _, p in
             switch p.load(as: UInt8.self) {
             case RecordTag.toOne: body(Int32(littleEndian: (p + 1).loadUnaligned(as: Int32.self)))
             case RecordTag.toMany: for t in lists[Int(Int32(littleEndian: (p + 1).loadUnaligned(as: Int32.self)))] { body(t) }
@@ -148,17 +142,24 @@ struct ReferenceRules: Sendable {
         }
     }
 
-    /// One row's findings: per relationship slot, a duplicate first, then
-    /// each target that is missing, of the wrong type, or does not point back.
-    fileprivate func findings<T: ReferenceReading>(of row: RowID, table: T, lists: (Int) -> some Collection<RowID>) -> [Finding] {
-        guard let entity = table.entity(at: row), entity < rules.count, !rules[entity].isEmpty else { return [] }
-        var out: [Finding] = []
+    /// Calls `body` with each relationship rule of a row's entity and where its slot's value starts in the row's record.
+    private func forEachRelationship<T: ReferenceReading>(of row: RowID, table: T, _ body: (Rule, UnsafeRawPointer) -> Void) {
+        guard let entity = table.entity(at: row), entity < rules.count, !rules[entity].isEmpty else { return }
         var p = RecordReader.firstSlot(table.record(row)), at = 0
         for rule in rules[entity] {
             while at < rule.slot {
                 p = RecordReader.skip(p)
                 at += 1
             }
+            body(rule, p)
+        }
+    }
+
+    /// One row's findings: per relationship slot, a duplicate first, then
+    /// each target that is missing, of the wrong type, or does not point back.
+    fileprivate func findings<T: ReferenceReading>(of row: RowID, table: T, lists: (Int) -> some Collection<RowID>) -> [Finding] {
+        var out: [Finding] = []
+        forEachRelationship(of: row, table: table) { rule, p in
             switch p.load(as: UInt8.self) {
             case RecordTag.toOne:
                 let t = Int32(littleEndian: (p + 1).loadUnaligned(as: Int32.self))

@@ -71,13 +71,13 @@ package final class ObjectTable: ObjectLookup {
     let relationshipSlots: [[Int]]
     /// Per entity, how many slots its records have.
     let slotCounts: [Int]
-    /// What references must satisfy (`referenceProblems`), worked out once.
-    let referenceRules: ReferenceRules
+    /// What references must satisfy (`referenceProblems`), worked out the
+    /// first time a commit or a replayed line needs it (a query never does).
+    private(set) lazy var referenceRules = ReferenceRules(schema)
 
     package init(schema: Schema) {
         self.schema = schema
         self.oneWay = OneWayReferences(schema: schema)
-        self.referenceRules = ReferenceRules(schema)
         self.relationshipSlots = schema.entities.map { e in e.properties.compactMap { $0.relationship == nil ? nil : $0.slot } }
         self.slotCounts = schema.entities.map(\.properties.count)
         self.countByEntity = Array(repeating: 0, count: schema.entities.count)

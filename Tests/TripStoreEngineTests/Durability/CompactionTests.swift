@@ -10,11 +10,7 @@ import TripStoreModels
 /// every core straight from the records, finds what the row-at-a-time
 /// check finds.
 @Suite struct CompactionTests {
-    static var options: StoreOptions {
-        var o = StoreOptions()
-        o.snapshotCommitChanges = 50  // the generated imports go the bulk way
-        return o
-    }
+    static var options: StoreOptions { TestStores.bulkOptions }
 
     /// The history lines of a snapshot file, between its objects and its trailer.
     static func historyLines(_ path: String) throws -> [Substring] {
@@ -24,11 +20,8 @@ import TripStoreModels
 
     @Test func historyNobodyReadIsCarriedOverByteForByte() throws {
         let folder = TestFolders.make("compact-carries")
-        var store = try Store.open(folder, schema: TripSchema.schema, access: .write, options: Self.options)
+        var store = try TestStores.bulkImported(folder, seed: 5, trips: 30, timestamp: 1_700_000_000.25)
         defer { store.close() }
-        var data = TripDataGenerator(seed: 5)
-        var input = data.jsonArray(trips: 30)
-        #expect(try store.importInBulk(&input, author: "bulk", timestamp: 1_700_000_000.25) != nil)
         try TestStores.commit(TestStores.trip("later-1"), to: store, timestamp: 1_700_000_100)
         try store.compact()
         let before = try Self.historyLines(store.files.snapshot(store.lastToken))
@@ -55,19 +48,19 @@ import TripStoreModels
         #expect(reader.checkInvariants().isEmpty)
     }
 
-    /// History lines whose tokens go back (two swapped by hand, the
-    /// checksum made to match) are never carried into a new snapshot:
-    /// `verify` calls them damage, and so does a compaction, which writes nothing.
-    @Test func historyOutOfOrderIsNotCarriedOver() throws {
-        let folder = TestFolders.make("compact-disorder")
-        var store = try Store.open(folder, schema: TripSchema.schema, access: .write, options: Self.options)
+    /// A store with three commits and a snapshot whose history lines `edit`
+    /// changed, sealed again with a matching checksum, its image removed:
+    /// opened again for writing, the lines are left unread (carried). Returns
+    /// the store and the snapshot's bytes.
+    static func storeWithEditedHistory(_ name: String, _ edit: (inout [String], Int) throws -> Void) throws -> (Store, String, [UInt8]) {
+        let folder = TestFolders.make(name)
+        let store = try Store.open(folder, schema: TripSchema.schema, access: .write, options: Self.options)
         for k in 0..<3 { try TestStores.commit(TestStores.trip("t\(k)"), to: store, timestamp: 1_700_000_000 + Double(k)) }
         try store.compact()
         let path = store.files.snapshot(store.lastToken)
         store.close()
         var lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-        let first = try #require(lines.firstIndex { $0.hasPrefix(#"{"token":1,"#) })
-        lines.swapAt(first, first + 1)
+        try edit(&lines, try #require(lines.firstIndex { $0.hasPrefix(#"{"token":1,"#) }))
         let trailerAt = try #require(lines.lastIndex { $0.hasPrefix(#"{"end":"#) })
         let body = Array(lines[..<trailerAt].joined(separator: "\n").utf8) + [0x0A]
         let trailer = lines[trailerAt]
@@ -77,22 +70,68 @@ import TripStoreModels
         let bytes = body + Array((sealed + "\n").utf8)
         try Data(bytes).write(to: URL(fileURLWithPath: path))
         try? FileManager.default.removeItem(atPath: store.files.image(store.lastToken))
+        let reopened = try Store.open(folder, schema: TripSchema.schema, access: .write, options: Self.options)
+        #expect(reopened.historyLog.pending != nil, "the lines are carried, not read")
+        return (reopened, path, bytes)
+    }
 
-        store = try Store.open(folder, schema: TripSchema.schema, access: .write, options: Self.options)
+    /// History lines whose tokens go back (two swapped by hand) or pass the
+    /// store's last token are never carried into a new snapshot: `verify`
+    /// calls them damage, and so does a compaction, which writes nothing.
+    @Test func historyOutOfOrderIsNotCarriedOver() throws {
+        let (store, path, bytes) = try Self.storeWithEditedHistory("compact-disorder") { lines, first in lines.swapAt(first, first + 1) }
         defer { store.close() }
-        #expect(store.historyLog.pending != nil, "the lines are carried, not read")
         #expect(throws: StoreError.self) { try store.compact() }
         #expect(try FileIO.readFile(path) == bytes, "nothing rewritten")
         #expect(store.checkInvariants().contains("history tokens are not strictly increasing"))
     }
 
+    @Test func historyPastTheLastTokenIsNotCarriedOver() throws {
+        let (store, path, bytes) = try Self.storeWithEditedHistory("compact-past-last") { lines, first in
+            lines[first + 2] = lines[first + 2].replacingOccurrences(of: #"{"token":3,"#, with: #"{"token":99,"#)
+        }
+        defer { store.close() }
+        #expect(throws: StoreError.self) { try store.compact() }
+        #expect(try FileIO.readFile(path) == bytes, "nothing rewritten")
+        #expect(store.checkInvariants().contains("history holds token 99, after the store's last token 3"))
+    }
+
+    /// The tokens read from the start of each line as chunks of any size go
+    /// by, against splitting the whole into lines first: random lines
+    /// (tokens, other lines, long and empty ones), cut at random (fixed seeds).
+    @Test(arguments: [1, 2, 3, 4] as [UInt64]) func leadingTokensOfChunksAreThoseOfTheLines(seed: UInt64) {
+        var random = SplitMix64(seed: seed)
+        for _ in 0..<50 {
+            var text: [UInt8] = []
+            for _ in 0..<Int(random.next() % 40) {
+                switch random.next() % 4 {
+                case 0: text += Array(#"{"token":\#(random.next() % 1000),"x":1}"#.utf8)
+                case 1: text += Array(#"{"token":\#(random.next() % 1000)"#.utf8)
+                case 2: text += (0..<Int(random.next() % 80)).map { _ in UInt8(random.next() % 256) }.filter { $0 != 0x0A }
+                default: break
+                }
+                text.append(0x0A)
+            }
+            var expected = LeadingTokens()
+            for line in text.split(separator: 0x0A, omittingEmptySubsequences: false) {
+                let prefix = Array(line.prefix(32))
+                if let t = prefix.withUnsafeBufferPointer({ Store.leadingToken($0) }) { expected.note(t) }
+            }
+            var chunked = LeadingTokens()
+            var at = 0
+            while at < text.count {
+                let n = min(text.count - at, 1 + Int(random.next() % 50))
+                text[at..<(at + n)].withUnsafeBytes { chunked.take($0) }
+                at += n
+            }
+            #expect(chunked.last == expected.last && chunked.firstOutOfOrder == expected.firstOutOfOrder)
+        }
+    }
+
     /// A migration carries them too, with its own transaction after them.
     @Test func aMigrationCarriesHistoryNobodyRead() throws {
         let folder = TestFolders.make("migrate-carries")
-        var store = try Store.open(folder, schema: TripSchema.schema, access: .write, options: Self.options)
-        var data = TripDataGenerator(seed: 6)
-        var input = data.jsonArray(trips: 30)
-        #expect(try store.importInBulk(&input, author: "bulk", timestamp: 1_700_000_000) != nil)
+        var store = try TestStores.bulkImported(folder, seed: 6, trips: 30, timestamp: 1_700_000_000)
         let before = try Self.historyLines(store.files.snapshot(store.lastToken))
         let expected = store.history
         store.close()
@@ -114,12 +153,8 @@ import TripStoreModels
     /// enough to be checked on every core: the same findings, in the same
     /// order, as reading row by row through the table.
     @Test(arguments: [1, 2, 3] as [UInt64]) func everyCoreFindsWhatOneRowAtATimeFinds(seed: UInt64) throws {
-        let folder = TestFolders.make("reference-check-\(seed)")
-        let store = try Store.open(folder, schema: TripSchema.schema, access: .write, options: Self.options)
+        let store = try TestStores.bulkImported(TestFolders.make("reference-check-\(seed)"), seed: seed, trips: 4_500, timestamp: 1_700_000_000)
         defer { store.close() }
-        var data = TripDataGenerator(seed: seed)
-        var input = data.jsonArray(trips: 4_500)
-        #expect(try store.importInBulk(&input, author: "bulk", timestamp: 1_700_000_000) != nil)
         let table = store.table
         #expect(table.rowCount >= 1 << 15, "big enough to go parallel")
         #expect(table.referenceProblems(limit: 1000).isEmpty)

@@ -12,11 +12,7 @@ import TripStoreModels
 /// times (some before the last), compactions, prunes and reopens; and a
 /// trailer whose time was changed by hand is damage.
 @Suite struct LastCommitTests {
-    static var options: StoreOptions {
-        var o = StoreOptions()
-        o.snapshotCommitChanges = 50  // the generated imports go the bulk way
-        return o
-    }
+    static var options: StoreOptions { TestStores.bulkOptions }
 
     /// What a fresh reader says, checked against the history it reads.
     static func expectAgreement(_ folder: String, _ writer: Store, step: String) throws {
@@ -36,12 +32,9 @@ import TripStoreModels
 
     @Test(arguments: [11, 12, 13, 14] as [UInt64]) func theTrailerAgreesWithTheHistory(seed: UInt64) throws {
         var random = SplitMix64(seed: seed)
-        var data = TripDataGenerator(seed: seed)
         let folder = TestFolders.make("last-commit-\(seed)")
-        var store = try Store.open(folder, schema: TripSchema.schema, access: .write, options: Self.options)
+        var store = try TestStores.bulkImported(folder, seed: seed, trips: 20, timestamp: 1_700_000_000.123_456)
         defer { store.close() }
-        var input = data.jsonArray(trips: 20)
-        #expect(try store.importInBulk(&input, author: "bulk", timestamp: 1_700_000_000.123_456) != nil, "the bulk path took it")
         try Self.expectAgreement(folder, store, step: "after the bulk import")
         var time = 1_700_000_000.0
         for step in 0..<24 {
@@ -88,10 +81,7 @@ import TripStoreModels
     /// image then no longer matches), the snapshot is damage, not a new time.
     @Test func aTrailerTimeChangedByHandIsDamage() throws {
         let folder = TestFolders.make("last-commit-forged")
-        let store = try Store.open(folder, schema: TripSchema.schema, access: .write, options: Self.options)
-        var data = TripDataGenerator(seed: 3)
-        var input = data.jsonArray(trips: 20)
-        #expect(try store.importInBulk(&input, author: "bulk", timestamp: 1_700_000_000) != nil)
+        let store = try TestStores.bulkImported(folder, seed: 3, trips: 20, timestamp: 1_700_000_000)
         let path = store.files.snapshot(store.lastToken)
         store.close()
         var bytes = try FileIO.readFile(path)

@@ -345,9 +345,10 @@ struct StreamingIOTests {
         }
     }
 
-    /// The import's reader gives the file's bytes whichever way each 4 MB
-    /// comes (from the page cache, or past it where some of it is not
-    /// cached) and however much the caller asks for at a time.
+    /// The import's reader gives the file's bytes, from the start or from
+    /// any offset (a compaction reads a snapshot's history lines so),
+    /// whichever way each 4 MB comes (from the page cache, or past it where
+    /// some of it is not cached) and however much the caller asks for at a time.
     @Test func streamingFileReaderReadsTheBytesOfTheFile() throws {
         let folder = TestFolders.make("streaming-reader")
         var rng = Random(state: 23)
@@ -358,7 +359,7 @@ struct StreamingIOTests {
             try bytes.withUnsafeBytes { try FileIO.writeAll(fd, $0, at: 0, path: path) }
             try FileIO.fsync(fd, path: path)
             FileIO.close(fd)
-            for evict in [false, true] {
+            for (evict, start) in [(false, 0), (true, 0), (false, rng.next(total + 1)), (true, rng.next(total + 1))] {
                 let fd = try FileIO.openRegular(path)
                 defer { FileIO.close(fd) }
                 // Out of the page cache: every other 4 MB, and a page here and there.
@@ -366,7 +367,7 @@ struct StreamingIOTests {
                     for at in stride(from: 0, to: total, by: 8 << 20) { _ = posix_fadvise(fd, off_t(at), 4 << 20, POSIX_FADV_DONTNEED) }
                     for at in stride(from: 4096 * 3, to: total, by: 1 << 20) { _ = posix_fadvise(fd, off_t(at), 4096, POSIX_FADV_DONTNEED) }
                 }
-                let input = StreamingFileReader(fd: fd, path: path)
+                let input = StreamingFileReader(fd: fd, path: path, from: start)
                 var read: [UInt8] = []
                 var chunk = [UInt8](repeating: 0, count: 5 << 20)
                 while true {
@@ -375,7 +376,7 @@ struct StreamingIOTests {
                     read += chunk[0..<n]
                     if n < want { break }
                 }
-                #expect(read == bytes, "\(total) bytes, evicted: \(evict)")
+                #expect(read[...] == bytes[start...], "\(total) bytes from \(start), evicted: \(evict)")
                 #expect(try chunk.withUnsafeMutableBytes { try input.read(into: $0) } == 0)
             }
         }

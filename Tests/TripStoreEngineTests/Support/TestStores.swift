@@ -18,6 +18,30 @@ enum TestStores {
         try store.commit(tx, author: "t", timestamp: timestamp)
     }
 
+    /// Options under which a generated import goes the bulk way (a
+    /// transaction of 50 changes or more commits by snapshot).
+    static var bulkOptions: StoreOptions {
+        var o = StoreOptions()
+        o.snapshotCommitChanges = 50
+        return o
+    }
+
+    /// A writing store in `folder` holding `trips` generated trips (of
+    /// `seed`), imported the bulk way at `timestamp`.
+    static func bulkImported(_ folder: String, seed: UInt64, trips: Int, timestamp: Double) throws -> Store {
+        let store = try Store.open(folder, schema: TripSchema.schema, access: .write, options: bulkOptions)
+        var data = TripDataGenerator(seed: seed)
+        var input = data.jsonArray(trips: trips)
+        guard try store.importInBulk(&input, author: "bulk", timestamp: timestamp) != nil else {
+            store.close()
+            throw BulkPathNotTaken()
+        }
+        return store
+    }
+
+    /// A generated import that went the usual way instead of the bulk one.
+    struct BulkPathNotTaken: Error {}
+
     /// A writing store in a new folder holding `SampleData/trips.json`.
     static func sampleTrips(_ name: String) throws -> Store {
         let store = try Store.open(TestFolders.make(name), schema: TripSchema.schema, access: .write)
