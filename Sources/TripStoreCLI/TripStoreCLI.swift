@@ -11,10 +11,9 @@ public enum TripStoreCLI {
     /// Runs one command line and returns the exit code.
     public static func run(_ arguments: [String], console: Console, environment: [String: String],
                            input: InputSource = .standard) -> Int32 {
-        let specs = Commands.specs
         let code: Int32
         do {
-            let parsed = try ArgumentScanner.scan(arguments, specs: specs)
+            let parsed = try ArgumentScanner.scan(arguments)
             if parsed.manualPage {
                 console.out(ManualPage.text)
                 console.flush()
@@ -25,12 +24,11 @@ public enum TripStoreCLI {
                 console.flush()
                 return 0
             }
-            guard let name = parsed.command else {
+            guard let name = parsed.command, let spec = Commands.spec(name) else {
                 console.out(Commands.overview)
                 console.flush()
                 return parsed.help || arguments.isEmpty ? (arguments.isEmpty ? 1 : 0) : 1
             }
-            let spec = specs[name]!
             if parsed.help {
                 console.out(spec.help)
                 console.flush()

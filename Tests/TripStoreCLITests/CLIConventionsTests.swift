@@ -28,6 +28,14 @@ import TripStoreEngine
         #expect(CLIRunner.run(["-h"]).out == overview.out)
     }
 
+    /// A command is found by the name in the table and runs with the spec of
+    /// that name (the table builds a spec only when asked).
+    @Test func theTablesNamesAreItsSpecsNames() {
+        #expect(Commands.table.map(\.name) == Commands.table.map { $0.spec().name })
+        #expect(Set(Commands.names).count == Commands.names.count)
+        #expect(Commands.spec("get")?.name == "get" && Commands.spec("nope") == nil)
+    }
+
     /// The table is the one source: every option a command takes is in its `--help`.
     @Test func everyOptionOfTheTableIsInItsHelp() {
         for (spec, _) in Commands.all {

@@ -246,9 +246,9 @@ final class TVSpecial: Production {
         #expect(CLIRunner.run(["--schema", file, "import", "-"], store: folder,
                               stdin: #"[{"type":"TVSpecial","id":"tv2","data":{"title":"Late","network":"ITV","host":"Sam"}}]"#).code == 0)
         // A reader that read the record before the writer extended it.
-        let args = try ArgumentScanner.scan(["--store", folder, "query", "--count"], specs: Commands.specs)
+        let args = try ArgumentScanner.scan(["--store", folder, "query", "--count"])
         let ctx = CommandContext(args: args, console: Console.captured(), environment: [:], schema: old,
-                                 spec: Commands.specs["query"]!, input: .text(""))
+                                 spec: QueryCommand.spec, input: .text(""))
         let store = try ctx.openStore(.read)
         #expect(store.schema.fingerprint != old.fingerprint)
         #expect(store.schema.entity(named: "TVSpecial")?.property(named: "host") != nil)

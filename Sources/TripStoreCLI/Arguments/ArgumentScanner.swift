@@ -23,11 +23,12 @@ struct ParsedArguments {
 enum ArgumentScanner {
     static let globalValues: Set<String> = ["store", "wait", "schema"]
 
-    static func scan(_ args: [String], specs: [String: CommandSpec]) throws -> ParsedArguments {
+    static func scan(_ args: [String]) throws -> ParsedArguments {
         var parsed = ParsedArguments()
         var i = 0
         var onlyPositionals = false
-        func spec() -> CommandSpec? { parsed.command.flatMap { specs[$0] } }
+        var commandSpec: CommandSpec?
+        func spec() -> CommandSpec? { commandSpec }
         func usage() -> String? { spec().map { "usage: " + $0.usage } }
         while i < args.count {
             let a = args[i]
@@ -38,10 +39,11 @@ enum ArgumentScanner {
                 // `tripstore help [COMMAND]` is `tripstore [COMMAND] --help`.
                 if a == "help" && parsed.command == nil && !parsed.help { parsed.help = true; continue }
                 if parsed.command == nil {
-                    guard specs[a] != nil else {
-                        throw CLIError("unknown command '\(a)'" + hint(a, Array(specs.keys)) + "; run 'tripstore --help' for the list")
+                    guard let named = Commands.spec(a) else {
+                        throw CLIError("unknown command '\(a)'" + hint(a, Commands.names) + "; run 'tripstore --help' for the list")
                     }
                     parsed.command = a
+                    commandSpec = named
                 } else {
                     parsed.positionals.append(a)
                 }

@@ -2,30 +2,40 @@ import TripStoreEngine
 
 /// The command table: specs for help and scanning, and dispatch.
 enum Commands {
-    static let all: [(CommandSpec, @Sendable (CommandContext) throws -> Int32)] = [
-        (ImportCommand.spec, ImportCommand.run),
-        (ValidateCommand.spec, ValidateCommand.run),
-        (QueryCommand.spec, QueryCommand.run),
-        (ShellCommand.spec, ShellCommand.run),
-        (DeleteCommand.spec, DeleteCommand.run),
-        (UpdateCommand.spec, UpdateCommand.run),
-        (HistoryCommand.spec, HistoryCommand.run),
-        (ExportCommand.spec, ExportCommand.run),
-        (ApplyCommand.spec, ApplyCommand.run),
-        (GetCommand.spec, GetCommand.run),
-        (StatsCommand.spec, StatsCommand.run),
-        (CompactCommand.spec, CompactCommand.run),
-        (MigrateCommand.spec, MigrateCommand.run),
-        (VerifyCommand.spec, VerifyCommand.run),
-        (SchemaCommand.spec, SchemaCommand.run),
-        (CompletionsCommand.spec, CompletionsCommand.run),
+    /// Each command's name, spec and entry point. A spec (its options,
+    /// help and examples) is built only when something asks for it, so a
+    /// command does not pay for the other commands' at start.
+    static let table: [(name: String, spec: @Sendable () -> CommandSpec, run: @Sendable (CommandContext) throws -> Int32)] = [
+        ("import", { ImportCommand.spec }, ImportCommand.run),
+        ("validate", { ValidateCommand.spec }, ValidateCommand.run),
+        ("query", { QueryCommand.spec }, QueryCommand.run),
+        ("shell", { ShellCommand.spec }, ShellCommand.run),
+        ("delete", { DeleteCommand.spec }, DeleteCommand.run),
+        ("update", { UpdateCommand.spec }, UpdateCommand.run),
+        ("history", { HistoryCommand.spec }, HistoryCommand.run),
+        ("export", { ExportCommand.spec }, ExportCommand.run),
+        ("apply", { ApplyCommand.spec }, ApplyCommand.run),
+        ("get", { GetCommand.spec }, GetCommand.run),
+        ("stats", { StatsCommand.spec }, StatsCommand.run),
+        ("compact", { CompactCommand.spec }, CompactCommand.run),
+        ("migrate", { MigrateCommand.spec }, MigrateCommand.run),
+        ("verify", { VerifyCommand.spec }, VerifyCommand.run),
+        ("schema", { SchemaCommand.spec }, SchemaCommand.run),
+        ("completions", { CompletionsCommand.spec }, CompletionsCommand.run),
     ]
 
-    static let specs: [String: CommandSpec] = Dictionary(uniqueKeysWithValues: all.map { ($0.0.name, $0.0) })
+    /// Every command's spec and entry point, in the order help lists them.
+    static var all: [(CommandSpec, @Sendable (CommandContext) throws -> Int32)] { table.map { ($0.spec(), $0.run) } }
+
+    /// The command names.
+    static var names: [String] { table.map(\.name) }
+
+    /// The spec of the command called `name`, if there is one.
+    static func spec(_ name: String) -> CommandSpec? { table.first { $0.name == name }?.spec() }
 
     static func run(_ name: String, _ ctx: CommandContext) throws -> Int32 {
-        guard let entry = all.first(where: { $0.0.name == name }) else { throw CLIError("unknown command '\(name)'") }
-        return try entry.1(ctx)
+        guard let entry = table.first(where: { $0.name == name }) else { throw CLIError("unknown command '\(name)'") }
+        return try entry.run(ctx)
     }
 
     static var overview: String {

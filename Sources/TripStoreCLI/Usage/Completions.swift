@@ -45,7 +45,7 @@ enum Completions {
     /// How many ids `completions names ids` gives at most.
     static let idLimit = 200
 
-    static var commandNames: [String] { Commands.all.map(\.0.name) + ["help"] }
+    static var commandNames: [String] { Commands.names + ["help"] }
 
     static func options(_ spec: CommandSpec) -> [String] {
         (Array(spec.valueOptions.keys) + Array(spec.flagOptions.keys)).sorted().map { "--" + $0 } + ["--help"]
@@ -103,7 +103,7 @@ enum Completions {
         }
         s += "        --wait) return ;;\n    esac\n    case $cmd in\n"
         s += "        \"\") COMPREPLY=($(compgen -W \"\(commandNames.joined(separator: " ")) --store --wait --schema --version --help\" -- \"$cur\")); return ;;\n"
-        s += "        help) COMPREPLY=($(compgen -W \"\(Commands.all.map(\.0.name).joined(separator: " ")) --man\" -- \"$cur\")); return ;;\n"
+        s += "        help) COMPREPLY=($(compgen -W \"\(Commands.names.joined(separator: " ")) --man\" -- \"$cur\")); return ;;\n"
         for (spec, _) in Commands.all {
             s += "        \(spec.name))\n            case $prev in\n"
             let known = values(spec)

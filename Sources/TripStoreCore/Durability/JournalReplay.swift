@@ -41,9 +41,9 @@ enum JournalReplay {
         }
         try store.resolveLinks(pending, file: file)
         for c in changes where c["kind"] == .string("update") {
-            guard case .string(let id)? = c["id"], let row = table.row(for: id), let o = table.object(at: row),
+            guard case .string(let id)? = c["id"], let row = table.row(for: id), let e = table.entity(at: row),
                   case .object(let values)? = c["values"] else { throw damaged("updates an unknown object") }
-            let entity = schema.entities[o.entity]
+            let entity = schema.entities[e]
             for m in values {
                 guard let p = entity.property(named: m.key), let new = m.value["new"] else {
                     throw damaged("updates unknown property '\(m.key)'")

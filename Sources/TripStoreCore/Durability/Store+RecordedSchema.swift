@@ -1,3 +1,4 @@
+import Foundation
 import TripStoreFormat
 import TripStoreJSON
 import TripStoreSystem
@@ -94,9 +95,12 @@ extension Store {
         } catch let e as IOError where e.code == IOError.notRegularFile || e.code == EISDIR {
             throw StoreError.damaged(file: path, line: nil, detail: "not a regular file", repairable: false)
         }
+        if let read = SchemaRecordMemo.shared.schema(for: bytes) { return read }
         if let known, bytes == SchemaRecordFormat.bytes(known) { return known }
         do {
-            return try SchemaRecordFormat.read(bytes)
+            let schema = try SchemaRecordFormat.read(bytes)
+            SchemaRecordMemo.shared.remember(schema, for: bytes)
+            return schema
         } catch {
             switch error {
             case .damaged(let detail): throw StoreError.damaged(file: path, line: 1, detail: detail, repairable: false)
@@ -193,5 +197,28 @@ extension Store {
             return "it was made beside another copy of the snapshot file (a copied or restored folder)"
         }
         return nil
+    }
+}
+
+/// The schema record this process last read, by its exact bytes: a command
+/// reads the record to learn the store's schema and then opens the store,
+/// which reads it again; the same bytes are the same schema, so the second
+/// read costs a comparison, not a parse.
+final class SchemaRecordMemo: @unchecked Sendable {
+    static let shared = SchemaRecordMemo()
+    private let lock = NSLock()
+    private var last: (bytes: [UInt8], schema: Schema)?
+
+    func schema(for bytes: [UInt8]) -> Schema? {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let last, last.bytes == bytes else { return nil }
+        return last.schema
+    }
+
+    func remember(_ schema: Schema, for bytes: [UInt8]) {
+        lock.lock()
+        defer { lock.unlock() }
+        last = (bytes, schema)
     }
 }

@@ -20,6 +20,8 @@ final class MappedImage: ListSource {
     /// Per row, where its record starts among its group's records.
     private let offsets: UnsafePointer<UInt32>
     let prefixes: UnsafePointer<UInt64>
+    /// Per unit of rows, the checksum of its records.
+    private let unitHashes: UnsafePointer<UInt64>
     let records: UnsafeRawPointer
     private let listStarts: UnsafePointer<Int64>
     private let listElements: UnsafePointer<Int32>
@@ -61,6 +63,7 @@ final class MappedImage: ListSource {
         entities = (mapped + layout.entities).bindMemory(to: Int16.self, capacity: rows)
         offsets = UnsafePointer((mapped + layout.offsets).bindMemory(to: UInt32.self, capacity: rows))
         prefixes = UnsafePointer((mapped + layout.prefixes).bindMemory(to: UInt64.self, capacity: rows))
+        unitHashes = UnsafePointer((mapped + layout.unitHashes).bindMemory(to: UInt64.self, capacity: layout.rowUnits))
         records = UnsafeRawPointer(mapped + layout.records)
         listStarts = UnsafePointer((mapped + layout.listStarts).bindMemory(to: Int64.self, capacity: listCount + 1))
         listElements = UnsafePointer((mapped + layout.listElements).bindMemory(to: Int32.self, capacity: Int(h.listElements)))
@@ -226,14 +229,24 @@ final class MappedImage: ListSource {
     }
 
     /// Checks the rows of unit `u` (see `SnapshotImage.unitShift`): their
-    /// group's checksum and fence (once per group), then each record's
-    /// bounds, id order and values against the schema. False (and `damage`
-    /// set) when they fail.
+    /// group's checksum and fence (once per group), then the unit's records'
+    /// checksum and each record's bounds, id order and values against the
+    /// schema. False (and `damage` set) when they fail.
     func checkRowUnit(_ u: Int) -> Bool {
         let first = u << SnapshotImage.unitShift, stop = min(rows, first + SnapshotImage.unitSize)
-        if groupHashIsSound(first >> SnapshotImage.groupShift) && rowsAreSound(first..<stop) { return true }
+        if unitIsSound(u) { return true }
         noteDamage("rows \(first)..<\(stop)")
         return false
+    }
+
+    /// Whether unit `u`'s group, records' checksum and records hold.
+    private func unitIsSound(_ u: Int) -> Bool {
+        let first = u << SnapshotImage.unitShift, stop = min(rows, first + SnapshotImage.unitSize)
+        guard groupHashIsSound(first >> SnapshotImage.groupShift),
+              let (start, _) = recordRange(first), let (_, end) = recordRange(stop - 1), start <= end,
+              SnapshotImage.unitHash(u, records: UnsafeRawBufferPointer(start: records + Int(start), count: Int(end - start))) == unitHashes[u]
+        else { return false }
+        return rowsAreSound(first..<stop)
     }
 
     /// Whether row group `g`'s checksum and fence hold, checked once; the id
@@ -244,8 +257,8 @@ final class MappedImage: ListSource {
         return rowHashState[g] == 1
     }
 
-    /// The checksum over the group's columns and records (the records' range
-    /// is the checked directory's), its fence, and its prefixes in order.
+    /// The checksum over the group's columns and its units' checksums, its
+    /// fence, its records' range (the checked directory's) and its prefixes in order.
     private func groupHashHolds(_ g: Int) -> Bool {
         let first = g << SnapshotImage.groupShift, stop = min(rows, first + SnapshotImage.groupSize)
         guard first < stop, rowChunkIsSound(g >> SnapshotImage.chunkShift),
@@ -253,10 +266,11 @@ final class MappedImage: ListSource {
         let (expected, fence, end) = rowGroup(g)
         let start = g == 0 ? 0 : rowGroup(g - 1).end
         guard start <= end else { return false }
-        var h = PageHash.hash(UnsafeRawBufferPointer(start: entities + first, count: (stop - first) * 2), seed: UInt64(g))
-        h = PageHash.hash(UnsafeRawBufferPointer(start: offsets + first, count: (stop - first) * 4), seed: h)
-        h = PageHash.hash(UnsafeRawBufferPointer(start: prefixes + first, count: (stop - first) * 8), seed: h)
-        h = PageHash.hash(UnsafeRawBufferPointer(start: records + Int(start), count: Int(end - start)), seed: h)
+        let firstUnit = first >> SnapshotImage.unitShift, stopUnit = (stop + SnapshotImage.unitSize - 1) >> SnapshotImage.unitShift
+        let h = SnapshotImage.groupHash(g, entities: UnsafeRawBufferPointer(start: entities + first, count: (stop - first) * 2),
+                                        offsets: UnsafeRawBufferPointer(start: offsets + first, count: (stop - first) * 4),
+                                        prefixes: UnsafeRawBufferPointer(start: prefixes + first, count: (stop - first) * 8),
+                                        unitHashes: UnsafeRawBufferPointer(start: unitHashes + firstUnit, count: (stopUnit - firstUnit) * 8))
         guard h == expected, prefixes[first] == fence, offsets[first] == 0 else { return false }
         for r in (first + 1)..<stop where prefixes[r] < prefixes[r - 1] { return false }
         return true
@@ -441,11 +455,7 @@ final class MappedImage: ListSource {
             for i in Parallel.ranges(groups.count, parts: parts)[k] { _ = shared.value.groupHashIsSound(groups[i]) }
         }
         let failed = Parallel.map(parts) { k in
-            Parallel.ranges(units.count, parts: parts)[k].map { units[$0] }.filter { u in
-                let first = u << SnapshotImage.unitShift
-                return !(shared.value.groupHashIsSound(first >> SnapshotImage.groupShift)
-                         && shared.value.rowsAreSound(first..<min(shared.value.rows, first + SnapshotImage.unitSize)))
-            }
+            Parallel.ranges(units.count, parts: parts)[k].map { units[$0] }.filter { !shared.value.unitIsSound($0) }
         }.flatMap { $0 }
         for u in failed { noteDamage("rows from \(u << SnapshotImage.unitShift)") }
         for e in schema.entities.indices where checkedTypeRows(e) == nil { noteDamage("the type index of \(schema.entities[e].name)") }

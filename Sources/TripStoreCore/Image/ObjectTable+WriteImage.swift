@@ -102,13 +102,14 @@ extension ObjectTable {
             // The blocks in order: the columns and lists gathered, the lists
             // numbered, each group of rows checksummed over its columns and
             // records, the records streamed.
-            var entities: [Int16] = [], offsets: [UInt32] = [], prefixes: [UInt64] = []
+            var entities: [Int16] = [], offsets: [UInt32] = [], prefixes: [UInt64] = [], unitHashes: [UInt64] = []
             var listStarts: [Int64] = [0, 0]
             var listElements: [Int32] = []
             var typeRows = Array(repeating: [RowID](), count: schema.entities.count)
             entities.reserveCapacity(order.count)
             offsets.reserveCapacity(order.count)
             prefixes.reserveCapacity(order.count)
+            unitHashes.reserveCapacity(layout.rowUnits)
             listStarts.reserveCapacity(listCounts.lists + 1)
             listElements.reserveCapacity(listCounts.elements)
             var groups: [(hash: UInt64, fence: UInt64, end: Int64)] = []
@@ -127,10 +128,24 @@ extension ObjectTable {
                 for (k, end) in block.groupEnds.enumerated() {
                     let g = (block.first >> SnapshotImage.groupShift) + k
                     let first = g << SnapshotImage.groupShift, stop = min(order.count, first + SnapshotImage.groupSize)
-                    var hash = entities[first..<stop].withUnsafeBytes { PageHash.hash($0, seed: UInt64(g)) }
-                    hash = offsets[first..<stop].withUnsafeBytes { PageHash.hash($0, seed: hash) }
-                    hash = prefixes[first..<stop].withUnsafeBytes { PageHash.hash($0, seed: hash) }
-                    hash = PageHash.hash(UnsafeRawBufferPointer(rebasing: block.recordContents[groupStart..<end]), seed: hash)
+                    // Each unit's records, then the group's columns and those checksums.
+                    let firstUnit = unitHashes.count
+                    for unitFirst in stride(from: first, to: stop, by: SnapshotImage.unitSize) {
+                        let unitStop = min(stop, unitFirst + SnapshotImage.unitSize)
+                        let s = groupStart + Int(offsets[unitFirst]), e = unitStop < stop ? groupStart + Int(offsets[unitStop]) : end
+                        guard s <= e, e <= end else { return nil }
+                        unitHashes.append(SnapshotImage.unitHash(unitFirst >> SnapshotImage.unitShift,
+                                                                 records: UnsafeRawBufferPointer(rebasing: block.recordContents[s..<e])))
+                    }
+                    let hash = entities[first..<stop].withUnsafeBytes { e in
+                        offsets[first..<stop].withUnsafeBytes { o in
+                            prefixes[first..<stop].withUnsafeBytes { p in
+                                unitHashes[firstUnit...].withUnsafeBytes { u in
+                                    SnapshotImage.groupHash(g, entities: e, offsets: o, prefixes: p, unitHashes: u)
+                                }
+                            }
+                        }
+                    }
                     groups.append((hash, prefixes[first], Int64(bufferAt + end)))
                     groupStart = end
                 }
@@ -163,6 +178,7 @@ extension ObjectTable {
                 return true
             }
             guard stream(entities, at: layout.entities), stream(offsets, at: layout.offsets), stream(prefixes, at: layout.prefixes),
+                  stream(unitHashes, at: layout.unitHashes),
                   stream(typeRows.flatMap { $0 }, at: layout.typeRows), stream(listStarts, at: layout.listStarts),
                   stream(listElements, at: layout.listElements), stream(head, at: layout.records) else { return nil }
             try columns.finish()

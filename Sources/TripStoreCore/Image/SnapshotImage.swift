@@ -13,8 +13,8 @@ import TripStoreSystem
 /// Opening reads the header and a small directory (checked at once, its size
 /// independent of the rows'); every other piece is checked the first time the
 /// process touches it: a chunk of the row or list group tables, a group of
-/// 256 rows (their entities, record offsets, id prefixes and records), a
-/// group of 256 relationship lists, one entity's rows in the type index, a
+/// 256 rows (their entities, record offsets, id prefixes and unit
+/// checksums), a unit of 4 rows' records, a group of 256 relationship lists, one entity's rows in the type index, a
 /// group of 256 values of a value index or of 256 buckets of its text index.
 /// Damage found then makes the command answer from the JSON instead (see
 /// `Store.imageDamage`). It is written after the snapshot is durable,
@@ -26,7 +26,7 @@ import TripStoreSystem
 /// | section | contents |
 /// |---|---|
 /// | header | `Header.byteCount` bytes, ending with its own checksum |
-/// | row groups | per 256 rows: checksum, first id prefix, end of their records |
+/// | row groups | per 256 rows: checksum of their columns, first id prefix, end of their records |
 /// | list groups | per 256 lists: checksum |
 /// | type starts | per entity, where its rows start in the type rows (and the end) |
 /// | type checksums | per entity, the checksum of its type rows |
@@ -36,6 +36,7 @@ import TripStoreSystem
 /// | entities | `Int16` per row (rows are in id order, as in the snapshot) |
 /// | offsets | `UInt32` per row: where its record starts, counted from its group's first record |
 /// | prefixes | `UInt64` per row: the id's first eight bytes, big-endian |
+/// | unit checksums | `UInt64` per unit of 4 rows: the checksum of its records (covered by its group's checksum) |
 /// | type rows | `Int32` per row: each entity's rows, ascending |
 /// | list starts | `Int64` per list and one more: list n is `starts[n]..<starts[n+1]` |
 /// | list elements | `Int32` rows |
@@ -45,10 +46,13 @@ import TripStoreSystem
 /// The directory (row groups to type checksums) is covered by the header's
 /// directory checksum, so it is checked at open.
 enum SnapshotImage {
-    /// Format 11 (`B`): the row and list group tables are checked a chunk at
-    /// a time when first touched, not at open (format 10's are checked at
-    /// open, so it is not read: the next writer writes the image again).
-    static let magic = Array("TSIMAGEB".utf8)
+    /// Format 12 (`C`): a row group's checksum covers its columns and the
+    /// checksums of its units' records, not the records themselves, so a
+    /// read that touches one row hashes its unit's records, not its
+    /// group's (format 11's images are not read: the next writer writes
+    /// the image again).
+    static let magic = Array("TSIMAGEC".utf8)
+    static let version = 12
     /// Row or list groups per chunk of their tables.
     static let chunkShift = 8
 
@@ -59,10 +63,11 @@ enum SnapshotImage {
     static let groupShift = 8
     static let groupSize = 1 << groupShift
     /// Rows checked together when a read first touches one of them: a row
-    /// group's checksum once for all of its rows, then each unit of rows'
-    /// bounds, id order and values as it is touched (a `get` reads a few
-    /// rows of many groups, and should not check all their neighbours).
-    static let unitShift = 4
+    /// group's checksum (its columns) once for all of its rows, then each
+    /// unit of rows' records checksum, bounds, id order and values as it is
+    /// touched (a `get` or a sorted page reads a few rows of many groups,
+    /// and should not hash or check their neighbours).
+    static let unitShift = 2
     static let unitSize = 1 << unitShift
 
     /// What ties an image to its snapshot.
@@ -134,7 +139,8 @@ enum SnapshotImage {
         var rowGroups = 0, listGroups = 0, rowChunks = 0, listChunks = 0
         var rowGroupTable = 0, listGroupTable = 0, typeStarts = 0, typeHashes = 0, valueIndexTable = 0
         var rowChunkTable = 0, listChunkTable = 0
-        var entities = 0, offsets = 0, prefixes = 0, typeRows = 0, listStarts = 0, listElements = 0, valueIndexes = 0, records = 0
+        var rowUnits = 0
+        var entities = 0, offsets = 0, prefixes = 0, unitHashes = 0, typeRows = 0, listStarts = 0, listElements = 0, valueIndexes = 0, records = 0
         var fileBytes = 0
 
         static let rowGroupEntry = 24
@@ -149,6 +155,7 @@ enum SnapshotImage {
                   h.valueIndexBytes >= 0, h.valueIndexBytes < (1 << 40), h.valueIndexBytes % 8 == 0 else { return nil }
             let rows = Int(h.rows), lists = Int(h.lists), entityCount = Int(h.entities)
             rowGroups = (rows + SnapshotImage.groupSize - 1) >> SnapshotImage.groupShift
+            rowUnits = (rows + SnapshotImage.unitSize - 1) >> SnapshotImage.unitShift
             listGroups = (lists + SnapshotImage.groupSize - 1) >> SnapshotImage.groupShift
             rowChunks = (rowGroups + (1 << SnapshotImage.chunkShift) - 1) >> SnapshotImage.chunkShift
             listChunks = (listGroups + (1 << SnapshotImage.chunkShift) - 1) >> SnapshotImage.chunkShift
@@ -170,6 +177,7 @@ enum SnapshotImage {
             entities = section(rows * 2)
             offsets = section(rows * 4)
             prefixes = section(rows * 8)
+            unitHashes = section(rowUnits * 8)
             typeRows = section(rows * 4)
             listStarts = section((lists + 1) * 8)
             listElements = section(Int(h.listElements) * 4)
@@ -182,6 +190,22 @@ enum SnapshotImage {
         /// from the type starts to the entities (the group tables are checked
         /// a chunk at a time, against the chunk tables).
         var directory: Range<Int> { typeStarts..<entities }
+    }
+
+    /// The checksum of row group `g`: its rows' entities, record offsets
+    /// and id prefixes, and its units' checksums (so its records are
+    /// checked a unit at a time, as they are read).
+    static func groupHash(_ g: Int, entities: UnsafeRawBufferPointer, offsets: UnsafeRawBufferPointer,
+                          prefixes: UnsafeRawBufferPointer, unitHashes: UnsafeRawBufferPointer) -> UInt64 {
+        var h = PageHash.hash(entities, seed: UInt64(g))
+        h = PageHash.hash(offsets, seed: h)
+        h = PageHash.hash(prefixes, seed: h)
+        return PageHash.hash(unitHashes, seed: h)
+    }
+
+    /// The checksum of unit `u`'s records.
+    static func unitHash(_ u: Int, records: UnsafeRawBufferPointer) -> UInt64 {
+        PageHash.hash(records, seed: UInt64(u))
     }
 
     static func fingerprint(_ schema: Schema) -> [UInt8] {

@@ -12,7 +12,7 @@ public enum StoreFormats {
     /// The snapshot and journal format written; every older one is read.
     public static var snapshot: Int { SnapshotFormat.version }
     /// The snapshot image's format: an image of another is ignored and written again.
-    public static let image = 10
+    public static var image: Int { SnapshotImage.version }
     /// The format of `schema.json`.
     public static var schemaRecord: Int { Int(SchemaRecordFormat.version) }
 }

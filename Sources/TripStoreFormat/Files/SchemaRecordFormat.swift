@@ -50,7 +50,7 @@ package enum SchemaRecordFormat {
         guard format <= version else { throw .newerFormat(Int(format)) }
         let schema: Schema
         do {
-            schema = try SchemaFile.read(body, extraKeys: ["format", "crc32c"])
+            schema = try SchemaFile.read(value: value, extraKeys: ["format", "crc32c"])
         } catch {
             throw .damaged("\(error)")
         }

@@ -209,6 +209,35 @@ import TripStoreModels
         }
     }
 
+    /// A read checks the records of the unit of rows it touches, not its
+    /// group's: a damaged record is found by a read of its row, and by no
+    /// read of another unit of the same group.
+    @Test func aReadChecksTheRecordsOfItsUnitOnly() throws {
+        let folder = try makeStore()
+        let path = try imagePath(folder)
+        let unit = SnapshotImage.unitSize, damagedRow = 2 * unit + 1
+        var bytes = try FileIO.readFile(path)
+        let at = bytes.withUnsafeBytes { b -> Int in
+            let layout = SnapshotImage.Layout(SnapshotImage.Header.decode(b)!)!
+            // Group 0's records start the records.
+            return layout.records + Int(b.load(fromByteOffset: layout.offsets + 4 * damagedRow, as: UInt32.self)) + 18
+        }
+        bytes[at] ^= 0x20
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        var options = StoreOptions()
+        options.imageChecks = .onFirstTouch
+        let store = try Store.open(folder, schema: schema, access: .read, options: options)
+        #expect(store.loadedFromImage)
+        #expect(store.table.rowCount > SnapshotImage.groupSize)
+        for row in [0, unit - 1, 3 * unit, SnapshotImage.groupSize - 1] {
+            #expect(store.table.object(at: RowID(row)) != nil)
+        }
+        #expect(store.imageDamage == nil)
+        _ = store.table.object(at: RowID(damagedRow))
+        #expect(store.imageDamage?.contains("rows \(2 * unit)..<\(3 * unit)") == true)
+        #expect(store.table.object(at: RowID(damagedRow)) == nil)
+    }
+
     @Test func anImageHeaderCountPastTheFileIsIgnoredBeforeAnythingIsAllocated() throws {
         let folder = try makeStore()
         let path = try imagePath(folder)
