@@ -41,35 +41,8 @@ enum JournalReplay {
         }
         try store.resolveLinks(pending, file: file)
         for c in changes where c["kind"] == .string("update") {
-            guard case .string(let id)? = c["id"], let row = table.row(for: id), let e = table.entity(at: row),
-                  case .object(let values)? = c["values"] else { throw damaged("updates an unknown object") }
-            let entity = schema.entities[e]
-            for m in values {
-                guard let p = entity.property(named: m.key), let new = m.value["new"] else {
-                    throw damaged("updates unknown property '\(m.key)'")
-                }
-                switch p.kind {
-                case .attribute(let a):
-                    do {
-                        table.setValue(try ValueDecoding.decode(new, as: a.type, optional: true), row: row, slot: p.slot)
-                    } catch {
-                        throw damaged("property '\(m.key)': \(error.message)")
-                    }
-                case .relationship(let r):
-                    guard let ids = ValueDecoding.referenceIDs(new) else { throw damaged("property '\(m.key)' holds something other than references") }
-                    var rows: [RowID] = []
-                    for tid in ids {
-                        guard let tr = table.row(for: tid) else {
-                            throw StoreError.danglingReferences(file: file, line: number, detail: "property '\(m.key)' of '\(id)' references a missing object")
-                        }
-                        rows.append(tr)
-                    }
-                    touched.insert(row)
-                    touched.formUnion(table.value(at: row, slot: p.slot).rows)
-                    touched.formUnion(rows)
-                    table.setValue(r.isToMany ? .toMany(rows) : (rows.first.map { .toOne($0) } ?? .null), row: row, slot: p.slot)
-                }
-            }
+            guard case .string(let id)? = c["id"], case .object(let values)? = c["values"] else { throw damaged("updates an unknown object") }
+            try update(id: id, values: values.map { ($0.key, $0.value["new"]) }, in: store, touched: &touched, file: file, line: number)
         }
         for c in changes where c["kind"] == .string("delete") {
             guard case .string(let id)? = c["id"], let row = table.row(for: id) else { throw damaged("deletes an unknown object") }
@@ -81,6 +54,56 @@ enum JournalReplay {
         }
         if let problem = table.referenceProblems(of: touched.sorted(), limit: 1).first {
             throw damaged(problem)
+        }
+    }
+
+    /// Applies a line whose changes are all updates, as `HistoryFastReader`
+    /// read it (the same as `apply` does with the line's tree).
+    static func apply(updates: [Change], to store: Store, file: String, line number: Int) throws {
+        var touched = Set<RowID>()
+        for c in updates {
+            try update(id: c.id, values: c.values.map { ($0.name, $0.new) }, in: store, touched: &touched, file: file, line: number)
+        }
+        if let problem = store.table.referenceProblems(of: touched.sorted(), limit: 1).first {
+            throw StoreError.damaged(file: file, line: number, detail: problem, repairable: false)
+        }
+    }
+
+    /// Sets the new values of one update; `touched` gains the rows whose
+    /// references it changes, and the rows they held before.
+    private static func update(id: String, values: [(name: String, new: JSONValue?)], in store: Store,
+                               touched: inout Set<RowID>, file: String, line number: Int) throws {
+        let table = store.table
+        func damaged(_ detail: String) -> StoreError {
+            .damaged(file: file, line: number, detail: detail, repairable: false)
+        }
+        guard let row = table.row(for: id), let e = table.entity(at: row) else { throw damaged("updates an unknown object") }
+        let entity = store.schema.entities[e]
+        for (name, value) in values {
+            guard let p = entity.property(named: name), let new = value else {
+                throw damaged("updates unknown property '\(name)'")
+            }
+            switch p.kind {
+            case .attribute(let a):
+                do {
+                    table.setValue(try ValueDecoding.decode(new, as: a.type, optional: true), row: row, slot: p.slot)
+                } catch {
+                    throw damaged("property '\(name)': \(error.message)")
+                }
+            case .relationship(let r):
+                guard let ids = ValueDecoding.referenceIDs(new) else { throw damaged("property '\(name)' holds something other than references") }
+                var rows: [RowID] = []
+                for tid in ids {
+                    guard let tr = table.row(for: tid) else {
+                        throw StoreError.danglingReferences(file: file, line: number, detail: "property '\(name)' of '\(id)' references a missing object")
+                    }
+                    rows.append(tr)
+                }
+                touched.insert(row)
+                touched.formUnion(table.value(at: row, slot: p.slot).rows)
+                touched.formUnion(rows)
+                table.setValue(r.isToMany ? .toMany(rows) : (rows.first.map { .toOne($0) } ?? .null), row: row, slot: p.slot)
+            }
         }
     }
 }

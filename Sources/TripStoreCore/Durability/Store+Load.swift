@@ -155,6 +155,17 @@ extension Store {
         guard JournalFormat.isIntact(line) else {
             throw StoreError.damaged(file: path, line: number, detail: "checksum mismatch", repairable: false)
         }
+        // Most lines set a few attributes: read from the bytes, not as a tree.
+        if !options.salvageDanglingReferences, let t = HistoryFastReader.readJournalUpdates(line) {
+            guard t.token == lastToken + 1 else {
+                throw StoreError.damaged(file: path, line: number, detail: "token \(t.token) follows \(lastToken)", repairable: false)
+            }
+            try JournalReplay.apply(updates: t.changes, to: self, file: path, line: number)
+            historyLog.loaded.append(t)
+            lastToken = t.token
+            journal.transactions += 1
+            return
+        }
         var reader = JSONReader(buffer: line)
         let value: JSONValue
         do {

@@ -50,6 +50,52 @@ package enum HistoryFastReader {
     }
 }
 
+extension HistoryFastReader {
+    /// Reads a journal line whose changes are all updates, in the form the
+    /// store writes it (the most common line: one object's attributes set),
+    /// straight from its bytes; its checksum was checked before. Nil means
+    /// "read it with the tree reader", which reads every line and says what
+    /// is wrong with one.
+    package static func readJournalUpdates(_ buffer: UnsafeBufferPointer<UInt8>) -> HistoryTransaction? {
+        var r = JSONReader(buffer: buffer)
+        func expect(_ literal: [UInt8]) -> Bool {
+            guard r.index + literal.count <= buffer.count else { return false }
+            for (k, b) in literal.enumerated() where buffer[r.index + k] != b { return false }
+            r.index += literal.count
+            return true
+        }
+        func string() -> String? {
+            guard r.index < buffer.count, buffer[r.index] == UInt8(ascii: "\"") else { return nil }
+            return try? r.parseString()
+        }
+        guard expect(tokenKey), case .int(let token)? = try? r.parseNumber(),
+              expect(timestampKey), let ts = string(), let time = ISODate.parse(ts),
+              expect(authorKey), let author = string(), expect(changesKey) else { return nil }
+        var changes: [Change] = []
+        repeat {
+            guard expect(updateKind), let type = string(), !type.isEmpty, expect(idKey), let raw = string(),
+                  let id = Identifier.stored(raw), expect(valuesKey) else { return nil }
+            var change = Change(kind: .update, type: type, id: id)
+            repeat {
+                guard let name = string(), expect(oldKey), let old = try? r.parseValue(),
+                      expect(newKey), let new = try? r.parseValue(), expect(closeObject) else { return nil }
+                change.values.append(ValueChange(name: name, old: old, new: new))
+            } while expect(comma)
+            guard expect(closeObject), expect(closeObject) else { return nil }
+            changes.append(change)
+        } while expect(comma)
+        guard expect(closeArray), expect(checksumKey), r.index + 10 == buffer.count,
+              buffer[r.index..<(r.index + 8)].allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }),
+              buffer[r.index + 8] == UInt8(ascii: "\""), buffer[r.index + 9] == UInt8(ascii: "}") else { return nil }
+        return HistoryTransaction(token: token, timestamp: time, author: author, changes: changes)
+    }
+}
+
+private let updateKind = Array(#"{"kind":"update","type":"#.utf8)
+private let valuesKey = Array(#","values":{"#.utf8)
+private let oldKey = Array(#":{"old":"#.utf8)
+private let newKey = Array(#","new":"#.utf8)
+private let checksumKey = Array(#","crc32c":""#.utf8)
 private let tokenKey = Array(#"{"token":"#.utf8)
 private let timestampKey = Array(#","timestamp":"#.utf8)
 private let authorKey = Array(#","author":"#.utf8)
