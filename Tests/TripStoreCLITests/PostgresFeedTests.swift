@@ -45,6 +45,15 @@ import TripStoreModels
         #expect(r.status == 0, "\(r.err)")
         #expect(Postgres.value(db, "select token from tripstore.cursor") == "3")
         try sameObjects(db, store, "after the sample data")
+        // Its history row goes through COPY too, and holds the changes `history --format jsonl` prints.
+        #expect(first.contains("COPY \"tripstore\".history"))
+        let line = try #require(CLIRunner.run(["history", "--format", "jsonl"], store: store).out.split(separator: "\n").first)
+        let printed = try JSONSerialization.jsonObject(with: Data(line.utf8)) as! NSDictionary
+        let row = Postgres.value(db, "select json_build_array(author, changes) from tripstore.history where token = 1")
+        let stored = try JSONSerialization.jsonObject(with: Data(row.utf8)) as! NSArray
+        #expect(stored[0] as? String == printed["author"] as? String)
+        #expect(stored[1] as? NSArray == printed["changes"] as? NSArray)
+        #expect((stored[1] as? NSArray)?.count ?? 0 >= 20)
         // A cascading delete, an update, a redaction and a migration follow.
         #expect(CLIRunner.run(["delete", "romeoville-audit"], store: store).code == 0)
         #expect(CLIRunner.run(["update", "rome-summit", "--set", "perDiemRate=201.5"], store: store).code == 0)

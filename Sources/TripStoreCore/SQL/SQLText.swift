@@ -84,6 +84,18 @@ public enum SQLText {
         }
     }
 
+    /// `appendCopyEscaped` for bytes in place, into a `ByteOutput`.
+    static func appendCopyEscaped(_ bytes: UnsafeRawBufferPointer, to out: inout ByteOutput) {
+        var from = 0
+        for (i, b) in bytes.enumerated() where b == 0x5C || b == 0x09 || b == 0x0A || b == 0x0D {
+            out.append(UnsafeRawBufferPointer(rebasing: bytes[from..<i]))
+            out.append(0x5C)
+            out.append(b == 0x09 ? UInt8(ascii: "t") : b == 0x0A ? UInt8(ascii: "n") : b == 0x0D ? UInt8(ascii: "r") : 0x5C)
+            from = i + 1
+        }
+        out.append(UnsafeRawBufferPointer(rebasing: bytes[from...]))
+    }
+
     /// A `text[]` value in `COPY` text format: `{"a","b"}`.
     public static func copyArray(_ items: [String]) -> String {
         copyField("{" + items.map { "\"" + $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\"" }

@@ -17,21 +17,29 @@ extension Store {
     public func writeSQL(_ transactions: [HistoryTransaction], in sql: SQLSchema, to write: ([UInt8]) -> Void) throws {
         guard let first = transactions.first else { return }
         func out(_ s: String) { write(Array(s.utf8)) }
-        // The last token that changed each object: an insert nothing changed
-        // since is written from the table as it is, without a walk back.
-        var lastChange: [String: Int64] = [:]
-        for t in transactions { for c in t.changes where c.kind != .migrate { lastChange[c.id] = t.token } }
         func isBulk(_ t: HistoryTransaction) -> Bool {
             t.changes.count >= Store.sqlCopyThreshold && t.changes.allSatisfy { $0.kind == .insert }
         }
-        let later = transactions.contains { $0.changes.contains { $0.kind == .migrate } }
+        // The objects of a bulk import that a later transaction changed: the
+        // rest are written from the table as it is, without a walk back.
+        // From the newest transaction back, the ids changed after it; a bulk
+        // import's own ids are only noted when an earlier one needs them.
         var walked = Set(transactions.filter { !isBulk($0) }.map(\.token))
         var changedSince: [Int64: Set<String>] = [:]
-        for t in transactions where isBulk(t) {
-            let changed = Set(t.changes.lazy.map(\.id).filter { lastChange[$0] != t.token || later })
-            if !changed.isEmpty {
-                walked.insert(t.token)
-                changedSince[t.token] = changed
+        var changedLater = Set<String>(), migratedLater = false
+        let earliestBulk = transactions.first(where: isBulk)?.token
+        for t in transactions.reversed() {
+            if isBulk(t) {
+                let changed = migratedLater ? Set(t.changes.map(\.id))
+                    : changedLater.isEmpty ? [] : Set(t.changes.lazy.map(\.id).filter { changedLater.contains($0) })
+                if !changed.isEmpty {
+                    walked.insert(t.token)
+                    changedSince[t.token] = changed
+                }
+                if t.token == earliestBulk { break }
+            }
+            for c in t.changes {
+                if c.kind == .migrate { migratedLater = true } else { changedLater.insert(c.id) }
             }
         }
         let envelopes = walked.isEmpty ? [:] : try insertEnvelopes(after: first.token - 1, wanted: walked)
@@ -96,15 +104,27 @@ extension Store {
                     s += "UPDATE \(sql.history) SET changes = \(Self.changesJSONB(earlier)) WHERE token = \(earlier.token);\n"
                 }
             }
-            s += "INSERT INTO \(sql.history) (token, \"timestamp\", author, changes) VALUES (\(t.token), \(SQLText.timestamp(t.timestamp)), "
-                + "\(SQLText.literal(t.author)), "
-            out(s)
             var w = JSONWriter()
             HistoryCoding.writeChanges(t, to: &w)
             var row: [UInt8] = []
-            SQLText.appendLiteral(w.bytes, to: &row)
-            write(row)
-            out("::jsonb);\nUPDATE \(sql.cursor) SET token = \(t.token);\nCOMMIT;\n")
+            if isBulk(t) {
+                // A bulk import's row holds every id it inserted: through
+                // `COPY`, which PostgreSQL reads faster than a long literal.
+                s += "COPY \(sql.history) (token, \"timestamp\", author, changes) FROM STDIN;\n"
+                    + "\(t.token)\t\(SQLText.copyField(ISODate.format(t.timestamp)))\t\(SQLText.copyField(t.author))\t"
+                out(s)
+                SQLText.appendCopyEscaped(w.bytes, to: &row)
+                write(row)
+                out("\n\\.\n")
+            } else {
+                s += "INSERT INTO \(sql.history) (token, \"timestamp\", author, changes) VALUES (\(t.token), \(SQLText.timestamp(t.timestamp)), "
+                    + "\(SQLText.literal(t.author)), "
+                out(s)
+                SQLText.appendLiteral(w.bytes, to: &row)
+                write(row)
+                out("::jsonb);\n")
+            }
+            out("UPDATE \(sql.cursor) SET token = \(t.token);\nCOMMIT;\n")
         }
     }
 
@@ -140,34 +160,46 @@ extension Store {
         let view = table.readView, schema = self.schema, shared = table.checkEverything()
         let types = schema.entities.map { Array(SQLText.copyArray(SQLSchema.types(of: $0, in: schema)).utf8) }
         let tokenText = Array(String(token).utf8)
+        // Per entity, what follows an id: the type, its ancestors, and the tab before `data`.
+        let afterID = schema.entities.map { e -> [UInt8] in
+            var field: [UInt8] = [0x09]
+            SQLText.appendCopyEscaped(Array(e.name.utf8), to: &field)
+            return field + [0x09] + types[e.id] + [0x09]
+        }
+        let lists = FlatLists(table.lists)
+        defer { withExtendedLifetime(lists) {} }
+        let flat = lists.view
         let blockRows = 4096
-        let encode: @Sendable (Int) -> [UInt8] = { k in
-            var buffer: [UInt8] = []
-            var w = JSONWriter()
-            for row in rows[(k * blockRows)..<min(rows.count, (k + 1) * blockRows)] {
-                guard let o = view.object(at: row) else { continue }
-                let e = schema.entities[o.entity]
-                SQLText.appendCopyEscaped(Array(o.id.utf8), to: &buffer)
-                buffer.append(0x09)
-                SQLText.appendCopyEscaped(Array(e.name.utf8), to: &buffer)
-                buffer.append(0x09)
-                buffer += types[o.entity]
-                buffer.append(0x09)
-                w.bytes.removeAll(keepingCapacity: true)
-                EnvelopeEncoder.writeData(o, entity: e, schema: schema, lookup: view, to: &w)
-                SQLText.appendCopyEscaped(w.bytes, to: &buffer)
-                buffer.append(0x09)
-                buffer += tokenText
-                buffer.append(0x0A)
+        // Straight from the records, as a snapshot is written: no object
+        // decoded, and a reference's type and id read from its record.
+        let makeEncoder: @Sendable () -> (Int) -> [UInt8] = {
+            let writer = RecordEnvelopeWriter(schema: schema.privateCopy(), everyRelationship: true)
+            return { k in
+                let range = (k * blockRows)..<min(rows.count, (k + 1) * blockRows)
+                var row = ByteOutput(capacity: range.count * 512)
+                var data = ByteOutput(capacity: 4096)
+                var scratch = JSONWriter()
+                for r in rows[range] {
+                    guard let e = view.entity(at: r) else { continue }
+                    RecordReader.withID(view.record(r)) { SQLText.appendCopyEscaped($0, to: &row) }
+                    afterID[e].withUnsafeBytes { row.append($0) }
+                    data.removeAll()
+                    writer.writeData(row: r, table: view, lists: flat, to: &data, scratch: &scratch)
+                    SQLText.appendCopyEscaped(data.bytes, to: &row)
+                    row.append(0x09)
+                    tokenText.withUnsafeBytes { row.append($0) }
+                    row.append(0x0A)
+                }
+                return Array(row.bytes)
             }
-            return buffer
         }
         let blocks = (rows.count + blockRows - 1) / blockRows
         if shared {
-            let work = OrderedWork(count: blocks, ahead: 4) { encode }
+            let work = OrderedWork(count: blocks, ahead: 4, makeWorker: makeEncoder)
             defer { work.finish() }
             while let block = work.next() { write(block) }
         } else {
+            let encode = makeEncoder()
             for k in 0..<blocks { write(encode(k)) }
         }
         write(Array("\\.\n".utf8))

@@ -31,6 +31,9 @@ struct ByteOutput: ~Copyable {
     }
 
     /// Makes room for `n` more bytes.
+    /// Empties the buffer, keeping its capacity.
+    mutating func removeAll() { count = 0 }
+
     @inline(__always) mutating func reserve(_ n: Int) {
         if capacity - count < n { grow(n) }
     }

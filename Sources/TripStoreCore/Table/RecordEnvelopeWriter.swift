@@ -7,6 +7,10 @@ import TripStoreSystem
 /// (the envelope's short form: the type can only be the destination), which
 /// keeps a store's JSON close to its input's size: what the reader can
 /// derive is not written again (golden files hold the bytes).
+///
+/// Made with `everyRelationship`, it writes an object's `data` as an export
+/// does (`EnvelopeEncoder.writeData`): both sides of every relationship,
+/// each reference as `{"type":…,"id":…}` (the feed into PostgreSQL).
 struct RecordEnvelopeWriter {
     let encoder: EnvelopeFastEncoder
     /// Per entity and slot: whether a snapshot writes the slot, and how.
@@ -47,13 +51,14 @@ struct RecordEnvelopeWriter {
     /// The literals' places in `text`.
     private let dataOpen: Piece, null: Piece, emptyArray: Piece, trueText: Piece, falseText: Piece, idOnly: Piece
 
-    init(schema: Schema) {
+    init(schema: Schema, everyRelationship: Bool = false) {
         encoder = EnvelopeFastEncoder(schema: schema)
         plans = schema.entities.map { e in
             e.properties.map { p in
                 switch p.kind {
                 case .attribute(let a): return .attribute(a.type)
                 case .relationship(let r):
+                    guard !everyRelationship else { return r.isToMany ? .toMany(bareID: false) : .toOne(bareID: false) }
                     let bare = schema.entities[r.destination].closure.count == 1
                     return r.isStoredSide ? (r.isToMany ? .toMany(bareID: bare) : .toOne(bareID: bare)) : .skip
                 }
@@ -96,13 +101,32 @@ struct RecordEnvelopeWriter {
     func write(row: RowID, table: ObjectTable.ReadView, lists: FlatLists.View, to w: inout ByteOutput, scratch: inout JSONWriter) {
         guard let entity = table.entity(at: row) else { return }
         let record = table.record(row)
+        text.withUnsafeBytes { text in
+            let put = Constants(text: text)
+            put(prefixes[entity], &w)
+            RecordEnvelopeWriter.appendID(of: record, to: &w)
+            put(dataOpen, &w)
+        }
+        members(of: record, entity: entity, table: table, lists: lists, to: &w, scratch: &scratch)
+        w.append(UInt8(ascii: "}"))
+        w.append(UInt8(ascii: "}"))
+    }
+
+    /// Appends `row`'s envelope `data` alone, `{…}`.
+    func writeData(row: RowID, table: ObjectTable.ReadView, lists: FlatLists.View, to w: inout ByteOutput, scratch: inout JSONWriter) {
+        guard let entity = table.entity(at: row) else { return }
+        w.append(UInt8(ascii: "{"))
+        members(of: table.record(row), entity: entity, table: table, lists: lists, to: &w, scratch: &scratch)
+        w.append(UInt8(ascii: "}"))
+    }
+
+    /// The members of a record's `data`, without its braces.
+    private func members(of record: UnsafeRawPointer, entity: Int, table: ObjectTable.ReadView, lists: FlatLists.View,
+                         to w: inout ByteOutput, scratch: inout JSONWriter) {
         let values = RecordReader.firstSlot(record)
         text.withUnsafeBytes { text in
             slots.withUnsafeBufferPointer { slots in
                 let put = Constants(text: text)
-                put(prefixes[entity], &w)
-                RecordEnvelopeWriter.appendID(of: record, to: &w)
-                put(dataOpen, &w)
                 let first = firstSlot[entity], count = slotCounts[entity]
                 var p = values
                 var separate = false
@@ -140,8 +164,6 @@ struct RecordEnvelopeWriter {
                 }
             }
         }
-        w.append(UInt8(ascii: "}"))
-        w.append(UInt8(ascii: "}"))
     }
 
     /// Appends pieces of `text` while a line is written.
