@@ -71,6 +71,44 @@ import TripStoreModels
         #expect(Postgres.value(db, "select count(*) from tripstore.objects where types @> ARRAY['Trip'] and data->>'place' = 'Roma'") == "1")
     }
 
+    /// A bulk import's objects land as the import made them, those changed
+    /// since included: the feed of its token alone, then the rest.
+    @Test func aBulkImportLandsAsItWasThoughSomeObjectsChangedSince() throws {
+        guard Postgres.available() else { return }
+        let db = Postgres.database()
+        let store = CLIRunner.scratch()
+        var g = TripDataGenerator(seed: 31)
+        let input = CLIRunner.scratch() + ".json"
+        try Data(g.jsonArray(trips: 30)).write(to: URL(fileURLWithPath: input))
+        #expect(CLIRunner.run(["import", input], store: store).code == 0)
+        let before = CLIRunner.run(["export", "--format", "jsonl"], store: store).out
+        let ids = CLIRunner.run(["query", "is BusinessTrip", "--format", "ids"], store: store).out.split(separator: "\n").map(String.init)
+        let changed = try #require(ids.first), kept = try #require(ids.last)
+        #expect(CLIRunner.run(["update", changed, "--set", "name=renamed later"], store: store).code == 0)
+        pipe(["schema", "--format", "sql"], store: store, into: db)
+        let feed = CLIRunner.run(["history", "--format", "sql", "--since", "0"], store: store).out
+        let firstEnd = try #require(feed.range(of: "COMMIT;\n"))
+        let r = Postgres.psql(["-v", "ON_ERROR_STOP=1", "-d", db], input: Data(feed[..<firstEnd.upperBound].utf8))
+        #expect(r.status == 0, "\(r.err)")
+        func data(_ id: String) throws -> NSDictionary {
+            let text = Postgres.value(db, "select data from tripstore.objects where id = '\(id)'")
+            return try JSONSerialization.jsonObject(with: Data(text.utf8)) as! NSDictionary
+        }
+        func exported(_ id: String, in jsonl: String) throws -> NSDictionary? {
+            for line in jsonl.split(separator: "\n") {
+                let o = try JSONSerialization.jsonObject(with: Data(line.utf8)) as! NSDictionary
+                if o["id"] as? String == id { return o["data"] as? NSDictionary }
+            }
+            return nil
+        }
+        #expect(try data(changed) == exported(changed, in: before), "as the import made it")
+        #expect(try data(kept) == exported(kept, in: before))
+        let rest = Postgres.psql(["-v", "ON_ERROR_STOP=1", "-d", db], input: Data(feed[firstEnd.upperBound...].utf8))
+        #expect(rest.status == 0, "\(rest.err)")
+        #expect(try data(changed)["name"] as? String == "renamed later")
+        try sameObjects(db, store, "after the update")
+    }
+
     @Test func aGapOrARepeatStopsPsqlNamingBothTokens() throws {
         guard Postgres.available() else { return }
         let db = Postgres.database()

@@ -171,14 +171,23 @@ extension Store {
     /// recorded before a migration has the names of its time.
     public func insertEnvelopes(after since: Int64, wanted: Set<Int64>,
                                  only id: String? = nil) throws -> [Int64: [String: JSONValue]] {
+        try insertEnvelopes(after: since, wanted: wanted) { _, inserted in id == nil || inserted == id }
+    }
+
+    /// `insertEnvelopes` of the inserts `including` names (by token and id).
+    func insertEnvelopes(after since: Int64, wanted: Set<Int64>,
+                         including: (Int64, String) -> Bool) throws -> [Int64: [String: JSONValue]] {
         var r = Rewinding()
         var out: [Int64: [String: JSONValue]] = [:]
+        let earliest = wanted.min()
         for t in try history(after: since).reversed() {
             if wanted.contains(t.token) {
-                for c in t.changes where c.kind == .insert && (id == nil || c.id == id) {
+                for c in t.changes where c.kind == .insert && including(t.token, c.id) {
                     out[t.token, default: [:]][c.id] = envelope(c.id, in: r.states)
                 }
             }
+            // Nothing before the earliest wanted token is asked for.
+            if t.token == earliest { break }
             try undo(t, in: &r, strict: false)
         }
         return out

@@ -42,7 +42,12 @@ extension Store {
                 if c.kind == .migrate { migratedLater = true } else { changedLater.insert(c.id) }
             }
         }
-        let envelopes = walked.isEmpty ? [:] : try insertEnvelopes(after: first.token - 1, wanted: walked)
+        // Walked back: every insert of an ordinary transaction, and the
+        // objects of a bulk import that changed after it (the rest are
+        // written from their records).
+        let envelopes = walked.isEmpty ? [:] : try insertEnvelopes(after: first.token - 1, wanted: walked) { token, id in
+            changedSince[token].map { $0.contains(id) } ?? true
+        }
         let timeline = try schemaTimeline()
         let retained = try checkedHistory()
         for t in transactions {
@@ -69,6 +74,10 @@ extension Store {
                 var types: [String: [UInt8]] = [:]
                 let changed = changedSince[t.token] ?? []
                 var w = JSONWriter()
+                let writer = RecordEnvelopeWriter(schema: schema, everyRelationship: true)
+                let lists = FlatLists(table.lists)
+                defer { withExtendedLifetime(lists) {} }
+                var data = ByteOutput(capacity: 4096)
                 for c in t.changes {
                     SQLText.appendCopyEscaped(Array(c.id.utf8), to: &chunk)
                     chunk.append(0x09)
@@ -78,8 +87,11 @@ extension Store {
                     chunk += types[c.type] ?? []
                     chunk.append(0x09)
                     w.bytes.removeAll(keepingCapacity: true)
-                    if !changed.contains(c.id), let row = table.row(for: c.id), let o = table.object(at: row) {
-                        EnvelopeEncoder.writeData(o, entity: schema.entities[o.entity], schema: schema, lookup: table, to: &w)
+                    data.removeAll()
+                    if !changed.contains(c.id), let row = table.row(for: c.id), table.entity(at: row) != nil {
+                        writer.writeData(row: row, table: table.readView, lists: lists.view, to: &data, scratch: &w)
+                        w.bytes.removeAll(keepingCapacity: true)
+                        w.bytes.append(contentsOf: data.bytes)
                     } else {
                         w.value(envelopes[t.token]?[c.id]?["data"] ?? .object([]))
                     }
