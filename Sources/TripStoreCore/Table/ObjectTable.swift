@@ -158,10 +158,18 @@ package final class ObjectTable: ObjectLookup {
     /// The entity at row `i` (`0..<rowCount`), -1 where none lives.
     @inline(__always) func rawEntity(_ i: Int) -> Int16 {
         if i < baseRows {
-            checked(i)
+            if groupState[i >> SnapshotImage.unitShift] != 1 { entityChecked(i) }
             return baseEntities[i]
         }
         return laterEntities[i - baseRows]
+    }
+
+    /// Checks what a base row's entity needs: its image group's checksum,
+    /// which covers the entity column. Its records are checked when they
+    /// are read (a query that skips a row for its type never reads them).
+    private func entityChecked(_ i: Int) {
+        guard let image, groupState[i >> SnapshotImage.unitShift] != 2 else { return }
+        if !image.groupHashIsSound(i >> SnapshotImage.groupShift) { checked(i) }  // fails, taking the unit out
     }
 
     @inline(__always) private func locator(_ i: Int) -> Int64 {
