@@ -258,7 +258,8 @@ final class MappedImage: ListSource {
     }
 
     /// The checksum over the group's columns and its units' checksums, its
-    /// fence, its records' range (the checked directory's) and its prefixes in order.
+    /// fence, its records' range (the checked directory's), its prefixes in
+    /// order and its entities in the schema.
     private func groupHashHolds(_ g: Int) -> Bool {
         let first = g << SnapshotImage.groupShift, stop = min(rows, first + SnapshotImage.groupSize)
         guard first < stop, rowChunkIsSound(g >> SnapshotImage.chunkShift),
@@ -273,6 +274,8 @@ final class MappedImage: ListSource {
                                         unitHashes: UnsafeRawBufferPointer(start: unitHashes + firstUnit, count: (stopUnit - firstUnit) * 8))
         guard h == expected, prefixes[first] == fence, offsets[first] == 0 else { return false }
         for r in (first + 1)..<stop where prefixes[r] < prefixes[r - 1] { return false }
+        // A row's type is read on the strength of this checksum alone.
+        for r in first..<stop where entities[r] < 0 || Int(entities[r]) >= plans.count { return false }
         return true
     }
 

@@ -93,6 +93,41 @@ import TripStoreModels
         #expect(store.imageDamage != nil)
     }
 
+    /// A row's type is read on the strength of its group's checksum alone:
+    /// a group forged with matching checksums whose entity column names no
+    /// entity of the schema is refused, not read.
+    @Test func aForgedEntityOutsideTheSchemaIsRefused() throws {
+        let folder = try makeStore()
+        let path = try imagePath(folder)
+        var bytes = try FileIO.readFile(path)
+        let header = try #require(bytes.withUnsafeBytes(SnapshotImage.Header.decode))
+        let layout = try #require(SnapshotImage.Layout(header))
+        func put<T: FixedWidthInteger>(_ v: T, at: Int) { withUnsafeBytes(of: v.littleEndian) { bytes.replaceSubrange(at..<(at + $0.count), with: $0) } }
+        put(Int16(999), at: layout.entities + 2 * 5)
+        // Group 0's checksum, its chunk's, the directory's and the header's made to match.
+        let rows = min(Int(header.rows), SnapshotImage.groupSize), units = (rows + SnapshotImage.unitSize - 1) >> SnapshotImage.unitShift
+        let group = bytes.withUnsafeBytes { b in
+            SnapshotImage.groupHash(0, entities: UnsafeRawBufferPointer(rebasing: b[layout.entities..<(layout.entities + rows * 2)]),
+                                    offsets: UnsafeRawBufferPointer(rebasing: b[layout.offsets..<(layout.offsets + rows * 4)]),
+                                    prefixes: UnsafeRawBufferPointer(rebasing: b[layout.prefixes..<(layout.prefixes + rows * 8)]),
+                                    unitHashes: UnsafeRawBufferPointer(rebasing: b[layout.unitHashes..<(layout.unitHashes + units * 8)]))
+        }
+        put(group, at: layout.rowGroupTable)
+        let entries = min(layout.rowGroups, 1 << SnapshotImage.chunkShift) * SnapshotImage.Layout.rowGroupEntry
+        put(bytes[layout.rowGroupTable..<(layout.rowGroupTable + entries)].withUnsafeBytes { PageHash.hash($0, seed: 0) }, at: layout.rowChunkTable)
+        var forged = header
+        forged.directoryHash = bytes[layout.directory].withUnsafeBytes { PageHash.hash($0) }
+        bytes.replaceSubrange(0..<SnapshotImage.Header.byteCount, with: forged.encoded())
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+
+        var lazy = StoreOptions()
+        lazy.imageChecks = .onFirstTouch
+        let store = try Store.open(folder, schema: schema, access: .read, options: lazy)
+        #expect(store.loadedFromImage)
+        #expect(store.table.entity(at: 5) == nil)
+        #expect(store.imageDamage != nil)
+    }
+
     /// A missing or damaged image is written again by the next writer (SPEC
     /// §5), from the snapshot alone though the journal holds changes after it.
     @Test func theNextWriterRebuildsAMissingOrDamagedImage() throws {
