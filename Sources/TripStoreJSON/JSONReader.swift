@@ -19,7 +19,7 @@ public struct JSONReader {
 
     @usableFromInline package let buffer: UnsafeBufferPointer<UInt8>
     @usableFromInline package var index: Int
-    var depth = 0
+    package var depth = 0
 
     /// A reader positioned at `start` within `buffer` (which must outlive it).
     package init(buffer: UnsafeBufferPointer<UInt8>, start: Int = 0) {

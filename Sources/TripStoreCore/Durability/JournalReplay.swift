@@ -41,8 +41,10 @@ enum JournalReplay {
         }
         try store.resolveLinks(pending, file: file)
         for c in changes where c["kind"] == .string("update") {
-            guard case .string(let id)? = c["id"], case .object(let values)? = c["values"] else { throw damaged("updates an unknown object") }
-            try update(id: id, values: values.map { ($0.key, $0.value["new"]) }, in: store, touched: &touched, file: file, line: number)
+            guard case .string(let id)? = c["id"], case .string(let type)? = c["type"], case .object(let values)? = c["values"] else {
+                throw damaged("updates an unknown object")
+            }
+            try update(id: id, type: type, values: values.map { ($0.key, $0.value["new"]) }, in: store, touched: &touched, file: file, line: number)
         }
         for c in changes where c["kind"] == .string("delete") {
             guard case .string(let id)? = c["id"], let row = table.row(for: id) else { throw damaged("deletes an unknown object") }
@@ -62,7 +64,7 @@ enum JournalReplay {
     static func apply(updates: [Change], to store: Store, file: String, line number: Int) throws {
         var touched = Set<RowID>()
         for c in updates {
-            try update(id: c.id, values: c.values.map { ($0.name, $0.new) }, in: store, touched: &touched, file: file, line: number)
+            try update(id: c.id, type: c.type, values: c.values.map { ($0.name, $0.new) }, in: store, touched: &touched, file: file, line: number)
         }
         if let problem = store.table.referenceProblems(of: touched.sorted(), limit: 1).first {
             throw StoreError.damaged(file: file, line: number, detail: problem, repairable: false)
@@ -71,7 +73,7 @@ enum JournalReplay {
 
     /// Sets the new values of one update; `touched` gains the rows whose
     /// references it changes, and the rows they held before.
-    private static func update(id: String, values: [(name: String, new: JSONValue?)], in store: Store,
+    private static func update(id: String, type: String, values: [(name: String, new: JSONValue?)], in store: Store,
                                touched: inout Set<RowID>, file: String, line number: Int) throws {
         let table = store.table
         func damaged(_ detail: String) -> StoreError {
@@ -79,6 +81,7 @@ enum JournalReplay {
         }
         guard let row = table.row(for: id), let e = table.entity(at: row) else { throw damaged("updates an unknown object") }
         let entity = store.schema.entities[e]
+        guard entity.name == type else { throw damaged("updates '\(id)' as a \(type), but it is a \(entity.name)") }
         for (name, value) in values {
             guard let p = entity.property(named: name), let new = value else {
                 throw damaged("updates unknown property '\(name)'")
@@ -86,7 +89,7 @@ enum JournalReplay {
             switch p.kind {
             case .attribute(let a):
                 do {
-                    table.setValue(try ValueDecoding.decode(new, as: a.type, optional: true), row: row, slot: p.slot)
+                    table.setValue(try ValueDecoding.decode(new, as: a.type, optional: a.isOptional), row: row, slot: p.slot)
                 } catch {
                     throw damaged("property '\(name)': \(error.message)")
                 }

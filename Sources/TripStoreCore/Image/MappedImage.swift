@@ -346,6 +346,7 @@ final class MappedImage: ListSource {
                     continue
                 }
                 guard tag < 32, check.tagMask & (1 << UInt32(tag)) != 0 else { return false }
+                if let nested = check.nested, !ImageSlotCheck.fits(value, nested, optional: check.optional) { return false }
                 if let cases = check.cases {
                     var q = value + 1
                     let n = RecordReader.varint(&q)
@@ -382,7 +383,8 @@ final class MappedImage: ListSource {
     private func listGroupIsSound(_ g: Int) -> Bool {
         let first = g << SnapshotImage.groupShift, stop = min(listCount, first + SnapshotImage.groupSize)
         var ok = first > 0 || listStarts[0] == 0
-        var previous = listStarts[first]
+        // From 0: a group's first start is checked like the others before anything is hashed from it.
+        var previous: Int64 = 0
         for n in first...stop where ok {
             let s = listStarts[n]
             ok = s >= previous && s <= header.listElements
@@ -482,7 +484,7 @@ struct RecordBounds {
     func check(_ start: UnsafeRawPointer, end: UnsafeRawPointer, slots: Int) -> Bool {
         guard var p = idEnd(start, end: end) else { return false }
         for _ in 0..<slots {
-            guard value(&p, end, topLevel: true) else { return false }
+            guard value(&p, end, topLevel: true, depth: 0) else { return false }
         }
         return p == end
     }
@@ -511,8 +513,11 @@ struct RecordBounds {
         return nil
     }
 
-    private func value(_ p: inout UnsafeRawPointer, _ end: UnsafeRawPointer, topLevel: Bool) -> Bool {
-        guard p < end else { return false }
+    /// Values nest no deeper than a schema's types may (`SchemaFile`: 32 levels).
+    private static let depthLimit = 33
+
+    private func value(_ p: inout UnsafeRawPointer, _ end: UnsafeRawPointer, topLevel: Bool, depth: Int) -> Bool {
+        guard p < end, depth <= RecordBounds.depthLimit else { return false }
         let tag = p.load(as: UInt8.self)
         p += 1
         switch tag {
@@ -529,7 +534,7 @@ struct RecordBounds {
             guard let n = varint(&p, end), end - p >= n else { return false }
             let stop = p + n
             guard let count = varint(&p, stop) else { return false }
-            for _ in 0..<count where !value(&p, stop, topLevel: false) { return false }
+            for _ in 0..<count where !value(&p, stop, topLevel: false, depth: depth + 1) { return false }
             return p == stop
         case RecordTag.toOne, RecordTag.toMany, RecordTag.noReference:
             guard topLevel, end - p >= 4 else { return false }
@@ -555,6 +560,8 @@ struct ImageSlotCheck: Sendable {
     var tagMask: UInt32 = 0
     var optional = false
     var cases: [[UInt8]]?
+    /// For an array or embedded attribute: its type, which every item and field must fit.
+    var nested: ValueType?
 
     init(_ p: Property) {
         if let r = p.relationship {
@@ -568,13 +575,59 @@ struct ImageSlotCheck: Sendable {
             case .double: tags = [RecordTag.double, RecordTag.int]
             case .bool: tags = [RecordTag.boolTrue, RecordTag.boolFalse]
             case .date: tags = [RecordTag.date]
-            case .array: tags = [RecordTag.array]
-            case .embedded: tags = [RecordTag.embedded]
+            case .array:
+                tags = [RecordTag.array]
+                nested = a.type
+            case .embedded:
+                tags = [RecordTag.embedded]
+                nested = a.type
             case .enumeration(let e):
                 tags = [RecordTag.string]
                 cases = e.cases.map { Array($0.utf8) }
             }
         }
         tagMask = tags.reduce(0) { $0 | 1 << UInt32($1) }
+    }
+
+    /// Whether the value at `p` (its bounds already checked) is one `type`
+    /// allows, what it holds included: each item of an array its element
+    /// type, an embedded value exactly its fields, each of its field's type.
+    /// Code that reads a field by its place relies on it. The recursion is
+    /// as deep as the type, which the schema limits.
+    static func fits(_ p: UnsafeRawPointer, _ type: ValueType, optional: Bool) -> Bool {
+        let tag = p.load(as: UInt8.self)
+        if tag == RecordTag.null { return optional }
+        switch type {
+        case .string: return tag == RecordTag.string
+        case .int: return tag == RecordTag.int
+        case .double: return tag == RecordTag.double || tag == RecordTag.int
+        case .bool: return tag == RecordTag.boolTrue || tag == RecordTag.boolFalse
+        case .date: return tag == RecordTag.date
+        case .enumeration(let e):
+            guard tag == RecordTag.string else { return false }
+            var q = p + 1
+            let n = RecordReader.varint(&q)
+            let raw = UnsafeRawBufferPointer(start: q, count: n)
+            return e.cases.contains { $0.utf8.elementsEqual(raw) }
+        case .array(let inner):
+            guard tag == RecordTag.array else { return false }
+            var q = p + 1
+            _ = RecordReader.varint(&q)
+            for _ in 0..<RecordReader.varint(&q) {
+                guard fits(q, inner, optional: false) else { return false }
+                q = RecordReader.skip(q)
+            }
+            return true
+        case .embedded(let d):
+            guard tag == RecordTag.embedded else { return false }
+            var q = p + 1
+            _ = RecordReader.varint(&q)
+            guard RecordReader.varint(&q) == d.fields.count else { return false }
+            for f in d.fields {
+                guard fits(q, f.type, optional: f.isOptional) else { return false }
+                q = RecordReader.skip(q)
+            }
+            return true
+        }
     }
 }

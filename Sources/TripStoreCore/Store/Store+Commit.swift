@@ -44,6 +44,13 @@ extension Store {
             tx = try tx.rebased(onto: lastToken)
         }
         try tx.checkDenyRules()
+        if let first = tx.disagreeingInverses.first {
+            // The rows came from an image whose two sides of a relationship
+            // disagree: following one side would break the other in the JSON.
+            guard let image = table.image else { throw StoreError.inconsistent(tx.disagreeingInverses) }
+            image.noteDamage("relationships whose sides disagree (\(first))")
+            throw StoreError.imageDamaged(file: imagePath, detail: table.imageDamage ?? first)
+        }
         let problems = tx.integrityProblems()
         if !problems.isEmpty { throw StoreError.inconsistent(problems) }
         Trace.mark("checks")

@@ -27,6 +27,10 @@ public struct TransactionBuilder: ObjectLookup {
     var deleted: Set<RowID> = []
     var deletedOrder: [RowID] = []
     var denyChecks: [(row: RowID, entity: Int, id: String, slot: Int)] = []
+    /// Relationships a delete followed whose other side did not point back:
+    /// a table never holds them (both sides are written together), so only
+    /// a forged or damaged image can; the commit refuses (see `Store.commit`).
+    package private(set) var disagreeingInverses: [String] = []
     /// Slots of existing rows that the caller set itself (`row << 16 | slot`),
     /// as opposed to inverse sides kept in step: conflicts are judged on these.
     var explicitSlots: Set<Int64> = []
@@ -317,6 +321,12 @@ public struct TransactionBuilder: ObjectLookup {
             guard let rel = p.relationship else { continue }
             let targets = o.values[p.slot].rows
             if targets.isEmpty { continue }
+            // Before any is deleted: the rule is followed on the strength of the other side agreeing.
+            if let inverse = rel.inverseSlot {
+                for t in targets where entity(at: t) != nil && !value(at: t, slot: inverse).rows.contains(row) {
+                    disagreeingInverses.append("\(owner.name) '\(o.id)'.\(p.name) holds '\(recordedID(t))', which does not point back")
+                }
+            }
             switch rel.deleteRule {
             case .cascade:
                 for t in targets { try deleteFollowingRules(t) }

@@ -77,6 +77,9 @@ extension HistoryFastReader {
                   let id = Identifier.stored(raw), expect(valuesKey) else { return nil }
             var change = Change(kind: .update, type: type, id: id)
             repeat {
+                // A value here is inside five containers of the line: the
+                // tree reader's nesting limit counts them.
+                r.depth = 5
                 guard let name = string(), expect(oldKey), let old = try? r.parseValue(),
                       expect(newKey), let new = try? r.parseValue(), expect(closeObject) else { return nil }
                 change.values.append(ValueChange(name: name, old: old, new: new))

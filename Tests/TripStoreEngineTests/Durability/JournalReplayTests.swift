@@ -115,6 +115,43 @@ import TripStoreModels
         #expect(fast.checkInvariants().isEmpty)
     }
 
+    /// An update line sealed with a correct checksum that the schema or the
+    /// reader's limits refuse is damage, whichever reader reads it (found by
+    /// a hostile review: a required attribute set to null was replayed, and
+    /// a value nested a few levels short of the limit was read by bytes
+    /// where the tree refuses it).
+    @Test func anUpdateLineTheSchemaRefusesIsDamage() throws {
+        let deep = String(repeating: "[", count: 509) + String(repeating: "]", count: 509)
+        let edits: [(String, String, String)] = [
+            (#""new":"renamed""#, #""new":null"#, "not optional"),
+            (#""new":"renamed""#, #""new":"# + deep, "nesting deeper"),
+            (#""type":"Trip""#, #""type":"BusinessTrip""#, "but it is a Trip"),
+        ]
+        for (from, to, expected) in edits {
+            let folder = TestFolders.make("replay-refused")
+            let w = try Store.open(folder, schema: Self.schema, access: .write)
+            try TestStores.commit(TestStores.trip("t1"), to: w)
+            try w.compact()
+            var tx = w.transaction()
+            try tx.set("name", of: "t1", to: .string("renamed"))
+            try w.commit(tx, author: "a")
+            let path = w.files.journal(w.snapshotToken)
+            w.close()
+            var line = String(decoding: try FileIO.readFile(path), as: UTF8.self)
+            let suffix = try #require(line.range(of: #","crc32c":""#))
+            line = String(line[..<suffix.lowerBound]) + "}"
+            #expect(line.contains(from))
+            let edited = JournalFormat.seal(Array(line.replacingOccurrences(of: from, with: to).utf8))
+            try Data(edited).write(to: URL(fileURLWithPath: path))
+            #expect {
+                try Store.open(folder, schema: Self.schema, access: .read).close()
+            } throws: { error in
+                guard case StoreError.damaged(_, let n, let detail, _)? = error as? StoreError else { return false }
+                return n == 1 && detail.contains(expected)
+            }
+        }
+    }
+
     /// Bytes changed at random in update lines: whatever the fast reader
     /// still reads is what the tree reader reads.
     @Test(arguments: [7, 8] as [UInt64])

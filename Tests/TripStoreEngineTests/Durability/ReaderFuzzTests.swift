@@ -279,6 +279,7 @@ import TripStoreModels
         #expect(store.loadedFromImage && store.imageDamage == nil)
         let journal = try FileIO.readFile(folder + "/" + (try FileIO.listDirectory(folder).first { $0.hasPrefix("journal-") })!)
         let all = store.table.liveRows
+        for row in all { _ = store.table.object(at: row) }  // every record read: the damaged one among them
         #expect(store.imageDamage != nil)
         var tx = store.transaction()
         let name = store.schema.entity(named: "Trip")!.property(named: "name")!.slot

@@ -93,6 +93,108 @@ import TripStoreModels
         #expect(store.imageDamage != nil)
     }
 
+    /// A list group's first start is checked before anything is hashed from
+    /// it (found by a hostile review: one flipped bit in a later group's
+    /// first start made every command that read it crash).
+    @Test func aDamagedStartOfALaterListGroupIsFoundNotFollowed() throws {
+        let folder = try makeStore()
+        let path = try imagePath(folder)
+        var bytes = try FileIO.readFile(path)
+        let header = try #require(bytes.withUnsafeBytes(SnapshotImage.Header.decode))
+        let layout = try #require(SnapshotImage.Layout(header))
+        #expect(layout.listGroups > 1)
+        bytes[layout.listStarts + 8 * SnapshotImage.groupSize + 7] ^= 0x80
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        var lazy = StoreOptions()
+        lazy.imageChecks = .onFirstTouch
+        let store = try Store.open(folder, schema: schema, access: .read, options: lazy)
+        #expect(store.loadedFromImage)
+        #expect(!store.table.checkEverything())
+        #expect(store.imageDamage?.contains("lists") == true)
+    }
+
+    /// Makes every checksum over row group `g` match its bytes again: its
+    /// units', its own, its chunk's, the directory's and the header's (a forgery).
+    static func reseal(_ bytes: inout [UInt8], group g: Int) throws {
+        let header = try #require(bytes.withUnsafeBytes(SnapshotImage.Header.decode))
+        let layout = try #require(SnapshotImage.Layout(header))
+        func int<T: FixedWidthInteger>(_ at: Int, _: T.Type) -> T { bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: at, as: T.self) } }
+        func put<T: FixedWidthInteger>(_ v: T, at: Int) { withUnsafeBytes(of: v.littleEndian) { bytes.replaceSubrange(at..<(at + $0.count), with: $0) } }
+        let first = g << SnapshotImage.groupShift, stop = min(Int(header.rows), first + SnapshotImage.groupSize)
+        let groupStart = g == 0 ? 0 : Int(int(layout.rowGroupTable + (g - 1) * SnapshotImage.Layout.rowGroupEntry + 16, Int64.self))
+        let groupEnd = Int(int(layout.rowGroupTable + g * SnapshotImage.Layout.rowGroupEntry + 16, Int64.self))
+        for unitFirst in stride(from: first, to: stop, by: SnapshotImage.unitSize) {
+            let unitStop = min(stop, unitFirst + SnapshotImage.unitSize)
+            let s = layout.records + groupStart + Int(int(layout.offsets + 4 * unitFirst, UInt32.self))
+            let e = unitStop < stop ? layout.records + groupStart + Int(int(layout.offsets + 4 * unitStop, UInt32.self)) : layout.records + groupEnd
+            put(bytes[s..<e].withUnsafeBytes { SnapshotImage.unitHash(unitFirst >> SnapshotImage.unitShift, records: $0) },
+                at: layout.unitHashes + 8 * (unitFirst >> SnapshotImage.unitShift))
+        }
+        let firstUnit = first >> SnapshotImage.unitShift, units = (stop - first + SnapshotImage.unitSize - 1) >> SnapshotImage.unitShift
+        let hash = bytes.withUnsafeBytes { b in
+            SnapshotImage.groupHash(g, entities: UnsafeRawBufferPointer(rebasing: b[(layout.entities + 2 * first)..<(layout.entities + 2 * stop)]),
+                                    offsets: UnsafeRawBufferPointer(rebasing: b[(layout.offsets + 4 * first)..<(layout.offsets + 4 * stop)]),
+                                    prefixes: UnsafeRawBufferPointer(rebasing: b[(layout.prefixes + 8 * first)..<(layout.prefixes + 8 * stop)]),
+                                    unitHashes: UnsafeRawBufferPointer(rebasing: b[(layout.unitHashes + 8 * firstUnit)..<(layout.unitHashes + 8 * (firstUnit + units))]))
+        }
+        put(hash, at: layout.rowGroupTable + g * SnapshotImage.Layout.rowGroupEntry)
+        let c = g >> SnapshotImage.chunkShift
+        let (from, to) = SnapshotImage.chunk(c, of: layout.rowGroups)
+        let entries = (layout.rowGroupTable + from * SnapshotImage.Layout.rowGroupEntry)..<(layout.rowGroupTable + to * SnapshotImage.Layout.rowGroupEntry)
+        put(bytes[entries].withUnsafeBytes { PageHash.hash($0, seed: UInt64(c)) }, at: layout.rowChunkTable + 16 * c)
+        var forged = header
+        forged.directoryHash = bytes[layout.directory].withUnsafeBytes { PageHash.hash($0) }
+        bytes.replaceSubrange(0..<SnapshotImage.Header.byteCount, with: forged.encoded())
+    }
+
+    /// A forged image whose trip B holds trip A's list of mileage records (a
+    /// hostile review's): a delete of B would follow A's list and leave B's
+    /// own records pointing at nothing, in the JSON. The sides of each
+    /// relationship a delete follows must agree, or the commit refuses.
+    @Test func aDeleteFollowingAForgedListIsRefusedBeforeTheJournal() throws {
+        let folder = try makeStore()
+        let path = try imagePath(folder)
+        let reader = try Store.open(folder, schema: schema, access: .read)
+        let image = try #require(reader.table.image)
+        let business = schema.entity(named: "BusinessTrip")!.id, miles = schema.entities[business].property(named: "milesDriven")!.slot
+        let trips = reader.table.liveRows.filter { reader.table.entity(at: $0) == business && !reader.table.value(at: $0, slot: miles).rows.isEmpty }
+        let a = try #require(trips.first), b = try #require(trips.last)
+        func slotAt(_ row: RowID) -> Int {
+            let record = UnsafeRawPointer(image.base) + image.layout.records + Int(image.recordOffset(Int(row)))
+            return RecordReader.slot(record, miles) - UnsafeRawPointer(image.base)
+        }
+        let (at, from) = (slotAt(b), slotAt(a))
+        let idB = try #require(reader.table.id(at: b))
+        reader.close()
+        var bytes = try FileIO.readFile(path)
+        bytes.replaceSubrange((at + 1)..<(at + 5), with: Array(bytes[(from + 1)..<(from + 5)]))
+        try Self.reseal(&bytes, group: Int(b) >> SnapshotImage.groupShift)
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+
+        var lazy = StoreOptions()
+        lazy.imageChecks = .onFirstTouch
+        let w = try Store.open(folder, schema: schema, access: .write, options: lazy)
+        #expect(w.loadedFromImage)
+        let journal = try FileIO.readFile(w.files.journal(w.snapshotToken))
+        var tx = w.transaction()
+        try tx.delete(id: idB)
+        #expect(throws: StoreError.self) { try w.commit(tx, author: "t") }
+        #expect(w.imageDamage?.contains("sides disagree") == true)
+        #expect(try FileIO.readFile(w.files.journal(w.snapshotToken)) == journal)
+        w.close()
+        // From the JSON, the same delete takes B's own records, and the store stays sound.
+        let json = try open(folder, image: false)
+        json.close()
+        var plain = StoreOptions()
+        plain.useSnapshotImage = false
+        let again = try Store.open(folder, schema: schema, access: .write, options: plain)
+        var retry = again.transaction()
+        try retry.delete(id: idB)
+        try again.commit(retry, author: "t")
+        #expect(again.checkInvariants().isEmpty)
+        again.close()
+    }
+
     /// A row's type is read on the strength of its group's checksum alone:
     /// a group forged with matching checksums whose entity column names no
     /// entity of the schema is refused, not read.
