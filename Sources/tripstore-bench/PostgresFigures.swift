@@ -84,8 +84,8 @@ struct PostgresFigures {
         let schemaSQL = work + "/pg-schema.sql", feedSQL = work + "/pg-feed.sql", rows = work + "/pg-rows.copy"
         _ = try shell("'\(cli)' --store '\(store)' schema --format sql > '\(schemaSQL)'")
         _ = try shell("'\(cli)' --store '\(store)' history --format sql --since 0 > '\(feedSQL)'")
-        // The same rows as PostgreSQL's own COPY reads them: the feed's COPY block alone.
-        _ = try shell("awk '/^COPY /{on=1; next} /^\\\\\\.$/{on=0} on' '\(feedSQL)' > '\(rows)'")
+        // The same rows as PostgreSQL's own COPY reads them: the feed's COPY block of objects alone.
+        _ = try shell("awk '/^COPY [^ ]*[.]objects /{on=1; next} /^\\\\\\.$/{on=0} on' '\(feedSQL)' > '\(rows)'")
         let feedDB = try database("feed", schemaSQL: schemaSQL), copyDB = try database("copy", schemaSQL: schemaSQL)
         // Each side as a user runs it: a pipe from the command into psql; psql reading the rows file.
         let feed = try shell("'\(cli)' --store '\(store)' history --format sql --since 0 | \(Self.psql) -X -q -v ON_ERROR_STOP=1 -d \(feedDB) > /dev/null")
