@@ -86,16 +86,15 @@ extension Store {
                     if types[c.type] == nil { types[c.type] = Array(SQLText.copyArray(Self.types(c.type, then)).utf8) }
                     chunk += types[c.type] ?? []
                     chunk.append(0x09)
-                    w.bytes.removeAll(keepingCapacity: true)
-                    data.removeAll()
                     if !changed.contains(c.id), let row = table.row(for: c.id), table.entity(at: row) != nil {
+                        data.removeAll()
                         writer.writeData(row: row, table: table.readView, lists: lists.view, to: &data, scratch: &w)
-                        w.bytes.removeAll(keepingCapacity: true)
-                        w.bytes.append(contentsOf: data.bytes)
+                        SQLText.appendCopyEscaped(Array(data.bytes), to: &chunk)
                     } else {
+                        w.bytes.removeAll(keepingCapacity: true)
                         w.value(envelopes[t.token]?[c.id]?["data"] ?? .object([]))
+                        SQLText.appendCopyEscaped(w.bytes, to: &chunk)
                     }
-                    SQLText.appendCopyEscaped(w.bytes, to: &chunk)
                     chunk.append(0x09)
                     chunk += Array(String(t.token).utf8)
                     chunk.append(0x0A)
