@@ -49,6 +49,8 @@ enum JournalReplay {
         for c in changes where c["kind"] == .string("delete") {
             guard case .string(let id)? = c["id"], let row = table.row(for: id) else { throw damaged("deletes an unknown object") }
             if let o = table.object(at: row) {
+                let name = schema.entities[o.entity].name
+                guard case .string(let type)? = c["type"], type == name else { throw damaged("deletes '\(id)', a \(name), as another type") }
                 store.replayedDeletes.append(ReplayedDelete(row: row, object: o, file: file, line: number))
                 store.indexes.remove(row, o)
             }
@@ -94,7 +96,9 @@ enum JournalReplay {
                     throw damaged("property '\(name)': \(error.message)")
                 }
             case .relationship(let r):
-                guard let ids = ValueDecoding.referenceIDs(new) else { throw damaged("property '\(name)' holds something other than references") }
+                guard let ids = ValueDecoding.referenceIDs(new), !r.isToMany || new.isArrayOrNull else {
+                    throw damaged("property '\(name)' holds something other than \(r.isToMany ? "an array of references" : "a reference")")
+                }
                 var rows: [RowID] = []
                 for tid in ids {
                     guard let tr = table.row(for: tid) else {
@@ -116,5 +120,15 @@ extension JSONValue {
     func withoutKind() -> JSONValue {
         guard case .object(let members) = self else { return self }
         return .object(members.filter { $0.key != "kind" })
+    }
+}
+
+extension JSONValue {
+    /// An array, or null: what a to-many relationship's value may be.
+    var isArrayOrNull: Bool {
+        switch self {
+        case .array, .null: return true
+        default: return false
+        }
     }
 }

@@ -274,7 +274,7 @@ final class MappedImage: ListSource {
                                         unitHashes: UnsafeRawBufferPointer(start: unitHashes + firstUnit, count: (stopUnit - firstUnit) * 8))
         guard h == expected, prefixes[first] == fence, offsets[first] == 0 else { return false }
         for r in (first + 1)..<stop where prefixes[r] < prefixes[r - 1] { return false }
-        // A row's type is read on the strength of this checksum alone.
+        // Every row's type one of the schema's, before any unit of the group is read.
         for r in first..<stop where entities[r] < 0 || Int(entities[r]) >= plans.count { return false }
         return true
     }

@@ -156,20 +156,15 @@ package final class ObjectTable: ObjectLookup {
     }
 
     /// The entity at row `i` (`0..<rowCount`), -1 where none lives.
+    /// Its unit is checked first: a reader that has a row's type reads its
+    /// record as that type's, so a unit that fails its checks must have
+    /// been taken out before its types are read.
     @inline(__always) func rawEntity(_ i: Int) -> Int16 {
         if i < baseRows {
-            if groupState[i >> SnapshotImage.unitShift] != 1 { entityChecked(i) }
+            checked(i)
             return baseEntities[i]
         }
         return laterEntities[i - baseRows]
-    }
-
-    /// Checks what a base row's entity needs: its image group's checksum,
-    /// which covers the entity column. Its records are checked when they
-    /// are read (a query that skips a row for its type never reads them).
-    private func entityChecked(_ i: Int) {
-        guard let image, groupState[i >> SnapshotImage.unitShift] != 2 else { return }
-        if !image.groupHashIsSound(i >> SnapshotImage.groupShift) { checked(i) }  // fails, taking the unit out
     }
 
     @inline(__always) private func locator(_ i: Int) -> Int64 {
@@ -238,8 +233,10 @@ package final class ObjectTable: ObjectLookup {
     }
 
     private func neutralize(_ u: Int) {
-        var empty = [UInt8](repeating: RecordTag.null, count: 2 + (schema.entities.map(\.properties.count).max() ?? 0))
-        empty[0] = 0
+        // A packed id of zeros, then a nil for as many slots as any entity has:
+        // whatever type a reader takes it for, it reads within these bytes.
+        let empty = [RecordID.packedMarker] + [UInt8](repeating: 0, count: RecordID.packedCount)
+            + [UInt8](repeating: RecordTag.null, count: schema.entities.map(\.properties.count).max() ?? 0)
         let locator = empty.withUnsafeBytes { arena.append($0) }
         for r in (u << SnapshotImage.unitShift)..<min(baseRows, (u + 1) << SnapshotImage.unitShift) {
             baseEntities[r] = -1

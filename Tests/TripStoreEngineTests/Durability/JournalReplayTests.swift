@@ -126,6 +126,7 @@ import TripStoreModels
             (#""new":"renamed""#, #""new":null"#, "not optional"),
             (#""new":"renamed""#, #""new":"# + deep, "nesting deeper"),
             (#""type":"Trip""#, #""type":"BusinessTrip""#, "but it is a Trip"),
+            (#""new":"renamed""#, #""new":"renamed"},"bucketList":{"old":[],"new":{"id":"t1"}"#, "an array of references"),
         ]
         for (from, to, expected) in edits {
             let folder = TestFolders.make("replay-refused")
@@ -149,6 +150,31 @@ import TripStoreModels
                 guard case StoreError.damaged(_, let n, let detail, _)? = error as? StoreError else { return false }
                 return n == 1 && detail.contains(expected)
             }
+        }
+    }
+
+    /// A delete that names another type than the object's is damage.
+    @Test func aDeleteOfAnotherTypeIsDamage() throws {
+        let folder = TestFolders.make("replay-delete-type")
+        let w = try Store.open(folder, schema: Self.schema, access: .write)
+        try TestStores.commit(TestStores.trip("t1"), to: w)
+        try w.compact()
+        var tx = w.transaction()
+        try tx.delete(id: "t1")
+        try w.commit(tx, author: "a")
+        let path = w.files.journal(w.snapshotToken)
+        w.close()
+        var line = String(decoding: try FileIO.readFile(path), as: UTF8.self)
+        let suffix = try #require(line.range(of: #","crc32c":""#))
+        line = String(line[..<suffix.lowerBound]) + "}"
+        #expect(line.contains(#""kind":"delete","type":"Trip""#))
+        let edited = JournalFormat.seal(Array(line.replacingOccurrences(of: #""kind":"delete","type":"Trip""#, with: #""kind":"delete","type":"PersonalTrip""#).utf8))
+        try Data(edited).write(to: URL(fileURLWithPath: path))
+        #expect {
+            try Store.open(folder, schema: Self.schema, access: .read).close()
+        } throws: { error in
+            guard case StoreError.damaged(_, 1?, let detail, _)? = error as? StoreError else { return false }
+            return detail.contains("as another type")
         }
     }
 
