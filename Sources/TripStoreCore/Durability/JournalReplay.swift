@@ -44,7 +44,8 @@ enum JournalReplay {
             guard case .string(let id)? = c["id"], case .string(let type)? = c["type"], case .object(let values)? = c["values"] else {
                 throw damaged("updates an unknown object")
             }
-            try update(id: id, type: type, values: values.map { ($0.key, $0.value["new"]) }, in: store, touched: &touched, file: file, line: number)
+            try update(id: id, type: type, values: values.map { ($0.key, $0.value["old"], $0.value["new"]) }, in: store, touched: &touched,
+                       file: file, line: number)
         }
         for c in changes where c["kind"] == .string("delete") {
             guard case .string(let id)? = c["id"], let row = table.row(for: id) else { throw damaged("deletes an unknown object") }
@@ -66,7 +67,7 @@ enum JournalReplay {
     static func apply(updates: [Change], to store: Store, file: String, line number: Int) throws {
         var touched = Set<RowID>()
         for c in updates {
-            try update(id: c.id, type: c.type, values: c.values.map { ($0.name, $0.new) }, in: store, touched: &touched, file: file, line: number)
+            try update(id: c.id, type: c.type, values: c.values.map { ($0.name, $0.old, $0.new) }, in: store, touched: &touched, file: file, line: number)
         }
         if let problem = store.table.referenceProblems(of: touched.sorted(), limit: 1).first {
             throw StoreError.damaged(file: file, line: number, detail: problem, repairable: false)
@@ -75,7 +76,8 @@ enum JournalReplay {
 
     /// Sets the new values of one update; `touched` gains the rows whose
     /// references it changes, and the rows they held before.
-    private static func update(id: String, type: String, values: [(name: String, new: JSONValue?)], in store: Store,
+    /// An old value must be one the property can hold, as time travel reads it back.
+    private static func update(id: String, type: String, values: [(name: String, old: JSONValue?, new: JSONValue?)], in store: Store,
                                touched: inout Set<RowID>, file: String, line number: Int) throws {
         let table = store.table
         func damaged(_ detail: String) -> StoreError {
@@ -84,21 +86,27 @@ enum JournalReplay {
         guard let row = table.row(for: id), let e = table.entity(at: row) else { throw damaged("updates an unknown object") }
         let entity = store.schema.entities[e]
         guard entity.name == type else { throw damaged("updates '\(id)' as a \(type), but it is a \(entity.name)") }
-        for (name, value) in values {
-            guard let p = entity.property(named: name), let new = value else {
+        for (name, oldValue, value) in values {
+            guard let p = entity.property(named: name), let new = value, let old = oldValue else {
                 throw damaged("updates unknown property '\(name)'")
             }
             switch p.kind {
             case .attribute(let a):
+                do {
+                    _ = try ValueDecoding.decode(old, as: a.type, optional: true)
+                } catch {
+                    throw damaged("property '\(name)', its old value: \(error.message)")
+                }
                 do {
                     table.setValue(try ValueDecoding.decode(new, as: a.type, optional: a.isOptional), row: row, slot: p.slot)
                 } catch {
                     throw damaged("property '\(name)': \(error.message)")
                 }
             case .relationship(let r):
-                guard let ids = ValueDecoding.referenceIDs(new), !r.isToMany || new.isArrayOrNull else {
+                for v in [old, new] where ValueDecoding.referenceIDs(v) == nil || r.isToMany && !v.isArrayOrNull {
                     throw damaged("property '\(name)' holds something other than \(r.isToMany ? "an array of references" : "a reference")")
                 }
+                guard let ids = ValueDecoding.referenceIDs(new) else { throw damaged("property '\(name)' holds something other than references") }
                 var rows: [RowID] = []
                 for tid in ids {
                     guard let tr = table.row(for: tid) else {

@@ -127,6 +127,8 @@ import TripStoreModels
             (#""new":"renamed""#, #""new":"# + deep, "nesting deeper"),
             (#""type":"Trip""#, #""type":"BusinessTrip""#, "but it is a Trip"),
             (#""new":"renamed""#, #""new":"renamed"},"bucketList":{"old":[],"new":{"id":"t1"}"#, "an array of references"),
+            (#""old":"n""#, #""old":5"#, "its old value"),
+            (#""new":"renamed""#, #""new":"renamed"},"bucketList":{"old":{"id":"t1"},"new":[]"#, "an array of references"),
         ]
         for (from, to, expected) in edits {
             let folder = TestFolders.make("replay-refused")
