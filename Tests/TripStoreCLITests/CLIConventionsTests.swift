@@ -21,6 +21,13 @@ import TripStoreEngine
         #expect(CLIRunner.run([name, "-h"]).out == help.out)
     }
 
+    @Test func helpOfHelpIsTheOverviewAndTheStartOfACommandNamesIt() {
+        #expect(CLIRunner.run(["help", "help"]).out == CLIRunner.run(["--help"]).out)
+        #expect(CLIRunner.run(["help", "help"]).code == 0)
+        let r = CLIRunner.run(["hist"])
+        #expect(r.code == 1 && r.err.contains("did you mean 'history'?"), "\(r.err)")
+    }
+
     @Test func helpAloneIsTheOverview() {
         let overview = CLIRunner.run(["--help"])
         #expect(overview.code == 0 && overview.out.contains("--version"))

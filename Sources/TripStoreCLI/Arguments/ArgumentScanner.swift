@@ -38,6 +38,8 @@ enum ArgumentScanner {
                 if a == "-h" && !onlyPositionals { parsed.help = true; continue }
                 // `tripstore help [COMMAND]` is `tripstore [COMMAND] --help`.
                 if a == "help" && parsed.command == nil && !parsed.help { parsed.help = true; continue }
+                // `tripstore help help`: the help of help is the overview.
+                if a == "help" && parsed.command == nil { continue }
                 if parsed.command == nil {
                     guard let named = Commands.spec(a) else {
                         throw CLIError("unknown command '\(a)'" + hint(a, Commands.names) + "; run 'tripstore --help' for the list")

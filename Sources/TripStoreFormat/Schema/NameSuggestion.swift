@@ -4,7 +4,11 @@ import TripStoreSystem
 public enum NameSuggestion {
     /// The candidate with the smallest edit distance (case-insensitive), if it is close enough.
     public static func closest(to name: String, in candidates: [String]) -> String? {
-        let target = Array(name.lowercased().unicodeScalars)
+        // A name the start of exactly one candidate is that one (`hist` for `history`), as git suggests.
+        let lowered = name.lowercased()
+        let started = candidates.filter { $0.lowercased().hasPrefix(lowered) }
+        if lowered.count >= 2, started.count == 1 { return started[0] }
+        let target = Array(lowered.unicodeScalars)
         var best: (String, Int)?
         for c in candidates {
             let d = distance(target, Array(c.lowercased().unicodeScalars))
