@@ -118,23 +118,18 @@ extension Store {
             var w = JSONWriter()
             HistoryCoding.writeChanges(t, to: &w)
             var row: [UInt8] = []
-            if isBulk(t) {
-                // A bulk import's row holds every id it inserted: through
-                // `COPY`, which PostgreSQL reads faster than a long literal.
-                s += "COPY \(sql.history) (token, \"timestamp\", author, changes) FROM STDIN;\n"
+            // A bulk import's row holds every id it inserted: through `COPY`,
+            // which PostgreSQL reads faster than a long literal.
+            let copy = isBulk(t)
+            s += copy
+                ? "COPY \(sql.history) (token, \"timestamp\", author, changes) FROM STDIN;\n"
                     + "\(t.token)\t\(SQLText.copyField(ISODate.format(t.timestamp)))\t\(SQLText.copyField(t.author))\t"
-                out(s)
-                SQLText.appendCopyEscaped(w.bytes, to: &row)
-                write(row)
-                out("\n\\.\n")
-            } else {
-                s += "INSERT INTO \(sql.history) (token, \"timestamp\", author, changes) VALUES (\(t.token), \(SQLText.timestamp(t.timestamp)), "
+                : "INSERT INTO \(sql.history) (token, \"timestamp\", author, changes) VALUES (\(t.token), \(SQLText.timestamp(t.timestamp)), "
                     + "\(SQLText.literal(t.author)), "
-                out(s)
-                SQLText.appendLiteral(w.bytes, to: &row)
-                write(row)
-                out("::jsonb);\n")
-            }
+            out(s)
+            if copy { SQLText.appendCopyEscaped(w.bytes, to: &row) } else { SQLText.appendLiteral(w.bytes, to: &row) }
+            write(row)
+            out(copy ? "\n\\.\n" : "::jsonb);\n")
             out("UPDATE \(sql.cursor) SET token = \(t.token);\nCOMMIT;\n")
         }
     }

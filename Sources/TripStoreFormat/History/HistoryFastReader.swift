@@ -5,20 +5,10 @@ import TripStoreSystem
 /// "read it with the tree reader", which also reports what is wrong.
 package enum HistoryFastReader {
     package static func read(_ buffer: UnsafeBufferPointer<UInt8>) -> HistoryTransaction? {
-        var r = JSONReader(buffer: buffer)
-        func expect(_ literal: [UInt8]) -> Bool {
-            guard r.index + literal.count <= buffer.count else { return false }
-            for (k, b) in literal.enumerated() where buffer[r.index + k] != b { return false }
-            r.index += literal.count
-            return true
-        }
-        func string() -> String? {
-            guard r.index < buffer.count, buffer[r.index] == UInt8(ascii: "\"") else { return nil }
-            return try? r.parseString()
-        }
-        guard expect(tokenKey), case .int(let token)? = try? r.parseNumber(),
-              expect(timestampKey), let ts = string(), let time = ISODate.parse(ts),
-              expect(authorKey), let author = string(), expect(changesKey) else { return nil }
+        var line = LineCursor(buffer)
+        func expect(_ literal: [UInt8]) -> Bool { line.expect(literal) }
+        func string() -> String? { line.string() }
+        guard let (token, time, author) = line.header() else { return nil }
         var changes: [Change] = []
         if expect(closeArray) {
         } else {
@@ -38,14 +28,14 @@ package enum HistoryFastReader {
                         changes.append(Change(kind: .insert, type: type, id: id))
                     }
                 } else {
-                    guard let v = try? r.parseValue(), HistoryCoding.readChanges(v, into: &changes) else { return nil }
+                    guard let v = try? line.reader.parseValue(), HistoryCoding.readChanges(v, into: &changes) else { return nil }
                 }
                 if expect(comma) { continue }
                 guard expect(closeArray) else { return nil }
                 break
             }
         }
-        guard expect(closeObject), r.index == buffer.count else { return nil }
+        guard expect(closeObject), line.reader.index == buffer.count else { return nil }
         return HistoryTransaction(token: token, timestamp: time, author: author, changes: changes)
     }
 }
@@ -57,20 +47,10 @@ extension HistoryFastReader {
     /// "read it with the tree reader", which reads every line and says what
     /// is wrong with one.
     package static func readJournalUpdates(_ buffer: UnsafeBufferPointer<UInt8>) -> HistoryTransaction? {
-        var r = JSONReader(buffer: buffer)
-        func expect(_ literal: [UInt8]) -> Bool {
-            guard r.index + literal.count <= buffer.count else { return false }
-            for (k, b) in literal.enumerated() where buffer[r.index + k] != b { return false }
-            r.index += literal.count
-            return true
-        }
-        func string() -> String? {
-            guard r.index < buffer.count, buffer[r.index] == UInt8(ascii: "\"") else { return nil }
-            return try? r.parseString()
-        }
-        guard expect(tokenKey), case .int(let token)? = try? r.parseNumber(),
-              expect(timestampKey), let ts = string(), let time = ISODate.parse(ts),
-              expect(authorKey), let author = string(), expect(changesKey) else { return nil }
+        var line = LineCursor(buffer)
+        func expect(_ literal: [UInt8]) -> Bool { line.expect(literal) }
+        func string() -> String? { line.string() }
+        guard let (token, time, author) = line.header() else { return nil }
         var changes: [Change] = []
         repeat {
             guard expect(updateKind), let type = string(), !type.isEmpty, expect(idKey), let raw = string(),
@@ -79,18 +59,53 @@ extension HistoryFastReader {
             repeat {
                 // A value here is inside five containers of the line: the
                 // tree reader's nesting limit counts them.
-                r.depth = 5
-                guard let name = string(), expect(oldKey), let old = try? r.parseValue(),
-                      expect(newKey), let new = try? r.parseValue(), expect(closeObject) else { return nil }
+                line.reader.depth = 5
+                guard let name = string(), expect(oldKey), let old = try? line.reader.parseValue(),
+                      expect(newKey), let new = try? line.reader.parseValue(), expect(closeObject) else { return nil }
                 change.values.append(ValueChange(name: name, old: old, new: new))
             } while expect(comma)
             guard expect(closeObject), expect(closeObject) else { return nil }
             changes.append(change)
         } while expect(comma)
-        guard expect(closeArray), expect(checksumKey), r.index + 10 == buffer.count,
-              buffer[r.index..<(r.index + 8)].allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }),
-              buffer[r.index + 8] == UInt8(ascii: "\""), buffer[r.index + 9] == UInt8(ascii: "}") else { return nil }
+        guard expect(closeArray), expect(checksumKey) else { return nil }
+        let at = line.reader.index
+        guard at + 10 == buffer.count,
+              buffer[at..<(at + 8)].allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }),
+              buffer[at + 8] == UInt8(ascii: "\""), buffer[at + 9] == UInt8(ascii: "}") else { return nil }
         return HistoryTransaction(token: token, timestamp: time, author: author, changes: changes)
+    }
+}
+
+/// A history or journal line read from its start, in the form the store writes.
+private struct LineCursor {
+    let buffer: UnsafeBufferPointer<UInt8>
+    var reader: JSONReader
+
+    init(_ buffer: UnsafeBufferPointer<UInt8>) {
+        self.buffer = buffer
+        reader = JSONReader(buffer: buffer)
+    }
+
+    /// Steps over `literal` if the line goes on with it.
+    mutating func expect(_ literal: [UInt8]) -> Bool {
+        guard reader.index + literal.count <= buffer.count else { return false }
+        for (k, b) in literal.enumerated() where buffer[reader.index + k] != b { return false }
+        reader.index += literal.count
+        return true
+    }
+
+    /// A JSON string, if one starts here.
+    mutating func string() -> String? {
+        guard reader.index < buffer.count, buffer[reader.index] == UInt8(ascii: "\"") else { return nil }
+        return try? reader.parseString()
+    }
+
+    /// `{"token":N,"timestamp":"…","author":"…","changes":[`, up to the first change.
+    mutating func header() -> (token: Int64, time: Double, author: String)? {
+        guard expect(tokenKey), case .int(let token)? = try? reader.parseNumber(),
+              expect(timestampKey), let ts = string(), let time = ISODate.parse(ts),
+              expect(authorKey), let author = string(), expect(changesKey) else { return nil }
+        return (token, time, author)
     }
 }
 

@@ -115,6 +115,15 @@ import TripStoreModels
         #expect(fast.checkInvariants().isEmpty)
     }
 
+    /// Replaces `from` with `to` in a journal of one line and seals it again with a matching checksum.
+    static func edit(journal path: String, replacing from: String, with to: String) throws {
+        var line = String(decoding: try FileIO.readFile(path), as: UTF8.self)
+        let suffix = try #require(line.range(of: #","crc32c":""#))
+        line = String(line[..<suffix.lowerBound]) + "}"
+        #expect(line.contains(from))
+        try Data(JournalFormat.seal(Array(line.replacingOccurrences(of: from, with: to).utf8))).write(to: URL(fileURLWithPath: path))
+    }
+
     /// An update line sealed with a correct checksum that the schema or the
     /// reader's limits refuse is damage, whichever reader reads it (found by
     /// a hostile review: a required attribute set to null was replayed, and
@@ -140,12 +149,7 @@ import TripStoreModels
             try w.commit(tx, author: "a")
             let path = w.files.journal(w.snapshotToken)
             w.close()
-            var line = String(decoding: try FileIO.readFile(path), as: UTF8.self)
-            let suffix = try #require(line.range(of: #","crc32c":""#))
-            line = String(line[..<suffix.lowerBound]) + "}"
-            #expect(line.contains(from))
-            let edited = JournalFormat.seal(Array(line.replacingOccurrences(of: from, with: to).utf8))
-            try Data(edited).write(to: URL(fileURLWithPath: path))
+            try Self.edit(journal: path, replacing: from, with: to)
             #expect {
                 try Store.open(folder, schema: Self.schema, access: .read).close()
             } throws: { error in
@@ -166,12 +170,7 @@ import TripStoreModels
         try w.commit(tx, author: "a")
         let path = w.files.journal(w.snapshotToken)
         w.close()
-        var line = String(decoding: try FileIO.readFile(path), as: UTF8.self)
-        let suffix = try #require(line.range(of: #","crc32c":""#))
-        line = String(line[..<suffix.lowerBound]) + "}"
-        #expect(line.contains(#""kind":"delete","type":"Trip""#))
-        let edited = JournalFormat.seal(Array(line.replacingOccurrences(of: #""kind":"delete","type":"Trip""#, with: #""kind":"delete","type":"PersonalTrip""#).utf8))
-        try Data(edited).write(to: URL(fileURLWithPath: path))
+        try Self.edit(journal: path, replacing: #""kind":"delete","type":"Trip""#, with: #""kind":"delete","type":"PersonalTrip""#)
         #expect {
             try Store.open(folder, schema: Self.schema, access: .read).close()
         } throws: { error in
