@@ -126,16 +126,19 @@ public enum FileIO {
             }
         }
         if let failure { throw failure }
-        // The file may have grown since fstat (a writer appending): read the rest.
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { systemRead(fd, $0.baseAddress!, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw IOError(operation: "read", path: path, code: errno)
+        // The file may have grown since fstat (a writer appending): read the
+        // rest, through a buffer on the stack (a fresh heap buffer costs a
+        // page fault per 4 KB, on every read of a small file).
+        try withUnsafeTemporaryAllocation(byteCount: 4096, alignment: 16) { chunk in
+            while true {
+                let n = systemRead(fd, chunk.baseAddress!, chunk.count)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    throw IOError(operation: "read", path: path, code: errno)
+                }
+                if n == 0 { break }
+                out.append(contentsOf: UnsafeRawBufferPointer(rebasing: chunk[0..<n]))
             }
-            if n == 0 { break }
-            out.append(contentsOf: chunk[0..<n])
         }
         identity = FileIdentity.of(fd)
         return out

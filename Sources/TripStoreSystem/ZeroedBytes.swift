@@ -4,22 +4,75 @@ import Glibc
 import Darwin
 #endif
 
-/// Tables of byte-sized states that start at zero, from `calloc`: a large
-/// one comes from pages the kernel zeroes when they are first touched, so a
+/// Tables of byte-sized states that start at zero. A large one is mapped
+/// from the kernel on its own: its pages are zero until first touched, so a
 /// table of a state per piece of a million-row image costs nothing until a
-/// piece is used (a cold command touches a handful). Freed with `free`.
+/// piece is used (a cold command touches a handful). `calloc` would not do:
+/// with the heap kept (`MemoryTuning`) it takes such a table from memory the
+/// heap already holds and zeroes it page by page.
 package enum ZeroedBytes {
+    /// Below this a table comes from `calloc`; the header before the table
+    /// says which way it came and how long its mapping is.
+    private static let mappedFrom = 1 << 16
+    private static let header = 16
+
     package static func allocate(_ count: Int) -> UnsafeMutablePointer<UInt8> {
+        let bytes = header + max(1, count)
+        var raw: UnsafeMutableRawPointer?
+        if bytes >= mappedFrom {
+            let m = mmap(nil, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+            if let m, m != MAP_FAILED {
+                raw = m
+                raw?.storeBytes(of: bytes, as: Int.self)
+            }
+        }
+        if raw == nil {
+            raw = calloc(bytes, 1)  // zeroed: a length of 0 says so
+        }
         // Out of memory is the only failure; it traps as any allocation does.
-        guard let raw = calloc(max(1, count), 1) else { preconditionFailure("out of memory") }
-        return raw.bindMemory(to: UInt8.self, capacity: max(1, count))
+        guard let raw else { preconditionFailure("out of memory") }
+        return (raw + header).bindMemory(to: UInt8.self, capacity: max(1, count))
     }
 
     package static func free(_ bytes: UnsafeMutablePointer<UInt8>) {
+        let raw = UnsafeMutableRawPointer(bytes) - header
+        let mapped = raw.load(as: Int.self)
+        if mapped > 0 {
+            munmap(raw, mapped)
+            return
+        }
         #if canImport(Glibc)
-        Glibc.free(bytes)
+        Glibc.free(raw)
         #else
-        Darwin.free(bytes)
+        Darwin.free(raw)
         #endif
+    }
+}
+
+/// A table of byte-sized states from `ZeroedBytes`, freed with its owner:
+/// a state per value of a million-value index costs a page only where a
+/// command touches it.
+package final class ZeroedTable {
+    package let count: Int
+    private let bytes: UnsafeMutablePointer<UInt8>
+
+    package init(count: Int) {
+        self.count = max(0, count)
+        bytes = ZeroedBytes.allocate(self.count)
+    }
+
+    deinit { ZeroedBytes.free(bytes) }
+
+    package var indices: Range<Int> { 0..<count }
+
+    package subscript(i: Int) -> UInt8 {
+        get {
+            precondition(i >= 0 && i < count, "state out of range")
+            return bytes[i]
+        }
+        set {
+            precondition(i >= 0 && i < count, "state out of range")
+            bytes[i] = newValue
+        }
     }
 }

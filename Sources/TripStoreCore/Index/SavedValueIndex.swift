@@ -51,10 +51,10 @@ final class SavedValueIndex: SortedEntries {
     private let postings: UnsafePointer<Int32>
     private let postingCount: Int
     /// Per group: 0 not checked, 1 good, 2 damaged.
-    private var groupState: [UInt8]
-    private var bucketGroupState: [UInt8]
+    private let groupState: ZeroedTable
+    private let bucketGroupState: ZeroedTable
     /// Per value: whether its rows passed their checks (0 not checked, 1 good, 2 damaged).
-    private var valueState: [UInt8]
+    private let valueState: ZeroedTable
 
     /// Fields of a directory entry, in order.
     enum Field: Int, CaseIterable {
@@ -127,9 +127,9 @@ final class SavedValueIndex: SortedEntries {
         p += SavedValueIndex.pad(keyByteCount)
         starts = take(bucketCount == 0 ? 0 : bucketCount + 1, Int64.self)
         postings = take(postingCount, Int32.self)
-        groupState = Array(repeating: 0, count: SavedValueIndex.groups(keyCount))
-        bucketGroupState = Array(repeating: 0, count: SavedValueIndex.groups(bucketCount))
-        valueState = Array(repeating: 0, count: keyCount)
+        groupState = ZeroedTable(count: SavedValueIndex.groups(keyCount))
+        bucketGroupState = ZeroedTable(count: SavedValueIndex.groups(bucketCount))
+        valueState = ZeroedTable(count: keyCount)
         nulls = Array(nullRows)
         var previous: RowID = -1
         for r in nulls {

@@ -75,7 +75,12 @@ struct QueryLexer {
         while let c = peek(), c == " " || c == "\t" || c == "\n" || c == "\r" { i += 1 }
         let start = i
         guard let c = peek() else { return QueryToken(kind: .end, column: i + 1, text: "the end of the query") }
-        func text() -> String { String(String.UnicodeScalarView(scalars[start..<i])) }
+        func text() -> String {
+            // Scalar by scalar: the generic initializer from a slice is resolved at run time, on a cold process's clock.
+            var view = String.UnicodeScalarView()
+            for scalar in scalars[start..<i] { view.append(scalar) }
+            return String(view)
+        }
         if c == "\"" || c == "'" { return try string(quote: c) }
         if isDigit(c) || ((c == "-" || c == "+") && (isDigit(peek(1)) || (peek(1) == "." && isDigit(peek(2))))) {
             if looksLikeDate() { return try date() }

@@ -27,8 +27,9 @@ final class RelationshipLists {
 
     /// Lists kept in the source: numbers `0..<mappedCount`.
     private(set) var mappedCount = 0
-    /// Per group of the source's lists, its arrays once read or changed (nil: still in the source).
-    @exclusivity(unchecked) private var copied: [[[RowID]]?] = []
+    /// Per group of the source's lists, its arrays once read or changed (absent: still in the
+    /// source). Keyed, not a slot per group: a cold command copies a group or two of thousands.
+    @exclusivity(unchecked) private var copied: [Int: [[RowID]]] = [:]
     private var source: (any ListSource)?
     /// Lists made in this process (or all of them, for a store read from JSON): numbers from `mappedCount`.
     @exclusivity(unchecked) private var made: [[RowID]] = [[]]
@@ -41,7 +42,7 @@ final class RelationshipLists {
     func adopt(_ source: any ListSource) {
         self.source = source
         mappedCount = source.listCount
-        copied = Array(repeating: nil, count: (mappedCount + RelationshipLists.groupSize - 1) >> RelationshipLists.groupShift)
+        copied = [:]
         made = []
     }
 
@@ -49,7 +50,7 @@ final class RelationshipLists {
         @inline(__always) get {
             if n >= mappedCount { return made[n - mappedCount] }
             // Read in place where that needs no check: reading changes nothing, so workers may read at once.
-            if copied[n >> RelationshipLists.groupShift] == nil, let list = source?.list(n) { return Array(list) }
+            if isInSource(n), let list = source?.list(n) { return Array(list) }
             return mapped(n)
         }
         set {
@@ -58,21 +59,21 @@ final class RelationshipLists {
                 return
             }
             _ = mapped(n)
-            copied[n >> RelationshipLists.groupShift]![n & (RelationshipLists.groupSize - 1)] = newValue
+            copied[n >> RelationshipLists.groupShift]?[n & (RelationshipLists.groupSize - 1)] = newValue
         }
     }
 
     /// `body` with list `n`, without an array where it is still in place.
     @inline(__always) func withList<R>(_ n: Int, _ body: (UnsafeBufferPointer<RowID>) -> R) -> R {
         if n >= mappedCount { return made[n - mappedCount].withUnsafeBufferPointer(body) }
-        if copied[n >> RelationshipLists.groupShift] == nil, let list = source?.list(n) { return body(list) }
+        if isInSource(n), let list = source?.list(n) { return body(list) }
         return mapped(n).withUnsafeBufferPointer(body)
     }
 
     /// The built lists, where they are every list and none has changed: a
     /// flat copy of them would be the same bytes.
     fileprivate var unchangedBuiltLists: BuiltLists? {
-        guard made.isEmpty, let built = source as? BuiltLists, !copied.contains(where: { $0 != nil }) else { return nil }
+        guard made.isEmpty, let built = source as? BuiltLists, copied.isEmpty else { return nil }
         return built
     }
 
@@ -81,6 +82,11 @@ final class RelationshipLists {
     func append(_ list: [RowID]) -> Int {
         made.append(list)
         return count - 1
+    }
+
+    /// Whether list `n`'s group is still only in the source (not copied out).
+    @inline(__always) private func isInSource(_ n: Int) -> Bool {
+        copied.isEmpty || copied[n >> RelationshipLists.groupShift] == nil
     }
 
     private func mapped(_ n: Int) -> [RowID] {
