@@ -1,10 +1,16 @@
 // swift-tools-version: 6.0
 import PackageDescription
 
+// Built as another package's dependency (a checkout), no target carries an
+// unsafe flag: SwiftPM refuses them there. Built here, release code names
+// the generic types it uses through direct metadata accessors, which a cold
+// command does not pay the runtime to demangle (docs/decisions.md).
+let asDependency = Context.packageDirectory.contains("/checkouts/")
 let strict: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
+] + (asDependency ? [] : [
     .unsafeFlags(["-Xfrontend", "-disable-concrete-type-metadata-mangled-name-accessors"], .when(configuration: .release)),
-]
+])
 
 // The targets follow the data flow; each may import only those below it
 // (`.ci/check-layers` fails the build of CI if one imports uphill):

@@ -231,22 +231,43 @@ final class MappedImage: ListSource {
     /// Checks the rows of unit `u` (see `SnapshotImage.unitShift`): their
     /// group's checksum and fence (once per group), then the unit's records'
     /// checksum and each record's bounds, id order and values against the
-    /// schema. False (and `damage` set) when they fail.
-    func checkRowUnit(_ u: Int) -> Bool {
-        let first = u << SnapshotImage.unitShift, stop = min(rows, first + SnapshotImage.unitSize)
-        if unitIsSound(u) { return true }
-        noteDamage("rows \(first)..<\(stop)")
+    /// schema; with `references`, also the type of every row its
+    /// relationships hold and their lists (else `checkUnitReferences` does
+    /// that later). False (and `damage` set) when they fail.
+    func checkRowUnit(_ u: Int, references: Bool = true) -> Bool {
+        if unitIsSound(u, references: references) { return true }
+        noteDamage("rows \(unitRows(u))")
         return false
     }
 
+    /// The second half of a unit's checks, for a unit `checkRowUnit` passed
+    /// without its references: every related row is of the relationship's
+    /// type and every list passes its checks. False (and `damage` set) when not.
+    func checkUnitReferences(_ u: Int) -> Bool {
+        for r in unitRows(u) {
+            let e = Int(entities[r])
+            guard let (s, _) = recordRange(r), e >= 0, e < plans.count,
+                  valuesAreSound(records + Int(s), entity: e, references: .only) else {
+                noteDamage("rows \(unitRows(u))")
+                return false
+            }
+        }
+        return true
+    }
+
+    private func unitRows(_ u: Int) -> Range<Int> {
+        let first = u << SnapshotImage.unitShift
+        return first..<min(rows, first + SnapshotImage.unitSize)
+    }
+
     /// Whether unit `u`'s group, records' checksum and records hold.
-    private func unitIsSound(_ u: Int) -> Bool {
-        let first = u << SnapshotImage.unitShift, stop = min(rows, first + SnapshotImage.unitSize)
-        guard groupHashIsSound(first >> SnapshotImage.groupShift),
-              let (start, _) = recordRange(first), let (_, end) = recordRange(stop - 1), start <= end,
+    private func unitIsSound(_ u: Int, references: Bool = true) -> Bool {
+        let range = unitRows(u)
+        guard groupHashIsSound(range.lowerBound >> SnapshotImage.groupShift),
+              let (start, _) = recordRange(range.lowerBound), let (_, end) = recordRange(range.upperBound - 1), start <= end,
               SnapshotImage.unitHash(u, records: UnsafeRawBufferPointer(start: records + Int(start), count: Int(end - start))) == unitHashes[u]
         else { return false }
-        return rowsAreSound(first..<stop)
+        return rowsAreSound(range, references: references ? .also : .skipped)
     }
 
     /// Whether row group `g`'s checksum and fence hold, checked once; the id
@@ -293,7 +314,7 @@ final class MappedImage: ListSource {
     /// The records of `range` (rows of one group whose checksum held): each
     /// within its bytes, its id prefix and order (after the row before it,
     /// in the group) and its values against the schema.
-    private func rowsAreSound(_ range: Range<Int>) -> Bool {
+    private func rowsAreSound(_ range: Range<Int>, references: ReferenceChecks) -> Bool {
         let bounds = RecordBounds(rows: rows, lists: listCount, bytes: Int(header.recordBytes))
         let groupFirst = (range.lowerBound >> SnapshotImage.groupShift) << SnapshotImage.groupShift
         var previousRecord: UnsafeRawPointer?
@@ -310,7 +331,8 @@ final class MappedImage: ListSource {
             let record = records + Int(s)
             guard bounds.check(record, end: records + Int(end), slots: plans[e].count),
                   prefixes[r] == RecordReader.idPrefix(record),
-                  previousRecord.map({ RecordReader.idLess($0, record) }) ?? true, valuesAreSound(record, entity: e) else {
+                  previousRecord.map({ RecordReader.idLess($0, record) }) ?? true,
+                  valuesAreSound(record, entity: e, references: references) else {
                 return false
             }
             previousRecord = record
@@ -322,7 +344,7 @@ final class MappedImage: ListSource {
     /// attribute's type (nil only where optional, an enum value one of its
     /// cases), and every related row an object of the relationship's type
     /// (or a row deleted since, whose own group is checked when it is read).
-    private func valuesAreSound(_ record: UnsafeRawPointer, entity: Int) -> Bool {
+    private func valuesAreSound(_ record: UnsafeRawPointer, entity: Int, references: ReferenceChecks) -> Bool {
         var p = RecordReader.firstSlot(record)
         return plans[entity].withUnsafeBufferPointer { checks in
             for check in checks {
@@ -333,14 +355,17 @@ final class MappedImage: ListSource {
                     switch tag {
                     case RecordTag.noReference: continue
                     case RecordTag.toOne where !check.toMany:
-                        guard fits(Int(Int32(littleEndian: (value + 1).loadUnaligned(as: Int32.self))), check.destination) else { return false }
+                        guard references == .skipped
+                                || fits(Int(Int32(littleEndian: (value + 1).loadUnaligned(as: Int32.self))), check.destination) else { return false }
                     case RecordTag.toMany where check.toMany:
+                        guard references != .skipped else { continue }
                         guard let n = RecordReader.listNumber(value), let list = checkedList(n) else { return false }
                         for t in list where !fits(Int(t), check.destination) { return false }
                     default: return false
                     }
                     continue
                 }
+                if references == .only { continue }
                 if tag == RecordTag.null {
                     guard check.optional else { return false }
                     continue
@@ -356,6 +381,13 @@ final class MappedImage: ListSource {
             }
             return true
         }
+    }
+
+    /// Which of a record's values `valuesAreSound` checks: a relationship's
+    /// rows cost a page each to check (their types, their lists), so a read
+    /// of attributes and ids checks them only when a reader first needs them.
+    private enum ReferenceChecks {
+        case also, skipped, only
     }
 
     /// Whether row `t` may stand in a relationship to `destination`.

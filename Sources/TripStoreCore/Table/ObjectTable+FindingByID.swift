@@ -53,7 +53,7 @@ extension ObjectTable {
             if basePrefixes[mid] < k { i = mid + 1 } else { stop = mid }
         }
         while i < baseRows {
-            checked(i)
+            checkedForAttributes(i)
             guard basePrefixes[i] == k else { return nil }
             if baseEntities[i] >= 0 && withID(RowID(i), { ObjectTable.equal($0, key) }) { return RowID(i) }
             i += 1

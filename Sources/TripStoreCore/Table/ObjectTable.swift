@@ -79,7 +79,7 @@ package final class ObjectTable: ObjectLookup {
         self.schema = schema
         self.oneWay = OneWayReferences(schema: schema)
         self.relationshipSlots = schema.entities.map { e in e.properties.compactMap { $0.relationship == nil ? nil : $0.slot } }
-        self.slotCounts = schema.entities.map(\.properties.count)
+        self.slotCounts = schema.entities.map { $0.properties.count }
         self.countByEntity = Array(repeating: 0, count: schema.entities.count)
         groupState[0] = 1
     }
@@ -115,6 +115,17 @@ package final class ObjectTable: ObjectLookup {
         UnsafeRawPointer(arena.pointer(locator(Int(row))))
     }
 
+    /// A row's record for reading its id and attributes only: an image row's
+    /// relationships may not have been checked yet (see `checkedForAttributes`).
+    @inline(__always) private func attributeRecord(_ row: RowID) -> UnsafeRawPointer {
+        let i = Int(row)
+        if i < baseRows {
+            checkedForAttributes(i)
+            return UnsafeRawPointer(arena.pointer(baseLocators[i]))
+        }
+        return UnsafeRawPointer(arena.pointer(laterLocators[i - baseRows]))
+    }
+
     /// Starts loading a row's entity and the first 128 bytes of its record
     /// into the cache (see `Prefetch`); a loop calls it a few rows ahead of
     /// the row it reads. Rows not yet checked are left alone: checking is work.
@@ -124,7 +135,7 @@ package final class ObjectTable: ObjectLookup {
         let i = Int(row)
         let locator: Int64
         if i >= 0 && i < baseRows {
-            guard groupState[i >> SnapshotImage.unitShift] == 1 else { return }
+            guard groupState[i >> SnapshotImage.unitShift] == 1 || groupState[i >> SnapshotImage.unitShift] == 4 else { return }
             Prefetch.read(baseEntities + i)
             locator = baseLocators[i]
         } else if i >= baseRows && i < rowCount {
@@ -155,13 +166,23 @@ package final class ObjectTable: ObjectLookup {
         if groupState[i >> SnapshotImage.unitShift] != 1 { checkUnit(i >> SnapshotImage.unitShift) }
     }
 
+    /// Checks a base row's unit as far as reading its type, id and
+    /// attributes needs: all but the rows its relationships hold, which cost
+    /// a page each to check and which a sorted page or a row's id never reads.
+    /// `checked` (every other read of a record, and every change) checks them.
+    @inline(__always) func checkedForAttributes(_ i: Int) {
+        let state = groupState[i >> SnapshotImage.unitShift]
+        if state != 1 && state != 4 { checkUnit(i >> SnapshotImage.unitShift, references: false) }
+    }
+
     /// The entity at row `i` (`0..<rowCount`), -1 where none lives.
     /// Its unit is checked first: a reader that has a row's type reads its
     /// record as that type's, so a unit that fails its checks must have
-    /// been taken out before its types are read.
+    /// been taken out before its types are read. (A unit whose relationships
+    /// fail later is taken out then; its stand-in record reads as any type.)
     @inline(__always) func rawEntity(_ i: Int) -> Int16 {
         if i < baseRows {
-            checked(i)
+            checkedForAttributes(i)
             return baseEntities[i]
         }
         return laterEntities[i - baseRows]
@@ -208,15 +229,31 @@ package final class ObjectTable: ObjectLookup {
     /// Runs the checks of an image's unit of rows; a unit that fails them is
     /// taken out of the table (its rows read as empty, with a harmless record
     /// each) and the damage is noted for the command to answer from the JSON instead.
-    private func checkUnit(_ u: Int) {
+    ///
+    /// A unit's state: 0 not checked; 1 checked; 2 failed (taken out); 3
+    /// checked, its locators not yet taken from the image; 4 checked but for
+    /// its relationships' rows (`checkedForAttributes`).
+    private func checkUnit(_ u: Int, references: Bool = true) {
         guard let image else { return }
-        if groupState[u] == 3 {
+        let passed: Bool
+        switch groupState[u] {
+        case 3:
             takeLocators(u, from: image)
             return
-        }
-        guard groupState[u] == 0 else { return }
-        if image.checkRowUnit(u) {
-            takeLocators(u, from: image)
+        case 0:
+            passed = image.checkRowUnit(u, references: references)
+            if passed {
+                takeLocators(u, from: image)
+                if !references { groupState[u] = 4 }
+                return
+            }
+        case 4 where references:
+            passed = image.checkUnitReferences(u)
+            if passed {
+                groupState[u] = 1
+                return
+            }
+        default:
             return
         }
         groupState[u] = 2
@@ -226,7 +263,7 @@ package final class ObjectTable: ObjectLookup {
     /// Whether the id prefixes of base row `i`'s group may be searched: its
     /// image group's checksum holds (or the rows are not an image's).
     func prefixesAreSound(_ i: Int) -> Bool {
-        guard let image, groupState[i >> SnapshotImage.unitShift] != 1 else { return true }
+        guard let image, groupState[i >> SnapshotImage.unitShift] != 1, groupState[i >> SnapshotImage.unitShift] != 4 else { return true }
         if image.groupHashIsSound(i >> SnapshotImage.groupShift) { return true }
         checked(i)  // fails, noting the damage
         return false
@@ -236,7 +273,7 @@ package final class ObjectTable: ObjectLookup {
         // A packed id of zeros, then a nil for as many slots as any entity has:
         // whatever type a reader takes it for, it reads within these bytes.
         let empty = [RecordID.packedMarker] + [UInt8](repeating: 0, count: RecordID.packedCount)
-            + [UInt8](repeating: RecordTag.null, count: schema.entities.map(\.properties.count).max() ?? 0)
+            + [UInt8](repeating: RecordTag.null, count: schema.entities.map { $0.properties.count }.max() ?? 0)
         let locator = empty.withUnsafeBytes { arena.append($0) }
         for r in (u << SnapshotImage.unitShift)..<min(baseRows, (u + 1) << SnapshotImage.unitShift) {
             baseEntities[r] = -1
@@ -275,7 +312,7 @@ package final class ObjectTable: ObjectLookup {
             }
         }
         // Workers may read the table next: nothing is left to do on first touch.
-        for u in 0..<units where groupState[u] == 3 { takeLocators(u, from: image) }
+        for u in 0..<units where groupState[u] == 3 || groupState[u] == 4 { checkUnit(u) }
         for n in stride(from: 0, to: lists.mappedCount, by: RelationshipLists.groupSize) { _ = lists[n] }
         return image.damage == nil
     }
@@ -289,19 +326,24 @@ package final class ObjectTable: ObjectLookup {
 
     package func id(at row: RowID) -> String? {
         guard entity(at: row) != nil else { return nil }
-        return RecordReader.idString(record(row))
+        return RecordReader.idString(attributeRecord(row))
     }
 
     package func reference(at row: RowID) -> (entity: Int, id: String)? {
         guard let e = entity(at: row) else { return nil }
-        return (e, RecordReader.idString(record(row)))
+        return (e, RecordReader.idString(attributeRecord(row)))
     }
 
     /// One slot of a live row (`.null` for a row with no object).
     @inline(__always) package func value(at row: RowID, slot: Int) -> Value {
         // A slot past the entity's is a row of another type than an index said (only a hostile image says so).
         guard let e = entity(at: row), slot < slotCounts[e] else { return .null }
-        return RecordReader.value(RecordReader.slot(record(row), slot), lists: lists)
+        let p = RecordReader.slot(attributeRecord(row), slot)
+        if RecordReader.isRelationship(p) {
+            // The rows it holds are checked before a reader sees them.
+            return RecordReader.value(RecordReader.slot(record(row), slot), lists: lists)
+        }
+        return RecordReader.value(p, lists: lists)
     }
 
     /// The id a row has or had: also for a deleted row, whose record stays.
@@ -312,7 +354,7 @@ package final class ObjectTable: ObjectLookup {
 
     /// Calls `body` with a row's id bytes (also for a deleted row).
     @inline(__always) func withID<R>(_ row: RowID, _ body: (UnsafeRawBufferPointer) -> R) -> R {
-        RecordReader.withID(record(row), body)
+        RecordReader.withID(attributeRecord(row), body)
     }
 
     /// Checks that all rows (just loaded from a snapshot) are in strictly

@@ -103,6 +103,12 @@ enum RecordReader {
         }
     }
 
+    /// Whether the value at `p` is a relationship's (set or not).
+    @inline(__always) static func isRelationship(_ p: UnsafeRawPointer) -> Bool {
+        let tag = p.load(as: UInt8.self)
+        return tag == RecordTag.toOne || tag == RecordTag.toMany || tag == RecordTag.noReference
+    }
+
     /// The start of a slot's value.
     @inline(__always) static func slot(_ record: UnsafeRawPointer, _ slot: Int) -> UnsafeRawPointer {
         var p = firstSlot(record)

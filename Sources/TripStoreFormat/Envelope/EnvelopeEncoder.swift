@@ -44,7 +44,7 @@ package enum EnvelopeEncoder {
     }
 
     package static func writeReference<L: ObjectLookup>(_ row: RowID, schema: Schema, lookup: L, to w: inout JSONWriter) {
-        guard let o = lookup.object(at: row) else {
+        guard let o = lookup.reference(at: row) else {
             w.null()
             return
         }

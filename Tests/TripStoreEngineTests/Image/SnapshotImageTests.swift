@@ -195,6 +195,47 @@ import TripStoreModels
         again.close()
     }
 
+    /// A read of a row's type, id and attributes checks its unit but for the
+    /// rows its relationships hold; the first read of a relationship checks
+    /// those too. A forged reference to an object of another type (checksums
+    /// matching) is found there, and the unit taken out, not believed.
+    @Test func aForgedReferenceIsFoundWhenTheRelationshipIsFirstRead() throws {
+        let folder = try makeStore()
+        let path = try imagePath(folder)
+        let reader = try Store.open(folder, schema: schema, access: .read)
+        let image = try #require(reader.table.image)
+        let trip = schema.entity(named: "Trip")!, item = schema.entity(named: "BucketListItem")!.id
+        let stay = trip.property(named: "livingAccommodation")!.slot, name = trip.property(named: "name")!.slot
+        let row = try #require(reader.table.liveRows.first { r in
+            reader.table.entity(at: r).map { schema.isKind($0, of: trip.id) } == true && !reader.table.value(at: r, slot: stay).rows.isEmpty })
+        let other = try #require(reader.table.liveRows.first { reader.table.entity(at: $0) == item })
+        let record = UnsafeRawPointer(image.base) + image.layout.records + Int(image.recordOffset(Int(row)))
+        let at = RecordReader.slot(record, stay) - UnsafeRawPointer(image.base)
+        let expectedName = reader.table.value(at: row, slot: name)
+        reader.close()
+        var bytes = try FileIO.readFile(path)
+        withUnsafeBytes(of: Int32(other).littleEndian) { bytes.replaceSubrange((at + 1)..<(at + 5), with: $0) }
+        try Self.reseal(&bytes, group: Int(row) >> SnapshotImage.groupShift)
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+
+        var lazy = StoreOptions()
+        lazy.imageChecks = .onFirstTouch
+        let store = try Store.open(folder, schema: schema, access: .read, options: lazy)
+        #expect(store.loadedFromImage)
+        #expect(store.table.entity(at: row) != nil)
+        #expect(store.table.id(at: row) != nil)
+        #expect(store.table.value(at: row, slot: name) == expectedName)
+        #expect(store.imageDamage == nil)
+        #expect(store.table.value(at: row, slot: stay) == .null)
+        #expect(store.imageDamage?.contains("rows") == true)
+        #expect(store.table.object(at: row) == nil)
+        // Checking everything finds it the same way.
+        let fresh = try Store.open(folder, schema: schema, access: .read, options: lazy)
+        #expect(fresh.table.value(at: row, slot: name) == expectedName)
+        #expect(!fresh.table.checkEverything())
+        #expect(fresh.table.entity(at: row) == nil)
+    }
+
     /// A group forged with matching checksums whose entity column names no
     /// entity of the schema is refused, not read.
     @Test func aForgedEntityOutsideTheSchemaIsRefused() throws {
