@@ -34,6 +34,8 @@ final class MappedImage: ListSource {
     private let listChunkState: UnsafeMutablePointer<UInt8>
     /// The first thing found damaged after open, if anything was.
     private(set) var damage: String?
+    /// The types the image gave rows the table has since changed (`noteTypeChange`).
+    private var entitiesBeforeChange: [Int: Int16] = [:]
 
     private let kinds: [[Bool]]
     private let plans: [[ImageSlotCheck]]
@@ -390,10 +392,21 @@ final class MappedImage: ListSource {
         case also, skipped, only
     }
 
-    /// Whether row `t` may stand in a relationship to `destination`.
+    /// Whether row `t` may stand in a relationship to `destination`: by the
+    /// type the image gave it, also once this process has deleted it (a
+    /// record checked later must not hold a row of another type because its
+    /// type now reads as none). A row the image itself says is empty fails
+    /// its own unit's checks when read.
     @inline(__always) private func fits(_ t: Int, _ destination: Int) -> Bool {
-        let e = Int(entities[t])
+        var e = Int(entities[t])
+        if e == -1, let before = entitiesBeforeChange[t] { e = Int(before) }
         return e == -1 || (e >= 0 && e < kinds.count && kinds[e][destination])
+    }
+
+    /// Called before the table changes base row `row`'s type in the mapping
+    /// (a delete): keeps the type the image gave it, for `fits`.
+    func noteTypeChange(_ row: Int) {
+        if entitiesBeforeChange[row] == nil { entitiesBeforeChange[row] = entities[row] }
     }
 
     /// List `n`'s rows in the mapping, once its group passed its checks.
@@ -529,8 +542,18 @@ struct RecordBounds {
             guard end - p > RecordID.packedCount else { return nil }
             return p + 1 + RecordID.packedCount
         }
-        guard let idLength = varint(&p, end), idLength > 0, p + idLength <= end else { return nil }
+        guard let idLength = varint(&p, end), idLength > 0, p + idLength <= end,
+              RecordBounds.isStoredID(UnsafeRawBufferPointer(start: p, count: idLength)) else { return nil }
         return p + idLength
+    }
+
+    /// Whether a text id's bytes are an id as a store writes it: UTF-8, no
+    /// control characters, in NFC (a write names the object by this text in
+    /// the journal, which must find it in the snapshot).
+    static func isStoredID(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard UTF8Check.isValid(bytes) else { return false }
+        let id = String(decoding: bytes, as: UTF8.self)
+        return Identifier.problem(id) == nil && Identifier.normalized(id) == id
     }
 
     private func varint(_ p: inout UnsafeRawPointer, _ end: UnsafeRawPointer) -> Int? {
@@ -559,7 +582,7 @@ struct RecordBounds {
             p += 8
             return true
         case RecordTag.string:
-            guard let n = varint(&p, end), end - p >= n else { return false }
+            guard let n = varint(&p, end), end - p >= n, UTF8Check.isValid(UnsafeRawBufferPointer(start: p, count: n)) else { return false }
             p += n
             return true
         case RecordTag.array, RecordTag.embedded:

@@ -200,6 +200,7 @@ package final class ObjectTable: ObjectLookup {
         if i < baseRows {
             checked(i)
             noteChange(i)
+            image?.noteTypeChange(i)
             baseEntities[i] = e
         } else {
             laterEntities[i - baseRows] = e

@@ -236,6 +236,81 @@ import TripStoreModels
         #expect(fresh.table.entity(at: row) == nil)
     }
 
+    /// A relationship forged to hold an object of another type, which this
+    /// process then deletes: the type check of the record read afterwards
+    /// goes by the type the image gave the row, not the none it has now.
+    @Test func aForgedReferenceToARowDeletedSinceIsStillFound() throws {
+        let folder = try makeStore()
+        let path = try imagePath(folder)
+        let reader = try Store.open(folder, schema: schema, access: .read)
+        let image = try #require(reader.table.image)
+        let trip = schema.entity(named: "Trip")!, meal = schema.entity(named: "BusinessMeal")!.id
+        let stay = trip.property(named: "livingAccommodation")!.slot
+        let row = try #require(reader.table.liveRows.first { r in
+            reader.table.entity(at: r).map { schema.isKind($0, of: trip.id) } == true && !reader.table.value(at: r, slot: stay).rows.isEmpty })
+        let other = try #require(reader.table.liveRows.first { reader.table.entity(at: $0) == meal && $0 >> SnapshotImage.groupShift != row >> SnapshotImage.groupShift })
+        let mealID = try #require(reader.table.id(at: other))
+        let record = UnsafeRawPointer(image.base) + image.layout.records + Int(image.recordOffset(Int(row)))
+        let at = RecordReader.slot(record, stay) - UnsafeRawPointer(image.base)
+        reader.close()
+        var bytes = try FileIO.readFile(path)
+        withUnsafeBytes(of: Int32(other).littleEndian) { bytes.replaceSubrange((at + 1)..<(at + 5), with: $0) }
+        try Self.reseal(&bytes, group: Int(row) >> SnapshotImage.groupShift)
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+
+        var lazy = StoreOptions()
+        lazy.imageChecks = .onFirstTouch
+        let w = try Store.open(folder, schema: schema, access: .write, options: lazy)
+        #expect(w.loadedFromImage)
+        var tx = w.transaction()
+        try tx.delete(id: mealID)
+        try w.commit(tx, author: "t")
+        #expect(w.imageDamage == nil)
+        #expect(w.table.value(at: row, slot: stay) == .null)
+        #expect(w.imageDamage?.contains("rows") == true)
+        w.close()
+    }
+
+    /// Text the image holds is read back as a `String`: a string that is not
+    /// UTF-8, or a text id that is not one a store writes (a control
+    /// character, not NFC), fails its unit's checks instead of turning into
+    /// U+FFFD or an id the JSON does not have (a forgery, checksums matching).
+    @Test func forgedTextThatIsNotAStoresTextIsRefused() throws {
+        let folder = TestFolders.make("image-text")
+        let w = try Store.open(folder, schema: schema, access: .write)
+        var tx = w.transaction()
+        let trips = ["trip-alpha", "trip-bravo", "trip-delta"].map {
+            #"{"type":"Trip","id":"\#($0)","data":{"name":"Name of \#($0)","destination":"Rome","startDate":"2026-01-01","endDate":"2026-01-02"}}"#
+        }
+        try w.stage(try EnvelopeInput.decode(Array("[\(trips.joined(separator: ","))]".utf8), schema: schema), mode: .insert, into: &tx)
+        try w.commit(tx, author: "t")
+        try w.compact()
+        w.close()
+        let path = try imagePath(folder)
+        let clean = try FileIO.readFile(path)
+        let header = try #require(clean.withUnsafeBytes(SnapshotImage.Header.decode))
+        let layout = try #require(SnapshotImage.Layout(header))
+        let name = schema.entity(named: "Trip")!.property(named: "name")!.slot
+        // Row 1's record: its id's last byte, and its name's last byte.
+        let start = layout.records + Int(clean.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: layout.offsets + 4, as: UInt32.self) })
+        let idLast = start + 1 + "trip-bravo".utf8.count - 1
+        let nameAt = clean.withUnsafeBytes { b in RecordReader.slot(b.baseAddress! + start, name) - b.baseAddress! }
+        let nameLast = nameAt + 2 + "Name of trip-bravo".utf8.count - 1
+        for (at, byte) in [(idLast, UInt8(0x01)), (idLast, UInt8(0xFF)), (nameLast, UInt8(0xFF)), (nameLast, UInt8(0xC3))] {
+            var bytes = clean
+            bytes[at] = byte
+            try Self.reseal(&bytes, group: 0)
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            var lazy = StoreOptions()
+            lazy.imageChecks = .onFirstTouch
+            let store = try Store.open(folder, schema: schema, access: .read, options: lazy)
+            #expect(store.loadedFromImage)
+            #expect(store.table.value(at: 1, slot: name) == .null)
+            #expect(store.imageDamage?.contains("rows") == true)
+            store.close()
+        }
+    }
+
     /// A group forged with matching checksums whose entity column names no
     /// entity of the schema is refused, not read.
     @Test func aForgedEntityOutsideTheSchemaIsRefused() throws {
