@@ -553,7 +553,8 @@ struct RecordBounds {
     static func isStoredID(_ bytes: UnsafeRawBufferPointer) -> Bool {
         guard UTF8Check.isValid(bytes) else { return false }
         let id = String(decoding: bytes, as: UTF8.self)
-        return Identifier.problem(id) == nil && Identifier.normalized(id) == id
+        // Compared as bytes: `String`'s == holds for canonically equivalent forms.
+        return Identifier.problem(id) == nil && Identifier.normalized(id).utf8.elementsEqual(bytes)
     }
 
     private func varint(_ p: inout UnsafeRawPointer, _ end: UnsafeRawPointer) -> Int? {

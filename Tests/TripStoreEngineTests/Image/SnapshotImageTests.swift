@@ -279,7 +279,7 @@ import TripStoreModels
         let folder = TestFolders.make("image-text")
         let w = try Store.open(folder, schema: schema, access: .write)
         var tx = w.transaction()
-        let trips = ["trip-alpha", "trip-bravo", "trip-delta"].map {
+        let trips = ["trip-alpha-one", "trip-bravo-two", "trip-delta-six"].map {
             #"{"type":"Trip","id":"\#($0)","data":{"name":"Name of \#($0)","destination":"Rome","startDate":"2026-01-01","endDate":"2026-01-02"}}"#
         }
         try w.stage(try EnvelopeInput.decode(Array("[\(trips.joined(separator: ","))]".utf8), schema: schema), mode: .insert, into: &tx)
@@ -293,12 +293,16 @@ import TripStoreModels
         let name = schema.entity(named: "Trip")!.property(named: "name")!.slot
         // Row 1's record: its id's last byte, and its name's last byte.
         let start = layout.records + Int(clean.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: layout.offsets + 4, as: UInt32.self) })
-        let idLast = start + 1 + "trip-bravo".utf8.count - 1
+        let idLast = start + 1 + "trip-bravo-two".utf8.count - 1
         let nameAt = clean.withUnsafeBytes { b in RecordReader.slot(b.baseAddress! + start, name) - b.baseAddress! }
-        let nameLast = nameAt + 2 + "Name of trip-bravo".utf8.count - 1
-        for (at, byte) in [(idLast, UInt8(0x01)), (idLast, UInt8(0xFF)), (nameLast, UInt8(0xFF)), (nameLast, UInt8(0xC3))] {
+        let nameLast = nameAt + 2 + "Name of trip-bravo-two".utf8.count - 1
+        // "trip-bravo-two" → "…-tw\u{1}", "…-tw\u{FF}", "…-e\u{301}" (NFD; the id prefix, its first 8 bytes, stays);
+        // the name's last byte not UTF-8, or cut.
+        let forgeries: [(at: Int, bytes: [UInt8])] = [(idLast, [0x01]), (idLast, [0xFF]), (idLast - 2, [0x65, 0xCC, 0x81]),
+                                                      (nameLast, [0xFF]), (nameLast, [0xC3])]
+        for forgery in forgeries {
             var bytes = clean
-            bytes[at] = byte
+            bytes.replaceSubrange(forgery.at..<(forgery.at + forgery.bytes.count), with: forgery.bytes)
             try Self.reseal(&bytes, group: 0)
             try Data(bytes).write(to: URL(fileURLWithPath: path))
             var lazy = StoreOptions()
