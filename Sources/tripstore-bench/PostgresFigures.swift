@@ -88,7 +88,13 @@ struct PostgresFigures {
         _ = try shell("awk '/^COPY [^ ]*[.]objects /{on=1; next} /^\\\\\\.$/{on=0} on' '\(feedSQL)' > '\(rows)'")
         let feedDB = try database("feed", schemaSQL: schemaSQL), copyDB = try database("copy", schemaSQL: schemaSQL)
         // Each side as a user runs it: a pipe from the command into psql; psql reading the rows file.
+        // Each side starts just after a checkpoint: the write-ahead log of
+        // what ran before would otherwise make PostgreSQL checkpoint in the
+        // middle of one side and not the other (1.4–2.5× between runs).
+        let checkpoint = "\(Self.psql) -X -q -d postgres -c CHECKPOINT > /dev/null 2>&1; sync"
+        _ = try shell(checkpoint)
         let feed = try shell("'\(cli)' --store '\(store)' history --format sql --since 0 | \(Self.psql) -X -q -v ON_ERROR_STOP=1 -d \(feedDB) > /dev/null")
+        _ = try shell(checkpoint)
         let copy = try shell("\(Self.psql) -X -q -v ON_ERROR_STOP=1 -d \(copyDB) -c \"\\\\copy tripstore.objects (id, type, types, data, token) from '\(rows)'\"")
         guard feed.1 == 0, copy.1 == 0 else { throw BenchError("the feed (exit \(feed.1)) or the COPY (exit \(copy.1)) into PostgreSQL failed") }
         let objects = Self.value(feedDB, "select count(*) from tripstore.objects")

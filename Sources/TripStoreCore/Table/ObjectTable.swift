@@ -38,10 +38,7 @@ package final class ObjectTable: ObjectLookup {
     /// The prefix of the first row of each group of base rows, to find the
     /// group of an id (of rows held in memory; an image's are in its directory).
     @exclusivity(unchecked) var fences: [UInt64] = []
-    /// Per unit of base rows (`SnapshotImage.unitShift`): 1 once checked (at
-    /// once for rows read from JSON) and its locators taken, 2 when the
-    /// image's rows failed their checks; 0 not yet checked, 3 checked but
-    /// its locators not yet taken.
+    /// Per unit of base rows, its `UnitState` (rows read from JSON are checked at once).
     @exclusivity(unchecked) private var groupState = ZeroedBytes.allocate(1)
     /// The image the base rows are mapped from, if they are.
     private(set) var image: MappedImage?
@@ -81,7 +78,7 @@ package final class ObjectTable: ObjectLookup {
         self.relationshipSlots = schema.entities.map { e in e.properties.compactMap { $0.relationship == nil ? nil : $0.slot } }
         self.slotCounts = schema.entities.map { $0.properties.count }
         self.countByEntity = Array(repeating: 0, count: schema.entities.count)
-        groupState[0] = 1
+        groupState[0] = UnitState.checked
     }
 
     deinit {
@@ -135,7 +132,7 @@ package final class ObjectTable: ObjectLookup {
         let i = Int(row)
         let locator: Int64
         if i >= 0 && i < baseRows {
-            guard groupState[i >> SnapshotImage.unitShift] == 1 || groupState[i >> SnapshotImage.unitShift] == 4 else { return }
+            guard UnitState.isReadable(groupState[i >> SnapshotImage.unitShift]) else { return }
             Prefetch.read(baseEntities + i)
             locator = baseLocators[i]
         } else if i >= baseRows && i < rowCount {
@@ -163,7 +160,7 @@ package final class ObjectTable: ObjectLookup {
 
     /// Checks a base row's unit first if it has not been checked.
     @inline(__always) func checked(_ i: Int) {
-        if groupState[i >> SnapshotImage.unitShift] != 1 { checkUnit(i >> SnapshotImage.unitShift) }
+        if groupState[i >> SnapshotImage.unitShift] != UnitState.checked { checkUnit(i >> SnapshotImage.unitShift) }
     }
 
     /// Checks a base row's unit as far as reading its type, id and
@@ -171,8 +168,7 @@ package final class ObjectTable: ObjectLookup {
     /// a page each to check and which a sorted page or a row's id never reads.
     /// `checked` (every other read of a record, and every change) checks them.
     @inline(__always) func checkedForAttributes(_ i: Int) {
-        let state = groupState[i >> SnapshotImage.unitShift]
-        if state != 1 && state != 4 { checkUnit(i >> SnapshotImage.unitShift, references: false) }
+        if !UnitState.isReadable(groupState[i >> SnapshotImage.unitShift]) { checkUnit(i >> SnapshotImage.unitShift, references: false) }
     }
 
     /// The entity at row `i` (`0..<rowCount`), -1 where none lives.
@@ -230,41 +226,34 @@ package final class ObjectTable: ObjectLookup {
     /// Runs the checks of an image's unit of rows; a unit that fails them is
     /// taken out of the table (its rows read as empty, with a harmless record
     /// each) and the damage is noted for the command to answer from the JSON instead.
-    ///
-    /// A unit's state: 0 not checked; 1 checked; 2 failed (taken out); 3
-    /// checked, its locators not yet taken from the image; 4 checked but for
-    /// its relationships' rows (`checkedForAttributes`).
     private func checkUnit(_ u: Int, references: Bool = true) {
         guard let image else { return }
-        let passed: Bool
         switch groupState[u] {
-        case 3:
+        case UnitState.checkedInImage:
             takeLocators(u, from: image)
             return
-        case 0:
-            passed = image.checkRowUnit(u, references: references)
-            if passed {
+        case UnitState.unchecked:
+            if image.checkRowUnit(u, references: references) {
                 takeLocators(u, from: image)
-                if !references { groupState[u] = 4 }
+                if !references { groupState[u] = UnitState.checkedButRelationships }
                 return
             }
-        case 4 where references:
-            passed = image.checkUnitReferences(u)
-            if passed {
-                groupState[u] = 1
+        case UnitState.checkedButRelationships where references:
+            if image.checkUnitReferences(u) {
+                groupState[u] = UnitState.checked
                 return
             }
         default:
             return
         }
-        groupState[u] = 2
+        groupState[u] = UnitState.failed
         neutralize(u)
     }
 
     /// Whether the id prefixes of base row `i`'s group may be searched: its
     /// image group's checksum holds (or the rows are not an image's).
     func prefixesAreSound(_ i: Int) -> Bool {
-        guard let image, groupState[i >> SnapshotImage.unitShift] != 1, groupState[i >> SnapshotImage.unitShift] != 4 else { return true }
+        guard let image, !UnitState.isReadable(groupState[i >> SnapshotImage.unitShift]) else { return true }
         if image.groupHashIsSound(i >> SnapshotImage.groupShift) { return true }
         checked(i)  // fails, noting the damage
         return false
@@ -288,7 +277,7 @@ package final class ObjectTable: ObjectLookup {
         for r in (u << SnapshotImage.unitShift)..<min(baseRows, (u + 1) << SnapshotImage.unitShift) {
             baseLocators[r] = image.recordOffset(r)
         }
-        groupState[u] = 1
+        groupState[u] = UnitState.checked
     }
 
     /// Units of `n` base rows.
@@ -302,18 +291,18 @@ package final class ObjectTable: ObjectLookup {
     func checkEverything() -> Bool {
         guard let image else { return true }
         let units = Self.units(baseRows)
-        let unchecked = (0..<units).filter { groupState[$0] == 0 }
+        let unchecked = (0..<units).filter { groupState[$0] == UnitState.unchecked }
         let failed = Set(image.checkEverything(only: unchecked))
         for u in unchecked {
             if failed.contains(u) {
-                groupState[u] = 2
+                groupState[u] = UnitState.failed
                 neutralize(u)
             } else {
                 takeLocators(u, from: image)
             }
         }
         // Workers may read the table next: nothing is left to do on first touch.
-        for u in 0..<units where groupState[u] == 3 || groupState[u] == 4 { checkUnit(u) }
+        for u in 0..<units where groupState[u] == UnitState.checkedInImage || groupState[u] == UnitState.checkedButRelationships { checkUnit(u) }
         for n in stride(from: 0, to: lists.mappedCount, by: RelationshipLists.groupSize) { _ = lists[n] }
         return image.damage == nil
     }
@@ -400,7 +389,7 @@ package final class ObjectTable: ObjectLookup {
         let units = Self.units(image.rows)
         // 3: checked, its locators not yet taken from the image.
         let state = ZeroedBytes.allocate(units)
-        if checked { state.update(repeating: 3, count: max(1, units)) }
+        if checked { state.update(repeating: UnitState.checkedInImage, count: max(1, units)) }
         deallocateBase()
         self.image = image
         adoptBase(rows: image.rows, entities: image.entities, locators: .allocate(capacity: max(1, image.rows)),
@@ -418,7 +407,7 @@ package final class ObjectTable: ObjectLookup {
                            prefixes: UnsafeMutablePointer<UInt64>) {
         let groups = (n + SnapshotImage.groupSize - 1) >> SnapshotImage.groupShift, units = Self.units(n)
         let state = ZeroedBytes.allocate(units)
-        state.update(repeating: 1, count: max(1, units))
+        state.update(repeating: UnitState.checked, count: max(1, units))
         deallocateBase()
         adoptBase(rows: n, entities: entities, locators: locators, prefixes: prefixes, state: state,
                   fences: (0..<groups).map { prefixes[$0 << SnapshotImage.groupShift] })
@@ -639,5 +628,24 @@ package final class ObjectTable: ObjectLookup {
             }
         }
         return arena.append(scratch.contents)
+    }
+}
+
+/// The state of a unit of base rows (`SnapshotImage.unitShift`), a byte
+/// each in a table that starts at zero.
+private enum UnitState {
+    static let unchecked: UInt8 = 0
+    /// Checked throughout, its locators taken: readable and changeable.
+    static let checked: UInt8 = 1
+    /// Failed its checks: taken out, its rows empty.
+    static let failed: UInt8 = 2
+    /// Checked throughout (`checkEverything` before an open), its locators still in the image.
+    static let checkedInImage: UInt8 = 3
+    /// Checked but for the rows its relationships hold (`checkedForAttributes`).
+    static let checkedButRelationships: UInt8 = 4
+
+    /// Whether a unit's types, ids and attributes may be read as they are.
+    @inline(__always) static func isReadable(_ state: UInt8) -> Bool {
+        state == checked || state == checkedButRelationships
     }
 }
