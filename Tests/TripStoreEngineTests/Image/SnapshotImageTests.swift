@@ -195,43 +195,58 @@ import TripStoreModels
         again.close()
     }
 
+    /// Forges (checksums matching) a trip's `livingAccommodation` to hold a
+    /// row of `type` outside the trip's group; the trip's row and that row.
+    func forgeStay(in folder: String, toA type: String) throws -> (row: RowID, other: RowID) {
+        let path = try imagePath(folder)
+        let reader = try Store.open(folder, schema: schema, access: .read)
+        let image = try #require(reader.table.image)
+        let trip = schema.entity(named: "Trip")!, wrong = schema.entity(named: type)!.id
+        let stay = trip.property(named: "livingAccommodation")!.slot
+        let row = try #require(reader.table.liveRows.first { r in
+            reader.table.entity(at: r).map { schema.isKind($0, of: trip.id) } == true && !reader.table.value(at: r, slot: stay).rows.isEmpty })
+        let other = try #require(reader.table.liveRows.first {
+            reader.table.entity(at: $0) == wrong && $0 >> SnapshotImage.groupShift != row >> SnapshotImage.groupShift })
+        let record = UnsafeRawPointer(image.base) + image.layout.records + Int(image.recordOffset(Int(row)))
+        let at = RecordReader.slot(record, stay) - UnsafeRawPointer(image.base)
+        reader.close()
+        var bytes = try FileIO.readFile(path)
+        withUnsafeBytes(of: Int32(other).littleEndian) { bytes.replaceSubrange((at + 1)..<(at + 5), with: $0) }
+        try Self.reseal(&bytes, group: Int(row) >> SnapshotImage.groupShift)
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        return (row, other)
+    }
+
+    var checkedOnFirstTouch: StoreOptions {
+        var lazy = StoreOptions()
+        lazy.imageChecks = .onFirstTouch
+        return lazy
+    }
+
     /// A read of a row's type, id and attributes checks its unit but for the
     /// rows its relationships hold; the first read of a relationship checks
     /// those too. A forged reference to an object of another type (checksums
     /// matching) is found there, and the unit taken out, not believed.
     @Test func aForgedReferenceIsFoundWhenTheRelationshipIsFirstRead() throws {
         let folder = try makeStore()
-        let path = try imagePath(folder)
-        let reader = try Store.open(folder, schema: schema, access: .read)
-        let image = try #require(reader.table.image)
-        let trip = schema.entity(named: "Trip")!, item = schema.entity(named: "BucketListItem")!.id
+        let trip = schema.entity(named: "Trip")!
         let stay = trip.property(named: "livingAccommodation")!.slot, name = trip.property(named: "name")!.slot
-        let row = try #require(reader.table.liveRows.first { r in
-            reader.table.entity(at: r).map { schema.isKind($0, of: trip.id) } == true && !reader.table.value(at: r, slot: stay).rows.isEmpty })
-        let other = try #require(reader.table.liveRows.first { reader.table.entity(at: $0) == item })
-        let record = UnsafeRawPointer(image.base) + image.layout.records + Int(image.recordOffset(Int(row)))
-        let at = RecordReader.slot(record, stay) - UnsafeRawPointer(image.base)
-        let expectedName = reader.table.value(at: row, slot: name)
-        reader.close()
-        var bytes = try FileIO.readFile(path)
-        withUnsafeBytes(of: Int32(other).littleEndian) { bytes.replaceSubrange((at + 1)..<(at + 5), with: $0) }
-        try Self.reseal(&bytes, group: Int(row) >> SnapshotImage.groupShift)
-        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let (row, _) = try forgeStay(in: folder, toA: "BucketListItem")
+        let expected = try open(folder, image: false).table.value(at: row, slot: name)  // the JSON's
+        #expect(expected != .null)
 
-        var lazy = StoreOptions()
-        lazy.imageChecks = .onFirstTouch
-        let store = try Store.open(folder, schema: schema, access: .read, options: lazy)
+        let store = try Store.open(folder, schema: schema, access: .read, options: checkedOnFirstTouch)
         #expect(store.loadedFromImage)
         #expect(store.table.entity(at: row) != nil)
         #expect(store.table.id(at: row) != nil)
-        #expect(store.table.value(at: row, slot: name) == expectedName)
+        #expect(store.table.value(at: row, slot: name) == expected)
         #expect(store.imageDamage == nil)
         #expect(store.table.value(at: row, slot: stay) == .null)
         #expect(store.imageDamage?.contains("rows") == true)
         #expect(store.table.object(at: row) == nil)
         // Checking everything finds it the same way.
-        let fresh = try Store.open(folder, schema: schema, access: .read, options: lazy)
-        #expect(fresh.table.value(at: row, slot: name) == expectedName)
+        let fresh = try Store.open(folder, schema: schema, access: .read, options: checkedOnFirstTouch)
+        #expect(fresh.table.value(at: row, slot: name) == expected)
         #expect(!fresh.table.checkEverything())
         #expect(fresh.table.entity(at: row) == nil)
     }
@@ -241,29 +256,12 @@ import TripStoreModels
     /// goes by the type the image gave the row, not the none it has now.
     @Test func aForgedReferenceToARowDeletedSinceIsStillFound() throws {
         let folder = try makeStore()
-        let path = try imagePath(folder)
-        let reader = try Store.open(folder, schema: schema, access: .read)
-        let image = try #require(reader.table.image)
-        let trip = schema.entity(named: "Trip")!, meal = schema.entity(named: "BusinessMeal")!.id
-        let stay = trip.property(named: "livingAccommodation")!.slot
-        let row = try #require(reader.table.liveRows.first { r in
-            reader.table.entity(at: r).map { schema.isKind($0, of: trip.id) } == true && !reader.table.value(at: r, slot: stay).rows.isEmpty })
-        let other = try #require(reader.table.liveRows.first { reader.table.entity(at: $0) == meal && $0 >> SnapshotImage.groupShift != row >> SnapshotImage.groupShift })
-        let mealID = try #require(reader.table.id(at: other))
-        let record = UnsafeRawPointer(image.base) + image.layout.records + Int(image.recordOffset(Int(row)))
-        let at = RecordReader.slot(record, stay) - UnsafeRawPointer(image.base)
-        reader.close()
-        var bytes = try FileIO.readFile(path)
-        withUnsafeBytes(of: Int32(other).littleEndian) { bytes.replaceSubrange((at + 1)..<(at + 5), with: $0) }
-        try Self.reseal(&bytes, group: Int(row) >> SnapshotImage.groupShift)
-        try Data(bytes).write(to: URL(fileURLWithPath: path))
-
-        var lazy = StoreOptions()
-        lazy.imageChecks = .onFirstTouch
-        let w = try Store.open(folder, schema: schema, access: .write, options: lazy)
+        let stay = schema.entity(named: "Trip")!.property(named: "livingAccommodation")!.slot
+        let (row, other) = try forgeStay(in: folder, toA: "BusinessMeal")
+        let w = try Store.open(folder, schema: schema, access: .write, options: checkedOnFirstTouch)
         #expect(w.loadedFromImage)
         var tx = w.transaction()
-        try tx.delete(id: mealID)
+        try tx.delete(id: try #require(w.table.id(at: other)))
         try w.commit(tx, author: "t")
         #expect(w.imageDamage == nil)
         #expect(w.table.value(at: row, slot: stay) == .null)
@@ -305,9 +303,7 @@ import TripStoreModels
             bytes.replaceSubrange(forgery.at..<(forgery.at + forgery.bytes.count), with: forgery.bytes)
             try Self.reseal(&bytes, group: 0)
             try Data(bytes).write(to: URL(fileURLWithPath: path))
-            var lazy = StoreOptions()
-            lazy.imageChecks = .onFirstTouch
-            let store = try Store.open(folder, schema: schema, access: .read, options: lazy)
+            let store = try Store.open(folder, schema: schema, access: .read, options: checkedOnFirstTouch)
             #expect(store.loadedFromImage)
             #expect(store.table.value(at: 1, slot: name) == .null)
             #expect(store.imageDamage?.contains("rows") == true)
@@ -327,9 +323,7 @@ import TripStoreModels
         try Self.reseal(&bytes, group: 0)
         try Data(bytes).write(to: URL(fileURLWithPath: path))
 
-        var lazy = StoreOptions()
-        lazy.imageChecks = .onFirstTouch
-        let store = try Store.open(folder, schema: schema, access: .read, options: lazy)
+        let store = try Store.open(folder, schema: schema, access: .read, options: checkedOnFirstTouch)
         #expect(store.loadedFromImage)
         #expect(store.table.entity(at: 5) == nil)
         #expect(store.imageDamage != nil)
