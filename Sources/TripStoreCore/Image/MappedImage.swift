@@ -349,32 +349,36 @@ final class MappedImage: ListSource {
     private func valuesAreSound(_ record: UnsafeRawPointer, entity: Int, references: ReferenceChecks) -> Bool {
         var p = RecordReader.firstSlot(record)
         return plans[entity].withUnsafeBufferPointer { checks in
-            for check in checks {
+            for k in checks.indices {
+                // Through a pointer: a copy of the check would count references to its arrays, slot by slot.
+                let check = checks.baseAddress! + k
                 let value = p
                 p = RecordReader.skip(p)
                 let tag = value.load(as: UInt8.self)
-                if check.destination >= 0 {
+                let destination = check.pointee.destination
+                if destination >= 0 {
                     switch tag {
                     case RecordTag.noReference: continue
-                    case RecordTag.toOne where !check.toMany:
+                    case RecordTag.toOne where !check.pointee.toMany:
                         guard references == .skipped
-                                || fits(Int(Int32(littleEndian: (value + 1).loadUnaligned(as: Int32.self))), check.destination) else { return false }
-                    case RecordTag.toMany where check.toMany:
+                                || fits(Int(Int32(littleEndian: (value + 1).loadUnaligned(as: Int32.self))), destination) else { return false }
+                    case RecordTag.toMany where check.pointee.toMany:
                         guard references != .skipped else { continue }
                         guard let n = RecordReader.listNumber(value), let list = checkedList(n) else { return false }
-                        for t in list where !fits(Int(t), check.destination) { return false }
+                        for t in list where !fits(Int(t), destination) { return false }
                     default: return false
                     }
                     continue
                 }
                 if references == .only { continue }
                 if tag == RecordTag.null {
-                    guard check.optional else { return false }
+                    guard check.pointee.optional else { return false }
                     continue
                 }
-                guard tag < 32, check.tagMask & (1 << UInt32(tag)) != 0 else { return false }
-                if let nested = check.nested, !ImageSlotCheck.fits(value, nested, optional: check.optional) { return false }
-                if let cases = check.cases {
+                guard tag < 32, check.pointee.tagMask & (1 << UInt32(tag)) != 0 else { return false }
+                if check.pointee.isNested, let nested = check.pointee.nested,
+                   !ImageSlotCheck.fits(value, nested, optional: check.pointee.optional) { return false }
+                if check.pointee.isEnumeration, let cases = check.pointee.cases {
                     var q = value + 1
                     let n = RecordReader.varint(&q)
                     let bytes = UnsafeRawBufferPointer(start: q, count: n)
@@ -618,6 +622,9 @@ struct ImageSlotCheck: Sendable {
     var cases: [[UInt8]]?
     /// For an array or embedded attribute: its type, which every item and field must fit.
     var nested: ValueType?
+    /// Whether `nested` and `cases` are set, as plain flags for the hot loop.
+    var isNested = false
+    var isEnumeration = false
 
     init(_ p: Property) {
         if let r = p.relationship {
@@ -643,6 +650,8 @@ struct ImageSlotCheck: Sendable {
             }
         }
         tagMask = tags.reduce(0) { $0 | 1 << UInt32($1) }
+        isNested = nested != nil
+        isEnumeration = cases != nil
     }
 
     /// Whether the value at `p` (its bounds already checked) is one `type`

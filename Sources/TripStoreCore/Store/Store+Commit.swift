@@ -52,7 +52,11 @@ extension Store {
             throw StoreError.imageDamaged(file: imagePath, detail: table.imageDamage ?? first)
         }
         let problems = tx.integrityProblems()
-        if !problems.isEmpty { throw StoreError.inconsistent(problems) }
+        if !problems.isEmpty {
+            // Rows of a damaged image read as empty: the damage, not the change, is what is wrong.
+            if let d = table.imageDamage { throw StoreError.imageDamaged(file: imagePath, detail: d) }
+            throw StoreError.inconsistent(problems)
+        }
         Trace.mark("checks")
         var changes = tx.changes()
         if let order { changes = Self.reordered(changes, like: order) }

@@ -203,9 +203,12 @@ package final class ObjectTable: ObjectLookup {
         }
     }
 
-    private func setLocator(_ i: Int, _ l: Int64) {
+    /// `attributesOnly`: the new record differs from the old in attributes
+    /// alone, so the rows its relationships hold are still the image's, and
+    /// still checked when first read (see `checkedForAttributes`).
+    private func setLocator(_ i: Int, _ l: Int64, attributesOnly: Bool = false) {
         if i < baseRows {
-            checked(i)
+            if attributesOnly { checkedForAttributes(i) } else { checked(i) }
             noteChange(i)
             baseLocators[i] = l
         } else {
@@ -556,7 +559,7 @@ package final class ObjectTable: ObjectLookup {
         guard schema.entities[e].properties[slot].relationship != nil else {
             // The record again with this slot's bytes replaced: the others
             // are copied as they are, not decoded and encoded again.
-            let old = record(row)
+            let old = attributeRecord(row)
             let start = RecordReader.slot(old, slot), end = RecordReader.skip(start)
             let length = RecordReader.length(old, count: slotCounts[e])
             scratch.removeAll()
@@ -564,7 +567,7 @@ package final class ObjectTable: ObjectLookup {
             RecordWriter.attribute(value, to: &scratch)
             scratch.bytes(UnsafeRawBufferPointer(start: end, count: old + length - end))
             arena.forget(length)
-            setLocator(Int(row), arena.append(scratch.contents))
+            setLocator(Int(row), arena.append(scratch.contents), attributesOnly: true)
             return
         }
         let p = UnsafeMutableRawPointer(mutating: RecordReader.slot(record(row), slot))

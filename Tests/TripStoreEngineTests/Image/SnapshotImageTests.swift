@@ -251,6 +251,39 @@ import TripStoreModels
         #expect(fresh.table.entity(at: row) == nil)
     }
 
+    /// A journal's change of attributes alone is replayed with the checks a
+    /// read of attributes makes: the relationships' rows stay the image's, and
+    /// a forged one among them is still found when first read. A commit that
+    /// touches that unit checks it whole first, and refuses as image damage.
+    @Test func aReplayedAttributeChangeLeavesARelationshipCheckToItsFirstRead() throws {
+        let folder = try makeStore()
+        let trip = schema.entity(named: "Trip")!
+        let stay = trip.property(named: "livingAccommodation")!.slot, name = trip.property(named: "name")!.slot
+        let (row, _) = try forgeStay(in: folder, toA: "BucketListItem")
+        var fromJSON = StoreOptions()
+        fromJSON.useSnapshotImage = false
+        let json = try Store.open(folder, schema: schema, access: .write, options: fromJSON)
+        var rename = json.transaction()
+        rename.setAttribute(row, slot: name, to: .string("renamed"))
+        try json.commit(rename, author: "t")
+        json.close()
+
+        let w = try Store.open(folder, schema: schema, access: .write, options: checkedOnFirstTouch)
+        #expect(w.loadedFromImage)
+        #expect(w.table.value(at: row, slot: name) == .string("renamed"))
+        #expect(w.imageDamage == nil)
+        var again = w.transaction()
+        again.setAttribute(row, slot: name, to: .string("renamed again"))
+        do {
+            try w.commit(again, author: "t")
+            Issue.record("a commit over a forged relationship went through")
+        } catch StoreError.imageDamaged(_, let detail) {
+            #expect(detail.contains("rows"))
+        }
+        #expect(w.table.value(at: row, slot: stay) == .null)
+        w.close()
+    }
+
     /// A relationship forged to hold an object of another type, which this
     /// process then deletes: the type check of the record read afterwards
     /// goes by the type the image gave the row, not the none it has now.

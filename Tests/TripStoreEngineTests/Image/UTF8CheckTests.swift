@@ -1,5 +1,5 @@
 import Testing
-@testable import TripStoreSystem
+@testable import TripStoreCore
 import TripStoreModels
 
 /// `UTF8Check` against the standard library's decoder, written apart.

@@ -2,10 +2,24 @@
 /// scalars past U+10FFFF), for bytes a file hands over as text: the image's
 /// strings are read back as `String`s, which would quietly turn a bad byte
 /// into U+FFFD and let a write carry that into the JSON.
-package enum UTF8Check {
-    package static func isValid(_ bytes: UnsafeRawBufferPointer) -> Bool {
+enum UTF8Check {
+    @inline(__always) static func isValid(_ bytes: UnsafeRawBufferPointer) -> Bool {
         guard let base = bytes.baseAddress else { return true }
+        // Most text is ASCII: one pass over the bytes, eight at a time, says so.
         let n = bytes.count
+        var i = 0, any: UInt64 = 0
+        while n - i >= 8 {
+            any |= base.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+            i += 8
+        }
+        while i < n {
+            any |= UInt64(base.load(fromByteOffset: i, as: UInt8.self))
+            i += 1
+        }
+        return any & 0x8080_8080_8080_8080 == 0 || isValidBeyondASCII(base, count: n)
+    }
+
+    private static func isValidBeyondASCII(_ base: UnsafeRawPointer, count n: Int) -> Bool {
         var i = 0
         while i < n {
             // Eight ASCII bytes at a time: most text is ASCII.
