@@ -67,7 +67,7 @@ public enum TripStoreCLI {
     static let touchLittle: Set<String> = ["query", "get", "stats", "history", "update", "delete", "import", "completions"]
 
     private static func runCheckingImage(_ name: String, _ ctx: CommandContext) throws -> Int32 {
-        guard touchLittle.contains(name) else { return try Commands.run(name, ctx) }
+        guard touchLittle.contains(name) else { return try runCheckedAtOpen(name, ctx) }
         let console = ctx.console
         ctx.session.imageChecks = .onFirstTouch
         console.hold(check: { ctx.session.checkEverything() })
@@ -85,16 +85,33 @@ public enum TripStoreCLI {
             console.release()
             return try outcome.get()
         }
-        let advice = "; 'tripstore compact' writes a new one, 'tripstore verify --repair' deletes it"
         if ctx.session.committed {
             // What the command wrote was checked before it was written; only this process's view was hurt.
             console.release()
-            console.err("warning: \(damage.image): \(damage.detail)\(advice)")
+            console.err("warning: \(damage.image): \(damage.detail)\(imageAdvice)")
             return try outcome.get()
         }
         console.discardHeld()
+        return try runFromJSON(name, ctx, warning: "warning: \(damage.image): \(damage.detail); answered from the JSON instead\(imageAdvice)")
+    }
+
+    private static let imageAdvice = "; 'tripstore compact' writes a new one, 'tripstore verify --repair' deletes it"
+
+    /// A command that checks the image whole at open may still meet damage
+    /// before it writes: relationships whose two sides disagree, which only
+    /// the check of every reference before a snapshot finds. Nothing was
+    /// written; it runs again from the JSON. (Not `shell`: its input is read once.)
+    private static func runCheckedAtOpen(_ name: String, _ ctx: CommandContext) throws -> Int32 {
+        do {
+            return try Commands.run(name, ctx)
+        } catch StoreError.imageDamaged(let file, let detail) where name != "shell" && !ctx.session.committed {
+            return try runFromJSON(name, ctx, warning: "warning: \(file): \(detail); done from the JSON instead\(imageAdvice)")
+        }
+    }
+
+    private static func runFromJSON(_ name: String, _ ctx: CommandContext, warning: String) throws -> Int32 {
         ctx.session.closeAll()
-        console.err("warning: \(damage.image): \(damage.detail); answered from the JSON instead\(advice)")
+        ctx.console.err(warning)
         var again = ctx
         again.session = CommandSession()
         again.session.useImage = false

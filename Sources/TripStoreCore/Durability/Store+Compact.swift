@@ -91,9 +91,17 @@ extension Store {
         let lists = FlatLists(table.lists)
         defer { withExtendedLifetime(lists) {} }
         Trace.mark("snapshot lists")
-        // Never let a table that fails its invariants become the truth on disk.
-        let problems = tableIsChecked ? [] : table.referenceProblems(lists: lists)
+        // Never let a table that fails its invariants become the truth on
+        // disk. A commit checked the rows it changed; rows from an image
+        // were never checked against each other (a forged image may hold one
+        // side of a pair without the other), so those are checked here too.
+        let problems = tableIsChecked && table.image == nil ? [] : table.referenceProblems(lists: lists)
         if !problems.isEmpty {
+            if let image = table.image {
+                // The JSON was not read: the image is what disagrees with itself, and a run from the JSON tells.
+                image.noteDamage("relationships whose sides disagree (\(problems[0]))")
+                throw StoreError.imageDamaged(file: imagePath, detail: table.imageDamage ?? problems[0])
+            }
             throw StoreError.damaged(file: files.folder, line: nil, detail: problems.joined(separator: "; ") + "; the snapshot was not written",
                                      repairable: false)
         }

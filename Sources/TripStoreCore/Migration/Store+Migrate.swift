@@ -90,7 +90,15 @@ extension Store {
         let next = Store(folder: files.folder, schema: target, access: .write, options: options)
         let oldValues = try convert(plan: &plan, into: next)
         Trace.mark("migrate: \(next.table.count) objects carried over")
-        guard plan.problems.isEmpty else { throw StoreError.migrationRefused(plan.problems) }
+        guard plan.problems.isEmpty else {
+            // Rows from an image whose relationships' sides disagree look like
+            // a migration that would break them: the image is what is wrong.
+            if let image = table.image, let first = table.referenceProblems(limit: 1).first {
+                image.noteDamage("relationships whose sides disagree (\(first))")
+                throw StoreError.imageDamaged(file: imagePath, detail: table.imageDamage ?? first)
+            }
+            throw StoreError.migrationRefused(plan.problems)
+        }
 
         let record = MigrationRecord(from: schema.fingerprint, to: target.fingerprint, steps: plan.steps,
                                      schema: SchemaFile.value(target), previous: SchemaFile.value(schema), oldValues: oldValues)

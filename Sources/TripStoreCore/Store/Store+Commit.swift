@@ -120,6 +120,9 @@ extension Store {
         do {
             try compact(tableIsChecked: true)
         } catch {
+            // Before the new snapshot took its place nothing was committed (the
+            // command line then runs a damaged image's work again from the JSON).
+            if !FileIO.exists(files.snapshot(t.token)) { lastToken = t.token - 1 }
             markBroken(by: error)
             throw error
         }

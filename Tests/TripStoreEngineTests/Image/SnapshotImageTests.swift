@@ -198,23 +198,69 @@ import TripStoreModels
     /// Forges (checksums matching) a trip's `livingAccommodation` to hold a
     /// row of `type` outside the trip's group; the trip's row and that row.
     func forgeStay(in folder: String, toA type: String) throws -> (row: RowID, other: RowID) {
+        let wrong = schema.entity(named: type)!.id
+        return try forgeTrip(in: folder, relationship: "livingAccommodation") { table, row in
+            try #require(table.liveRows.first {
+                table.entity(at: $0) == wrong && $0 >> SnapshotImage.groupShift != row >> SnapshotImage.groupShift })
+        }
+    }
+
+    /// Forges (checksums matching) the 4 bytes of a trip's `relationship`
+    /// slot (which holds something) to `value(table, trip's row)`: the row and that value.
+    func forgeTrip(in folder: String, relationship: String,
+                   to value: (ObjectTable, RowID) throws -> Int32) throws -> (row: RowID, other: RowID) {
         let path = try imagePath(folder)
         let reader = try Store.open(folder, schema: schema, access: .read)
         let image = try #require(reader.table.image)
-        let trip = schema.entity(named: "Trip")!, wrong = schema.entity(named: type)!.id
-        let stay = trip.property(named: "livingAccommodation")!.slot
+        let trip = schema.entity(named: "Trip")!
+        let slot = trip.property(named: relationship)!.slot
         let row = try #require(reader.table.liveRows.first { r in
-            reader.table.entity(at: r).map { schema.isKind($0, of: trip.id) } == true && !reader.table.value(at: r, slot: stay).rows.isEmpty })
-        let other = try #require(reader.table.liveRows.first {
-            reader.table.entity(at: $0) == wrong && $0 >> SnapshotImage.groupShift != row >> SnapshotImage.groupShift })
+            reader.table.entity(at: r).map { schema.isKind($0, of: trip.id) } == true && !reader.table.value(at: r, slot: slot).rows.isEmpty })
+        let other = try value(reader.table, row)
         let record = UnsafeRawPointer(image.base) + image.layout.records + Int(image.recordOffset(Int(row)))
-        let at = RecordReader.slot(record, stay) - UnsafeRawPointer(image.base)
+        let at = RecordReader.slot(record, slot) - UnsafeRawPointer(image.base)
         reader.close()
         var bytes = try FileIO.readFile(path)
-        withUnsafeBytes(of: Int32(other).littleEndian) { bytes.replaceSubrange((at + 1)..<(at + 5), with: $0) }
+        withUnsafeBytes(of: other.littleEndian) { bytes.replaceSubrange((at + 1)..<(at + 5), with: $0) }
         try Self.reseal(&bytes, group: Int(row) >> SnapshotImage.groupShift)
         try Data(bytes).write(to: URL(fileURLWithPath: path))
         return (row, other)
+    }
+
+    /// A forged image in which a trip's bucket list is empty while its items
+    /// still point back at it (one side of a pair): no snapshot is written
+    /// from it, by `compact` or by a commit big enough to be one; each
+    /// refuses as image damage, and from the JSON the same work goes through.
+    @Test func aOneSidedPairNeverBecomesASnapshot() throws {
+        let folder = try makeStore()
+        let (row, _) = try forgeTrip(in: folder, relationship: "bucketList") { _, _ in 0 }
+        let before = try open(folder, image: false)
+        let snapshotPath = before.files.snapshot(before.snapshotToken)
+        let snapshot = try FileIO.readFile(snapshotPath)
+        var options = checkedOnFirstTouch
+        options.snapshotCommitChanges = 1
+        let w = try Store.open(folder, schema: schema, access: .write, options: options)
+        #expect(w.loadedFromImage)
+        var tx = w.transaction()
+        tx.setAttribute(row, slot: schema.entity(named: "Trip")!.property(named: "name")!.slot, to: .string("renamed"))
+        #expect(throws: StoreError.self) { try w.commit(tx, author: "t") }
+        #expect(w.imageDamage?.contains("sides disagree") == true)
+        w.close()
+        let c = try Store.open(folder, schema: schema, access: .write, options: checkedOnFirstTouch)
+        do {
+            try c.compact()
+            Issue.record("compacted a one-sided pair")
+        } catch StoreError.imageDamaged(_, let detail) {
+            #expect(detail.contains("sides disagree"))
+        }
+        c.close()
+        #expect(try FileIO.readFile(snapshotPath) == snapshot)
+        var plain = StoreOptions()
+        plain.useSnapshotImage = false
+        let json = try Store.open(folder, schema: schema, access: .write, options: plain)
+        try json.compact()
+        #expect(json.checkInvariants().isEmpty)
+        json.close()
     }
 
     var checkedOnFirstTouch: StoreOptions {
