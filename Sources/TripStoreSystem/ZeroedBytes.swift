@@ -48,31 +48,3 @@ package enum ZeroedBytes {
         #endif
     }
 }
-
-/// A table of byte-sized states from `ZeroedBytes`, freed with its owner:
-/// a state per value of a million-value index costs a page only where a
-/// command touches it.
-package final class ZeroedTable {
-    package let count: Int
-    private let bytes: UnsafeMutablePointer<UInt8>
-
-    package init(count: Int) {
-        self.count = max(0, count)
-        bytes = ZeroedBytes.allocate(self.count)
-    }
-
-    deinit { ZeroedBytes.free(bytes) }
-
-    package var indices: Range<Int> { 0..<count }
-
-    package subscript(i: Int) -> UInt8 {
-        get {
-            precondition(i >= 0 && i < count, "state out of range")
-            return bytes[i]
-        }
-        set {
-            precondition(i >= 0 && i < count, "state out of range")
-            bytes[i] = newValue
-        }
-    }
-}

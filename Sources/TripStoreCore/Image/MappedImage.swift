@@ -37,7 +37,9 @@ final class MappedImage: ListSource {
     /// The types the image gave rows the table has since changed (`noteTypeChange`).
     private var entitiesBeforeChange: [Int: Int16] = [:]
 
-    private let kinds: [[Bool]]
+    /// Whether entity `e` is a kind of entity `d`, at `e * schema.entities.count + d`:
+    /// flat, so a check of each related row's type counts no references to arrays.
+    private let kinds: UnsafeMutablePointer<Bool>
     private let plans: [[ImageSlotCheck]]
     private let declaredIndexes: [(entity: Int, property: Property)]
     /// Each saved value index once first used (`.some(nil)` when it failed its checks).
@@ -73,7 +75,9 @@ final class MappedImage: ListSource {
         rowHashState = ZeroedBytes.allocate(layout.rowGroups)
         rowChunkState = ZeroedBytes.allocate(layout.rowChunks)
         listChunkState = ZeroedBytes.allocate(layout.listChunks)
-        kinds = schema.entities.map { e in schema.entities.map { schema.isKind(e.id, of: $0.id) } }
+        let entityCount = schema.entities.count
+        kinds = .allocate(capacity: max(1, entityCount * entityCount))
+        for e in 0..<entityCount { for d in 0..<entityCount { kinds[e * entityCount + d] = schema.isKind(e, of: d) } }
         plans = schema.entities.map { e in e.properties.map(ImageSlotCheck.init) }
         declaredIndexes = StoreIndexes.declared(schema)
         savedIndexes = Array(repeating: nil, count: declaredIndexes.count)
@@ -84,6 +88,7 @@ final class MappedImage: ListSource {
     }
 
     deinit {
+        kinds.deallocate()
         ZeroedBytes.free(listGroupState)
         ZeroedBytes.free(rowHashState)
         ZeroedBytes.free(rowChunkState)
@@ -404,7 +409,8 @@ final class MappedImage: ListSource {
     @inline(__always) private func fits(_ t: Int, _ destination: Int) -> Bool {
         var e = Int(entities[t])
         if e == -1, let before = entitiesBeforeChange[t] { e = Int(before) }
-        return e == -1 || (e >= 0 && e < kinds.count && kinds[e][destination])
+        let count = plans.count
+        return e == -1 || (e >= 0 && e < count && kinds[e * count + destination])
     }
 
     /// Called before the table changes base row `row`'s type in the mapping
@@ -587,7 +593,7 @@ struct RecordBounds {
             p += 8
             return true
         case RecordTag.string:
-            guard let n = varint(&p, end), end - p >= n, UTF8Check.isValid(UnsafeRawBufferPointer(start: p, count: n)) else { return false }
+            guard let n = varint(&p, end), end - p >= n else { return false }
             p += n
             return true
         case RecordTag.array, RecordTag.embedded:

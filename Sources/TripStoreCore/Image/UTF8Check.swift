@@ -1,26 +1,21 @@
 /// Whether bytes are well-formed UTF-8 (no overlong forms, surrogates or
-/// scalars past U+10FFFF), for bytes a file hands over as text: the image's
-/// strings are read back as `String`s, which would quietly turn a bad byte
-/// into U+FFFD and let a write carry that into the JSON.
+/// scalars past U+10FFFF), for a text id the image holds: read back as a
+/// `String`, a bad byte would quietly become U+FFFD, an id the snapshot
+/// lacks, and a write would name it in the journal.
 enum UTF8Check {
     @inline(__always) static func isValid(_ bytes: UnsafeRawBufferPointer) -> Bool {
         guard let base = bytes.baseAddress else { return true }
-        // Most text is ASCII: one pass over the bytes, eight at a time, says so.
+        // Most text is ASCII: eight bytes at a time up to the first that is not.
         let n = bytes.count
-        var i = 0, any: UInt64 = 0
-        while n - i >= 8 {
-            any |= base.loadUnaligned(fromByteOffset: i, as: UInt64.self)
-            i += 8
-        }
-        while i < n {
-            any |= UInt64(base.load(fromByteOffset: i, as: UInt8.self))
-            i += 1
-        }
-        return any & 0x8080_8080_8080_8080 == 0 || isValidBeyondASCII(base, count: n)
+        var i = 0
+        while n - i >= 8 && base.loadUnaligned(fromByteOffset: i, as: UInt64.self) & 0x8080_8080_8080_8080 == 0 { i += 8 }
+        while i < n && base.load(fromByteOffset: i, as: UInt8.self) < 0x80 { i += 1 }
+        return i == n || isValidBeyondASCII(base, from: i, count: n)
     }
 
-    private static func isValidBeyondASCII(_ base: UnsafeRawPointer, count n: Int) -> Bool {
-        var i = 0
+    /// From `i`, the start of a scalar.
+    private static func isValidBeyondASCII(_ base: UnsafeRawPointer, from start: Int, count n: Int) -> Bool {
+        var i = start
         while i < n {
             // Eight ASCII bytes at a time: most text is ASCII.
             if n - i >= 8 && base.loadUnaligned(fromByteOffset: i, as: UInt64.self) & 0x8080_8080_8080_8080 == 0 {

@@ -27,9 +27,13 @@ final class RelationshipLists {
 
     /// Lists kept in the source: numbers `0..<mappedCount`.
     private(set) var mappedCount = 0
-    /// Per group of the source's lists, its arrays once read or changed (absent: still in the
-    /// source). Keyed, not a slot per group: a cold command copies a group or two of thousands.
-    @exclusivity(unchecked) private var copied: [Int: [[RowID]]] = [:]
+    /// Per group of the source's lists, 0 while it is only in the source,
+    /// else 1 + where its arrays are in `copied`. A table of zeros from the
+    /// kernel: a cold command copies a group or two of thousands, and pays
+    /// for the pages of the table it touches, not for zeroing all of it.
+    @exclusivity(unchecked) private var copiedAt = ZeroedBytes.allocate(4)
+    /// The groups copied out of the source, each its lists' arrays.
+    @exclusivity(unchecked) private var copied: [[[RowID]]] = []
     private var source: (any ListSource)?
     /// Lists made in this process (or all of them, for a store read from JSON): numbers from `mappedCount`.
     @exclusivity(unchecked) private var made: [[RowID]] = [[]]
@@ -42,7 +46,9 @@ final class RelationshipLists {
     func adopt(_ source: any ListSource) {
         self.source = source
         mappedCount = source.listCount
-        copied = [:]
+        ZeroedBytes.free(copiedAt)
+        copiedAt = ZeroedBytes.allocate(4 * ((mappedCount + RelationshipLists.groupSize - 1) >> RelationshipLists.groupShift))
+        copied = []
         made = []
     }
 
@@ -59,7 +65,7 @@ final class RelationshipLists {
                 return
             }
             _ = mapped(n)
-            copied[n >> RelationshipLists.groupShift]?[n & (RelationshipLists.groupSize - 1)] = newValue
+            copied[copiedIndex(n >> RelationshipLists.groupShift) - 1][n & (RelationshipLists.groupSize - 1)] = newValue
         }
     }
 
@@ -86,14 +92,23 @@ final class RelationshipLists {
 
     /// Whether list `n`'s group is still only in the source (not copied out).
     @inline(__always) private func isInSource(_ n: Int) -> Bool {
-        copied.isEmpty || copied[n >> RelationshipLists.groupShift] == nil
+        copiedIndex(n >> RelationshipLists.groupShift) == 0
     }
+
+    /// `copiedAt`'s entry for group `g` (of the source's, below `mappedCount`).
+    @inline(__always) private func copiedIndex(_ g: Int) -> Int {
+        Int(UnsafeRawPointer(copiedAt).load(fromByteOffset: 4 * g, as: Int32.self))
+    }
+
+    deinit { ZeroedBytes.free(copiedAt) }
 
     private func mapped(_ n: Int) -> [RowID] {
         let g = n >> RelationshipLists.groupShift
-        if let lists = copied[g] { return lists[n & (RelationshipLists.groupSize - 1)] }
+        let at = copiedIndex(g)
+        if at != 0 { return copied[at - 1][n & (RelationshipLists.groupSize - 1)] }
         let lists = source?.copyListGroup(g) ?? []
-        copied[g] = lists
+        copied.append(lists)
+        UnsafeMutableRawPointer(copiedAt).storeBytes(of: Int32(copied.count), toByteOffset: 4 * g, as: Int32.self)
         return n & (RelationshipLists.groupSize - 1) < lists.count ? lists[n & (RelationshipLists.groupSize - 1)] : []
     }
 }
