@@ -119,10 +119,14 @@ public enum TripStoreCLI {
     }
 }
 
-/// Where `import -` and `shell` read from: standard input, or text in tests.
+/// Where `import -`, `apply -` and `shell` read from: standard input, or text in tests.
 public final class InputSource {
     private var lines: [String]?
     private let text: [UInt8]?
+    /// Bytes read ahead by `readLineBytes`: from `start`, with no newline before `scanned`.
+    private var pending: [UInt8] = []
+    private var start = 0, scanned = 0
+    private var ended = false
 
     /// The process's standard input.
     public static var standard: InputSource { InputSource(text: nil) }
@@ -159,6 +163,46 @@ public final class InputSource {
             }
         }
         return out
+    }
+
+    /// The next line as bytes, without its newline (or CR LF), or nil at
+    /// the end: a line of any length (a feed line runs to gigabytes), handed
+    /// over as soon as its newline arrives.
+    public func readLineBytes() -> [UInt8]? {
+        if let text, !ended {
+            pending = text
+            ended = true
+        }
+        while true {
+            if let newline = pending[scanned...].firstIndex(of: 0x0A) {
+                var end = newline
+                if end > start && pending[end - 1] == 0x0D { end -= 1 }
+                let line = Array(pending[start..<end])
+                start = newline + 1
+                scanned = start
+                if start >= 1 << 20 && start * 2 >= pending.count {
+                    pending.removeFirst(start)
+                    start = 0
+                    scanned = 0
+                }
+                return line
+            }
+            scanned = pending.count
+            if ended {
+                guard start < pending.count else { return nil }
+                defer { start = pending.count }
+                return Array(pending[start...])
+            }
+            let chunk = 1 << 20
+            let before = pending.count
+            pending.append(contentsOf: repeatElement(0, count: chunk))
+            var n = 0
+            repeat {
+                n = pending.withUnsafeMutableBytes { read(0, $0.baseAddress! + before, chunk) }
+            } while n < 0 && errno == EINTR
+            pending.removeLast(chunk - max(0, n))
+            if n <= 0 { ended = true }
+        }
     }
 
     /// The next line without its newline, or nil at the end.

@@ -19,6 +19,7 @@ public typealias ImageChecks = TripStoreCore.ImageChecks
 public typealias ImportMode = TripStoreCore.ImportMode
 public typealias MigrationResult = TripStoreCore.MigrationResult
 public typealias AppliedFeedLine = TripStoreCore.AppliedFeedLine
+public typealias FeedLine = TripStoreCore.FeedLine
 public typealias PointInTime = TripStoreCore.PointInTime
 public typealias Query = TripStoreCore.Query
 public typealias QueryError = TripStoreCore.QueryError

@@ -114,7 +114,7 @@ public struct JSONReader {
         }
     }
 
-    mutating func enter() throws(JSONSyntaxError) {
+    package mutating func enter() throws(JSONSyntaxError) {
         depth += 1
         if depth > JSONReader.maximumDepth {
             throw error("nesting deeper than \(JSONReader.maximumDepth) levels")

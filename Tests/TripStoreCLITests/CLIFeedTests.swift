@@ -129,6 +129,37 @@ import TripStoreModels
         #expect(back.code == 1 && back.err.contains("commit times never decrease"), "\(back.err)")
     }
 
+    /// A bulk import's feed line, written from its records, replays into an
+    /// empty standby from a file, from standard input with CR LF line ends
+    /// and no last newline, and through a real pipe.
+    @Test func aBulkImportsFeedReplaysFromAFileAndAPipe() throws {
+        let primary = CLIRunner.scratch() + "/primary", input = CLIRunner.scratch() + "/trips.json"
+        var g = TripDataGenerator(seed: 5)
+        try Data(g.jsonArray(trips: 20)).write(to: URL(fileURLWithPath: input))
+        let env = ["TRIPSTORE_SNAPSHOT_COMMIT_CHANGES": "100"]
+        #expect(CLIRunner.run(["import", input], store: primary, env: env).code == 0)
+        let id = try #require(CLIRunner.run(["query", "is BusinessTrip", "--format", "ids", "--limit", "1"], store: primary).out.split(separator: "\n").first)
+        #expect(CLIRunner.run(["update", String(id), "--set", "name=later"], store: primary).code == 0)
+        let feed = CLIRunner.run(["history", "--format", "feed"], store: primary).out
+        #expect(feed.split(separator: "\n").count == 2 && feed.utf8.count > 50_000)
+        let file = CLIRunner.scratch() + "/feed.jsonl"
+        try feed.write(toFile: file, atomically: false, encoding: .utf8)
+        // "\r\n" is one Character: dropping one drops the last line end.
+        let crlf = String(feed.replacingOccurrences(of: "\n", with: "\r\n").dropLast(1))
+        let piped = CLIRunner.scratch() + "/piped"
+        let shell = "cat '\(file)' | '\(CLIRunner.binary)' --store '\(piped)' apply -"
+        let run = try CLIRunner.runProcess(["sh", "-c", shell], env: env, executable: "/bin/sh")
+        #expect(run.status == 0)
+        for (name, standby, result) in [("file", CLIRunner.scratch() + "/fromFile", { CLIRunner.run(["apply", file], store: $0, env: env) }),
+                                        ("crlf", CLIRunner.scratch() + "/crlf", { CLIRunner.run(["apply", "-"], store: $0, stdin: crlf, env: env) }),
+                                        ("pipe", piped, { _ in CLIRunner.Result(code: 0, out: "", err: "") })] as [(String, String, (String) -> CLIRunner.Result)] {
+            let r = result(standby)
+            #expect(r.code == 0, "\(name): \(r.err)")
+            #expect(CLIRunner.run(["history", "--format", "feed"], store: standby).out == feed, "\(name)")
+            #expect(CLIRunner.run(["export"], store: standby).out == CLIRunner.run(["export"], store: primary).out, "\(name)")
+        }
+    }
+
     /// A feed line whose insert refers to nothing names its line once, then where in it.
     @Test func aDanglingReferenceInAFeedNamesItsLineOnce() throws {
         let first = String(CLIRunner.run(["history", "--format", "feed"], store: primary()).out.split(separator: "\n")[0])

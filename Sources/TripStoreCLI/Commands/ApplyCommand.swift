@@ -38,13 +38,13 @@ enum ApplyCommand {
                 ctx.console.err("applied \(applied) transaction\(applied == 1 ? "" : "s") (tokens \(first + 1) to \(writer.lastToken))")
             }
         }
-        func apply(_ value: JSONValue, _ number: Int) throws {
+        func apply(_ line: FeedLine) throws {
             if writer == nil {
                 let w = try ctx.openStore(.write)
                 first = w.lastToken
                 writer = w
             }
-            if let result = try writer?.applyFeedLine(value, line: number), result.store !== writer {
+            if let result = try writer?.applyFeedLine(line), result.store !== writer {
                 // A migration: the store of the new schema holds the lock now.
                 ctx.adopt(result.store)
                 writer = result.store
@@ -53,42 +53,38 @@ enum ApplyCommand {
         }
         var next = current.token + 1
         var time = current.time
-        func check(_ value: JSONValue, _ number: Int) throws {
-            time = try Store.readFeedLine(value, line: number, expecting: next, after: current.token, notBefore: time).timestamp
+        func check(_ line: FeedLine) throws {
+            time = try Store.readFeedLine(line, expecting: next, after: current.token, notBefore: time).timestamp
             next += 1
         }
         if source == "-" {
             // A live feed: each line is checked, then committed, as it arrives.
             var number = 0
-            while let line = ctx.input.readLine() {
+            while let bytes = ctx.input.readLineBytes() {
                 number += 1
-                if line.allSatisfy({ $0 == " " || $0 == "\t" || $0 == "\r" }) { continue }
-                let value = try parse(Array(line.utf8), number)
-                if writer == nil { try check(value, number) }
-                try apply(value, number)
+                if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { continue }
+                let line = try FeedLine(bytes, number: number)
+                if writer == nil { try check(line) }
+                try apply(line)
             }
             return 0
         }
-        // A file: every line is read and its tokens checked before the first is committed.
+        // A file: every line is read and its tokens checked before the first
+        // is committed. The lines share the file's bytes, and their insert
+        // envelopes stay bytes until each line is applied.
         let bytes = try ctx.readInput(source)
-        var lines: [(Int, JSONValue)] = []
-        try bytes.withUnsafeBufferPointer { buf in
-            try JSONLines.forEachLine(in: buf) { number, range, _ in
-                let value = try parse(Array(buf[range]), number)
-                try check(value, number)
-                lines.append((number, value))
-            }
+        var ranges: [(Int, Range<Int>)] = []
+        bytes.withUnsafeBufferPointer { buf in
+            JSONLines.forEachLine(in: buf) { number, range, _ in ranges.append((number, range)) }
         }
-        for (number, value) in lines { try apply(value, number) }
+        var lines: [FeedLine] = []
+        for (number, range) in ranges {
+            let line = try FeedLine(bytes, range: range, number: number)
+            try check(line)
+            lines.append(line)
+        }
+        for line in lines { try apply(line) }
         if lines.isEmpty { ctx.console.err("the feed holds no transaction; nothing was applied") }
         return 0
-    }
-
-    static func parse(_ bytes: [UInt8], _ number: Int) throws -> JSONValue {
-        do {
-            return try JSONReader.parse(bytes)
-        } catch {
-            throw FeedError(line: number, message: "invalid JSON: \(error)")
-        }
     }
 }

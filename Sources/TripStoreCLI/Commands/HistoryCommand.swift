@@ -87,7 +87,7 @@ enum HistoryCommand {
         }
         if ctx.args.has("deletes") { filter.kinds = [.delete] }
         filter.author = ctx.args.value("author")
-        let printer = Printer(ctx: ctx, format: format, audit: ctx.args.has("deletes"), withEnvelopes: format == "feed" || filter.id != nil,
+        let printer = Printer(ctx: ctx, format: format, audit: ctx.args.has("deletes"), withEnvelopes: filter.id != nil,
                               sql: try ctx.sqlSchema())
         if follow { return try self.follow(ctx, filter: filter, printer: printer) }
         let store = try ctx.openStore(.read)
@@ -159,9 +159,9 @@ enum HistoryCommand {
         /// The PostgreSQL tables of `--format sql`.
         var sql = SQLSchema()
 
-        /// Insert envelopes for the feed and for `--id`: each object right after its transaction.
+        /// Insert envelopes for `--id`: each object right after its transaction.
         func envelopes(_ ts: [HistoryTransaction], in store: Store, id: String?) throws -> [Int64: [String: JSONValue]] {
-            guard withEnvelopes, format != "sql", let first = ts.first else { return [:] }
+            guard withEnvelopes, let first = ts.first else { return [:] }
             return try store.insertEnvelopes(after: first.token - 1, wanted: Set(ts.map(\.token)), only: id)
         }
 
@@ -170,6 +170,8 @@ enum HistoryCommand {
             switch format {
             case "sql":
                 try store.writeSQL(ts, in: sql, to: { ctx.console.out($0) })
+            case "feed":
+                try store.writeFeed(ts, to: { ctx.console.out($0) })
             case "json":
                 var w = JSONWriter(pretty: true)
                 w.beginArray()
@@ -181,7 +183,7 @@ enum HistoryCommand {
             default:
                 for t in ts {
                     var w = JSONWriter()
-                    t.write(to: &w, envelopes: envelopes[t.token], deletedValues: format == "feed")
+                    t.write(to: &w, envelopes: envelopes[t.token])
                     ctx.console.line(w.string)
                 }
             }

@@ -31,7 +31,14 @@ extension Store {
     /// last commit time is `notBefore`, without applying it.
     public static func readFeedLine(_ value: JSONValue, line: Int, expecting token: Int64, after last: Int64,
                                      notBefore: Double?) throws(FeedError) -> HistoryTransaction {
-        guard let t = HistoryCoding.read(value) else {
+        try readFeedLine(FeedLine(value, number: line), expecting: token, after: last, notBefore: notBefore)
+    }
+
+    /// `readFeedLine(_:line:expecting:after:notBefore:)` for a line already read.
+    public static func readFeedLine(_ feedLine: FeedLine, expecting token: Int64, after last: Int64,
+                                     notBefore: Double?) throws(FeedError) -> HistoryTransaction {
+        let line = feedLine.number
+        guard let t = feedLine.transaction else {
             throw FeedError(line: line, message: "not a feed transaction (expected {\"token\", \"timestamp\", \"author\", \"changes\"} as the change feed writes it)")
         }
         if t.token <= last && token == last + 1 {
@@ -60,8 +67,19 @@ extension Store {
     /// result names the store of the new schema (this one is `.migrated`).
     @discardableResult
     public func applyFeedLine(_ value: JSONValue, line: Int) throws -> AppliedFeedLine {
+        try applyFeedLine(FeedLine(value, number: line))
+    }
+
+    /// `applyFeedLine(_:line:)` for a line read from bytes: a bulk import
+    /// (nothing but inserts, at least `snapshotCommitChanges` of them) into
+    /// a store that has never held an object is decoded straight from the
+    /// line's bytes into records, as `import` does, and committed with the
+    /// feed's token, timestamp and author.
+    @discardableResult
+    public func applyFeedLine(_ feedLine: FeedLine) throws -> AppliedFeedLine {
         try checkWritable(.apply)
-        let t = try Store.readFeedLine(value, line: line, expecting: lastToken + 1, after: lastToken, notBefore: try lastCommitTime())
+        let line = feedLine.number
+        let t = try Store.readFeedLine(feedLine, expecting: lastToken + 1, after: lastToken, notBefore: try lastCommitTime())
         func diverged(_ m: String) -> FeedError { FeedError(line: line, message: m + "; nothing of this line was applied (the standby has diverged from its primary)") }
         // Errors of the envelopes name this line themselves: said once, by `FeedError`.
         func withoutLine(_ error: any Error) -> String {
@@ -91,12 +109,13 @@ extension Store {
             let done = try migrate(to: target, author: t.author, timestamp: t.timestamp)
             return AppliedFeedLine(transaction: done.transaction, store: done.store)
         }
-        guard case .array(let items)? = value["changes"], items.count == t.changes.count else { throw diverged("unreadable changes") }
+        guard feedLine.elements == t.changes.count else { throw diverged("unreadable changes") }
+        if let applied = try applyInBulk(t, feedLine) { return applied }
         var tx = transaction()
         var inserts: [DecodedObject] = []
         let decoder = EnvelopeDecoder(schema: schema)
-        for (item, c) in zip(items, t.changes) where c.kind == .insert {
-            guard let envelope = item["envelope"] else { throw diverged("the insert of '\(c.id)' carries no envelope") }
+        for (i, c) in t.changes.enumerated() where c.kind == .insert {
+            guard let envelope = try feedLine.envelope(at: i) else { throw diverged("the insert of '\(c.id)' carries no envelope") }
             do {
                 try decoder.decode(envelope, at: .line(line), into: &inserts)
             } catch {
@@ -157,6 +176,30 @@ extension Store {
             throw diverged("it changes nothing here")
         }
         return AppliedFeedLine(transaction: committed, store: self)
+    }
+
+    /// A bulk import replayed as `import` makes one: nil, with nothing
+    /// changed, where that path does not apply (a store that held objects,
+    /// fewer inserts, a line made from a value) or the records it makes
+    /// would not be the feed's inserts in the feed's order; the line is then
+    /// replayed object by object, which words any difference exactly.
+    func applyInBulk(_ t: HistoryTransaction, _ line: FeedLine) throws -> AppliedFeedLine? {
+        guard isEmptyForBulkImport, t.changes.count >= max(1, options.snapshotCommitChanges),
+              t.changes.allSatisfy({ $0.kind == .insert }), !BulkLinks.hasSelfInverse(schema) else { return nil }
+        let schema = self.schema, minimum = options.snapshotCommitChanges
+        let planned = line.withEnvelopeBytes { (buf, ranges) -> BulkImportPlan? in
+            let chunks = ImportRecordDecoder.decodeInParallel(ranges, in: buf, schema: schema)
+            guard !chunks.contains(where: \.gaveUp) else {
+                for c in chunks { c.discard() }
+                return nil
+            }
+            return BulkImportPlan(chunks, schema: schema, minimum: minimum)
+        }
+        guard let plan = planned ?? nil, plan.lists(t.changes) else { return nil }
+        guard let result = try importInBulk(plan, author: t.author, timestamp: t.timestamp) else { return nil }
+        return AppliedFeedLine(transaction: HistoryTransaction(token: result.token, timestamp: result.timestamp, author: result.author,
+                                                               changes: t.changes),
+                               store: self)
     }
 
     private func describe(_ v: JSONValue) -> String {

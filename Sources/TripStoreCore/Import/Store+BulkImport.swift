@@ -121,7 +121,7 @@ extension Store {
         isEmptyForBulkImport && !plan.spent && plan.schema.fingerprint == schema.fingerprint
     }
 
-    private var isEmptyForBulkImport: Bool {
+    var isEmptyForBulkImport: Bool {
         state == .writing && lock != nil && table.rowCount == 0 && table.image == nil
     }
 
@@ -255,6 +255,22 @@ public final class BulkImportPlan {
         self.links = links
         self.runs = runs
         self.ahead = ahead
+    }
+
+    /// Whether history would list the plan's inserts as `changes` lists
+    /// them: the same types and ids in the same order.
+    func lists(_ changes: [Change]) -> Bool {
+        guard changes.count == objects.count else { return false }
+        var k = 0
+        for run in runs {
+            let type = schema.entities[run.entity].name
+            for g in run.objects {
+                let c = changes[k]
+                k += 1
+                guard c.type == type, RecordReader.withID(objects.records[Int(g)], { c.id.utf8.elementsEqual($0) }) else { return false }
+            }
+        }
+        return k == changes.count
     }
 
     /// The runs, which the plan no longer holds (their memory goes once the commit has listed their rows).

@@ -6,8 +6,6 @@ import TripStoreSystem
 /// which checks the cursor first, so that a resumed stream applies every
 /// token exactly once.
 extension Store {
-    /// Transactions of at least this many inserts and nothing else go through `COPY`.
-    static let sqlCopyThreshold = 64
     /// Rows per `INSERT … VALUES` statement.
     static let sqlRowsPerInsert = 500
 
@@ -15,39 +13,14 @@ extension Store {
     /// as SQL, each as its own SQL transaction, to `out` a piece at a time.
     /// - Throws: what reading history and time travel throw.
     public func writeSQL(_ transactions: [HistoryTransaction], in sql: SQLSchema, to write: ([UInt8]) -> Void) throws {
-        guard let first = transactions.first else { return }
+        guard !transactions.isEmpty else { return }
         func out(_ s: String) { write(Array(s.utf8)) }
-        func isBulk(_ t: HistoryTransaction) -> Bool {
-            t.changes.count >= Store.sqlCopyThreshold && t.changes.allSatisfy { $0.kind == .insert }
-        }
-        // The objects of a bulk import that a later transaction changed: the
-        // rest are written from the table as it is, without a walk back.
-        // From the newest transaction back, the ids changed after it; a bulk
-        // import's own ids are only noted when an earlier one needs them.
-        var walked = Set(transactions.filter { !isBulk($0) }.map(\.token))
-        var changedSince: [Int64: Set<String>] = [:]
-        var changedLater = Set<String>(), migratedLater = false
-        let earliestBulk = transactions.first(where: isBulk)?.token
-        for t in transactions.reversed() {
-            if isBulk(t) {
-                let changed = migratedLater ? Set(t.changes.map(\.id))
-                    : changedLater.isEmpty ? [] : Set(t.changes.lazy.map(\.id).filter { changedLater.contains($0) })
-                if !changed.isEmpty {
-                    walked.insert(t.token)
-                    changedSince[t.token] = changed
-                }
-                if t.token == earliestBulk { break }
-            }
-            for c in t.changes {
-                if c.kind == .migrate { migratedLater = true } else { changedLater.insert(c.id) }
-            }
-        }
-        // Walked back: every insert of an ordinary transaction, and the
+        func isBulk(_ t: HistoryTransaction) -> Bool { Store.isBulkInsert(t) }
+        // Every insert of an ordinary transaction is walked back, and the
         // objects of a bulk import that changed after it (the rest are
         // written from their records).
-        let envelopes = walked.isEmpty ? [:] : try insertEnvelopes(after: first.token - 1, wanted: walked) { token, id in
-            changedSince[token].map { $0.contains(id) } ?? true
-        }
+        let sources = try insertEnvelopeSources(for: transactions)
+        let envelopes = sources.walked
         let timeline = try schemaTimeline()
         let retained = try checkedHistory()
         for t in transactions {
@@ -60,7 +33,7 @@ extension Store {
                 s = ""
                 let store = t.token == lastToken ? self : try past(at: .token(t.token))
                 store.writeSQLObjects(in: sql, token: t.token, to: write)
-            } else if isBulk(t) && changedSince[t.token] == nil && table.count == t.changes.count {
+            } else if isBulk(t) && sources.changedSince[t.token] == nil && table.count == t.changes.count {
                 // Every live object is one this import inserted, unchanged since: the table as it is.
                 out(s)
                 s = ""
@@ -72,7 +45,6 @@ extension Store {
                 var chunk: [UInt8] = []
                 chunk.reserveCapacity(1 << 21)
                 var types: [String: [UInt8]] = [:]
-                let changed = changedSince[t.token] ?? []
                 var w = JSONWriter()
                 let writer = RecordEnvelopeWriter(schema: schema, everyRelationship: true)
                 let lists = FlatLists(table.lists)
@@ -86,7 +58,7 @@ extension Store {
                     if types[c.type] == nil { types[c.type] = Array(SQLText.copyArray(Self.types(c.type, then)).utf8) }
                     chunk += types[c.type] ?? []
                     chunk.append(0x09)
-                    if !changed.contains(c.id), let row = table.row(for: c.id), table.entity(at: row) != nil {
+                    if sources.fromRecord(t.token, c.id), let row = table.row(for: c.id), table.entity(at: row) != nil {
                         data.removeAll()
                         writer.writeData(row: row, table: table.readView, lists: lists.view, to: &data, scratch: &w)
                         SQLText.appendCopyEscaped(Array(data.bytes), to: &chunk)

@@ -11,18 +11,35 @@ package enum HistoryCoding {
     /// `apply` replays (`deletedValues` also adds a migration's new schema).
     package static func write(_ t: HistoryTransaction, to w: inout JSONWriter,
                              envelopes: [String: JSONValue]? = nil, deletedValues: Bool = false) {
+        write(t, to: &w, deletedValues: deletedValues) { c, w in
+            if let envelope = envelopes?[c.id] { w.key("envelope"); w.value(envelope) }
+        }
+    }
+
+    /// `write` with each insert's `envelope` member written by `envelope`
+    /// (nothing, where there is none): the feed of a bulk import writes its
+    /// envelopes from records, and its line a piece at a time.
+    package static func write(_ t: HistoryTransaction, to w: inout JSONWriter, deletedValues: Bool,
+                              envelope: (Change, inout JSONWriter) -> Void) {
         w.beginObject()
         w.key("token"); w.int(t.token)
         w.key("timestamp"); w.date(t.timestamp)
         w.key("author"); w.string(t.author)
         w.key("changes")
-        writeChanges(t, to: &w, envelopes: envelopes, deletedValues: deletedValues)
+        writeChanges(t, to: &w, deletedValues: deletedValues, envelope: envelope)
         w.endObject()
     }
 
     /// The `changes` array of `write`.
     package static func writeChanges(_ t: HistoryTransaction, to w: inout JSONWriter,
                                      envelopes: [String: JSONValue]? = nil, deletedValues: Bool = false) {
+        writeChanges(t, to: &w, deletedValues: deletedValues) { c, w in
+            if let envelope = envelopes?[c.id] { w.key("envelope"); w.value(envelope) }
+        }
+    }
+
+    private static func writeChanges(_ t: HistoryTransaction, to w: inout JSONWriter, deletedValues: Bool,
+                                     envelope: (Change, inout JSONWriter) -> Void) {
         w.beginArray()
         for c in t.changes {
             if let m = c.migration {
@@ -36,9 +53,7 @@ package enum HistoryCoding {
             if c.redacted { w.key("redacted"); w.bool(true) }
             switch c.kind {
             case .insert:
-                if let envelope = envelopes?[c.id] {
-                    w.key("envelope"); w.value(envelope)
-                }
+                envelope(c, &w)
             case .update:
                 w.key("values")
                 writeValues(c.values, to: &w)

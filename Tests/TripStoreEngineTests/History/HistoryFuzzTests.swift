@@ -75,6 +75,31 @@ import TripStoreModels
         _ = applied
     }
 
+    /// A feed line read without its envelopes (`FeedLineReader`) against
+    /// the whole line parsed: the same lines refused, the same transaction,
+    /// and each envelope's bytes the envelope the whole line holds.
+    @Test func aFeedLineReadWithoutItsEnvelopesReadsAsTheWholeLine() throws {
+        let (line, _) = try Self.primaryAndStandby()
+        var rng = RandomQueries(state: 2727)
+        var read = 0
+        for k in 0..<(Self.cases * 4) {
+            let mutated = k == 0 ? line : ReaderFuzzTests.mutate(line, &rng)
+            let whole = try? JSONReader.parse(mutated)
+            let partial = try? mutated.withUnsafeBufferPointer { try FeedLineReader.read($0, 0..<$0.count) }
+            #expect((whole == nil) == (partial == nil), "case \(k): read by one reader only")
+            guard let whole, let partial else { continue }
+            read += 1
+            #expect(partial.transaction == HistoryCoding.read(whole), "case \(k)")
+            guard case .array(let items)? = whole["changes"] else { continue }
+            #expect(partial.elements == items.count, "case \(k)")
+            for (i, item) in items.enumerated() where i < partial.envelopes.count {
+                let envelope = partial.envelopes[i].flatMap { r in try? JSONReader.parse(Array(mutated[r])) }
+                #expect(envelope == item["envelope"], "case \(k), change \(i)")
+            }
+        }
+        #expect(read > 1)
+    }
+
     @Test func mutatedSnapshotHistoryNeverTrapsItsReaders() throws {
         let folder = TestFolders.make("fuzz-history")
         let store = try Store.open(folder, schema: TripSchema.schema, access: .write)

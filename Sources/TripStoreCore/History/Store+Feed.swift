@@ -1,0 +1,44 @@
+import TripStoreFormat
+import TripStoreJSON
+
+extension Store {
+    /// Writes `transactions` (retained history) as the lines of `history
+    /// --format feed`, in the order given, to `write` a piece at a time. The
+    /// line of a bulk import runs to gigabytes at a million objects: it is
+    /// never held whole, and the envelopes of its objects that nothing
+    /// changed since are written from their records, not made as JSON trees.
+    /// - Throws: what reading history and time travel throw, and
+    ///   `imageDamaged` when a bulk import's records are in a damaged image.
+    public func writeFeed(_ transactions: [HistoryTransaction], to write: ([UInt8]) -> Void) throws {
+        let sources = try insertEnvelopeSources(for: transactions)
+        let records = sources.bulk.isEmpty ? nil : RecordEnvelopeWriter(schema: schema, everyRelationship: true)
+        let lists = FlatLists(table.lists)
+        defer { withExtendedLifetime(lists) {} }
+        let view = table.readView
+        var record = ByteOutput(capacity: 4096)
+        var scratch = JSONWriter()
+        var w = JSONWriter()
+        for t in transactions {
+            let walked = sources.walked[t.token]
+            HistoryCoding.write(t, to: &w, deletedValues: true) { c, w in
+                if let records, sources.fromRecord(t.token, c.id), let row = table.row(for: c.id), view.entity(at: row) != nil {
+                    record.removeAll()
+                    records.write(row: row, table: view, lists: lists.view, to: &record, scratch: &scratch)
+                    w.key("envelope")
+                    w.beginRawValue()
+                    w.bytes.append(contentsOf: record.bytes)
+                } else if let envelope = walked?[c.id] {
+                    w.key("envelope")
+                    w.value(envelope)
+                }
+                if w.bytes.count >= 1 << 20 {
+                    write(w.bytes)
+                    w.bytes.removeAll(keepingCapacity: true)
+                }
+            }
+            w.bytes.append(0x0A)
+            write(w.bytes)
+            w.bytes.removeAll(keepingCapacity: true)
+        }
+    }
+}
