@@ -109,18 +109,24 @@ let cli = options.cli ?? (URL(fileURLWithPath: CommandLine.arguments[0]).deletin
 /// Foundation's `Process` adds tens of milliseconds of its own here) and
 /// returns the seconds to its exit, its output, and with `trace` its
 /// `TRIPSTORE_TRACE` lines.
-func runCLI(_ arguments: [String], trace: Bool = false, store: String = storePath) -> (Double, String, String) {
-    run([cli, "--store", store] + arguments, trace: trace)
+func runCLI(_ arguments: [String], trace: Bool = false, store: String = storePath, output: String? = nil) -> (Double, String, String) {
+    run([cli, "--store", store] + arguments, trace: trace, output: output)
 }
 
-/// Runs a program to its exit: the seconds, its output, and with `trace` its standard error.
-func run(_ argv: [String], trace: Bool = false) -> (Double, String, String) {
+/// Runs a program to its exit: the seconds, its output (written to the
+/// file `output` instead, when given: a feed of a million trips runs to
+/// gigabytes), and with `trace` its standard error.
+func run(_ argv: [String], trace: Bool = false, output: String? = nil) -> (Double, String, String) {
     var outPipe: [Int32] = [0, 0], errPipe: [Int32] = [0, 0]
     guard pipe(&outPipe) == 0, pipe(&errPipe) == 0 else { fail("cannot make a pipe") }
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1)
+    if let output {
+        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    } else {
+        posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1)
+    }
     if trace {
         posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2)
     } else {
@@ -500,7 +506,8 @@ do {
 // The audit trail: the change feed's delay, time travel, a standby.
 if options.coldProcesses && FileManager.default.isExecutableFile(atPath: cli) {
     var h = HistoryFigures(storePath: storePath, work: options.work, cli: cli, transactions: options.historyTransactions,
-                           emit: { emit($0, $1, $2) }, runCLI: { args, store in let r = runCLI(args, store: store); return (r.0, r.1) })
+                           emit: { emit($0, $1, $2) }, runCLI: { args, store in let r = runCLI(args, store: store); return (r.0, r.1) },
+                           runCLIInto: { args, store, output in runCLI(args, store: store, output: output).0 })
     try h.followLatency()
     try h.timeTravelAndStandby()
     mismatches += h.mismatches

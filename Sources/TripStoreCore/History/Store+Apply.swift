@@ -193,6 +193,7 @@ extension Store {
                 for c in chunks { c.discard() }
                 return nil
             }
+            Trace.mark("apply: decode \(ranges.count) envelopes into records")
             return BulkImportPlan(chunks, schema: schema, minimum: minimum)
         }
         guard let plan = planned ?? nil, plan.lists(t.changes) else { return nil }

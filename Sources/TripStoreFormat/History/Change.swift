@@ -48,7 +48,13 @@ public struct Change: Sendable, Equatable {
     /// preserved ones and references): it can no longer be replayed.
     public var redacted = false
     /// For a `migrate` change: the schemas and the plan.
-    public var migration: MigrationRecord?
+    public var migration: MigrationRecord? {
+        get { migrationBox?.record }
+        set { migrationBox = newValue.map(MigrationBox.init) }
+    }
+    /// Boxed: history holds a change per object of a bulk import, and the
+    /// record inline would double the size of every one of them.
+    private var migrationBox: MigrationBox?
 
     /// A change of one object.
     public init(kind: Kind, type: String, id: String, values: [ValueChange] = [], tombstone: [JSONMember] = [],
@@ -116,4 +122,11 @@ public struct HistoryTransaction: Sendable, Equatable {
         self.author = author
         self.changes = changes
     }
+}
+
+/// A migration record behind a reference (see `Change.migration`).
+final class MigrationBox: Sendable, Equatable {
+    let record: MigrationRecord
+    init(_ record: MigrationRecord) { self.record = record }
+    static func == (a: MigrationBox, b: MigrationBox) -> Bool { a.record == b.record }
 }

@@ -41,9 +41,21 @@ package enum FeedLineReader {
                     return
                 }
                 var read: [Change] = []
+                var types: [String] = []
                 try forEachElement(&r) { (r) throws(JSONSyntaxError) in
                     out.elements += 1
                     r.skipWhitespace()
+                    let start = r.index
+                    if readable, let insert = try insert(&r, at: range.lowerBound, types: &types) {
+                        if read.isEmpty {
+                            // Room for as many more as the line could hold (only touched as they come).
+                            read.reserveCapacity(line.count / max(64, r.index - start))
+                        }
+                        read.append(insert.change)
+                        out.envelopes.append(insert.envelope)
+                        return
+                    }
+                    r.index = start
                     var envelope: Range<Int>?
                     let item: JSONValue
                     if r.index < line.count, line[r.index] == UInt8(ascii: "{") {
@@ -81,6 +93,45 @@ package enum FeedLineReader {
             }
         }
         return out
+    }
+
+    /// The change the element at the reader's position reads as when it is
+    /// an insert of the form the feed writes (`kind`, `type` and `id`
+    /// strings, each once, and an `envelope`), with its envelope's range
+    /// (offset by `base`): no JSON tree, and each type name one string. Nil
+    /// otherwise, the reader then anywhere in the element.
+    private static func insert(_ r: inout JSONReader, at base: Int, types: inout [String])
+        throws(JSONSyntaxError) -> (change: Change, envelope: Range<Int>?)? {
+        guard r.index < r.buffer.count, r.buffer[r.index] == UInt8(ascii: "{") else { return nil }
+        let depth = r.depth
+        defer { r.depth = depth }
+        var kind: String?, type: String?, id: String?, envelope: Range<Int>?
+        var plain = true
+        try forEachMember(&r) { (key, r) throws(JSONSyntaxError) in
+            r.skipWhitespace()
+            if key == "envelope" {
+                let start = r.index
+                try r.skipValue()
+                if envelope == nil { envelope = (base + start)..<(base + r.index) }
+                return
+            }
+            guard plain, r.index < r.buffer.count, r.buffer[r.index] == UInt8(ascii: "\"") else {
+                plain = false
+                try r.skipValue()
+                return
+            }
+            switch key {
+            case "kind" where kind == nil: kind = try r.parseString()
+            case "type" where type == nil: type = try r.parseString()
+            case "id" where id == nil: id = try r.parseString()
+            default:
+                plain = false
+                try r.skipValue()
+            }
+        }
+        guard plain, kind == "insert", var type, !type.isEmpty, let raw = id, let id = Identifier.stored(raw) else { return nil }
+        if let known = types.first(where: { $0 == type }) { type = known } else if types.count < 64 { types.append(type) }
+        return (Change(kind: .insert, type: type, id: id), envelope)
     }
 
     /// Reads the object at the reader's position (white space skipped),
