@@ -180,8 +180,9 @@ public final class InputSource {
                 let line = Array(pending[start..<end])
                 start = newline + 1
                 scanned = start
-                if start >= 1 << 20 && start * 2 >= pending.count {
-                    pending.removeFirst(start)
+                if start >= 1 << 20 {
+                    // A fresh buffer for what is left: a long line's is not kept for the rest of a follow.
+                    pending = Array(pending[start...])
                     start = 0
                     scanned = 0
                 }

@@ -71,7 +71,15 @@ struct HistoryFigures {
             }
         }
         reader.start()
-        Thread.sleep(forTimeInterval: 0.5)
+        // Idle means after its start: opening for a follow checks the whole
+        // image, which takes seconds of both cores at 1,000,000 trips.
+        var settled = Self.cpuSeconds(follower.processIdentifier)
+        for _ in 0..<120 {
+            Thread.sleep(forTimeInterval: 0.5)
+            let now = Self.cpuSeconds(follower.processIdentifier)
+            defer { settled = now }
+            if now - settled < 0.02 { break }
+        }
         let cpuBefore = Self.cpuSeconds(follower.processIdentifier)
         Thread.sleep(forTimeInterval: 2)
         emit("follow_idle_cpu_percent", (Self.cpuSeconds(follower.processIdentifier) - cpuBefore) / 2 * 100, "%")

@@ -13,6 +13,8 @@ public struct FeedLine {
     /// How many elements the line's `changes` array has (a stored run of
     /// inserts would read as more changes than elements).
     let elements: Int
+    /// Why the line is no transaction, when the reason is a change's id.
+    let idProblem: String?
     private let source: Source
 
     private enum Source {
@@ -32,6 +34,7 @@ public struct FeedLine {
             }
             transaction = read.transaction
             elements = read.elements
+            idProblem = read.idProblem
             source = .bytes(bytes, envelopes: read.envelopes)
         } catch {
             throw FeedError(line: number, message: "invalid JSON: \(error)")
@@ -44,6 +47,7 @@ public struct FeedLine {
         self.number = number
         transaction = HistoryCoding.read(value)
         if case .array(let items)? = value["changes"] { elements = items.count } else { elements = 0 }
+        idProblem = transaction == nil ? HistoryCoding.idProblem(value) : nil
         source = .value(value)
     }
 

@@ -25,9 +25,10 @@ extension Store {
     /// imports to the feed: their unchanged objects are written from records.
     static let bulkInsertThreshold = 64
 
-    /// Whether `t` is a bulk import: only inserts, at least `bulkInsertThreshold`, none redacted.
+    /// Whether `t` is a bulk import: only inserts, at least `bulkInsertThreshold`.
+    /// (A redacted insert's envelope is the object as it is now either way.)
     static func isBulkInsert(_ t: HistoryTransaction) -> Bool {
-        t.changes.count >= bulkInsertThreshold && t.changes.allSatisfy { $0.kind == .insert && !$0.redacted }
+        t.changes.count >= bulkInsertThreshold && t.changes.allSatisfy { $0.kind == .insert }
     }
 
     /// The sources of the insert envelopes of `transactions` (retained

@@ -39,7 +39,11 @@ extension Store {
                                      notBefore: Double?) throws(FeedError) -> HistoryTransaction {
         let line = feedLine.number
         guard let t = feedLine.transaction else {
-            throw FeedError(line: line, message: "not a feed transaction (expected {\"token\", \"timestamp\", \"author\", \"changes\"} as the change feed writes it)")
+            throw FeedError(line: line, message: "not a feed transaction (expected {\"token\", \"timestamp\", \"author\", \"changes\"} as the change feed writes it)"
+                                               + (feedLine.idProblem.map { ": \($0)" } ?? ""))
+        }
+        guard t.token >= 1 else {
+            throw FeedError(line: line, message: "token \(t.token) is no token of a feed (tokens start at 1)")
         }
         if t.token <= last && token == last + 1 {
             throw FeedError(line: line, message: "token \(t.token) is already applied (this store's last token is \(last))")

@@ -11,9 +11,10 @@ extension Store {
     ///   `imageDamaged` when a bulk import's records are in a damaged image.
     public func writeFeed(_ transactions: [HistoryTransaction], to write: ([UInt8]) -> Void) throws {
         let sources = try insertEnvelopeSources(for: transactions)
-        let records = sources.bulk.isEmpty ? nil : RecordEnvelopeWriter(schema: schema, everyRelationship: true)
-        let lists = FlatLists(table.lists)
-        defer { withExtendedLifetime(lists) {} }
+        // A flat copy of the lists, made only when there are records to write.
+        let records = sources.bulk.isEmpty ? nil : (writer: RecordEnvelopeWriter(schema: schema, everyRelationship: true),
+                                                     lists: FlatLists(table.lists))
+        defer { withExtendedLifetime(records?.lists) {} }
         let view = table.readView
         var record = ByteOutput(capacity: 4096)
         var scratch = JSONWriter()
@@ -23,7 +24,7 @@ extension Store {
             HistoryCoding.write(t, to: &w, deletedValues: true) { c, w in
                 if let records, sources.fromRecord(t.token, c.id), let row = table.row(for: c.id), view.entity(at: row) != nil {
                     record.removeAll()
-                    records.write(row: row, table: view, lists: lists.view, to: &record, scratch: &scratch)
+                    records.writer.write(row: row, table: view, lists: records.lists.view, to: &record, scratch: &scratch)
                     w.key("envelope")
                     w.beginRawValue()
                     w.bytes.append(contentsOf: record.bytes)

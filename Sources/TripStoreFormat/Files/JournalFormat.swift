@@ -15,10 +15,19 @@ package enum JournalFormat {
         var k = 0
         let encoder = EnvelopeFastEncoder(schema: schema)
         var w = JSONWriter()
-        HistoryCoding.appendCompact(t, to: &bytes) { _, out in
-            guard k < inserted.count else { return }
-            let o = inserted[k]
-            k += 1
+        // The inserts are usually in `inserted`'s order; a replayed feed line
+        // may list them in another, and each must get its own object's data.
+        var byID: [String: Int]?
+        HistoryCoding.appendCompact(t, to: &bytes) { i, out in
+            let id = t.changes[i].id
+            if k < inserted.count && inserted[k].id == id {
+                k += 1
+            } else {
+                if byID == nil { byID = Dictionary(inserted.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { a, _ in a }) }
+                guard let at = byID?[id] else { return }
+                k = at + 1
+            }
+            let o = inserted[k - 1]
             swap(&w.bytes, &out)
             encoder.writeData(o, entity: schema.entities[o.entity], lookup: lookup, storedSidesOnly: false, to: &w)
             swap(&w.bytes, &out)

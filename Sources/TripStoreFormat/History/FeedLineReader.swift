@@ -13,6 +13,8 @@ package enum FeedLineReader {
         package var elements = 0
         /// By element, the byte range of its (first) `envelope` in the buffer; nil where it has none.
         package var envelopes: [Range<Int>?] = []
+        /// Why the line is no transaction, when the reason is a change's id.
+        package var idProblem: String?
     }
 
     /// Reads the line at `range` of `buffer`, with the errors of
@@ -75,7 +77,10 @@ package enum FeedLineReader {
                         item = try r.parseValue()
                     }
                     out.envelopes.append(envelope)
-                    if readable && !HistoryCoding.readChanges(item, into: &read) { readable = false }
+                    if readable && !HistoryCoding.readChanges(item, into: &read) {
+                        readable = false
+                        out.idProblem = HistoryCoding.idProblem(change: item, number: out.elements)
+                    }
                 }
                 changes = read
             case "token", "timestamp", "author":

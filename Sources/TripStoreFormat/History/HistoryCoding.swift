@@ -144,12 +144,18 @@ package enum HistoryCoding {
     package static func idProblem(_ v: JSONValue) -> String? {
         guard case .array(let items)? = v["changes"] else { return nil }
         for (k, item) in items.enumerated() {
-            var ids: [JSONValue] = []
-            if let id = item["id"] { ids.append(id) }
-            if case .array(let more)? = item["ids"] { ids += more }
-            for case .string(let id) in ids {
-                if let p = Identifier.problem(id) { return "change \(k + 1): \(p)" }
-            }
+            if let p = idProblem(change: item, number: k + 1) { return p }
+        }
+        return nil
+    }
+
+    /// Why change `number` (from 1) of a history line did not read, when the reason is an id.
+    package static func idProblem(change item: JSONValue, number: Int) -> String? {
+        var ids: [JSONValue] = []
+        if let id = item["id"] { ids.append(id) }
+        if case .array(let more)? = item["ids"] { ids += more }
+        for case .string(let id) in ids {
+            if let p = Identifier.problem(id) { return "change \(number): \(p)" }
         }
         return nil
     }
