@@ -177,6 +177,14 @@ public final class InputSource {
             if let newline = pending[scanned...].firstIndex(of: 0x0A) {
                 var end = newline
                 if end > start && pending[end - 1] == 0x0D { end -= 1 }
+                if start == 0 && end >= 1 << 20 {
+                    // A long line is handed over in its own buffer, not copied.
+                    var line = pending
+                    pending = Array(pending[(newline + 1)...])
+                    scanned = 0
+                    line.removeSubrange(end...)
+                    return line
+                }
                 let line = Array(pending[start..<end])
                 start = newline + 1
                 scanned = start

@@ -165,7 +165,7 @@ import TripStoreModels
         let head = #"{"token":1,"timestamp":"2026-01-01T00:00:00Z","author":"a","changes":"#
         let badID = head + #"[{"kind":"insert","type":"Trip","id":"fine","envelope":{}},{"kind":"insert","type":"Trip","id":"a\u0001b","envelope":{}}]}"#
         let r = CLIRunner.run(["apply", "-"], store: CLIRunner.scratch() + "/badid", stdin: badID + "\n")
-        #expect(r.code == 1 && r.err.contains("line 1: not a feed transaction") && r.err.contains("change 2:"), "\(r.err)")
+        #expect(r.code == 1 && r.err.contains("line 1: change 2: ") && !r.err.contains("not a feed transaction"), "\(r.err)")
         let negative = head.replacingOccurrences(of: #""token":1"#, with: #""token":-1"#) + "[]}"
         let n = CLIRunner.run(["apply", "-"], store: CLIRunner.scratch() + "/negative", stdin: negative + "\n")
         #expect(n.code == 1 && n.err.contains("token -1 is no token of a feed (tokens start at 1)"), "\(n.err)")

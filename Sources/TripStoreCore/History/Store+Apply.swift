@@ -39,8 +39,9 @@ extension Store {
                                      notBefore: Double?) throws(FeedError) -> HistoryTransaction {
         let line = feedLine.number
         guard let t = feedLine.transaction else {
-            throw FeedError(line: line, message: "not a feed transaction (expected {\"token\", \"timestamp\", \"author\", \"changes\"} as the change feed writes it)"
-                                               + (feedLine.idProblem.map { ": \($0)" } ?? ""))
+            // A change's id: the line has the feed's form, its id does not.
+            if let problem = feedLine.idProblem { throw FeedError(line: line, message: problem) }
+            throw FeedError(line: line, message: "not a feed transaction (expected {\"token\", \"timestamp\", \"author\", \"changes\"} as the change feed writes it)")
         }
         guard t.token >= 1 else {
             throw FeedError(line: line, message: "token \(t.token) is no token of a feed (tokens start at 1)")
@@ -170,8 +171,13 @@ extension Store {
         let expected = t.changes.sorted { key($0) < key($1) }
         let got = built.sorted { key($0) < key($1) }
         guard expected.map(key) == got.map(key) else {
-            let missing = Set(expected.map(key)).symmetricDifference(got.map(key)).sorted().prefix(3)
-            throw diverged("replaying it here changes other objects than the feed says (\(missing.joined(separator: ", ")))")
+            var differ = Array(Set(expected.map(key)).symmetricDifference(got.map(key)).sorted().prefix(3))
+            if differ.isEmpty {
+                // The same changes, one of them listed more than once.
+                let counts = Dictionary(expected.map { (key($0), 1) }, uniquingKeysWith: +)
+                differ = Array(counts.filter { $0.value > 1 }.map { "\($0.key) listed \($0.value) times" }.sorted().prefix(3))
+            }
+            throw diverged("replaying it here changes other objects than the feed says (\(differ.joined(separator: ", ")))")
         }
         for (a, b) in zip(expected, got) where a.kind == .update && a.values != b.values {
             throw diverged("replaying it here gives '\(a.id)' other values than the feed says")
