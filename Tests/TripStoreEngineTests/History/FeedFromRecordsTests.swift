@@ -48,6 +48,16 @@ import TripStoreModels
         _ = try store.commit(tx, author: "feed", timestamp: time)
     }
 
+    /// A store whose one transaction imports `trips` generated trips the usual way (`stage`, then `commit`).
+    static func storeWithImport(_ name: String, seed: UInt64, trips: Int) throws -> Store {
+        let store = try Store.open(TestFolders.make(name), schema: TripSchema.schema, access: .write)
+        var g = TripDataGenerator(seed: seed)
+        var tx = store.transaction()
+        try store.stage(try EnvelopeInput.decode(g.jsonArray(trips: trips), schema: store.schema), mode: .insert, into: &tx)
+        try commit(store, tx)
+        return store
+    }
+
     /// A primary with a bulk import, then updates, relationship changes,
     /// cascading deletes and a second import drawn with a fixed seed; its
     /// feed is checked after each step, and again from its image.
@@ -169,11 +179,7 @@ import TripStoreModels
     /// into a journal line: each insert keeps its own object's data, so the
     /// standby opens again (from its JSON too) and equals its primary.
     @Test func insertsInAnyOrderKeepTheirOwnDataInTheJournal() throws {
-        let primary = try Store.open(TestFolders.make("apply-shuffled-primary"), schema: TripSchema.schema, access: .write)
-        var g = TripDataGenerator(seed: 77)
-        var tx = primary.transaction()
-        try primary.stage(try EnvelopeInput.decode(g.jsonArray(trips: 12), schema: primary.schema), mode: .insert, into: &tx)
-        try Self.commit(primary, tx)
+        let primary = try Self.storeWithImport("apply-shuffled-primary", seed: 77, trips: 12)
         var t = try #require(primary.checkedHistory().first)
         var random = SplitMix64(seed: 77)
         for i in t.changes.indices.reversed() where i > 0 { t.changes.swapAt(i, Int(random.next() % UInt64(i + 1))) }
@@ -191,11 +197,7 @@ import TripStoreModels
 
     /// A bulk import with a redacted object still goes into PostgreSQL through `COPY`.
     @Test func aRedactedBulkImportIsStillCopiedIntoPostgres() throws {
-        let store = try Store.open(TestFolders.make("sql-redacted-bulk"), schema: TripSchema.schema, access: .write)
-        var g = TripDataGenerator(seed: 9)
-        var tx = store.transaction()
-        try store.stage(try EnvelopeInput.decode(g.jsonArray(trips: 10), schema: store.schema), mode: .insert, into: &tx)
-        try Self.commit(store, tx)
+        let store = try Self.storeWithImport("sql-redacted-bulk", seed: 9, trips: 10)
         let id = try #require(store.checkedHistory().first?.changes.first?.id)
         _ = try store.redact(ids: [id], author: "feed", timestamp: Self.time)
         var sql: [UInt8] = []
