@@ -1,5 +1,4 @@
 import TripStoreEngine
-import TripStoreSystem
 
 /// `tripstore apply FILE|-`: replays `history --format feed` lines into this
 /// store as the same transactions with the same tokens (a standby copy).
@@ -74,7 +73,6 @@ enum ApplyCommand {
         // is committed. The lines share the file's bytes, and their insert
         // envelopes stay bytes until each line is applied.
         let bytes = try ctx.readInput(source)
-        Trace.mark("apply: read \(bytes.count) bytes")
         var ranges: [(Int, Range<Int>)] = []
         bytes.withUnsafeBufferPointer { buf in
             JSONLines.forEachLine(in: buf) { number, range, _ in ranges.append((number, range)) }
@@ -85,7 +83,6 @@ enum ApplyCommand {
             try check(line)
             lines.append(line)
         }
-        Trace.mark("apply: read \(lines.count) lines without their envelopes")
         for line in lines { try apply(line) }
         if lines.isEmpty { ctx.console.err("the feed holds no transaction; nothing was applied") }
         return 0
