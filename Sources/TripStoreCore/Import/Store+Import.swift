@@ -35,6 +35,11 @@ extension Store {
         }
         for i in objects.indices {
             guard let existing = tx.row(for: objects[i].id) else {
+                if tx.deletes(id: objects[i].id) {
+                    let d = objects[i]
+                    throw StoreError.invalid(EnvelopeError(.existingID, location: d.location, path: d.path, entity: schema.entities[d.entity].name,
+                                                           "id '\(d.id)' is deleted in this transaction; an object and its replacement with the same id go in transactions of their own"))
+                }
                 // The new object takes the values; linking then changes them in place.
                 let values = objects[i].values
                 objects[i].values = []

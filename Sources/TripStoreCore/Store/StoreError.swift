@@ -41,7 +41,7 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     case notAnAttribute(entity: String, name: String)
     /// An attribute named where a relationship is expected (attributes change through `set`).
     case notARelationship(entity: String, name: String)
-    /// An insert of an id that is already in use.
+    /// An insert of an id that is already in use, or that the same transaction deletes.
     case idInUse(id: String)
     /// A token that retained history does not reach (time travel).
     case tokenOutOfReach(token: Int64, reachable: ClosedRange<Int64>, oldestRetained: Int64?)
@@ -117,7 +117,7 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
             return "\(e)\(id.map { " '\($0)'" } ?? "") has no property '\(n)'" + Self.hint(s)
         case .notAnAttribute(let e, let n): return "'\(n)' is a relationship of \(e), not an attribute (a relationship changes by link and unlink)"
         case .notARelationship(let e, let n): return "'\(n)' is an attribute of \(e), not a relationship (an attribute changes by set)"
-        case .idInUse(let id): return "id '\(id)' is already in use"
+        case .idInUse(let id): return "id '\(id)' is already in use (or deleted in this transaction: a replacement with the same id goes in a transaction of its own)"
         case .tokenOutOfReach(let t, let r, let oldest):
             return "token \(t) is out of reach: retained history reaches tokens \(r.lowerBound) to \(r.upperBound)"
                 + (t < r.lowerBound ? (oldest.map { " (the oldest retained history is token \($0))" } ?? " (no history is retained)") : "")

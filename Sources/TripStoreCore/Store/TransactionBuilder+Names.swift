@@ -26,7 +26,7 @@ extension TransactionBuilder {
     public mutating func insert(_ type: String, id: String? = nil, values: [String: Value] = [:]) throws(StoreError) -> String {
         guard let entity = schema.entity(named: type) else { throw .unknownType(name: type, suggestion: NameSuggestion.closest(to: type, in: schema.entities.map(\.name))) }
         let id = id ?? EnvelopeDecoder.newID()
-        guard row(for: id) == nil else { throw .idInUse(id: id) }
+        guard row(for: id) == nil, !deletes(id: id) else { throw .idInUse(id: id) }
         var object = StoredObject(entity: entity.id, id: id, values: entity.emptyValues)
         for (name, value) in values {
             let p = try property(name, of: entity)

@@ -90,6 +90,16 @@ public struct TransactionBuilder: ObjectLookup {
         return nil
     }
 
+    /// Whether this transaction deletes the object with `id`: no object may
+    /// take that id in the same transaction (history, time travel and the
+    /// journal's replay read an insert and a delete of one id as one object).
+    package func deletes(id: String) -> Bool {
+        let id = Identifier.normalized(id)
+        if let r = newRowByID[id] { return deleted.contains(r) }
+        if let r = table.row(for: id), Int(r) < base { return deleted.contains(r) }
+        return false
+    }
+
     /// Whether a row at or above `base` is one this transaction inserted.
     @inline(__always) func isOwnRow(_ row: RowID) -> Bool { Int(row) - base < newObjects.count }
 

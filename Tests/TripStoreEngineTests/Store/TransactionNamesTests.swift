@@ -37,4 +37,29 @@ import Testing
         #expect(throws: StoreError.self) { try store.commit(tx, author: "test") }
         #expect(store.lastToken == 0)
     }
+
+    /// A transaction cannot delete an object and insert another with its
+    /// id: history, time travel and the journal's replay would take the two
+    /// for one object, and the store would no longer open.
+    @Test func anIdDeletedInATransactionCannotBeInsertedInIt() throws {
+        let folder = TestFolders.make("names-replace")
+        let store = try Store.open(folder, schema: FilmSchema.schema, access: .write)
+        var tx = store.transaction()
+        try tx.insert("Studio", id: "st", values: ["name": .string("Ealing")])
+        try store.commit(tx, author: "test")
+        var replace = store.transaction()
+        try replace.delete(id: "st")
+        #expect(throws: StoreError.self) { try replace.insert("Studio", id: "st", values: ["name": .string("Pinewood")]) }
+        var staged = store.transaction()
+        try staged.delete(id: "st")
+        let input = try EnvelopeInput.decode(Array(#"[{"type":"Studio","id":"st","data":{"name":"Pinewood"}}]"#.utf8), schema: store.schema)
+        #expect(throws: StoreError.self) { try store.stage(input, mode: .insert, into: &staged) }
+        var again = store.transaction()
+        try again.insert("Studio", id: "tmp")
+        try again.delete(id: "tmp")
+        #expect(throws: StoreError.self) { try again.insert("Studio", id: "tmp") }
+        store.close()
+        let reopened = try Store.open(folder, schema: FilmSchema.schema, access: .read)
+        #expect(reopened.object(id: "st") != nil && reopened.lastToken == 1)
+    }
 }
