@@ -94,6 +94,7 @@ public struct TransactionBuilder: ObjectLookup {
     /// take that id in the same transaction (history, time travel and the
     /// journal's replay read an insert and a delete of one id as one object).
     package func deletes(id: String) -> Bool {
+        guard !deleted.isEmpty else { return false }
         let id = Identifier.normalized(id)
         if let r = newRowByID[id] { return deleted.contains(r) }
         if let r = table.row(for: id), Int(r) < base { return deleted.contains(r) }
