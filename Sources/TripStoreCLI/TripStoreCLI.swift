@@ -127,6 +127,7 @@ public final class InputSource {
     private var pending: [UInt8] = []
     private var start = 0, scanned = 0
     private var ended = false
+    private var scratch: [UInt8] = []
 
     /// The process's standard input.
     public static var standard: InputSource { InputSource(text: nil) }
@@ -134,8 +135,39 @@ public final class InputSource {
     /// Fixed text, for tests.
     package static func text(_ s: String) -> InputSource { InputSource(text: Array(s.utf8)) }
 
+    /// Bytes that arrive in these pieces, one a read, as through a pipe (for tests).
+    package static func arriving(_ pieces: [[UInt8]]) -> InputSource {
+        let source = InputSource(text: nil)
+        source.pieces = pieces[...]
+        return source
+    }
+
+    /// The pieces still to arrive, in place of standard input.
+    private var pieces: ArraySlice<[UInt8]>?
+
     init(text: [UInt8]?) {
         self.text = text
+    }
+
+    /// One read of standard input (or of the next piece) into `buffer`: the bytes read, 0 at the end.
+    private func readSome(into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        if pieces != nil {
+            var next = pieces?.popFirst()
+            while next?.isEmpty == true { next = pieces?.popFirst() }
+            guard let piece = next else { return 0 }
+            let n = min(piece.count, buffer.count)
+            piece.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: n) }
+            if n < piece.count, var rest = pieces {
+                rest.insert(Array(piece[n...]), at: rest.startIndex)
+                pieces = rest
+            }
+            return n
+        }
+        var n = 0
+        repeat {
+            n = read(0, buffer.baseAddress, buffer.count)
+        } while n < 0 && errno == EINTR
+        return n
     }
 
     /// Everything, as bytes.
@@ -202,15 +234,10 @@ public final class InputSource {
                 defer { start = pending.count }
                 return Array(pending[start...])
             }
-            let chunk = 1 << 20
-            let before = pending.count
-            pending.append(contentsOf: repeatElement(0, count: chunk))
-            var n = 0
-            repeat {
-                n = pending.withUnsafeMutableBytes { read(0, $0.baseAddress! + before, chunk) }
-            } while n < 0 && errno == EINTR
-            pending.removeLast(chunk - max(0, n))
-            if n <= 0 { ended = true }
+            // Into a buffer kept for the purpose: a pipe hands over a few kilobytes a read.
+            if scratch.isEmpty { scratch = [UInt8](repeating: 0, count: 1 << 20) }
+            let n = scratch.withUnsafeMutableBytes { readSome(into: $0) }
+            if n <= 0 { ended = true } else { pending.append(contentsOf: scratch[0..<n]) }
         }
     }
 

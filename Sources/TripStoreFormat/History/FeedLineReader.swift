@@ -144,15 +144,7 @@ package enum FeedLineReader {
     /// which `member` must read; errors as `JSONReader.parseValue` words them.
     private static func forEachMember(_ r: inout JSONReader,
                                       _ member: (String, inout JSONReader) throws(JSONSyntaxError) -> Void) throws(JSONSyntaxError) {
-        try r.enter()
-        r.index += 1
-        r.skipWhitespace()
-        if r.index < r.buffer.count, r.buffer[r.index] == UInt8(ascii: "}") {
-            r.index += 1
-            r.depth -= 1
-            return
-        }
-        while true {
+        try forEachItem(&r, close: UInt8(ascii: "}")) { (r) throws(JSONSyntaxError) in
             r.skipWhitespace()
             guard r.index < r.buffer.count else { throw r.error("expected a member name but the input ended") }
             guard r.buffer[r.index] == UInt8(ascii: "\"") else {
@@ -165,40 +157,39 @@ package enum FeedLineReader {
             }
             r.index += 1
             try member(key, &r)
-            r.skipWhitespace()
-            guard r.index < r.buffer.count else { throw r.error("expected ',' or '}' but the input ended") }
-            let b = r.buffer[r.index]
-            r.index += 1
-            if b == UInt8(ascii: ",") { continue }
-            if b == UInt8(ascii: "}") { break }
-            r.index -= 1
-            throw r.error("expected ',' or '}' after object member")
         }
-        r.depth -= 1
     }
 
     /// Reads the array at the reader's position, calling `element` with the
     /// reader before each element, which `element` must read.
     private static func forEachElement(_ r: inout JSONReader,
                                        _ element: (inout JSONReader) throws(JSONSyntaxError) -> Void) throws(JSONSyntaxError) {
+        try forEachItem(&r, close: UInt8(ascii: "]"), element)
+    }
+
+    /// The walk both share: an object's members or an array's elements,
+    /// separated by commas up to `close`, their nesting counted as `parse` counts it.
+    private static func forEachItem(_ r: inout JSONReader, close: UInt8,
+                                    _ item: (inout JSONReader) throws(JSONSyntaxError) -> Void) throws(JSONSyntaxError) {
+        let isObject = close == UInt8(ascii: "}")
         try r.enter()
         r.index += 1
         r.skipWhitespace()
-        if r.index < r.buffer.count, r.buffer[r.index] == UInt8(ascii: "]") {
+        if r.index < r.buffer.count, r.buffer[r.index] == close {
             r.index += 1
             r.depth -= 1
             return
         }
         while true {
-            try element(&r)
+            try item(&r)
             r.skipWhitespace()
-            guard r.index < r.buffer.count else { throw r.error("expected ',' or ']' but the input ended") }
+            guard r.index < r.buffer.count else { throw r.error(isObject ? "expected ',' or '}' but the input ended" : "expected ',' or ']' but the input ended") }
             let b = r.buffer[r.index]
             r.index += 1
             if b == UInt8(ascii: ",") { continue }
-            if b == UInt8(ascii: "]") { break }
+            if b == close { break }
             r.index -= 1
-            throw r.error("expected ',' or ']' after array element")
+            throw r.error(isObject ? "expected ',' or '}' after object member" : "expected ',' or ']' after array element")
         }
         r.depth -= 1
     }

@@ -95,9 +95,16 @@ import TripStoreModels
             try Self.commit(store, tx)
             try Self.expectFeedsAsWalked(store, "seed \(seed), step \(step)")
         }
+        try store.compact()
         store.close()
         let reopened = try Store.open(folder, schema: TripSchema.schema, access: .read)
+        #expect(reopened.loadedFromImage)
         try Self.expectFeedsAsWalked(reopened, "seed \(seed), reopened")
+        // The same feed, its records read from the image or from the JSON.
+        var jsonOnly = StoreOptions()
+        jsonOnly.useSnapshotImage = false
+        let fromJSON = try Store.open(folder, schema: TripSchema.schema, access: .read, options: jsonOnly)
+        #expect(try Self.feed(reopened, reopened.checkedHistory()) == Self.feed(fromJSON, fromJSON.checkedHistory()), "seed \(seed)")
     }
 
     /// The same for another hierarchy, its records read from an image.
