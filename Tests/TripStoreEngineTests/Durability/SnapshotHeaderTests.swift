@@ -7,10 +7,7 @@ import TripStoreSystem
 @Suite struct SnapshotHeaderTests {
     @Test func aFingerprintThatIsNotTheDescribedSchemasIsDamage() throws {
         let folder = TestFolders.make("fingerprint")
-        let store = try Store.open(folder, schema: FilmSchema.schema, access: .write)
-        var tx = store.transaction()
-        try tx.insert("Studio", id: "s", values: ["name": .string("Ealing")])
-        try store.commit(tx, author: "test")
+        let store = try TestStores.filmStudio(folder, id: "s")
         try store.compact()
         let path = folder + "/snapshot-\(store.snapshotToken).jsonl"
         store.close()

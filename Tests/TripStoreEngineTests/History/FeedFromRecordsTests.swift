@@ -52,9 +52,7 @@ import TripStoreModels
     static func storeWithImport(_ name: String, seed: UInt64, trips: Int) throws -> Store {
         let store = try Store.open(TestFolders.make(name), schema: TripSchema.schema, access: .write)
         var g = TripDataGenerator(seed: seed)
-        var tx = store.transaction()
-        try store.stage(try EnvelopeInput.decode(g.jsonArray(trips: trips), schema: store.schema), mode: .insert, into: &tx)
-        try commit(store, tx)
+        try TestStores.commit(g.jsonArray(trips: trips), to: store, timestamp: time)
         return store
     }
 

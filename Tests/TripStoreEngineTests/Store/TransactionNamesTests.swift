@@ -43,10 +43,7 @@ import Testing
     /// for one object, and the store would no longer open.
     @Test func anIdDeletedInATransactionCannotBeInsertedInIt() throws {
         let folder = TestFolders.make("names-replace")
-        let store = try Store.open(folder, schema: FilmSchema.schema, access: .write)
-        var tx = store.transaction()
-        try tx.insert("Studio", id: "st", values: ["name": .string("Ealing")])
-        try store.commit(tx, author: "test")
+        let store = try TestStores.filmStudio(folder, id: "st")
         var replace = store.transaction()
         try replace.delete(id: "st")
         #expect(throws: StoreError.self) { try replace.insert("Studio", id: "st", values: ["name": .string("Pinewood")]) }

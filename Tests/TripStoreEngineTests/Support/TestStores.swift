@@ -42,6 +42,15 @@ enum TestStores {
     /// A generated import that went the usual way instead of the bulk one.
     struct BulkPathNotTaken: Error {}
 
+    /// A writing store of `FilmSchema` in `folder` holding one studio, `id`, committed.
+    static func filmStudio(_ folder: String, id: String) throws -> Store {
+        let store = try Store.open(folder, schema: FilmSchema.schema, access: .write)
+        var tx = store.transaction()
+        try tx.insert("Studio", id: id, values: ["name": .string("Ealing")])
+        try store.commit(tx, author: "test")
+        return store
+    }
+
     /// A writing store in a new folder holding `SampleData/trips.json`.
     static func sampleTrips(_ name: String) throws -> Store {
         let store = try Store.open(TestFolders.make(name), schema: TripSchema.schema, access: .write)
