@@ -38,6 +38,11 @@ struct CommandContext {
         }
         if let b = environment["TRIPSTORE_SNAPSHOT_BYTES"], let n = Int(b) { o.snapshotAfterBytes = n }
         if let c = environment["TRIPSTORE_SNAPSHOT_COMMIT_CHANGES"], let n = Int(c) { o.snapshotCommitChanges = n }
+        if let t = environment["TRIPSTORE_SNAPSHOT_TRANSACTIONS"], let n = Int(t) { o.snapshotAfterTransactions = n }
+        // A command commits once and ends, so its automatic snapshot is
+        // written before it returns; `apply` commits for as long as its feed
+        // lasts, so it writes them in the background.
+        o.snapshotsInBackground = spec.name == ApplyCommand.spec.name
         o.imageChecks = session.imageChecks
         if !session.useImage { o.useSnapshotImage = false }
         return o

@@ -1,4 +1,9 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// The one place where work fans out over the cores: `map` runs one closure
 /// per part on its own thread (the caller's is one of them) and returns the
@@ -77,6 +82,19 @@ package enum Parallel {
         return results.take()
     }
 
+    /// Runs the calling thread, and the threads it starts from now on, at
+    /// the lowest priority: for work that must not slow the threads that
+    /// wait for nothing but the disk (commits).
+    package static func lowerThisThreadsPriority() {
+        #if canImport(Glibc)
+        // Linux keeps a nice value per thread (0 names the calling one),
+        // which the threads it creates inherit.
+        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 19)
+        #elseif canImport(Darwin)
+        _ = setpriority(PRIO_DARWIN_THREAD, 0, PRIO_DARWIN_BG)
+        #endif
+    }
+
     /// Starts `body` on a thread of its own; `Pending.wait()` returns its result.
     /// For work that overlaps the caller's (the caller goes on meanwhile).
     package static func start<T: Sendable>(_ body: @escaping @Sendable () -> T) -> Pending<T> {
@@ -97,6 +115,15 @@ package enum Parallel {
         fileprivate let done = DispatchSemaphore(value: 0)
         private let lock = NSLock()
         private var taken: T?
+
+        /// Whether the thread has returned (never waits).
+        package var isDone: Bool {
+            if lock.withLock({ taken != nil }) { return true }
+            guard done.wait(timeout: .now()) == .success else { return false }
+            // Let the next waiter through, as `wait` does.
+            done.signal()
+            return true
+        }
 
         /// Waits for the thread and returns what it returned.
         package func wait() -> T {

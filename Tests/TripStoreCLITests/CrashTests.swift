@@ -129,4 +129,44 @@ extension Store {
         #expect(CLIRunner.run(["import", try file(1, seed: 9)], store: store).code == 2)
         #expect(try Data(contentsOf: URL(fileURLWithPath: journal)) == bytes)
     }
+
+    /// A standby applying a feed writes its automatic snapshots in the
+    /// background: killed while one is written or put in place, it opens
+    /// whole, takes the rest of the feed, and ends byte for byte the primary.
+    @Test(arguments: ["background-snapshot-written", "background-snapshot-installing", "snapshot-journal-carried",
+                      "background-snapshot-installed"])
+    func killedStandbyWritingASnapshotInTheBackgroundResumes(_ point: String) throws {
+        let primary = CLIRunner.runRoot + "crash-primary-\(UUID().uuidString)"
+        let standby = CLIRunner.runRoot + "crash-standby-\(UUID().uuidString)"
+        let bulk = ["TRIPSTORE_SNAPSHOT_COMMIT_CHANGES": "10"]
+        #expect(CLIRunner.run(["import", try file(12, seed: 11)], store: primary, env: bulk).code == 0)
+        for k in 0..<40 {
+            #expect(CLIRunner.run(["update", "--where", "is Trip", "--set", "name=round \(k)"], store: primary).code == 0)
+        }
+        let feed = CLIRunner.run(["history", "--format", "feed"], store: primary)
+        let lines = feed.out.split(separator: "\n").map(String.init)
+        #expect(lines.count == 41)
+        let feedFile = CLIRunner.runRoot + "crash-feed-\(UUID().uuidString).jsonl"
+        try Data(feed.out.utf8).write(to: URL(fileURLWithPath: feedFile))
+
+        // The first line goes in by a snapshot of its own (the bulk way), so
+        // every automatic snapshot after it is written in the background.
+        // (Its 12 trips hold about 100 objects; each update changes 12.)
+        let r = try CLIRunner.runProcess(["--store", standby, "apply", feedFile],
+                                         env: ["TRIPSTORE_CRASH_AT": point, "TRIPSTORE_SNAPSHOT_COMMIT_CHANGES": "50", "TRIPSTORE_SNAPSHOT_TRANSACTIONS": "8"])
+        #expect(r.killed, "the process should have been killed at \(point)")
+        #expect(CLIRunner.run(["verify"], store: standby).code == 0)
+        let reader = try Store.open(standby, schema: TripSchema.schema, access: .read)
+        let token = reader.lastToken
+        reader.close()
+        #expect(token >= 9, "the commits before the snapshot was started are durable")
+        // Each feed line starts `{"token":N,`.
+        let rest = lines.filter { Int64(String($0.dropFirst(9).prefix(while: \.isNumber))).map { $0 > token } ?? false }
+        let restFile = feedFile + ".rest"
+        try Data(rest.map { $0 + "\n" }.joined().utf8).write(to: URL(fileURLWithPath: restFile))
+        if !rest.isEmpty { #expect(try CLIRunner.runProcess(["--store", standby, "apply", restFile]).status == 0) }
+        #expect(CLIRunner.run(["history", "--format", "feed"], store: standby).out == feed.out)
+        #expect(CLIRunner.run(["export"], store: standby).out == CLIRunner.run(["export"], store: primary).out)
+        #expect(CLIRunner.run(["verify"], store: standby).code == 0)
+    }
 }

@@ -31,6 +31,11 @@ enum ApplyCommand {
             if applied == 0 && !folderExisted, let w = writer {
                 w.close()
                 Store.removeIfUnused(ctx.storePath)
+            } else if let w = writer {
+                // The automatic snapshot being written in the background takes its place before the process ends.
+                let before = w.warnings.count
+                w.close()
+                for warning in w.warnings.dropFirst(before) { ctx.console.err(CLIError.sentence(warning)) }
             }
         }
         defer {

@@ -36,14 +36,26 @@ extension Store {
         // Every entry point has checked the state; this guards the files
         // against a caller inside the module that forgot to.
         guard state == .writing, lock != nil else { throw StoreError.notWritable(.compact, state: state) }
-        let token = lastToken
-        let path = files.snapshot(token)
-        let temp = path + ".tmp"
+        // One snapshot at a time: one being written in the background is put in place first.
+        settleBackgroundSnapshot()
         if migrating {
             try writeSchemaRecord(to: files.pendingSchemaRecord)
         } else {
             try recordSchemaIfNeeded()
         }
+        let written = try writeSnapshot(tableIsChecked: tableIsChecked, bulk: bulk)
+        try install(written, migrating: migrating)
+    }
+
+    /// Writes the snapshot of the current state and history to its
+    /// temporary file and flushes it, with its image written beside it on a
+    /// thread of its own that reads the table until `install` or `discard`
+    /// waits for it. Changes no store file and none of this value's state,
+    /// so a read-only store can write it too (see `BackgroundSnapshot`).
+    func writeSnapshot(tableIsChecked: Bool, bulk: BulkCommitWork? = nil) throws -> WrittenSnapshot {
+        let token = lastToken
+        let path = files.snapshot(token)
+        let temp = path + ".tmp"
         // The snapshot's history lines not read yet are carried over as they
         // are, checksummed with the rest (decoding them would cost more than
         // the objects at a million trips, and drops nothing: a line that
@@ -207,16 +219,43 @@ extension Store {
         if lazyHistory && historyFD < 0 { throw IOError(operation: "dup", path: temp, code: errno) }
         FileIO.close(fd)
         closed = true
-        var keepHistoryFD = false
-        defer { if historyFD >= 0 && !keepHistoryFD { FileIO.close(historyFD) } }
+        imageTaken = true
         Trace.mark("snapshot history+fsync")
+        return WrittenSnapshot(token: token, temp: temp, bytes: bodyBytes + buffer.bytes.count, crc: crc,
+                               history: historyStart..<bodyBytes, historyCount: historyCount, historyFD: historyFD,
+                               lastCommit: lastCommit, objects: table.count, image: image)
+    }
+
+    /// Puts a written snapshot in place: the rename commits it, then its
+    /// image is bound to it, its journal started and the older files removed.
+    /// `tail` is what the current journal holds after the snapshot's token
+    /// (the commits made while it was written in the background): it becomes
+    /// the new journal, on disk before the snapshot takes its place.
+    func install(_ written: WrittenSnapshot, migrating: Bool = false, tail: JournalTail = .none) throws {
+        let token = written.token, path = files.snapshot(token)
+        defer { written.discard() }
+        if tail.transactions > 0 { try copyJournalTail(tail, to: files.journal(token)) }
         CrashPoint.hit("snapshot-before-rename")
         do {
-            try FileIO.rename(temp, path)
+            try FileIO.rename(written.temp, path)
         } catch {
-            FileIO.unlink(temp)
+            FileIO.unlink(written.temp)
             throw error
         }
+        written.renamed = true
+        do {
+            try putInPlace(written, migrating: migrating, tail: tail)
+        } catch {
+            // The new snapshot is the store's now: a journal line appended
+            // to the old journal would be lost, so this store writes no more.
+            markBroken(by: error)
+            throw error
+        }
+    }
+
+    /// What follows the rename that committed `install`'s snapshot.
+    private func putInPlace(_ written: WrittenSnapshot, migrating: Bool, tail: JournalTail) throws {
+        let token = written.token, path = files.snapshot(token)
         try FileIO.fsyncDirectory(files.folder)
         CrashPoint.hit("snapshot-after-rename")
         if migrating {
@@ -234,43 +273,94 @@ extension Store {
             file = FileIdentity.of(fd)
             FileIO.close(fd)
         }
-        imageTaken = true
-        if let written = image.wait() {
+        snapshotHasImage = false
+        if let image = written.takeImage() {
             if let file {
-                bindImage(written, binding: SnapshotImage.Binding(
-                    token: token, snapshotBytes: Int64(bodyBytes + buffer.bytes.count), snapshotCRC: crc,
-                    fingerprint: SnapshotImage.fingerprint(schema), file: file), historyStart: historyStart, historyCount: historyCount)
+                snapshotHasImage = bindImage(image, binding: SnapshotImage.Binding(
+                    token: token, snapshotBytes: Int64(written.bytes), snapshotCRC: written.crc,
+                    fingerprint: SnapshotImage.fingerprint(schema), file: file),
+                          historyStart: written.history.lowerBound, historyCount: written.historyCount)
             } else {
-                written.discard()
+                image.discard()
             }
         }
 
-        // The new journal starts empty; then the old files can go.
+        // The new journal starts empty, or with the tail; then the old files can go.
         let newJournal = files.journal(token)
-        if !FileIO.exists(newJournal) || token != snapshotToken {
+        if tail.transactions == 0 && (!FileIO.exists(newJournal) || token != snapshotToken) {
             let jfd = try FileIO.open(newJournal, O_WRONLY | O_CREAT | O_TRUNC)
             try FileIO.fsync(jfd, path: newJournal)
             FileIO.close(jfd)
         }
         try FileIO.fsyncDirectory(files.folder)
         let old = try files.list()
-        for s in old.snapshots where s < token {
-            FileIO.unlink(files.image(s))
-            FileIO.unlink(files.snapshot(s))
-        }
-        for j in old.journals where j < token { FileIO.unlink(files.journal(j)) }
+        removeFiles(old.snapshots.filter { $0 < token }.flatMap { [files.image($0), files.snapshot($0)] }
+                    + old.journals.filter { $0 < token }.map { files.journal($0) })
         journal.close()
         snapshotToken = token
-        journal = Journal(folder: files.folder, path: files.journal(token))
+        journal = Journal(folder: files.folder, path: newJournal)
+        journal.size = tail.bytes.count
+        journal.transactions = tail.transactions
         hasSnapshot = true
-        historyLog.snapshotCount = historyCount
-        historyLog.snapshotLastCommit = lastCommit
-        if lazyHistory {
+        if written.historyFD >= 0 {
+            // The history is read from the new file when first used; what
+            // was committed after its token stays in memory.
             historyLog.close()
-            historyLog.pending = (historyFD, historyStart..<bodyBytes, 2 + table.count, path)
-            keepHistoryFD = true
-            historyLog.loaded = []
+            historyLog.pending = (written.takeHistoryFD(), written.history, 2 + written.objects, path)
+            historyLog.loaded.removeAll { $0.token <= token }
+        } else {
+            // Written from a history read whole (this store's, or the one
+            // that wrote it in the background): this one holds it whole too.
+            historyLog.readPending()
         }
+        historyLog.snapshotCount = written.historyCount
+        historyLog.snapshotLastCommit = written.lastCommit
+    }
+
+    /// Removes files a new snapshot replaced. Freeing a big file's blocks
+    /// takes tens of milliseconds, which a store that snapshots in the
+    /// background spends on a thread of its own (waited for by the next
+    /// removal and by `close()`); a crash before it only leaves them for the
+    /// next writer to remove.
+    private func removeFiles(_ paths: [String]) {
+        settleFileRemoval()
+        guard options.snapshotsInBackground else {
+            for p in paths { FileIO.unlink(p) }
+            return
+        }
+        fileRemoval = Parallel.start { for p in paths { FileIO.unlink(p) } }
+    }
+
+    /// Waits for the files `removeFiles` is removing on its thread.
+    func settleFileRemoval() {
+        fileRemoval?.wait()
+        fileRemoval = nil
+    }
+
+    /// Copies the journal's lines after a snapshot's token to that snapshot's
+    /// journal, through a temporary file, flushed with its folder.
+    private func copyJournalTail(_ tail: JournalTail, to path: String) throws {
+        let temp = path + ".tmp"
+        let fd = try FileIO.openRegular(journal.path)
+        defer { FileIO.close(fd) }
+        var bytes = [UInt8](repeating: 0, count: tail.bytes.count)
+        let got = bytes.withUnsafeMutableBytes { FileIO.read(fd, into: $0, at: tail.bytes.lowerBound) }
+        guard got == bytes.count else {
+            throw StoreError.damaged(file: journal.path, line: nil, detail: "the journal could not be read again to carry it over", repairable: false)
+        }
+        let out = try FileIO.open(temp, O_WRONLY | O_CREAT | O_TRUNC)
+        do {
+            try FileIO.writeAll(out, bytes, path: temp)
+            try FileIO.fsync(out, path: temp)
+            FileIO.close(out)
+            try FileIO.rename(temp, path)
+            try FileIO.fsyncDirectory(files.folder)
+        } catch {
+            FileIO.close(out)
+            FileIO.unlink(temp)
+            throw error
+        }
+        CrashPoint.hit("snapshot-journal-carried")
     }
 
     /// Reads `bytes` of a snapshot a few MB at a time, past the page cache
@@ -293,10 +383,11 @@ extension Store {
 
     /// Binds a written image to its snapshot (see `UnboundImage`); a failure
     /// only means the next open reads the JSON.
-    func bindImage(_ image: UnboundImage?, binding: SnapshotImage.Binding, historyStart: Int, historyCount: Int) {
-        guard let image else { return }
-        _ = image.bind(binding, historyStart: historyStart, historyCount: historyCount, as: files.image(binding.token))
-        Trace.mark("snapshot image")
+    @discardableResult
+    func bindImage(_ image: UnboundImage?, binding: SnapshotImage.Binding, historyStart: Int, historyCount: Int) -> Bool {
+        guard let image else { return false }
+        defer { Trace.mark("snapshot image") }
+        return image.bind(binding, historyStart: historyStart, historyCount: historyCount, as: files.image(binding.token))
     }
 
     /// Reads a snapshot through and compares its checksum with its trailer.

@@ -45,6 +45,11 @@ extension Store {
             }
             for j in listing.journals where j < snapshotToken { FileIO.unlink(files.journal(j)) }
         }
+        if access == .write && listing.journals.contains(snapshotToken) {
+            // A journal after the newest snapshot was carried over for a
+            // snapshot that never took its place: the current journal holds its lines.
+            for j in listing.journals where j > snapshotToken { FileIO.unlink(files.journal(j)) }
+        }
         // The type index followed the snapshot's rows and the journal's inserts and deletes as they were read.
         Trace.mark("replay journal")
     }
@@ -120,7 +125,8 @@ extension Store {
     }
 
     func loadJournal(_ path: String) throws {
-        let bytes = try FileIO.readFile(path)
+        var bytes = try FileIO.readFile(path)
+        if let limit = journalReadLimit, bytes.count > limit { bytes.removeSubrange(limit...) }
         journal.size = bytes.count
         try bytes.withUnsafeBufferPointer { buf in
             try JSONLines.forEachLine(in: buf) { number, range, complete in

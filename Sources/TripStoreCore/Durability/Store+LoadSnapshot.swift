@@ -146,7 +146,7 @@ extension Store {
         // A writer rebuilds a missing, stale or damaged image now, while the
         // table holds exactly the snapshot (the journal is replayed after).
         if access == .write && options.useSnapshotImage, let file = FileIdentity.of(fd) {
-            bindImage(table.writeImage(order: table.rowsSortedByID(), indexed: IndexedProperty.of(indexes.valueIndexes),
+            snapshotHasImage = bindImage(table.writeImage(order: table.rowsSortedByID(), indexed: IndexedProperty.of(indexes.valueIndexes),
                                        lists: FlatLists(table.lists), path: files.image(token) + ".tmp"), binding: SnapshotImage.Binding(
                 token: token, snapshotBytes: Int64(size), snapshotCRC: trailer.crc, fingerprint: SnapshotImage.fingerprint(schema), file: file),
                 historyStart: historyStart ?? trailer.start, historyCount: trailer.history)

@@ -77,15 +77,7 @@ extension Store {
         Trace.mark("table and indexes updated")
         historyLog.loaded.append(t)
         lastToken = t.token
-        if journal.size >= options.snapshotAfterBytes || journal.transactions >= options.snapshotAfterTransactions
-            || journal.size >= options.snapshotWhenJournalOutgrowsSnapshotAfter && journal.size >= (FileIO.fileSize(files.snapshot(snapshotToken)) ?? 0) {
-            do {
-                try compact()
-            } catch {
-                // The transaction is durable in the journal; the snapshot can wait.
-                warnings.append(.automaticSnapshotFailed(reason: "\(error)"))
-            }
-        }
+        snapshotIfDue()
         return t
     }
 

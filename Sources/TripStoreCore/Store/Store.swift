@@ -43,7 +43,12 @@ public final class Store {
     /// (false after an open from the image, until a compaction needs it).
     var snapshotChecksumChecked = true
     /// Whether the snapshot was loaded from its image rather than its JSON.
-    public internal(set) var loadedFromImage = false
+    public internal(set) var loadedFromImage = false {
+        didSet { snapshotHasImage = loadedFromImage }
+    }
+    /// Whether the current snapshot has an image that loaded, or that this
+    /// store wrote and bound to it (what a background snapshot starts from).
+    var snapshotHasImage = false
     /// What the image's checks found damaged after open, if anything (only
     /// with `ImageChecks.onFirstTouch`): answers given since may be wrong, and
     /// the caller should open the store again without the image.
@@ -88,6 +93,15 @@ public final class Store {
     public internal(set) var state: StoreState
     /// The journal after the loaded snapshot (`journal-<snapshotToken>.jsonl`).
     var journal: Journal
+    /// The automatic snapshot being written on a thread of its own, if one is.
+    var backgroundSnapshot: BackgroundSnapshot?
+    /// Older files being removed on a thread of their own, after a snapshot took their place.
+    var fileRemoval: Parallel.Pending<Void>?
+    /// Set when one failed: the automatic snapshots after it are written in the foreground.
+    var backgroundSnapshotFailed = false
+    /// Read the journal only this far (a store opened to write a snapshot in
+    /// the background, while the writer appends to the same journal).
+    var journalReadLimit: Int?
 
     init(folder: String, schema: Schema, access: StoreAccess, options: StoreOptions) {
         self.schema = schema
@@ -98,6 +112,12 @@ public final class Store {
         self.options = options
         self.table = ObjectTable(schema: schema)
         self.indexes = StoreIndexes(schema: schema, table: table)
+    }
+
+    deinit {
+        // The lock is held until the snapshot being written is in place.
+        settleBackgroundSnapshot()
+        settleFileRemoval()
     }
 
     /// Opens the store in `folder`: loads the newest snapshot and replays the journal.
@@ -187,8 +207,12 @@ public final class Store {
          FileIO.fileSize(files.journal(snapshotToken)) ?? 0)
     }
 
-    /// Releases the writer's lock (also released when the store is freed).
+    /// Puts an automatic snapshot being written in the background in place
+    /// (waiting for it), then releases the writer's lock (also released
+    /// when the store is freed).
     public func close() {
+        settleBackgroundSnapshot()
+        settleFileRemoval()
         state = .closed
         journal.close()
         historyLog.close()

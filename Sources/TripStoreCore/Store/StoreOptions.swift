@@ -11,6 +11,12 @@ public struct StoreOptions: Sendable {
     /// (replaying it would cost more than reading the snapshot again; Redis
     /// rewrites its append-only file on the same rule).
     public var snapshotWhenJournalOutgrowsSnapshotAfter: Int = 1 << 20
+    /// Write the automatic snapshot on a thread of its own while commits go
+    /// on, and put it in place between two commits (or at `close()`): a
+    /// commit then never waits for the whole store to be written. Off, the
+    /// commit that makes the journal due writes it before it returns (what
+    /// the command line does, whose processes make one commit each).
+    public var snapshotsInBackground = true
     /// A transaction with at least this many changes is committed by writing
     /// a snapshot (atomic by rename) instead of a journal line: a big import
     /// is then written once, not twice.

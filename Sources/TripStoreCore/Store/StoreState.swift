@@ -70,8 +70,12 @@ public enum StoreWrite: String, Sendable, CaseIterable {
 extension Store {
     /// Throws `StoreError.notWritable` unless the store is `.writing`: the one
     /// check that every write entry point makes before it changes anything.
+    /// A write that rewrites the snapshot or the history first puts an
+    /// automatic snapshot being written in the background in place.
     func checkWritable(_ write: StoreWrite) throws(StoreError) {
         guard state == .writing, lock != nil else { throw .notWritable(write, state: state) }
+        if write != .commit && write != .apply { settleBackgroundSnapshot() }
+        guard state == .writing else { throw .notWritable(write, state: state) }
     }
 
     /// A write changed memory and could not make it durable: from now on the

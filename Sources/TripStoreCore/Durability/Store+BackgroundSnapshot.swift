@@ -1,0 +1,113 @@
+import TripStoreFormat
+import TripStoreSystem
+
+/// A snapshot being written on a thread of its own while commits go on
+/// (`StoreOptions.snapshotsInBackground`). It is written by a read-only
+/// store opened at the token it starts from, which shares nothing with the
+/// writer; the writer puts it in place between two commits, with the
+/// journal's lines committed meanwhile as the new journal.
+final class BackgroundSnapshot {
+    /// The last transaction it holds.
+    let token: Int64
+    /// The journal's bytes and lines up to `token`; those after them go to the new journal.
+    let journalBytes: Int
+    let journalTransactions: Int
+    let work: Parallel.Pending<Result<WrittenSnapshot, any Error>>
+
+    init(token: Int64, journalBytes: Int, journalTransactions: Int, work: Parallel.Pending<Result<WrittenSnapshot, any Error>>) {
+        self.token = token
+        self.journalBytes = journalBytes
+        self.journalTransactions = journalTransactions
+        self.work = work
+    }
+}
+
+extension Store {
+    /// Whether an automatic snapshot is being written in the background now
+    /// (see `StoreOptions.snapshotsInBackground`).
+    public var isWritingSnapshotInBackground: Bool { backgroundSnapshot != nil }
+
+    /// After a commit: puts a background snapshot that is done in place, and
+    /// starts the automatic snapshot when the journal is due for one. Never
+    /// throws (the commit is durable already): a failure is a warning, and
+    /// the automatic snapshots after it are written in the foreground.
+    func snapshotIfDue() {
+        let due = journal.size >= options.snapshotAfterBytes || journal.transactions >= options.snapshotAfterTransactions
+            || journal.size >= options.snapshotWhenJournalOutgrowsSnapshotAfter && journal.size >= (FileIO.fileSize(files.snapshot(snapshotToken)) ?? 0)
+        // Commits faster than snapshots can be written wait at some point, so
+        // that the journal an open replays stays bounded.
+        let far = journal.size >= 8 * options.snapshotAfterBytes || journal.transactions >= 8 * options.snapshotAfterTransactions
+        settleBackgroundSnapshot(wait: far)
+        guard due, backgroundSnapshot == nil else { return }
+        if options.snapshotsInBackground && !backgroundSnapshotFailed && snapshotHasImage {
+            startBackgroundSnapshot()
+            return
+        }
+        do {
+            try compact()
+        } catch {
+            // The transaction is durable in the journal; the snapshot can wait.
+            warnings.append(.automaticSnapshotFailed(reason: "\(error)"))
+        }
+    }
+
+    /// Starts writing a snapshot of the state as of now on a thread of its
+    /// own, from the snapshot's image and the journal as far as it is now.
+    private func startBackgroundSnapshot() {
+        let folder = files.folder, schema = schema, token = lastToken, bytes = journal.size
+        let options = options, checked = snapshotChecksumChecked
+        let work = Parallel.start { () -> Result<WrittenSnapshot, any Error> in
+            // The commits come first: this thread and the workers it starts
+            // (which inherit it) run at the lowest priority.
+            Parallel.lowerThisThreadsPriority()
+            return Result {
+                let frozen = Store(folder: folder, schema: schema, access: .read, options: options)
+                frozen.journalReadLimit = bytes
+                // The writer has read this snapshot through, or wrote it.
+                frozen.snapshotChecksumChecked = checked
+                defer { frozen.close() }
+                try frozen.load()
+                guard frozen.loadedFromImage, frozen.imageDamage == nil, frozen.lastToken == token else {
+                    throw StoreError.damaged(file: frozen.imagePath, line: nil,
+                                             detail: "the image could not be used to write the next snapshot in the background", repairable: false)
+                }
+                let written = try frozen.writeSnapshot(tableIsChecked: false)
+                written.waitForImage()
+                CrashPoint.hit("background-snapshot-written")
+                return written
+            }
+        }
+        backgroundSnapshot = BackgroundSnapshot(token: token, journalBytes: bytes, journalTransactions: journal.transactions, work: work)
+    }
+
+    /// Puts a background snapshot in place once it is written (waiting for
+    /// it with `wait`), with the journal's lines after its token as its
+    /// journal. A snapshot that failed is dropped with a warning.
+    func settleBackgroundSnapshot(wait: Bool = true) {
+        guard let b = backgroundSnapshot, wait || b.work.isDone else { return }
+        backgroundSnapshot = nil
+        let written: WrittenSnapshot
+        switch b.work.wait() {
+        case .success(let w): written = w
+        case .failure(let error):
+            backgroundSnapshotFailed = true
+            warnings.append(.automaticSnapshotFailed(reason: "\(error)"))
+            return
+        }
+        guard state == .writing else {
+            written.discard()
+            return
+        }
+        CrashPoint.hit("background-snapshot-installing")
+        do {
+            try install(written, tail: JournalTail(bytes: b.journalBytes..<journal.size,
+                                                   transactions: journal.transactions - b.journalTransactions))
+            // The writer's snapshot was checked through by the store that wrote this one.
+            snapshotChecksumChecked = true
+            CrashPoint.hit("background-snapshot-installed")
+        } catch {
+            backgroundSnapshotFailed = true
+            warnings.append(.automaticSnapshotFailed(reason: "\(error)"))
+        }
+    }
+}
