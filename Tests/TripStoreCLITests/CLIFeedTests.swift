@@ -129,6 +129,25 @@ import TripStoreModels
         #expect(back.code == 1 && back.err.contains("commit times never decrease"), "\(back.err)")
     }
 
+    /// `apply` writes its automatic snapshots in the background; one that
+    /// cannot be written is said as the lines go on, once per threshold's
+    /// worth of lines, and every line is kept.
+    @Test func applyWarnsOfAnAutomaticSnapshotThatCannotBeWritten() throws {
+        let s = CLIRunner.scratch() + "/primary"
+        #expect(CLIRunner.run(["import", CLIRunner.projectRoot + "/SampleData/trips.json"], store: s).code == 0)
+        for k in 0..<24 { #expect(CLIRunner.run(["update", "rome-summit", "--set", "expenseCode=EX-\(k)"], store: s).code == 0) }
+        let feed = CLIRunner.run(["history", "--format", "feed"], store: s).out
+        let standby = CLIRunner.scratch() + "/standby"
+        // A folder where each snapshot's temporary file would go.
+        for token in 1...30 { try FileManager.default.createDirectory(atPath: standby + "/snapshot-\(token).jsonl.tmp", withIntermediateDirectories: true) }
+        let r = CLIRunner.run(["apply", "-"], store: standby, stdin: feed, env: ["TRIPSTORE_SNAPSHOT_TRANSACTIONS": "10"])
+        #expect(r.code == 0)
+        let warnings = r.err.split(separator: "\n").filter { $0.hasPrefix("warning: the automatic snapshot failed") }
+        #expect(warnings.count == 2, "\(r.err)")
+        #expect(r.err.contains("the journal keeps every transaction"), "\(r.err)")
+        #expect(CLIRunner.run(["history", "--format", "feed"], store: standby).out == feed)
+    }
+
     /// A bulk import's feed line, written from its records, replays into an
     /// empty standby from a file, from standard input with CR LF line ends
     /// and no last newline, and through a real pipe.

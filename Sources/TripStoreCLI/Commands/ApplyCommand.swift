@@ -23,6 +23,12 @@ enum ApplyCommand {
         }
         let folderExisted = FileIO.exists(ctx.storePath)
         var writer: Store?
+        // Warnings are printed as they come (an automatic snapshot that failed).
+        var warned = 0
+        func warnNew(_ w: Store) {
+            for warning in w.warnings.dropFirst(warned) { ctx.console.err(CLIError.sentence(warning)) }
+            warned = w.warnings.count
+        }
         var first: Int64 = 0
         var applied = 0
         // A feed refused before its first transaction leaves no trace, not
@@ -33,9 +39,8 @@ enum ApplyCommand {
                 Store.removeIfUnused(ctx.storePath)
             } else if let w = writer {
                 // The automatic snapshot being written in the background takes its place before the process ends.
-                let before = w.warnings.count
                 w.close()
-                for warning in w.warnings.dropFirst(before) { ctx.console.err(CLIError.sentence(warning)) }
+                warnNew(w)
             }
         }
         defer {
@@ -46,15 +51,19 @@ enum ApplyCommand {
         func apply(_ line: FeedLine) throws {
             if writer == nil {
                 let w = try ctx.openStore(.write)
+                warned = w.warnings.count
                 first = w.lastToken
                 writer = w
             }
             if let result = try writer?.applyFeedLine(line), result.store !== writer {
                 // A migration: the store of the new schema holds the lock now.
                 ctx.adopt(result.store)
+                if let old = writer { warnNew(old) }
                 writer = result.store
+                warned = 0
             }
             applied += 1
+            if let writer { warnNew(writer) }
         }
         var next = current.token + 1
         var time = current.time

@@ -32,12 +32,15 @@ extension Store {
     /// throws (the commit is durable already): a failure is a warning, and
     /// the automatic snapshots after it are written in the foreground.
     func snapshotIfDue() {
-        let due = journal.size >= options.snapshotAfterBytes || journal.transactions >= options.snapshotAfterTransactions
-            || journal.size >= options.snapshotWhenJournalOutgrowsSnapshotAfter && journal.size >= (FileIO.fileSize(files.snapshot(snapshotToken)) ?? 0)
         // Commits faster than snapshots can be written wait at some point, so
         // that the journal an open replays stays bounded.
         let far = journal.size >= 8 * options.snapshotAfterBytes || journal.transactions >= 8 * options.snapshotAfterTransactions
         settleBackgroundSnapshot(wait: far)
+        // Due by what the journal holds now (one just put in place took most of it over).
+        let since = snapshotRetry ?? (0, 0)
+        let transactions = journal.transactions - since.transactions, bytes = journal.size - since.bytes
+        let due = bytes >= options.snapshotAfterBytes || transactions >= options.snapshotAfterTransactions
+            || bytes >= options.snapshotWhenJournalOutgrowsSnapshotAfter && bytes >= (FileIO.fileSize(files.snapshot(snapshotToken)) ?? 0)
         guard due, backgroundSnapshot == nil else { return }
         if options.snapshotsInBackground && !backgroundSnapshotFailed && snapshotHasImage {
             startBackgroundSnapshot()
@@ -46,9 +49,17 @@ extension Store {
         do {
             try compact()
         } catch {
-            // The transaction is durable in the journal; the snapshot can wait.
-            warnings.append(.automaticSnapshotFailed(reason: "\(error)"))
+            // The transaction is durable in the journal; the snapshot can
+            // wait, and is tried again once the journal has grown as much again.
+            noteAutomaticSnapshotFailed(error)
         }
+    }
+
+    /// A warning, once per failed automatic snapshot; the next is tried once
+    /// the journal has grown by the thresholds again.
+    private func noteAutomaticSnapshotFailed(_ error: any Error) {
+        snapshotRetry = (journal.transactions, journal.size)
+        warnings.append(.automaticSnapshotFailed(reason: "\(error)"))
     }
 
     /// Starts writing a snapshot of the state as of now on a thread of its
@@ -63,10 +74,10 @@ extension Store {
             return Result {
                 let frozen = Store(folder: folder, schema: schema, access: .read, options: options)
                 frozen.journalReadLimit = bytes
-                // The writer has read this snapshot through, or wrote it.
-                frozen.snapshotChecksumChecked = checked
                 defer { frozen.close() }
                 try frozen.load()
+                // The writer has read this snapshot through, or wrote it.
+                if checked { frozen.snapshotChecksumChecked = true }
                 guard frozen.loadedFromImage, frozen.imageDamage == nil, frozen.lastToken == token else {
                     throw StoreError.damaged(file: frozen.imagePath, line: nil,
                                              detail: "the image could not be used to write the next snapshot in the background", repairable: false)
@@ -91,7 +102,7 @@ extension Store {
         case .success(let w): written = w
         case .failure(let error):
             backgroundSnapshotFailed = true
-            warnings.append(.automaticSnapshotFailed(reason: "\(error)"))
+            noteAutomaticSnapshotFailed(error)
             return
         }
         guard state == .writing else {
@@ -107,7 +118,7 @@ extension Store {
             CrashPoint.hit("background-snapshot-installed")
         } catch {
             backgroundSnapshotFailed = true
-            warnings.append(.automaticSnapshotFailed(reason: "\(error)"))
+            noteAutomaticSnapshotFailed(error)
         }
     }
 }

@@ -301,6 +301,7 @@ extension Store {
         journal = Journal(folder: files.folder, path: newJournal)
         journal.size = tail.bytes.count
         journal.transactions = tail.transactions
+        snapshotRetry = nil
         hasSnapshot = true
         if written.historyFD >= 0 {
             // The history is read from the new file when first used; what

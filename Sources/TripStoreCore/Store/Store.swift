@@ -99,6 +99,9 @@ public final class Store {
     var fileRemoval: Parallel.Pending<Void>?
     /// Set when one failed: the automatic snapshots after it are written in the foreground.
     var backgroundSnapshotFailed = false
+    /// The journal's transactions and bytes when an automatic snapshot last
+    /// failed: the next is due once the journal has grown by the thresholds since.
+    var snapshotRetry: (transactions: Int, bytes: Int)?
     /// Read the journal only this far (a store opened to write a snapshot in
     /// the background, while the writer appends to the same journal).
     var journalReadLimit: Int?

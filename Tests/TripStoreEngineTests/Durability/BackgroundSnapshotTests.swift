@@ -66,6 +66,8 @@ import TripStoreModels
             try Self.change(background, &a, round: round)
             try Self.change(foreground, &b, round: round)
             if background.backgroundSnapshot?.token == background.lastToken {
+                // Due by the journal as it is: the lines carried over by the last one count, nothing before them.
+                #expect(background.journalTransactionCount >= 25)
                 started += 1
                 finishAfter = Int64(pick.next() % 6)
             }
@@ -145,5 +147,26 @@ import TripStoreModels
         try Self.change(writer, &random, round: 6)
         writer.close()
         #expect(try Self.contents(folder).token == 8)
+    }
+
+    /// An automatic snapshot that cannot be written warns once, and is tried
+    /// again once the journal has grown by the thresholds again, not at every commit.
+    @Test(arguments: [true, false])
+    func aSnapshotThatCannotBeWrittenIsTriedAgainAfterAsManyCommits(background: Bool) throws {
+        let store = try Self.imported("cannot-write-\(background)", Self.options(background: background, every: 10))
+        // A folder where each snapshot's temporary file would go.
+        for token in 2...60 { try FileManager.default.createDirectory(atPath: store.files.snapshot(Int64(token)) + ".tmp", withIntermediateDirectories: false) }
+        var random = SplitMix64(seed: 6)
+        for round in 0..<40 {
+            try Self.change(store, &random, round: round)
+            if let b = store.backgroundSnapshot { _ = b.work.wait() }
+        }
+        // Tried at commits 10, 20, 30 and 40; in the background, the first
+        // failure is known at the commit after it, and the next tries follow from there.
+        #expect(store.warnings.count == (background ? 3 : 4), "\(store.warnings)")
+        #expect(store.snapshotToken == 1 && store.journalTransactionCount == 40)
+        for token in 2...60 { try FileManager.default.removeItem(atPath: store.files.snapshot(Int64(token)) + ".tmp") }
+        store.close()
+        #expect(try Self.contents(store.files.folder).token == 41)
     }
 }
