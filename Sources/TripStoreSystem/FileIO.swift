@@ -209,6 +209,24 @@ public enum FileIO {
         if systemRename(from, to) != 0 { throw IOError(operation: "rename", path: from, code: errno) }
     }
 
+    /// Replaces `path` with `bytes` all or nothing: a temporary file beside
+    /// it, written and flushed, renamed over it, and `folder` flushed.
+    package static func replaceDurably(_ path: String, with bytes: [UInt8], folder: String) throws {
+        let temp = path + ".tmp"
+        let fd = try open(temp, O_WRONLY | O_CREAT | O_TRUNC)
+        do {
+            try writeAll(fd, bytes, path: temp)
+            try fsync(fd, path: temp)
+            close(fd)
+            try rename(temp, path)
+            try fsyncDirectory(folder)
+        } catch {
+            close(fd)
+            unlink(temp)
+            throw error
+        }
+    }
+
     public static func unlink(_ path: String) {
         _ = systemUnlink(path)
     }

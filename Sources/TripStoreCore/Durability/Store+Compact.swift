@@ -341,7 +341,6 @@ extension Store {
     /// Copies the journal's lines after a snapshot's token to that snapshot's
     /// journal, through a temporary file, flushed with its folder.
     private func copyJournalTail(_ tail: JournalTail, to path: String) throws {
-        let temp = path + ".tmp"
         let fd = try FileIO.openRegular(journal.path)
         defer { FileIO.close(fd) }
         var bytes = [UInt8](repeating: 0, count: tail.bytes.count)
@@ -349,18 +348,7 @@ extension Store {
         guard got == bytes.count else {
             throw StoreError.damaged(file: journal.path, line: nil, detail: "the journal could not be read again to carry it over", repairable: false)
         }
-        let out = try FileIO.open(temp, O_WRONLY | O_CREAT | O_TRUNC)
-        do {
-            try FileIO.writeAll(out, bytes, path: temp)
-            try FileIO.fsync(out, path: temp)
-            FileIO.close(out)
-            try FileIO.rename(temp, path)
-            try FileIO.fsyncDirectory(files.folder)
-        } catch {
-            FileIO.close(out)
-            FileIO.unlink(temp)
-            throw error
-        }
+        try FileIO.replaceDurably(path, with: bytes, folder: files.folder)
         CrashPoint.hit("snapshot-journal-carried")
     }
 

@@ -139,19 +139,7 @@ extension Store {
     /// Writes this store's schema (or `other`, of the same shape) as a
     /// record at `path`: a temporary file, flushed, renamed, and the folder flushed.
     func writeSchemaRecord(of other: Schema? = nil, to path: String) throws {
-        let temp = path + ".tmp"
-        let fd = try FileIO.open(temp, O_WRONLY | O_CREAT | O_TRUNC)
-        do {
-            try FileIO.writeAll(fd, SchemaRecordFormat.bytes(other ?? schema), path: temp)
-            try FileIO.fsync(fd, path: temp)
-            FileIO.close(fd)
-            try FileIO.rename(temp, path)
-            try FileIO.fsyncDirectory(files.folder)
-        } catch {
-            FileIO.close(fd)
-            FileIO.unlink(temp)
-            throw error
-        }
+        try FileIO.replaceDurably(path, with: SchemaRecordFormat.bytes(other ?? schema), folder: files.folder)
     }
 
     /// The first line of a file, without its newline, read in pieces up to `limit` bytes.
