@@ -301,7 +301,7 @@ extension Store {
         journal = Journal(folder: files.folder, path: newJournal)
         journal.size = tail.bytes.count
         journal.transactions = tail.transactions
-        snapshotRetry = nil
+        snapshotWork.failedAt = nil
         hasSnapshot = true
         if written.historyFD >= 0 {
             // The history is read from the new file when first used; what
@@ -329,13 +329,13 @@ extension Store {
             for p in paths { FileIO.unlink(p) }
             return
         }
-        fileRemoval = Parallel.start { for p in paths { FileIO.unlink(p) } }
+        snapshotWork.removingOldFiles = Parallel.start { for p in paths { FileIO.unlink(p) } }
     }
 
     /// Waits for the files `removeFiles` is removing on its thread.
     func settleFileRemoval() {
-        fileRemoval?.wait()
-        fileRemoval = nil
+        snapshotWork.removingOldFiles?.wait()
+        snapshotWork.removingOldFiles = nil
     }
 
     /// Copies the journal's lines after a snapshot's token to that snapshot's

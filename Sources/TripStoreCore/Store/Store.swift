@@ -93,15 +93,8 @@ public final class Store {
     public internal(set) var state: StoreState
     /// The journal after the loaded snapshot (`journal-<snapshotToken>.jsonl`).
     var journal: Journal
-    /// The automatic snapshot being written on a thread of its own, if one is.
-    var backgroundSnapshot: BackgroundSnapshot?
-    /// Older files being removed on a thread of their own, after a snapshot took their place.
-    var fileRemoval: Parallel.Pending<Void>?
-    /// Set when one failed: the automatic snapshots after it are written in the foreground.
-    var backgroundSnapshotFailed = false
-    /// The journal's transactions and bytes when an automatic snapshot last
-    /// failed: the next is due once the journal has grown by the thresholds since.
-    var snapshotRetry: (transactions: Int, bytes: Int)?
+    /// What its snapshots have going on beside the commits (see `SnapshotWork`).
+    var snapshotWork = SnapshotWork()
     /// Read the journal only this far (a store opened to write a snapshot in
     /// the background, while the writer appends to the same journal).
     var journalReadLimit: Int?

@@ -62,10 +62,10 @@ import TripStoreModels
         var finishAfter: Int64 = 0
         var pick = SplitMix64(seed: 8)
         for round in 0..<240 {
-            if let b = background.backgroundSnapshot, background.lastToken - b.token >= finishAfter { _ = b.work.wait() }
+            if let b = background.snapshotWork.background, background.lastToken - b.token >= finishAfter { _ = b.work.wait() }
             try Self.change(background, &a, round: round)
             try Self.change(foreground, &b, round: round)
-            if background.backgroundSnapshot?.token == background.lastToken {
+            if background.snapshotWork.background?.token == background.lastToken {
                 // Due by the journal as it is: the lines carried over by the last one count, nothing before them.
                 #expect(background.journalTransactionCount >= 25)
                 started += 1
@@ -82,7 +82,7 @@ import TripStoreModels
             #expect(background.warnings.isEmpty)
         }
         #expect(started >= 7 && installed >= started - 1)
-        #expect(foreground.backgroundSnapshot == nil)
+        #expect(foreground.snapshotWork.background == nil)
         background.close()
         foreground.close()
         let x = try Self.contents(background.files.folder), y = try Self.contents(foreground.files.folder)
@@ -96,7 +96,7 @@ import TripStoreModels
         let store = try Self.imported("close-waits", Self.options(background: true, every: 10))
         var random = SplitMix64(seed: 3)
         for round in 0..<10 { try Self.change(store, &random, round: round) }
-        #expect(store.backgroundSnapshot?.token == store.lastToken)
+        #expect(store.snapshotWork.background?.token == store.lastToken)
         let folder = store.files.folder
         store.close()
         #expect(try store.files.list().snapshots == [11])
@@ -115,10 +115,10 @@ import TripStoreModels
         let store = try Self.imported("prune-waits", Self.options(background: true, every: 10))
         var random = SplitMix64(seed: 4)
         for round in 0..<10 { try Self.change(store, &random, round: round) }
-        #expect(store.backgroundSnapshot != nil)
+        #expect(store.snapshotWork.background != nil)
         try Self.change(store, &random, round: 10)
         #expect(try store.pruneHistory(before: 6) == 5)
-        #expect(store.backgroundSnapshot == nil)
+        #expect(store.snapshotWork.background == nil)
         #expect(store.history.map(\.token) == Array(6...12))
         store.close()
         #expect(try Self.contents(store.files.folder).history.map(\.token) == Array(6...12))
@@ -159,7 +159,7 @@ import TripStoreModels
         var random = SplitMix64(seed: 6)
         for round in 0..<40 {
             try Self.change(store, &random, round: round)
-            if let b = store.backgroundSnapshot { _ = b.work.wait() }
+            if let b = store.snapshotWork.background { _ = b.work.wait() }
         }
         // Tried at commits 10, 20, 30 and 40; in the background, the first
         // failure is known at the commit after it, and the next tries follow from there.

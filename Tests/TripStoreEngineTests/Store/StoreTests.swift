@@ -197,13 +197,13 @@ import TripStoreModels
         let trip = try w.run(try Query("is Trip")).rows[0]
         var commits = 0
         // (The snapshot is then written in the background: the commit that starts it is the one that counts.)
-        while w.snapshotToken == first && w.backgroundSnapshot == nil && commits < 1000 {
+        while w.snapshotToken == first && w.snapshotWork.background == nil && commits < 1000 {
             var tx = w.transaction()
             tx.setAttribute(trip, slot: name, to: .string(String(repeating: "x", count: 4096) + "\(commits)"))
             try w.commit(tx, author: "t")
             commits += 1
         }
-        #expect(w.backgroundSnapshot != nil)
+        #expect(w.snapshotWork.background != nil)
         // It waited for the journal (each line about 8 KB: the old name and the new) to reach the floor and the snapshot's size, no longer.
         let threshold = max(snapshotBytes, 64 << 10)
         #expect(commits * 8192 >= threshold - 16384 && commits * 8192 <= threshold + 16384, "\(commits) commits, snapshot \(snapshotBytes) bytes")

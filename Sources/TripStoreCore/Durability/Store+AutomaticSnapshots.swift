@@ -22,10 +22,23 @@ final class BackgroundSnapshot {
     }
 }
 
+/// What a writer's snapshots have going on beside its commits.
+struct SnapshotWork {
+    /// The automatic snapshot being written on a thread of its own, if one is.
+    var background: BackgroundSnapshot?
+    /// Set when one failed there: the automatic snapshots after it are written in the foreground.
+    var backgroundFailed = false
+    /// The journal's transactions and bytes when an automatic snapshot last
+    /// failed: the next is due once the journal has grown by the thresholds since.
+    var failedAt: (transactions: Int, bytes: Int)?
+    /// Older files being removed on a thread of their own, after a snapshot took their place.
+    var removingOldFiles: Parallel.Pending<Void>?
+}
+
 extension Store {
     /// Whether an automatic snapshot is being written in the background now
     /// (see `StoreOptions.snapshotsInBackground`).
-    public var isWritingSnapshotInBackground: Bool { backgroundSnapshot != nil }
+    public var isWritingSnapshotInBackground: Bool { snapshotWork.background != nil }
 
     /// After a commit: puts a background snapshot that is done in place, and
     /// starts the automatic snapshot when the journal is due for one. Never
@@ -37,12 +50,12 @@ extension Store {
         let far = journal.size >= 8 * options.snapshotAfterBytes || journal.transactions >= 8 * options.snapshotAfterTransactions
         settleBackgroundSnapshot(wait: far)
         // Due by what the journal holds now (one just put in place took most of it over).
-        let since = snapshotRetry ?? (0, 0)
+        let since = snapshotWork.failedAt ?? (0, 0)
         let transactions = journal.transactions - since.transactions, bytes = journal.size - since.bytes
         let due = bytes >= options.snapshotAfterBytes || transactions >= options.snapshotAfterTransactions
             || bytes >= options.snapshotWhenJournalOutgrowsSnapshotAfter && bytes >= (FileIO.fileSize(files.snapshot(snapshotToken)) ?? 0)
-        guard due, backgroundSnapshot == nil else { return }
-        if options.snapshotsInBackground && !backgroundSnapshotFailed && snapshotHasImage {
+        guard due, snapshotWork.background == nil else { return }
+        if options.snapshotsInBackground && !snapshotWork.backgroundFailed && snapshotHasImage {
             startBackgroundSnapshot()
             return
         }
@@ -58,7 +71,7 @@ extension Store {
     /// A warning, once per failed automatic snapshot; the next is tried once
     /// the journal has grown by the thresholds again.
     private func noteAutomaticSnapshotFailed(_ error: any Error) {
-        snapshotRetry = (journal.transactions, journal.size)
+        snapshotWork.failedAt = (journal.transactions, journal.size)
         warnings.append(.automaticSnapshotFailed(reason: "\(error)"))
     }
 
@@ -88,20 +101,20 @@ extension Store {
                 return written
             }
         }
-        backgroundSnapshot = BackgroundSnapshot(token: token, journalBytes: bytes, journalTransactions: journal.transactions, work: work)
+        snapshotWork.background = BackgroundSnapshot(token: token, journalBytes: bytes, journalTransactions: journal.transactions, work: work)
     }
 
     /// Puts a background snapshot in place once it is written (waiting for
     /// it with `wait`), with the journal's lines after its token as its
     /// journal. A snapshot that failed is dropped with a warning.
     func settleBackgroundSnapshot(wait: Bool = true) {
-        guard let b = backgroundSnapshot, wait || b.work.isDone else { return }
-        backgroundSnapshot = nil
+        guard let b = snapshotWork.background, wait || b.work.isDone else { return }
+        snapshotWork.background = nil
         let written: WrittenSnapshot
         switch b.work.wait() {
         case .success(let w): written = w
         case .failure(let error):
-            backgroundSnapshotFailed = true
+            snapshotWork.backgroundFailed = true
             noteAutomaticSnapshotFailed(error)
             return
         }
@@ -117,7 +130,7 @@ extension Store {
             snapshotChecksumChecked = true
             CrashPoint.hit("background-snapshot-installed")
         } catch {
-            backgroundSnapshotFailed = true
+            snapshotWork.backgroundFailed = true
             noteAutomaticSnapshotFailed(error)
         }
     }
