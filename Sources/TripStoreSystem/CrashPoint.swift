@@ -23,9 +23,19 @@ package enum CrashPoint {
         guard let armed, armed == name else { return }
         kill(getpid(), SIGKILL)
     }
+
+    /// When `TRIPSTORE_PAUSE_AT` (a comma-separated list) names `name`, the
+    /// thread sleeps there, holding open a window a test needs (files
+    /// another thread must meet while they exist).
+    package static func pause(_ name: String, milliseconds: UInt32) {
+        guard let p = getenv("TRIPSTORE_PAUSE_AT"), String(cString: p).split(separator: ",").contains(Substring(name)) else { return }
+        usleep(milliseconds * 1000)
+    }
     #else
     package static let armed: String? = nil
 
     @inline(__always) package static func hit(_ name: String) {}
+
+    @inline(__always) package static func pause(_ name: String, milliseconds: UInt32) {}
     #endif
 }

@@ -57,6 +57,7 @@ extension Store {
         guard due, snapshotWork.background == nil else { return }
         if options.snapshotsInBackground && !snapshotWork.backgroundFailed && snapshotHasImage {
             startBackgroundSnapshot()
+            CrashPoint.pause("background-snapshot-started", milliseconds: 500)
             return
         }
         do {
@@ -98,10 +99,22 @@ extension Store {
                 let written = try frozen.writeSnapshot(tableIsChecked: false)
                 written.waitForImage()
                 CrashPoint.hit("background-snapshot-written")
+                CrashPoint.pause("background-snapshot-written", milliseconds: 2000)
                 return written
             }
         }
         snapshotWork.background = BackgroundSnapshot(token: token, journalBytes: bytes, journalTransactions: journal.transactions, work: work)
+    }
+
+    /// Gives up the snapshot being written in the background, waiting for
+    /// its thread and removing its files, with a warning; the automatic
+    /// snapshots after it are written in the foreground.
+    func abandonBackgroundSnapshot(because error: any Error) {
+        guard let b = snapshotWork.background else { return }
+        snapshotWork.background = nil
+        if case .success(let written) = b.work.wait() { written.discard() }
+        snapshotWork.backgroundFailed = true
+        noteAutomaticSnapshotFailed(error)
     }
 
     /// Puts a background snapshot in place once it is written (waiting for

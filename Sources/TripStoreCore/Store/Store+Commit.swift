@@ -123,7 +123,15 @@ extension Store {
 
     func appendToJournal(_ line: [UInt8]) throws {
         try recordSchemaIfNeeded()
-        try journal.append(line)
+        do {
+            try journal.append(line)
+        } catch let e as IOError where (e.code == ENOSPC || e.code == EDQUOT) && snapshotWork.background != nil {
+            // The snapshot being written in the background holds space the
+            // commit needs: it gives way, as a foreground one would have
+            // failed and freed it before this commit (the append cut what it wrote).
+            abandonBackgroundSnapshot(because: e)
+            try journal.append(line)
+        }
     }
 
     /// Puts a committed transaction's objects into the table and indexes.
