@@ -212,10 +212,16 @@ public enum FileIO {
     /// Replaces `path` with `bytes` all or nothing: a temporary file beside
     /// it, written and flushed, renamed over it, and `folder` flushed.
     package static func replaceDurably(_ path: String, with bytes: [UInt8], folder: String) throws {
+        try replaceDurably(path, folder: folder) { fd, temp in try writeAll(fd, bytes, path: temp) }
+    }
+
+    /// `replaceDurably`, the contents written by `write` to the temporary
+    /// file's descriptor (and path, for its errors).
+    package static func replaceDurably(_ path: String, folder: String, write: (Int32, String) throws -> Void) throws {
         let temp = path + ".tmp"
         let fd = try open(temp, O_WRONLY | O_CREAT | O_TRUNC)
         do {
-            try writeAll(fd, bytes, path: temp)
+            try write(fd, temp)
             try fsync(fd, path: temp)
             close(fd)
             try rename(temp, path)

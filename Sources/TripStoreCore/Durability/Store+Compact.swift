@@ -339,16 +339,24 @@ extension Store {
     }
 
     /// Copies the journal's lines after a snapshot's token to that snapshot's
-    /// journal, through a temporary file, flushed with its folder.
+    /// journal, a megabyte at a time (commits that outran the snapshot may
+    /// have left hundreds), through a temporary file, flushed with its folder.
     private func copyJournalTail(_ tail: JournalTail, to path: String) throws {
         let fd = try FileIO.openRegular(journal.path)
         defer { FileIO.close(fd) }
-        var bytes = [UInt8](repeating: 0, count: tail.bytes.count)
-        let got = bytes.withUnsafeMutableBytes { FileIO.read(fd, into: $0, at: tail.bytes.lowerBound) }
-        guard got == bytes.count else {
-            throw StoreError.damaged(file: journal.path, line: nil, detail: "the journal could not be read again to carry it over", repairable: false)
+        var chunk = [UInt8](repeating: 0, count: min(tail.bytes.count, 1 << 20))
+        try FileIO.replaceDurably(path, folder: files.folder) { out, temp in
+            var at = tail.bytes.lowerBound
+            while at < tail.bytes.upperBound {
+                let want = min(chunk.count, tail.bytes.upperBound - at)
+                let got = chunk.withUnsafeMutableBytes { FileIO.read(fd, into: UnsafeMutableRawBufferPointer(rebasing: $0[0..<want]), at: at) }
+                guard got == want else {
+                    throw StoreError.damaged(file: journal.path, line: nil, detail: "the journal could not be read again to carry it over", repairable: false)
+                }
+                try chunk.withUnsafeBytes { try FileIO.writeAll(out, UnsafeRawBufferPointer(rebasing: $0[0..<got]), path: temp) }
+                at += got
+            }
         }
-        try FileIO.replaceDurably(path, with: bytes, folder: files.folder)
         CrashPoint.hit("snapshot-journal-carried")
     }
 

@@ -169,4 +169,29 @@ import TripStoreModels
         store.close()
         #expect(try Self.contents(store.files.folder).token == 41)
     }
+
+    /// Lines carried over to the new journal are copied a megabyte at a
+    /// time: a line of several megabytes arrives whole.
+    @Test func aJournalTailOfSeveralMegabytesIsCarriedOverWhole() throws {
+        let store = try Self.imported("big-tail", Self.options(background: true, every: 2))
+        let name = store.schema.entity(named: "Trip")!.property(named: "name")!.slot
+        let trip = try store.run(Query("is Trip")).rows[0]
+        var token = store.snapshotToken
+        for k in 0..<6 {
+            var tx = store.transaction()
+            tx.setAttribute(trip, slot: name, to: .string(String(repeating: "\(k)", count: 1_200_000)))
+            try store.commit(tx, author: "t")
+            if let b = store.snapshotWork.background { _ = b.work.wait() }
+            if store.snapshotToken != token {
+                token = store.snapshotToken
+                #expect(try FileIO.readFile(store.files.journal(token)).count > 2 << 20)
+            }
+        }
+        #expect(token > 1)
+        store.close()
+        let reader = try Store.open(store.files.folder, schema: TripSchema.schema, access: .read)
+        defer { reader.close() }
+        #expect(reader.lastToken == 7 && reader.history.count == 7)
+        #expect(reader.object(at: trip)?.values[name] == .string(String(repeating: "5", count: 1_200_000)))
+    }
 }
