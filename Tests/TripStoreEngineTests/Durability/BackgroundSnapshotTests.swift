@@ -43,11 +43,17 @@ import TripStoreModels
         try store.commit(tx, author: "t", timestamp: 1_700_001_000 + Double(round))
     }
 
-    /// Everything a reader of the folder sees.
+    /// Everything a reader of the folder sees (from the image, and the same from the JSON alone).
     static func contents(_ folder: String) throws -> (export: String, history: [HistoryTransaction], token: Int64, time: Double?) {
         let reader = try Store.open(folder, schema: TripSchema.schema, access: .read)
         defer { reader.close() }
         #expect(reader.checkInvariants().isEmpty)
+        var jsonOnly = StoreOptions()
+        jsonOnly.useSnapshotImage = false
+        let fromJSON = try Store.open(folder, schema: TripSchema.schema, access: .read, options: jsonOnly)
+        defer { fromJSON.close() }
+        #expect(try TimeTravelTests.export(fromJSON) == TimeTravelTests.export(reader))
+        #expect(try fromJSON.checkedHistory() == reader.checkedHistory())
         return (try TimeTravelTests.export(reader), try reader.checkedHistory(), reader.lastToken, try reader.lastCommitTime())
     }
 
