@@ -29,7 +29,11 @@ struct CommandContext {
     }
 
     func options() throws -> StoreOptions {
-        var o = StoreOptions()
+        // A command commits once and ends, so its automatic snapshot is
+        // written before it returns, and sooner than a program's that stays
+        // open (each command's open replays the journal); `apply` commits
+        // for as long as its feed lasts, so it keeps the library's defaults.
+        var o = spec.name == ApplyCommand.spec.name ? StoreOptions() : .committingOncePerOpen
         if let w = args.value("wait") {
             guard let s = Double(w), s >= 0, s <= 86_400 else {
                 throw usageError("--wait needs a number of seconds from 0 to 86400, got '\(w)'")
@@ -39,10 +43,6 @@ struct CommandContext {
         if let b = environment["TRIPSTORE_SNAPSHOT_BYTES"], let n = Int(b) { o.snapshotAfterBytes = n }
         if let c = environment["TRIPSTORE_SNAPSHOT_COMMIT_CHANGES"], let n = Int(c) { o.snapshotCommitChanges = n }
         if let t = environment["TRIPSTORE_SNAPSHOT_TRANSACTIONS"], let n = Int(t) { o.snapshotAfterTransactions = n }
-        // A command commits once and ends, so its automatic snapshot is
-        // written before it returns; `apply` commits for as long as its feed
-        // lasts, so it writes them in the background.
-        o.snapshotsInBackground = spec.name == ApplyCommand.spec.name
         o.imageChecks = session.imageChecks
         if !session.useImage { o.useSnapshotImage = false }
         return o

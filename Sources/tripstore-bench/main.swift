@@ -608,6 +608,8 @@ func measureCommits(_ path: String, budget: Double) throws -> (perSecond: Double
     var options = StoreOptions()
     // To compare with the commit that writes the snapshot itself.
     options.snapshotsInBackground = ProcessInfo.processInfo.environment["TRIPSTORE_BENCH_FOREGROUND_SNAPSHOTS"] == nil
+    // The command line's setting, to measure other thresholds.
+    if let t = ProcessInfo.processInfo.environment["TRIPSTORE_SNAPSHOT_TRANSACTIONS"].flatMap(Int.init) { options.snapshotAfterTransactions = t }
     let w = try Store.open(path, schema: try Store.recordedSchema(in: path) ?? TripSchema.schema, access: .write, options: options)
     let trips = try w.run(Query("is Trip")).rows
     guard let slot = w.schema.entity(named: "Trip")?.property(named: "name")?.slot, !trips.isEmpty else { fail("\(path) holds no trips") }

@@ -43,6 +43,21 @@ public struct StoreOptions: Sendable {
 
     /// The defaults above.
     public init() {}
+
+    /// The defaults for a program that opens the store, commits once and
+    /// ends, as each `tripstore` command does. Every open replays the
+    /// journal, a few microseconds a transaction, and a program that opens
+    /// for each commit pays that at every commit, so its automatic snapshot
+    /// comes four times as often (every 2,500 transactions), and is written
+    /// before the commit returns (the process ends right after). A program
+    /// that stays open replays its journal once and writes its snapshots in
+    /// the background: the defaults suit it.
+    public static var committingOncePerOpen: StoreOptions {
+        var o = StoreOptions()
+        o.snapshotAfterTransactions = 2_500
+        o.snapshotsInBackground = false
+        return o
+    }
 }
 
 /// When the pieces of a snapshot image are checked (see `StoreOptions.imageChecks`).

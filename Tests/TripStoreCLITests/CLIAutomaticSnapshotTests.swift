@@ -1,0 +1,54 @@
+import Foundation
+import Testing
+import TripStoreEngine
+import TripStoreModels
+
+/// When the command line writes its automatic snapshot: each command opens
+/// the store (replaying the journal) to commit once, so it snapshots every
+/// 2,500 transactions, where a program that stays open waits for 10,000.
+@Suite(.serialized) struct CLIAutomaticSnapshotTests {
+    /// Commits one-attribute updates through the library (the defaults)
+    /// until the journal holds `transactions`.
+    static func fill(_ folder: String, to transactions: Int64) throws -> Store {
+        let w = try Store.open(folder, schema: try Store.recordedSchema(in: folder) ?? TripSchema.schema, access: .write)
+        let trips = try w.run(Query("is Trip")).rows
+        let slot = try #require(w.schema.entity(named: "Trip")?.property(named: "name")?.slot)
+        var k = 0
+        while w.lastToken - w.snapshotToken < transactions {
+            var tx = w.transaction()
+            tx.setAttribute(trips[k % trips.count], slot: slot, to: .string("renamed \(k)"))
+            try w.commit(tx, author: "test")
+            k += 1
+        }
+        return w
+    }
+
+    @Test func aCommandSnapshotsAtTheTwoThousandFiveHundredthTransactionWhereALibraryStoreGoesOn() throws {
+        let s = CLIRunner.scratch() + "/store"
+        #expect(CLIRunner.run(["import", CLIRunner.projectRoot + "/SampleData/trips.json"], store: s).code == 0)
+        // The library's store passes 2,500 without a snapshot.
+        let w = try Self.fill(s, to: 2_500)
+        #expect(w.snapshotToken == 0 && !w.isWritingSnapshotInBackground)
+        w.close()
+        #expect(CLIRunner.run(["stats"], store: s).out.contains("2500 transactions"))
+
+        // A command at 2,499 does not snapshot, the one that makes 2,500 does.
+        let t = CLIRunner.scratch() + "/command"
+        #expect(CLIRunner.run(["import", CLIRunner.projectRoot + "/SampleData/trips.json"], store: t).code == 0)
+        try Self.fill(t, to: 2_498).close()
+        #expect(CLIRunner.run(["update", "rome-summit", "--set", "expenseCode=EX-101"], store: t).code == 0)
+        #expect(CLIRunner.run(["stats"], store: t).out.contains("2499 transactions"))
+        #expect(CLIRunner.run(["update", "rome-summit", "--set", "expenseCode=EX-102"], store: t).code == 0)
+        let stats = CLIRunner.run(["stats"], store: t).out
+        #expect(stats.contains("snapshot-2500.jsonl") && stats.contains("0 transactions"), "\(stats)")
+        #expect(CLIRunner.run(["verify"], store: t).code == 0)
+
+        // The setting still decides where it is given.
+        let u = CLIRunner.scratch() + "/setting"
+        #expect(CLIRunner.run(["import", CLIRunner.projectRoot + "/SampleData/trips.json"], store: u).code == 0)
+        try Self.fill(u, to: 2_499).close()
+        let env = ["TRIPSTORE_SNAPSHOT_TRANSACTIONS": "10000"]
+        #expect(CLIRunner.run(["update", "rome-summit", "--set", "expenseCode=EX-103"], store: u, env: env).code == 0)
+        #expect(CLIRunner.run(["stats"], store: u).out.contains("2500 transactions"))
+    }
+}
