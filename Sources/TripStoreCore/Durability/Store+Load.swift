@@ -128,6 +128,7 @@ extension Store {
         var bytes = try FileIO.readFile(path)
         if let limit = journalReadLimit, bytes.count > limit { bytes.removeSubrange(limit...) }
         journal.size = bytes.count
+        if bytes.count >= Store.longJournalBytes { table.prepareForScatteredChanges(bytes.count / Store.updateLineBytes) }
         try bytes.withUnsafeBufferPointer { buf in
             try JSONLines.forEachLine(in: buf) { number, range, complete in
                 guard complete else {
@@ -155,6 +156,12 @@ extension Store {
             }
         }
     }
+
+    /// A journal from this size on changes enough rows, scattered over the
+    /// image, that the table readies for them (`prepareForScatteredChanges`).
+    static let longJournalBytes = 256 << 10
+    /// About the size of a journal line that updates one attribute.
+    static let updateLineBytes = 256
 
     /// Checks one complete journal line and applies it to memory.
     func replayJournalLine(_ line: UnsafeBufferPointer<UInt8>, number: Int, path: String) throws {
@@ -220,6 +227,8 @@ extension Store {
             }
         }
         journal.size += consumed
+        // A query after this one reads the values replayed, not an index built before them.
+        if consumed > 0 { indexes.forgetBuiltValueIndexes() }
         return true
     }
 

@@ -133,6 +133,13 @@ package final class StoreIndexes {
         index.build(entries)
     }
 
+    /// Lets go of the value indexes built so far: each is built again when
+    /// a query next uses it (after journal lines were replayed into the
+    /// table, which changes values without keeping the indexes current).
+    func forgetBuiltValueIndexes() {
+        for k in built.indices { built[k] = false }
+    }
+
     /// Builds again each value index built so far (after rows were added wholesale).
     func rebuildValueIndexes() {
         for k in built.indices where built[k] {

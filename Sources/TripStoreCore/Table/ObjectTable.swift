@@ -283,6 +283,18 @@ package final class ObjectTable: ObjectLookup {
         groupState[u] = UnitState.checked
     }
 
+    /// Readies the table for about `changes` changes of rows scattered over
+    /// the image (a long journal replayed at open): each one fills its
+    /// unit's record locators, a few bytes on a page of their own, and a
+    /// fresh page costs a fault and zeroing it, so the locators get 2 MB
+    /// pages and the changed rows their room ahead. A command that reads a
+    /// few rows keeps 4 KB pages.
+    func prepareForScatteredChanges(_ changes: Int) {
+        guard image != nil, changes > 0 else { return }
+        MemoryTuning.preferHugePages(UnsafeMutableRawPointer(baseLocators), byteCount: baseRows * MemoryLayout<Int64>.size)
+        changedBaseRows.reserveCapacity(min(changes, baseRows))
+    }
+
     /// Units of `n` base rows.
     private static func units(_ n: Int) -> Int { (n + SnapshotImage.unitSize - 1) >> SnapshotImage.unitShift }
 

@@ -55,6 +55,29 @@ import TripStoreModels
         #expect(try !reader.catchUp())
     }
 
+    /// A query after `catchUp()` reads the values it took in, not an index
+    /// built before them (from the image, and from the JSON).
+    @Test(arguments: [true, false]) func aQueryAfterCatchingUpSeesTheNewValues(image: Bool) throws {
+        let folder = TestFolders.make("catchup-index-\(image)")
+        let writer = try Store.open(folder, schema: TripSchema.schema, access: .write)
+        for k in 0..<4 { try commitTrip(writer, k) }
+        try writer.compact()
+        var options = StoreOptions()
+        options.useSnapshotImage = image
+        let reader = try Store.open(folder, schema: TripSchema.schema, access: .read, options: options)
+        let renamed = try Query("name == \"renamed\"")
+        #expect(try reader.run(renamed).rows.isEmpty)
+        let slot = try #require(writer.schema.entity(named: "Trip")?.property(named: "name")?.slot)
+        var tx = writer.transaction()
+        tx.setAttribute(try #require(writer.table.row(for: "t1")), slot: slot, to: .string("renamed"))
+        try writer.commit(tx, author: "a")
+        try commitTrip(writer, 9)
+        #expect(try reader.catchUp())
+        #expect(try reader.run(renamed).rows.map { reader.table.id(at: $0) } == ["t1"])
+        let unchanged = try writer.run(Query("name == \"n\"")).rows.count
+        #expect(try reader.run(Query("name == \"n\"")).rows.count == unchanged)
+    }
+
     /// `history(after:)` reads the snapshot's history backwards in a growing
     /// window; whatever the token, it gives what the whole history gives.
     @Test func historyAfterATokenEqualsTheTailOfTheWholeHistory() throws {
