@@ -71,6 +71,35 @@ import TripStoreCLI
         #expect(r.code == 1)
     }
 
+    /// Each line of the shell sees what other processes committed before
+    /// it, across a compaction that replaced the files it opened too.
+    @Test func theShellSeesCommitsMadeBetweenItsLines() throws {
+        let s = store()
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: CLIRunner.binary)
+        p.arguments = ["--store", s, "shell"]
+        let input = Pipe(), output = Pipe()
+        p.standardInput = input
+        p.standardOutput = output
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        // Never hang the run: a shell that stops answering is ended, and the reads then return.
+        DispatchQueue.global().asyncAfter(deadline: .now() + 60) { if p.isRunning { p.terminate() } }
+        func ask(_ line: String) -> String {
+            input.fileHandleForWriting.write(Data((line + "\n").utf8))
+            return String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
+        }
+        #expect(ask(".count on\nname == \"renamed\"") == "0\n")
+        #expect(CLIRunner.run(["update", "rome-summit", "--set", "name=renamed"], store: s).code == 0)
+        #expect(ask("name == \"renamed\"") == "1\n")
+        #expect(CLIRunner.run(["compact"], store: s).code == 0)
+        #expect(CLIRunner.run(["update", "zurich-reunion", "--set", "name=renamed"], store: s).code == 0)
+        #expect(ask("name == \"renamed\"") == "2\n")
+        try input.fileHandleForWriting.close()
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 0)
+    }
+
     @Test func deleteCascadesAndTheAuditViewShowsTombstones() {
         let s = store()
         let d = CLIRunner.run(["delete", "rome-summit", "--author", "alice"], store: s)

@@ -1,12 +1,14 @@
 import TripStoreEngine
 
-/// `tripstore shell`: the store stays open; one query or dot-command a line.
+/// `tripstore shell`: the store stays open; one query or dot-command a
+/// line, each seeing every transaction committed before it (as each
+/// statement of SQLite's shell does), by another process included.
 enum ShellCommand {
     static let spec = CommandSpec(
         name: "shell", summary: "keep the store open and run one query or .command per line",
         usage: "tripstore shell [--from TYPE] [--format F]",
         valueOptions: ["from": "the root type to query (default: the store's first root type, Trip for trips)", "format": "output format (as for query)"],
-        examples: ["tripstore shell", "printf 'is BusinessTrip\\n.count on\\ndestination ~ \"Rome\"\\n' | tripstore shell"])
+        examples: ["tripstore shell", "printf 'is BusinessTrip\\n.count on\\ndestination ~ \"Rome\"\\n' | tripstore shell"], maxPositionals: 0)
 
     static let help = """
     Type a predicate to run it, or a command:
@@ -25,7 +27,7 @@ enum ShellCommand {
 
     static func run(_ ctx: CommandContext) throws -> Int32 {
         var s = try QueryCommand.settings(ctx)
-        let store = try ctx.openStore(.read)
+        var store = try ctx.openStore(.read)
         let c = ctx.console
         let interactive = c.inIsTerminal && c.outIsTerminal
         if interactive { c.line("tripstore shell: \(store.objectCount) objects. .help for commands, .quit to leave.") }
@@ -39,6 +41,9 @@ enum ShellCommand {
             let line = raw.trimmed
             if line.isEmpty || line.hasPrefix("#") { continue }
             do {
+                // The journal lines committed since, or the store opened
+                // again when a snapshot took the journal's place.
+                if try !store.catchUp() { store = try ctx.openStore(.read) }
                 if line.hasPrefix(".") {
                     if try !command(line, &s, store: store, console: c) { break }
                 } else {
