@@ -34,6 +34,10 @@ public enum TripStoreCLI {
                 console.flush()
                 return 0
             }
+            if let most = spec.maxPositionals, parsed.positionals.count > most {
+                // A word too many is a mistake (a second file, a stray id), never ignored.
+                throw CLIError("unexpected '\(parsed.positionals[most])'", usage: "usage: " + spec.usage)
+            }
             let storePath = parsed.value("store") ?? environment["TRIPSTORE_DIR"] ?? "./tripstore"
             let schema = try SchemaResolution.resolve(parsed, storePath: storePath)
             let ctx = CommandContext(args: parsed, console: console, environment: environment,

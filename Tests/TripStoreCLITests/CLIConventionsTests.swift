@@ -28,6 +28,29 @@ import TripStoreEngine
         #expect(r.code == 1 && r.err.contains("did you mean 'history'?"), "\(r.err)")
     }
 
+    /// A word more than a command takes (a second file, a second id) is a
+    /// usage error, never dropped: nothing runs and nothing changes.
+    @Test func aWordTooManyIsAUsageError() throws {
+        let s = CLIRunner.scratch() + "/store", trips = CLIRunner.projectRoot + "/SampleData/trips.json"
+        let two = CLIRunner.run(["import", trips, trips], store: s)
+        #expect(two.code == 1 && two.err.hasPrefix("error: unexpected '\(trips)'") && two.err.contains("usage: tripstore import"), "\(two.err)")
+        #expect(!FileManager.default.fileExists(atPath: s), "no store was made")
+        #expect(CLIRunner.run(["import", trips], store: s).code == 0)
+        let before = CLIRunner.run(["export"], store: s).out
+        for args in [["get", "rome-summit", "zurich-reunion"], ["stats", "extra"], ["compact", "extra"], ["verify", "extra"],
+                     ["verify", "--repair", "extra"], ["schema", "extra"], ["history", "prune", "--before", "1", "extra"],
+                     ["import", trips, "--mode", "upsert", "junk"], ["apply", "-", "extra"], ["validate", trips, "extra"],
+                     ["shell", "extra"], ["migrate", "--schema", "s.json", "extra"]] {
+            let r = CLIRunner.run(args, store: s)
+            #expect(r.code == 1 && r.err.hasPrefix("error: unexpected '") && r.out.isEmpty, "\(args): \(r.err)")
+        }
+        #expect(CLIRunner.run(["export"], store: s).out == before)
+        // Commands that take any number still do.
+        #expect(CLIRunner.run(["get", "rome-summit"], store: s).code == 0)
+        #expect(CLIRunner.run(["query", "destination", "~", "\"Rome\"", "--count"], store: s).out
+                    == CLIRunner.run(["query", "destination ~ \"Rome\"", "--count"], store: s).out)
+    }
+
     @Test func helpAloneIsTheOverview() {
         let overview = CLIRunner.run(["--help"])
         #expect(overview.code == 0 && overview.out.contains("--version"))

@@ -11,6 +11,9 @@ struct CommandSpec: Sendable {
     var flagOptions: [String: String] = [:]
     var examples: [String] = []
     var needsStore = true
+    /// The most words after the command (a file, an id), where it takes a
+    /// fixed number; nil where it takes any (ids, a predicate in pieces).
+    var maxPositionals: Int?
 
     var help: String {
         var s = "\(summary)\n\nUsage: \(usage)\n"

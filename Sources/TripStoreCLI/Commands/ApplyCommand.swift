@@ -7,7 +7,7 @@ enum ApplyCommand {
         name: "apply", summary: "replay a change feed ('history --format feed') into this store, token for token",
         usage: "tripstore apply FILE|-",
         examples: ["tripstore --store standby apply feed.jsonl",
-                   "tripstore history --follow --format feed | ssh standby tripstore --store /srv/trips apply -"])
+                   "tripstore history --follow --format feed | ssh standby tripstore --store /srv/trips apply -"], maxPositionals: 1)
 
     static func run(_ ctx: CommandContext) throws -> Int32 {
         let source = try ctx.positional(0, "FILE (or - for standard input)")

@@ -7,7 +7,7 @@ enum CompactCommand {
         usage: "tripstore compact",
         // Accepted as by every command that writes; a compaction records no transaction, so no one is named.
         valueOptions: ["author": "accepted for symmetry with the other writes; a compaction records no transaction"],
-        examples: ["tripstore compact"])
+        examples: ["tripstore compact"], maxPositionals: 0)
 
     static func run(_ ctx: CommandContext) throws -> Int32 {
         let store = try ctx.openExistingStore()

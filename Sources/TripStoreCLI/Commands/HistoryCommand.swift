@@ -213,6 +213,7 @@ enum HistoryCommand {
     }
 
     static func prune(_ ctx: CommandContext) throws -> Int32 {
+        if ctx.args.positionals.count > 1 { throw ctx.usageError("unexpected '\(ctx.args.positionals[1])'") }
         guard let b = ctx.args.value("before") else { throw ctx.usageError("history prune needs --before TOKEN") }
         guard let token = Int64(b), token >= 0 else {
             throw ctx.usageError("--before takes a token (a whole number from 0 to \(Int64.max)), got '\(b)'")

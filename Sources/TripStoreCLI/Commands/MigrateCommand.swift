@@ -10,13 +10,12 @@ enum MigrateCommand {
         flagOptions: ["dry-run": "print the plan and what the objects refuse, and change nothing"],
         examples: ["tripstore schema --format json > v2.json    # then edit: originalName, default, version",
                    "tripstore migrate --schema v2.json --dry-run",
-                   "tripstore migrate --schema v2.json --author alice"])
+                   "tripstore migrate --schema v2.json --author alice"], maxPositionals: 0)
 
     static func run(_ ctx: CommandContext) throws -> Int32 {
         guard ctx.args.value("schema") != nil else {
             throw ctx.usageError("migrate needs --schema FILE: the schema to move the store to (as 'tripstore schema --format json' prints it)")
         }
-        if let extra = ctx.args.positionals.first { throw ctx.usageError("migrate takes no argument, got '\(extra)'") }
         let target = ctx.schema
         let dryRun = ctx.args.has("dry-run")
         let store = dryRun ? try ctx.openStoreWithItsSchema(.read) : try ctx.openStoreWithItsSchema(.write)

@@ -11,7 +11,7 @@ enum SchemaCommand {
         examples: ["tripstore schema", "tripstore --store films schema --format json > films.schema.json",
                    "tripstore schema --format sql | psql -v ON_ERROR_STOP=1",
                    "tripstore --store new --schema films.schema.json import films.json"],
-        needsStore: false)
+        needsStore: false, maxPositionals: 0)
 
     static func run(_ ctx: CommandContext) throws -> Int32 {
         switch ctx.args.value("format") {

@@ -6,7 +6,7 @@ enum ValidateCommand {
         name: "validate", summary: "check an import file against the schema without changing any store",
         usage: "tripstore validate FILE [--limit N]",
         valueOptions: ["limit": "report at most N errors (default 100)"],
-        examples: ["tripstore validate SampleData/trips.json"], needsStore: false)
+        examples: ["tripstore validate SampleData/trips.json"], needsStore: false, maxPositionals: 1)
 
     static func run(_ ctx: CommandContext) throws -> Int32 {
         let path = try ctx.positional(0, "FILE to validate")

@@ -11,7 +11,7 @@ enum VerifyCommand {
         name: "verify", summary: "check every snapshot and journal record; --repair cuts a torn journal tail and removes dangling references",
         usage: "tripstore verify [--repair]",
         flagOptions: ["repair": "cut a torn last journal line, keeping every complete transaction, and remove references to missing objects (one transaction by author 'repair')"],
-        examples: ["tripstore verify", "tripstore verify --repair"])
+        examples: ["tripstore verify", "tripstore verify --repair"], maxPositionals: 0)
 
     static func run(_ ctx: CommandContext) throws -> Int32 {
         let c = ctx.console
