@@ -118,7 +118,8 @@ extension Store {
                                      repairable: false)
         }
         Trace.mark("snapshot invariants")
-        buffer.bytes.append(contentsOf: SnapshotFormat.header(schema: schema, token: token, objects: table.count))
+        buffer.bytes.append(contentsOf: SnapshotFormat.header(schema: schema, token: token, objects: table.count,
+                                                              format: SnapshotFormat.written(oldestReachableCommit: historyLog.oldestReachableCommit)))
         Trace.mark("snapshot start")
         let rows = table.rowsSortedByID()
         Trace.mark("snapshot sort \(rows.count) rows")
@@ -207,7 +208,8 @@ extension Store {
         let lastCommit = bulk?.history.timestamp ?? historyLog.loaded.last?.timestamp ?? historyLog.snapshotLastCommit
         flush(force: true)
         let bodyBytes = out.count
-        let trailer = SnapshotFormat.trailer(objects: table.count, history: historyCount, lastCommit: lastCommit, bodyCRC: crc)
+        let trailer = SnapshotFormat.trailer(objects: table.count, history: historyCount, lastCommit: lastCommit,
+                                             oldestReachableCommit: historyLog.oldestReachableCommit, bodyCRC: crc)
         crc = trailer.crc
         buffer.bytes.append(contentsOf: trailer.bytes)
         out.write(buffer.bytes)

@@ -31,6 +31,7 @@ extension Store {
             }
             historyLog.snapshotCount = trailer.history
             historyLog.snapshotLastCommit = trailer.lastCommit
+            historyLog.oldestReachableCommit = trailer.oldestReachableCommit
             lastToken = token
             return
         }
@@ -142,6 +143,7 @@ extension Store {
         }
         historyLog.snapshotCount = trailer.history
         historyLog.snapshotLastCommit = trailer.lastCommit
+        historyLog.oldestReachableCommit = trailer.oldestReachableCommit
         lastToken = token
         // A writer rebuilds a missing, stale or damaged image now, while the
         // table holds exactly the snapshot (the journal is replayed after).
@@ -208,8 +210,16 @@ extension Store {
             }
             lastCommit = (time, Array(text.utf8))
         }
+        var oldest: (time: Double, text: [UInt8])?
+        if let value = end["oldestReachableCommit"] {
+            guard case .string(let text) = value, let time = ISODate.parse(text) else {
+                throw StoreError.damaged(file: path, line: nil, detail: "the snapshot's trailer has an unreadable oldestReachableCommit", repairable: false)
+            }
+            oldest = (time, Array(text.utf8))
+        }
         return SnapshotTrailer(start: size - tailLength + start, objects: Int(objects), history: Int(history),
-                               lastCommit: lastCommit?.time, lastCommitText: lastCommit?.text ?? [], crc: crc)
+                               lastCommit: lastCommit?.time, lastCommitText: lastCommit?.text ?? [],
+                               oldestReachableCommit: oldest?.time, oldestReachableCommitText: oldest?.text ?? [], crc: crc)
     }
 
     /// Adds the decoded object lines to the empty table, in file order, and links them.
@@ -389,9 +399,15 @@ struct SnapshotTrailer {
     /// When the last transaction was committed, and the text that says it.
     let lastCommit: Double?
     let lastCommitText: [UInt8]
-    /// The stored checksum: the body's, continued over `lastCommitText`.
+    /// When the state just before the oldest retained transaction was
+    /// committed (after a prune), and the text that says it.
+    let oldestReachableCommit: Double?
+    let oldestReachableCommitText: [UInt8]
+    /// The stored checksum: the body's, continued over those texts.
     let crc: UInt32
 
     /// The checksum to compare with `crc`, from the body's.
-    func sealed(_ bodyCRC: UInt32) -> UInt32 { SnapshotFormat.sealed(bodyCRC, lastCommit: lastCommitText) }
+    func sealed(_ bodyCRC: UInt32) -> UInt32 {
+        SnapshotFormat.sealed(bodyCRC, lastCommit: lastCommitText, oldestReachableCommit: oldestReachableCommitText)
+    }
 }

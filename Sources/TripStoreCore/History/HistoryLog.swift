@@ -19,6 +19,10 @@ final class HistoryLog {
     /// its trailer says, retained or pruned since (nil for a snapshot written
     /// before the trailer said it).
     var snapshotLastCommit: Double?
+    /// When the newest transaction a prune dropped was committed: the
+    /// state `--as-of` reaches just before the oldest retained one (nil
+    /// when nothing was pruned, or the snapshot was written before it was kept).
+    var oldestReachableCommit: Double?
     /// Where the history starts in the snapshot, as its image records it.
     var imageStart = 0
     /// History lines that could not be read (reported by `verify`).

@@ -8,17 +8,21 @@ extension Store {
         let keep = history.filter { $0.token >= token }
         let dropped = history.count - keep.count
         guard dropped > 0 else { return 0 }
-        let saved = history, savedLast = historyLog.snapshotLastCommit
+        let saved = history, savedLast = historyLog.snapshotLastCommit, savedOldest = historyLog.oldestReachableCommit
         // The snapshot keeps when the last commit was, whatever is dropped:
         // the next commit is stamped no earlier, and `--as-of` a time before
         // it is before the oldest reachable state.
         historyLog.snapshotLastCommit = try lastCommitTime()
+        // And when the newest dropped one was: the state just before the
+        // oldest kept one stays reachable by its time as by its token.
+        historyLog.oldestReachableCommit = saved.last { $0.token < token }?.timestamp
         history = keep
         do {
             try compact()
         } catch {
             history = saved
             historyLog.snapshotLastCommit = savedLast
+            historyLog.oldestReachableCommit = savedOldest
             throw error
         }
         return dropped

@@ -55,8 +55,12 @@ extension Store {
         // The journal's transactions are in memory, and newer than the snapshot's.
         if let t = historyLog.loaded.last(where: { time.isAtOrAfter($0.timestamp) }) { return t.token }
         // The snapshot's own token was committed when its trailer says, even
-        // when a prune dropped its history line.
-        let snapshotState = historyLog.snapshotLastCommit.flatMap { time.isAtOrAfter($0) ? snapshotToken : nil }
+        // when a prune dropped its history line; so was the state just
+        // before the oldest retained transaction, the oldest reachable.
+        let oldestState = oldestRetainedToken.flatMap { oldest in
+            historyLog.oldestReachableCommit.flatMap { time.isAtOrAfter($0) ? oldest - 1 : nil }
+        }
+        let snapshotState = historyLog.snapshotLastCommit.flatMap { time.isAtOrAfter($0) ? snapshotToken : nil } ?? oldestState
         guard let pending = historyLog.pending else { return snapshotState }
         var bytes = [UInt8](repeating: 0, count: pending.bytes.count)
         guard bytes.withUnsafeMutableBytes({ FileIO.read(pending.fd, into: $0, at: pending.bytes.lowerBound) }) == bytes.count else {

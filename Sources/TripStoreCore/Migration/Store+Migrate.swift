@@ -113,6 +113,7 @@ extension Store {
             next.historyLog.snapshotCount = historyLog.snapshotCount
             next.historyLog.snapshotLastCommit = historyLog.snapshotLastCommit
         }
+        next.historyLog.oldestReachableCommit = historyLog.oldestReachableCommit
         next.historyLog.loaded = saved + [t]
         next.lastToken = t.token
         next.snapshotToken = snapshotToken

@@ -9,7 +9,8 @@ import TripStoreFormat
 public enum StoreFormats {
     /// The version of tripstore, kept here and nowhere else.
     public static let programVersion = "0.9.0"
-    /// The snapshot and journal format written; every older one is read.
+    /// The newest snapshot and journal format, written once history was
+    /// pruned (the one before it otherwise); every older one is read.
     public static var snapshot: Int { SnapshotFormat.version }
     /// The snapshot image's format: an image of another is ignored and written again.
     public static var image: Int { SnapshotImage.version }

@@ -84,11 +84,29 @@ import TripStoreModels
         let store = try TestStores.bulkImported(folder, seed: 3, trips: 20, timestamp: 1_700_000_000)
         let path = store.files.snapshot(store.lastToken)
         store.close()
-        var bytes = try FileIO.readFile(path)
-        let text = Array(#""lastCommit":""#.utf8)
-        let at = try #require((0...(bytes.count - text.count)).last { bytes[$0..<($0 + text.count)].elementsEqual(text) })
-        bytes[at + text.count + 3] = bytes[at + text.count + 3] == UInt8(ascii: "1") ? UInt8(ascii: "2") : UInt8(ascii: "1")  // a year later or earlier
-        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        try Self.changeTheYear(of: "lastCommit", in: path)
         #expect(throws: StoreError.self) { try Store.open(folder, schema: TripSchema.schema, access: .read) }
+    }
+
+    /// So is the time of the oldest reachable state, which a prune leaves there.
+    @Test func anOldestReachableTimeChangedByHandIsDamage() throws {
+        let folder = TestFolders.make("oldest-reachable-forged")
+        let store = try TestStores.bulkImported(folder, seed: 3, trips: 20, timestamp: 1_700_000_000)
+        for k in 0..<3 { try TestStores.commit(TestStores.trip("later-\(k)"), to: store, timestamp: 1_700_000_100 + Double(k)) }
+        #expect(try store.pruneHistory(before: store.lastToken - 1) == 2)
+        let path = store.files.snapshot(store.lastToken)
+        store.close()
+        #expect(try Store.open(folder, schema: TripSchema.schema, access: .read).token(at: 1_700_000_100.5) == store.lastToken - 2)
+        try Self.changeTheYear(of: "oldestReachableCommit", in: path)
+        #expect(throws: StoreError.self) { try Store.open(folder, schema: TripSchema.schema, access: .read) }
+    }
+
+    /// Changes the year of the time the snapshot's trailer holds under `key`, a year later or earlier.
+    static func changeTheYear(of key: String, in path: String) throws {
+        var bytes = try FileIO.readFile(path)
+        let text = Array("\"\(key)\":\"".utf8)
+        let at = try #require((0...(bytes.count - text.count)).last { bytes[$0..<($0 + text.count)].elementsEqual(text) })
+        bytes[at + text.count + 3] = bytes[at + text.count + 3] == UInt8(ascii: "1") ? UInt8(ascii: "2") : UInt8(ascii: "1")
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
     }
 }

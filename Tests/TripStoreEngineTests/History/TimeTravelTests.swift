@@ -108,15 +108,26 @@ import TripStoreModels
         #expect(store.reachableTokens == 0...4)
         _ = try store.pruneHistory(before: 3)
         #expect(store.reachableTokens == 2...4)
-        #expect(try store.token(at: 2999) == nil)  // token 2's time is no longer retained
+        // Token 2's line is dropped, its time kept: the oldest reachable state is reachable by time too.
+        #expect(try store.token(at: 2999) == 2)
+        #expect(try store.token(at: 2000) == 2)
+        #expect(try store.token(at: 1999.999) == nil)
         #expect(try store.token(at: 3000) == 3)
         #expect(try store.token(at: 99999) == 4)
         #expect(try store.token(at: 1500) == nil)
         let past = try Store.open(folder, schema: TripSchema.schema, access: .read)
-        // The same answers from the snapshot's lines, read without parsing them.
+        // The same answers from the snapshot's lines, read without parsing
+        // them, from the image and from the JSON alone, and after another compaction.
         try store.compact()
-        let reopened = try Store.open(folder, schema: TripSchema.schema, access: .read)
-        #expect(try [2999, 3000, 3500, 4000, 99999, 1500].map { try reopened.token(at: Double($0)) } == [nil, 3, 3, 4, 4, nil])
+        var jsonOnly = StoreOptions()
+        jsonOnly.useSnapshotImage = false
+        let times = [2999, 2000, 1999.999, 3000, 3500, 4000, 99999, 1500]
+        for options in [StoreOptions(), jsonOnly] {
+            let reopened = try Store.open(folder, schema: TripSchema.schema, access: .read, options: options)
+            #expect(try times.map { try reopened.token(at: $0) } == [2, 2, nil, 3, 3, 4, 4, nil])
+        }
+        let snapshot = String(decoding: try FileIO.readFile(folder + "/snapshot-4.jsonl"), as: UTF8.self)
+        #expect(snapshot.hasPrefix(#"{"format":4,"#) && snapshot.contains(#""oldestReachableCommit":""#))
         #expect(throws: StoreError.self) { try past.past(at: .token(1)) }
         do {
             _ = try past.past(at: .token(1))
@@ -127,5 +138,10 @@ import TripStoreModels
         #expect(two.table.row(for: "t3") == nil && two.table.row(for: "t2") != nil)
         #expect(past.table.row(for: "t3") != nil, "the store it was made from is left as it was")
         #expect(throws: StoreError.self) { try two.commit(two.transaction(), author: "x") }
+        // A later prune moves it.
+        _ = try store.pruneHistory(before: 4)
+        let later = try Store.open(folder, schema: TripSchema.schema, access: .read)
+        #expect(try [2999, 3000, 3500, 4000].map { try later.token(at: Double($0)) } == [nil, 3, 3, 4])
+        #expect(later.reachableTokens == 3...4)
     }
 }

@@ -83,14 +83,14 @@ import TripStoreModels
         let folder = try filmStore()
         let path = folder + "/snapshot-1.jsonl"
         try Self.rewrite(path) { lines in
-            lines[0] = lines[0].replacingOccurrences(of: #"{"format":3,"#, with: #"{"format":4,"#)
+            lines[0] = lines[0].replacingOccurrences(of: #"{"format":3,"#, with: #"{"format":5,"#)
         }
         do {
             _ = try Store.open(folder, schema: FilmSchema.schema, access: .read)
             Issue.record("opened a newer format")
         } catch let e as StoreError {
             #expect(e.isDamage)
-            #expect(e.description.hasSuffix("was written in store format 4, newer than this version reads (3)"))
+            #expect(e.description.hasSuffix("was written in store format 5, newer than this version reads (4)"))
         }
     }
 
