@@ -27,10 +27,10 @@ enum ShellCommand {
 
     static func run(_ ctx: CommandContext) throws -> Int32 {
         var s = try QueryCommand.settings(ctx)
-        var store = try ctx.openStore(.read)
+        var store: Store? = try ctx.openStore(.read)
         let c = ctx.console
         let interactive = c.inIsTerminal && c.outIsTerminal
-        if interactive { c.line("tripstore shell: \(store.objectCount) objects. .help for commands, .quit to leave.") }
+        if interactive, let store { c.line("tripstore shell: \(store.objectCount) objects. .help for commands, .quit to leave.") }
         var failures = 0
         while true {
             if interactive {
@@ -42,12 +42,21 @@ enum ShellCommand {
             if line.isEmpty || line.hasPrefix("#") { continue }
             do {
                 // The journal lines committed since, or the store opened
-                // again when a snapshot took the journal's place.
-                if try !store.catchUp() { store = try ctx.openStore(.read) }
-                if line.hasPrefix(".") {
-                    if try !command(line, &s, store: store, console: c) { break }
+                // again when a snapshot took the journal's place (or when
+                // reading them failed: a store that failed to catch up is
+                // not used again, and opening names the damage if any).
+                let open: Store
+                if let current = store, (try? current.catchUp()) == true {
+                    open = current
                 } else {
-                    try QueryCommand.execute(line, s, store: store, console: c)
+                    store = nil
+                    open = try ctx.openStore(.read)
+                    store = open
+                }
+                if line.hasPrefix(".") {
+                    if try !command(line, &s, store: open, console: c) { break }
+                } else {
+                    try QueryCommand.execute(line, s, store: open, console: c)
                 }
             } catch {
                 failures += 1
