@@ -59,7 +59,8 @@ public enum TripStoreCLI {
     static var versionText: String {
         """
         tripstore \(StoreFormats.programVersion)
-        store formats: snapshot and journal \(StoreFormats.snapshot) (reads 1 to \(StoreFormats.snapshot)), \
+        store formats: snapshot and journal \(StoreFormats.snapshot) (\(StoreFormats.snapshot - 1) until history is pruned; \
+        reads 1 to \(StoreFormats.snapshot)), \
         snapshot image \(StoreFormats.image), schema record \(StoreFormats.schemaRecord)
 
         """

@@ -40,13 +40,15 @@ import TripStoreEngine
         for args in [["get", "rome-summit", "zurich-reunion"], ["stats", "extra"], ["compact", "extra"], ["verify", "extra"],
                      ["verify", "--repair", "extra"], ["schema", "extra"], ["history", "prune", "--before", "1", "extra"],
                      ["import", trips, "--mode", "upsert", "junk"], ["apply", "-", "extra"], ["validate", trips, "extra"],
-                     ["shell", "extra"], ["migrate", "--schema", "s.json", "extra"]] {
+                     ["shell", "extra"], ["migrate", "--schema", "s.json", "extra"], ["completions", "bash", "zsh"],
+                     ["completions", "names", "types", "extra"], ["completions", "names", "ids", "rome", "extra"]] {
             let r = CLIRunner.run(args, store: s)
             #expect(r.code == 1 && r.err.hasPrefix("error: unexpected '") && r.out.isEmpty, "\(args): \(r.err)")
         }
         #expect(CLIRunner.run(["export"], store: s).out == before)
         // Commands that take any number still do.
         #expect(CLIRunner.run(["get", "rome-summit"], store: s).code == 0)
+        #expect(CLIRunner.run(["completions", "names", "ids", "rome-summit-k"], store: s).out == "rome-summit-keynote\n")
         #expect(CLIRunner.run(["query", "destination", "~", "\"Rome\"", "--count"], store: s).out
                     == CLIRunner.run(["query", "destination ~ \"Rome\"", "--count"], store: s).out)
     }

@@ -14,6 +14,9 @@ enum CompletionsCommand {
 
     static func run(_ ctx: CommandContext) throws -> Int32 {
         let shell = try ctx.positional(0, "the shell: bash, zsh or fish")
+        // A script for one shell, or one list of names (ids after a prefix).
+        let most = shell != "names" ? 1 : ctx.args.positionals.dropFirst().first == "ids" ? 3 : 2
+        if ctx.args.positionals.count > most { throw ctx.usageError("unexpected '\(ctx.args.positionals[most])'") }
         switch shell {
         case "bash": ctx.console.out(Completions.bash)
         case "zsh": ctx.console.out(Completions.zsh)

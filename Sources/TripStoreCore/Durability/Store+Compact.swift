@@ -119,7 +119,7 @@ extension Store {
         }
         Trace.mark("snapshot invariants")
         buffer.bytes.append(contentsOf: SnapshotFormat.header(schema: schema, token: token, objects: table.count,
-                                                              format: SnapshotFormat.written(oldestReachableCommit: historyLog.oldestReachableCommit)))
+                                                              oldestReachableCommit: historyLog.oldestReachableCommit))
         Trace.mark("snapshot start")
         let rows = table.rowsSortedByID()
         Trace.mark("snapshot sort \(rows.count) rows")
@@ -208,8 +208,7 @@ extension Store {
         let lastCommit = bulk?.history.timestamp ?? historyLog.loaded.last?.timestamp ?? historyLog.snapshotLastCommit
         flush(force: true)
         let bodyBytes = out.count
-        let trailer = SnapshotFormat.trailer(objects: table.count, history: historyCount, lastCommit: lastCommit,
-                                             oldestReachableCommit: historyLog.oldestReachableCommit, bodyCRC: crc)
+        let trailer = SnapshotFormat.trailer(objects: table.count, history: historyCount, lastCommit: lastCommit, bodyCRC: crc)
         crc = trailer.crc
         buffer.bytes.append(contentsOf: trailer.bytes)
         out.write(buffer.bytes)

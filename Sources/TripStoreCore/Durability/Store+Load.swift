@@ -59,6 +59,10 @@ extension Store {
             throw StoreError.damaged(file: path, line: 1, detail: "the header has no format version", repairable: false)
         }
         guard format <= SnapshotFormat.version else { throw StoreError.newerFormat(file: path, version: Int(format)) }
+        // Format 4 and `oldestReachableCommit` go together (`readHeaderStart` read its value).
+        guard (format == 4) == (header["oldestReachableCommit"] != nil) else {
+            throw StoreError.damaged(file: path, line: 1, detail: "the header's format \(format) does not match its oldestReachableCommit", repairable: false)
+        }
         guard case .int(let t)? = header["token"], t == token else {
             throw StoreError.damaged(file: path, line: 1, detail: "the header's token does not match the file name", repairable: false)
         }

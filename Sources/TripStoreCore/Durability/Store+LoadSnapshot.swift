@@ -22,6 +22,7 @@ extension Store {
         let size = try FileIO.size(fd, path: path)
         let trailer = try readTrailer(fd, size: size, path: path)
         let objectCount = trailer.objects
+        historyLog.oldestReachableCommit = try readHeaderStart(fd, path: path)
         if options.useSnapshotImage, let file = FileIdentity.of(fd), loadImage(token, binding: SnapshotImage.Binding(
             token: token, snapshotBytes: Int64(size), snapshotCRC: trailer.crc, fingerprint: SnapshotImage.fingerprint(schema), file: file),
             objects: objectCount, history: trailer.history, historyEnd: trailer.start) {
@@ -31,7 +32,6 @@ extension Store {
             }
             historyLog.snapshotCount = trailer.history
             historyLog.snapshotLastCommit = trailer.lastCommit
-            historyLog.oldestReachableCommit = trailer.oldestReachableCommit
             lastToken = token
             return
         }
@@ -143,7 +143,6 @@ extension Store {
         }
         historyLog.snapshotCount = trailer.history
         historyLog.snapshotLastCommit = trailer.lastCommit
-        historyLog.oldestReachableCommit = trailer.oldestReachableCommit
         lastToken = token
         // A writer rebuilds a missing, stale or damaged image now, while the
         // table holds exactly the snapshot (the journal is replayed after).
@@ -184,6 +183,21 @@ extension Store {
         return true
     }
 
+    /// The header's first bytes, read before anything else of the file: a
+    /// format newer than this program reads is refused (from the image as
+    /// from the JSON), and a format-4 header says when the oldest reachable
+    /// state was committed (see `SnapshotFormat.header`). A header in
+    /// another form is left to `checkHeader`, which reads it whole.
+    func readHeaderStart(_ fd: Int32, path: String) throws -> Double? {
+        var bytes = [UInt8](repeating: 0, count: 128)
+        let got = bytes.withUnsafeMutableBytes { FileIO.read(fd, into: $0, at: 0) }
+        guard got > 0, let start = bytes.withUnsafeBytes({ SnapshotFormat.headerStart(UnsafeRawBufferPointer(rebasing: $0[0..<got])) }) else {
+            return nil
+        }
+        guard start.format <= SnapshotFormat.version else { throw StoreError.newerFormat(file: path, version: start.format) }
+        return start.oldestReachableCommit
+    }
+
     /// The last line: `{"end":{"objects":…,"history":…,"lastCommit":"…","crc32c":"…"}}`
     /// (`lastCommit` only in snapshots written since it was added).
     func readTrailer(_ fd: Int32, size: Int, path: String) throws -> SnapshotTrailer {
@@ -210,16 +224,8 @@ extension Store {
             }
             lastCommit = (time, Array(text.utf8))
         }
-        var oldest: (time: Double, text: [UInt8])?
-        if let value = end["oldestReachableCommit"] {
-            guard case .string(let text) = value, let time = ISODate.parse(text) else {
-                throw StoreError.damaged(file: path, line: nil, detail: "the snapshot's trailer has an unreadable oldestReachableCommit", repairable: false)
-            }
-            oldest = (time, Array(text.utf8))
-        }
         return SnapshotTrailer(start: size - tailLength + start, objects: Int(objects), history: Int(history),
-                               lastCommit: lastCommit?.time, lastCommitText: lastCommit?.text ?? [],
-                               oldestReachableCommit: oldest?.time, oldestReachableCommitText: oldest?.text ?? [], crc: crc)
+                               lastCommit: lastCommit?.time, lastCommitText: lastCommit?.text ?? [], crc: crc)
     }
 
     /// Adds the decoded object lines to the empty table, in file order, and links them.
@@ -399,15 +405,9 @@ struct SnapshotTrailer {
     /// When the last transaction was committed, and the text that says it.
     let lastCommit: Double?
     let lastCommitText: [UInt8]
-    /// When the state just before the oldest retained transaction was
-    /// committed (after a prune), and the text that says it.
-    let oldestReachableCommit: Double?
-    let oldestReachableCommitText: [UInt8]
-    /// The stored checksum: the body's, continued over those texts.
+    /// The stored checksum: the body's, continued over `lastCommitText`.
     let crc: UInt32
 
     /// The checksum to compare with `crc`, from the body's.
-    func sealed(_ bodyCRC: UInt32) -> UInt32 {
-        SnapshotFormat.sealed(bodyCRC, lastCommit: lastCommitText, oldestReachableCommit: oldestReachableCommitText)
-    }
+    func sealed(_ bodyCRC: UInt32) -> UInt32 { SnapshotFormat.sealed(bodyCRC, lastCommit: lastCommitText) }
 }

@@ -99,8 +99,10 @@ extension Store {
             return t
         case .time(let time):
             guard let t = try token(at: time) else {
-                let first = history.first.map { (token: $0.token, timestamp: $0.timestamp) }
-                throw StoreError.timeOutOfReach(time: time, reachable: reachableTokens, firstRetained: first)
+                // The state before the oldest retained transaction, where a prune kept its time.
+                let boundary = oldestRetainedToken.flatMap { t in historyLog.oldestReachableCommit.map { (token: t - 1, timestamp: $0) } }
+                let earliest = boundary ?? history.first.map { (token: $0.token, timestamp: $0.timestamp) }
+                throw StoreError.timeOutOfReach(time: time, reachable: reachableTokens, earliest: earliest)
             }
             return t
         }

@@ -45,8 +45,9 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     case idInUse(id: String)
     /// A token that retained history does not reach (time travel).
     case tokenOutOfReach(token: Int64, reachable: ClosedRange<Int64>, oldestRetained: Int64?)
-    /// A time before every reachable token; `firstRetained` is the oldest retained transaction.
-    case timeOutOfReach(time: ISOTime, reachable: ClosedRange<Int64>, firstRetained: (token: Int64, timestamp: Double)?)
+    /// A time before every reachable token; `earliest` is the oldest state
+    /// reachable by time, and when it was committed.
+    case timeOutOfReach(time: ISOTime, reachable: ClosedRange<Int64>, earliest: (token: Int64, timestamp: Double)?)
     /// Going back to `token` needs the values of an object deleted at
     /// `deletedAt`, which history recorded before it kept deleted values.
     case deletedValuesNotKept(token: Int64, id: String, deletedAt: Int64, reachable: ClosedRange<Int64>)

@@ -7,21 +7,31 @@ package enum SnapshotFormat {
     /// 2 stores a run of inserts of one type in history as one change with
     /// `ids` (see `HistoryCoding.appendCompact`); 3 writes a reference to a
     /// destination without subclasses as `{"id":…}`; 4 is a snapshot whose
-    /// trailer also says when the oldest state `--as-of` reaches was
-    /// committed (`oldestReachableCommit`, once history was pruned). The
-    /// newest format this program reads; formats 1 to 3 are still read.
+    /// header says when the oldest state `--as-of` reaches was committed
+    /// (`oldestReachableCommit`, once history was pruned). The newest
+    /// format this program reads; formats 1 to 3 are still read.
     package static let version = 4
 
-    /// The format a snapshot is written in: 3, or 4 when its trailer says
+    /// The format a snapshot is written in: 3, or 4 when its header says
     /// `oldestReachableCommit` (a store that never pruned stays readable by
     /// the programs that read 3, as SQLite raises its file format only for
     /// a feature in use).
     package static func written(oldestReachableCommit: Double?) -> Int { oldestReachableCommit == nil ? 3 : 4 }
 
-    package static func header(schema: Schema, token: Int64, objects: Int, format: Int) -> [UInt8] {
+    /// The header line. `oldestReachableCommit` (format 4) follows the
+    /// format at once, so that a reader that opens from the image learns it
+    /// from the file's first bytes (`headerStart`) without parsing the schema;
+    /// in the header, the body's checksum covers it, and a program that
+    /// reads 3 refuses the format before anything else.
+    package static func header(schema: Schema, token: Int64, objects: Int, oldestReachableCommit: Double? = nil) -> [UInt8] {
         var w = JSONWriter()
         w.beginObject()
-        w.key("format"); w.int(Int64(format))
+        w.key("format"); w.int(Int64(written(oldestReachableCommit: oldestReachableCommit)))
+        if let oldestReachableCommit {
+            var time: [UInt8] = []
+            ISODate.append(oldestReachableCommit, to: &time)
+            w.key("oldestReachableCommit"); w.string(String(decoding: time, as: UTF8.self))
+        }
         w.key("schema")
         w.beginObject()
         SchemaCoding.writeMembers(schema, to: &w)
@@ -33,37 +43,46 @@ package enum SnapshotFormat {
         return w.bytes
     }
 
+    /// The start of a header line (`{"format":N,` and, in format 4,
+    /// `"oldestReachableCommit":"…",`), read from the file's first bytes;
+    /// nil when they are not in that form.
+    package static func headerStart(_ bytes: UnsafeRawBufferPointer) -> (format: Int, oldestReachableCommit: Double?)? {
+        let formatKey = Array(#"{"format":"#.utf8), oldestKey = Array(#","oldestReachableCommit":""#.utf8)
+        guard bytes.count > formatKey.count, bytes.prefix(formatKey.count).elementsEqual(formatKey) else { return nil }
+        var i = formatKey.count, format = 0
+        while i < bytes.count, bytes[i] >= 0x30, bytes[i] <= 0x39, i - formatKey.count < 9 {
+            format = format * 10 + Int(bytes[i] - 0x30)
+            i += 1
+        }
+        guard i > formatKey.count, i < bytes.count, bytes[i] == UInt8(ascii: ",") || bytes[i] == UInt8(ascii: "}") else { return nil }
+        guard format == 4 else { return (format, nil) }
+        guard bytes.count >= i + oldestKey.count, bytes[i..<(i + oldestKey.count)].elementsEqual(oldestKey),
+              let close = bytes[(i + oldestKey.count)...].firstIndex(of: UInt8(ascii: "\"")),
+              let time = ISODate.parse(bytes: UnsafeBufferPointer(start: (bytes.baseAddress! + i + oldestKey.count).assumingMemoryBound(to: UInt8.self),
+                                                                   count: close - i - oldestKey.count)) else { return nil }
+        return (format, time)
+    }
+
     /// The trailer, and the checksum it holds. `lastCommit`: when the last
     /// transaction was committed (retained or since pruned), written as a
     /// history line writes it, so a writer learns it without reading the
-    /// history (after a bulk import, one line of hundreds of megabytes).
-    /// `oldestReachableCommit`: when the newest transaction a prune dropped
-    /// was committed, the state just before the oldest retained one, which
-    /// `--as-of` reaches (format 4). The checksum covers `bodyCRC`'s bytes
-    /// and then those times' characters (see `sealed`), so the values
-    /// outside the body are checked too.
-    package static func trailer(objects: Int, history: Int, lastCommit: Double?, oldestReachableCommit: Double? = nil,
-                                bodyCRC: UInt32) -> (bytes: [UInt8], crc: UInt32) {
+    /// history (after a bulk import, one line of hundreds of megabytes). The
+    /// checksum covers `bodyCRC`'s bytes and then that time's characters
+    /// (see `sealed`), so the one value outside the body is checked too.
+    package static func trailer(objects: Int, history: Int, lastCommit: Double?, bodyCRC: UInt32) -> (bytes: [UInt8], crc: UInt32) {
         var bytes = Array(#"{"end":{"objects":\#(objects),"history":\#(history),"#.utf8)
-        var time: [UInt8] = [], oldest: [UInt8] = []
+        var time: [UInt8] = []
         if let lastCommit {
             ISODate.append(lastCommit, to: &time)
             bytes += Array(#""lastCommit":""#.utf8) + time + Array(#"","#.utf8)
         }
-        if let oldestReachableCommit {
-            ISODate.append(oldestReachableCommit, to: &oldest)
-            bytes += Array(#""oldestReachableCommit":""#.utf8) + oldest + Array(#"","#.utf8)
-        }
-        let crc = sealed(bodyCRC, lastCommit: time, oldestReachableCommit: oldest)
+        let crc = sealed(bodyCRC, lastCommit: time)
         return (bytes + Array(#""crc32c":"\#(CRC32C.hex(crc))"}}"#.utf8) + [0x0A], crc)
     }
 
     /// The trailer's checksum from the body's: continued over the
-    /// `lastCommit` text, then the `oldestReachableCommit` text, where the
-    /// trailer has them.
-    package static func sealed(_ bodyCRC: UInt32, lastCommit text: [UInt8], oldestReachableCommit oldest: [UInt8] = []) -> UInt32 {
-        var crc = bodyCRC
-        for t in [text, oldest] where !t.isEmpty { crc = t.withUnsafeBytes { CRC32C.checksum($0, continuing: crc) } }
-        return crc
+    /// `lastCommit` text when the trailer has one.
+    package static func sealed(_ bodyCRC: UInt32, lastCommit text: [UInt8]) -> UInt32 {
+        text.isEmpty ? bodyCRC : text.withUnsafeBytes { CRC32C.checksum($0, continuing: bodyCRC) }
     }
 }

@@ -115,6 +115,13 @@ import TripStoreModels
         #expect(try store.token(at: 3000) == 3)
         #expect(try store.token(at: 99999) == 4)
         #expect(try store.token(at: 1500) == nil)
+        // Out of reach, the message names the oldest state reachable by time.
+        #expect(throws: StoreError.self) { try store.token(at: .time(ISOTime(seconds: 1999))) }
+        do {
+            _ = try store.token(at: .time(ISOTime(seconds: 1999)))
+        } catch {
+            #expect("\(error)".hasSuffix("(token 2 was committed at \(ISODate.format(2000)))"), "\(error)")
+        }
         let past = try Store.open(folder, schema: TripSchema.schema, access: .read)
         // The same answers from the snapshot's lines, read without parsing
         // them, from the image and from the JSON alone, and after another compaction.
