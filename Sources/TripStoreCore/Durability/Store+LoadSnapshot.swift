@@ -191,10 +191,11 @@ extension Store {
     func readHeaderStart(_ fd: Int32, path: String) throws -> Double? {
         var bytes = [UInt8](repeating: 0, count: 128)
         let got = bytes.withUnsafeMutableBytes { FileIO.read(fd, into: $0, at: 0) }
-        guard got > 0, let start = bytes.withUnsafeBytes({ SnapshotFormat.headerStart(UnsafeRawBufferPointer(rebasing: $0[0..<got])) }) else {
-            return nil
-        }
+        guard got > 0, let start = SnapshotFormat.headerStart(Array(bytes.prefix(got))) else { return nil }
         guard start.format <= SnapshotFormat.version else { throw StoreError.newerFormat(file: path, version: start.format) }
+        if start.format == 4 && start.oldestReachableCommit == nil {
+            throw StoreError.damaged(file: path, line: 1, detail: "the header's format 4 does not start with its oldestReachableCommit", repairable: false)
+        }
         return start.oldestReachableCommit
     }
 

@@ -44,9 +44,10 @@ package enum SnapshotFormat {
     }
 
     /// The start of a header line (`{"format":N,` and, in format 4,
-    /// `"oldestReachableCommit":"…",`), read from the file's first bytes;
-    /// nil when they are not in that form.
-    package static func headerStart(_ bytes: UnsafeRawBufferPointer) -> (format: Int, oldestReachableCommit: Double?)? {
+    /// `"oldestReachableCommit":"…",`), read from the file's first bytes:
+    /// the format, and in format 4 the time (nil when it is not there as
+    /// `header` writes it). Nil when the bytes do not start with a format.
+    package static func headerStart(_ bytes: [UInt8]) -> (format: Int, oldestReachableCommit: Double?)? {
         let formatKey = Array(#"{"format":"#.utf8), oldestKey = Array(#","oldestReachableCommit":""#.utf8)
         guard bytes.count > formatKey.count, bytes.prefix(formatKey.count).elementsEqual(formatKey) else { return nil }
         var i = formatKey.count, format = 0
@@ -56,10 +57,10 @@ package enum SnapshotFormat {
         }
         guard i > formatKey.count, i < bytes.count, bytes[i] == UInt8(ascii: ",") || bytes[i] == UInt8(ascii: "}") else { return nil }
         guard format == 4 else { return (format, nil) }
-        guard bytes.count >= i + oldestKey.count, bytes[i..<(i + oldestKey.count)].elementsEqual(oldestKey),
-              let close = bytes[(i + oldestKey.count)...].firstIndex(of: UInt8(ascii: "\"")),
-              let time = ISODate.parse(bytes: UnsafeBufferPointer(start: (bytes.baseAddress! + i + oldestKey.count).assumingMemoryBound(to: UInt8.self),
-                                                                   count: close - i - oldestKey.count)) else { return nil }
+        let from = i + oldestKey.count
+        guard bytes.count >= from, bytes[i..<from].elementsEqual(oldestKey),
+              let close = bytes[from...].firstIndex(of: UInt8(ascii: "\"")) else { return (format, nil) }
+        let time = bytes[from..<close].withUnsafeBufferPointer { ISODate.parse(bytes: $0) }
         return (format, time)
     }
 

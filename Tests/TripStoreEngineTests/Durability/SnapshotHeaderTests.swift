@@ -3,8 +3,65 @@ import Testing
 @testable import TripStoreEngine
 import TripStoreFormat
 import TripStoreSystem
+import TripStoreJSON
+import TripStoreModels
 
 @Suite struct SnapshotHeaderTests {
+    /// What `header` writes, `headerStart` reads back from its first 128
+    /// bytes: format 3 without the oldest reachable time, 4 with it.
+    @Test func theHeadersStartReadsBackWhatWasWritten() throws {
+        var random = SplitMix64(seed: 47)
+        for _ in 0..<200 {
+            let time = Double(random.next() % 4_000_000_000) / 1000 + Double(random.next() % 1000) / 1000
+            let pruned = random.next() % 2 == 0 ? time : nil
+            let header = SnapshotFormat.header(schema: TripSchema.schema, token: 7, objects: 3, oldestReachableCommit: pruned)
+            let start = try #require(SnapshotFormat.headerStart(Array(header.prefix(128))))
+            #expect(start.format == (pruned == nil ? 3 : 4))
+            var written: [UInt8] = [], read: [UInt8] = []
+            if let pruned { ISODate.append(pruned, to: &written) }
+            if let back = start.oldestReachableCommit { ISODate.append(back, to: &read) }
+            #expect(read == written, "the time as the history prints it")
+        }
+    }
+
+    /// Any bytes, cut or changed anywhere, read as a format, a format
+    /// without its time, or nothing: never a trap (fixed seeds).
+    @Test(arguments: [1, 2, 3] as [UInt64]) func theHeadersStartReaderTakesAnyBytes(seed: UInt64) {
+        var random = SplitMix64(seed: seed)
+        let valid = Array(SnapshotFormat.header(schema: TripSchema.schema, token: 7, objects: 3, oldestReachableCommit: 1_800_000_000.5).prefix(128))
+        for _ in 0..<5_000 {
+            var bytes = Array(valid.prefix(Int(random.next() % UInt64(valid.count + 1))))
+            for _ in 0..<Int(random.next() % 4) where !bytes.isEmpty {
+                bytes[Int(random.next() % UInt64(bytes.count))] = UInt8(truncatingIfNeeded: random.next())
+            }
+            if random.next() % 8 == 0 { bytes = (0..<Int(random.next() % 64)).map { _ in UInt8(truncatingIfNeeded: random.next()) } }
+            if let start = SnapshotFormat.headerStart(bytes) {
+                #expect(start.format >= 0 && (start.format == 4 || start.oldestReachableCommit == nil))
+            }
+        }
+    }
+
+    /// A format-4 header whose time is not where the format puts it is
+    /// damage, from the image as from the JSON.
+    @Test func aFormatFourHeaderWithoutItsTimeIsDamage() throws {
+        let folder = TestFolders.make("format-four-without-time")
+        let store = try TestStores.filmStudio(folder, id: "s")
+        try store.compact()
+        let path = folder + "/snapshot-\(store.snapshotToken).jsonl"
+        store.close()
+        var lines = String(decoding: try FileIO.readFile(path), as: UTF8.self).split(separator: "\n").map(String.init)
+        lines[0] = lines[0].replacingOccurrences(of: #"{"format":3,"#, with: #"{"format":4,"#)
+        lines.removeLast()
+        let body = Array((lines.joined(separator: "\n") + "\n").utf8)
+        try Data(body + SnapshotFormat.trailer(objects: 1, history: 1, lastCommit: nil, bodyCRC: CRC32C.checksum(body)).bytes).write(to: URL(fileURLWithPath: path))
+        #expect {
+            try Store.open(folder, schema: FilmSchema.schema, access: .read)
+        } throws: { error in
+            guard case StoreError.damaged(_, let line, let detail, _) = error else { return false }
+            return line == 1 && detail.contains("oldestReachableCommit")
+        }
+    }
+
     @Test func aFingerprintThatIsNotTheDescribedSchemasIsDamage() throws {
         let folder = TestFolders.make("fingerprint")
         let store = try TestStores.filmStudio(folder, id: "s")
