@@ -7,6 +7,24 @@ import TripStoreJSON
 import TripStoreModels
 
 @Suite struct SnapshotHeaderTests {
+    /// A compacted film store whose snapshot header `change` rewrote, its
+    /// checksum made again (so only the header's own checks can object) and
+    /// its image removed.
+    static func filmStoreWithItsHeader(_ name: String, _ change: (String) -> String) throws -> String {
+        let folder = TestFolders.make(name)
+        let store = try TestStores.filmStudio(folder, id: "s")
+        try store.compact()
+        let path = folder + "/snapshot-\(store.snapshotToken).jsonl"
+        store.close()
+        var lines = String(decoding: try FileIO.readFile(path), as: UTF8.self).split(separator: "\n").map(String.init)
+        lines[0] = change(lines[0])
+        lines.removeLast()
+        let body = Array((lines.joined(separator: "\n") + "\n").utf8)
+        try Data(body + SnapshotFormat.trailer(objects: 1, history: 1, lastCommit: nil, bodyCRC: CRC32C.checksum(body)).bytes).write(to: URL(fileURLWithPath: path))
+        FileIO.unlink(path.replacingOccurrences(of: ".jsonl", with: ".image"))
+        return folder
+    }
+
     /// What `header` writes, `headerStart` reads back from its first 128
     /// bytes: format 3 without the oldest reachable time, 4 with it.
     @Test func theHeadersStartReadsBackWhatWasWritten() throws {
@@ -44,16 +62,9 @@ import TripStoreModels
     /// A format-4 header whose time is not where the format puts it is
     /// damage, from the image as from the JSON.
     @Test func aFormatFourHeaderWithoutItsTimeIsDamage() throws {
-        let folder = TestFolders.make("format-four-without-time")
-        let store = try TestStores.filmStudio(folder, id: "s")
-        try store.compact()
-        let path = folder + "/snapshot-\(store.snapshotToken).jsonl"
-        store.close()
-        var lines = String(decoding: try FileIO.readFile(path), as: UTF8.self).split(separator: "\n").map(String.init)
-        lines[0] = lines[0].replacingOccurrences(of: #"{"format":3,"#, with: #"{"format":4,"#)
-        lines.removeLast()
-        let body = Array((lines.joined(separator: "\n") + "\n").utf8)
-        try Data(body + SnapshotFormat.trailer(objects: 1, history: 1, lastCommit: nil, bodyCRC: CRC32C.checksum(body)).bytes).write(to: URL(fileURLWithPath: path))
+        let folder = try Self.filmStoreWithItsHeader("format-four-without-time") {
+            $0.replacingOccurrences(of: #"{"format":3,"#, with: #"{"format":4,"#)
+        }
         #expect {
             try Store.open(folder, schema: FilmSchema.schema, access: .read)
         } throws: { error in
@@ -63,19 +74,9 @@ import TripStoreModels
     }
 
     @Test func aFingerprintThatIsNotTheDescribedSchemasIsDamage() throws {
-        let folder = TestFolders.make("fingerprint")
-        let store = try TestStores.filmStudio(folder, id: "s")
-        try store.compact()
-        let path = folder + "/snapshot-\(store.snapshotToken).jsonl"
-        store.close()
-        var lines = String(decoding: try FileIO.readFile(path), as: UTF8.self).split(separator: "\n").map(String.init)
         let fp = FilmSchema.schema.fingerprint
         let forged = String(fp.dropLast()) + (fp.last == "0" ? "1" : "0")
-        lines[0] = lines[0].replacingOccurrences(of: fp, with: forged)
-        lines.removeLast()
-        let body = Array((lines.joined(separator: "\n") + "\n").utf8)
-        try Data(body + SnapshotFormat.trailer(objects: 1, history: 1, lastCommit: nil, bodyCRC: CRC32C.checksum(body)).bytes).write(to: URL(fileURLWithPath: path))
-        FileIO.unlink(path.replacingOccurrences(of: ".jsonl", with: ".image"))
+        let folder = try Self.filmStoreWithItsHeader("fingerprint") { $0.replacingOccurrences(of: fp, with: forged) }
         #expect {
             try Store.open(folder, schema: FilmSchema.schema, access: .read)
         } throws: { error in
