@@ -107,6 +107,8 @@ extension Store {
         }
         historyLog.snapshotCount = trailer.history
         historyLog.snapshotLastCommit = trailer.lastCommit
+        // The repair's snapshot keeps the oldest reachable state's time, as any other does.
+        historyLog.oldestReachableCommit = try readHeaderStart(fd, path: path)
         lastToken = token
     }
 

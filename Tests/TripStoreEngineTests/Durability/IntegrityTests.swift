@@ -196,9 +196,17 @@ import Testing
 @Suite struct DanglingReferenceRepairTests {
     /// A store whose snapshot holds `null` in s1's books (as older versions
     /// wrote) and whose journal inserts a shelf whose favourite is missing.
-    func damagedStore() throws -> String {
+    /// `pruned`: with a second transaction, and the first one pruned.
+    func damagedStore(pruned: Bool = false) throws -> String {
         let folder = TestFolders.make("dangling")
         let store = try IntegrityTests().store(folder)
+        if pruned {
+            var tx = store.transaction()
+            tx.setAttribute(try #require(store.table.row(for: "s1")), slot: try #require(store.schema.entity(named: "Shelf")?.property(named: "name")?.slot),
+                            to: .string("renamed"))
+            try store.commit(tx, author: "a")
+            #expect(try store.pruneHistory(before: store.lastToken) == 1)
+        }
         try store.compact()
         let token = store.snapshotToken
         store.close()
@@ -249,6 +257,22 @@ import Testing
         #expect(reopened.checkInvariants() == [])
         #expect(reopened.table.count == 6)
         #expect(reopened.history.last?.author == "repair")
+    }
+
+    /// A repair's snapshot keeps when the oldest reachable state was committed.
+    @Test func repairKeepsTheTimeOfTheOldestReachableState() throws {
+        let folder = try damagedStore(pruned: true)
+        var options = StoreOptions()
+        options.salvageDanglingReferences = true
+        let before = try #require(try Store.open(folder, schema: ShelfSchema.schema, access: .read, options: options).historyLog.oldestReachableCommit)
+        let store = try Store.open(folder, schema: ShelfSchema.schema, access: .write, options: options)
+        _ = try #require(try store.removeDanglingReferences(author: "repair"))
+        try store.compact()
+        store.close()
+        let reopened = try Store.open(folder, schema: ShelfSchema.schema, access: .read)
+        #expect(reopened.historyLog.oldestReachableCommit == before)
+        let snapshot = String(decoding: try FileIO.readFile(folder + "/snapshot-\(reopened.snapshotToken).jsonl").prefix(128), as: UTF8.self)
+        #expect(snapshot.hasPrefix(#"{"format":4,"oldestReachableCommit":""#))
     }
 }
 
