@@ -101,7 +101,7 @@ package enum Parallel {
         let pending = Pending<T>()
         let t = Thread {
             pending.results.put(0, body())
-            pending.done.signal()
+            pending.finish()
         }
         t.stackSize = 8 << 20
         t.start()
@@ -112,18 +112,21 @@ package enum Parallel {
     /// threads may wait for it, at once or one after another.
     package final class Pending<T>: @unchecked Sendable {
         fileprivate let results = Slots<T>(1)
-        fileprivate let done = DispatchSemaphore(value: 0)
+        private let done = DispatchSemaphore(value: 0)
         private let lock = NSLock()
         private var taken: T?
+        private var finished = false
 
-        /// Whether the thread has returned (never waits).
-        package var isDone: Bool {
-            if lock.withLock({ taken != nil }) { return true }
-            guard done.wait(timeout: .now()) == .success else { return false }
-            // Let the next waiter through, as `wait` does.
+        /// On the thread, once its result is in place.
+        fileprivate func finish() {
+            lock.withLock { finished = true }
             done.signal()
-            return true
         }
+
+        /// Whether the thread has returned. Never waits: a writer asks after
+        /// every commit, and a semaphore's wait with a timeout of now can
+        /// still put the thread to sleep for the timer's slack.
+        package var isDone: Bool { lock.withLock { finished } }
 
         /// Waits for the thread and returns what it returned.
         package func wait() -> T {
