@@ -284,16 +284,25 @@ package final class ObjectTable: ObjectLookup {
     }
 
     /// Readies the table for about `changes` changes of rows scattered over
-    /// the image (a long journal replayed at open): each one fills its
-    /// unit's record locators, a few bytes on a page of their own, and a
-    /// fresh page costs a fault and zeroing it, so the locators get 2 MB
-    /// pages and the changed rows their room ahead. A command that reads a
-    /// few rows keeps 4 KB pages.
+    /// the image (a long journal replayed at open): the changed rows get
+    /// their room ahead. Each change fills its unit's record locators, a few
+    /// bytes on a page of their own, and a fresh page costs a fault and
+    /// zeroing it. A 2 MB page zeroes the locators of 262,144 rows at once,
+    /// which pays only where the changes would touch most of the 4 KB pages
+    /// anyway (about one change per 1,024 rows, 512 rows to a page): a
+    /// command's journal of a few thousand lines over a million trips would
+    /// otherwise zero every 2 MB page of the locators to fill a few bytes in
+    /// each.
     func prepareForScatteredChanges(_ changes: Int) {
         guard image != nil, changes > 0 else { return }
-        MemoryTuning.preferHugePages(UnsafeMutableRawPointer(baseLocators), byteCount: baseRows * MemoryLayout<Int64>.size)
+        if changes >= baseRows / Self.rowsPerChangeForHugePages {
+            MemoryTuning.preferHugePages(UnsafeMutableRawPointer(baseLocators), byteCount: baseRows * MemoryLayout<Int64>.size)
+        }
         changedBaseRows.reserveCapacity(min(changes, baseRows))
     }
+
+    /// Scattered changes, one per this many rows or more, get the locators 2 MB pages.
+    static let rowsPerChangeForHugePages = 1_024
 
     /// Units of `n` base rows.
     private static func units(_ n: Int) -> Int { (n + SnapshotImage.unitSize - 1) >> SnapshotImage.unitShift }
