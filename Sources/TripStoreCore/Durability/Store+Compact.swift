@@ -85,39 +85,40 @@ extension Store {
         }
         func flush(force: Bool) { drain(&buffer, force: force) }
         // Never build on a snapshot that fails its checksum: opened from its
-        // image, this process has not read the JSON, so check it now; and
-        // never drop a history line that could not be read.
-        if hasSnapshot && !snapshotChecksumChecked {
-            try verifySnapshotChecksum(snapshotToken)
-            snapshotChecksumChecked = true
-        }
-        Trace.mark("snapshot checksum")
-        if carried == nil { _ = history.count }
-        if let problem = historyLog.problems.first {
-            throw StoreError.damaged(file: problem.file, line: problem.line, detail: problem.detail + "; the snapshot was not rewritten", repairable: false)
-        }
-        // Every image group is checked before anything is read for writing
-        // (a damaged one must never become a smaller snapshot), and so
-        // before the workers below read the table: checking changes it.
-        guard table.checkEverything() else { throw StoreError.imageDamaged(file: imagePath, detail: table.imageDamage ?? "") }
-        let lists = FlatLists(table.lists)
-        defer { withExtendedLifetime(lists) {} }
-        Trace.mark("snapshot lists")
-        // Never let a table that fails its invariants become the truth on
-        // disk. A commit checked the rows it changed; rows from an image
-        // were never checked against each other (a forged image may hold one
-        // side of a pair without the other), so those are checked here too.
-        let problems = tableIsChecked && table.image == nil ? [] : table.referenceProblems(lists: lists)
-        if !problems.isEmpty {
-            if let image = table.image {
-                // The JSON was not read: the image is what disagrees with itself, and a run from the JSON tells.
-                image.noteDamage("relationships whose sides disagree (\(problems[0]))")
-                throw StoreError.imageDamaged(file: imagePath, detail: table.imageDamage ?? problems[0])
+        // image, this process has not read the JSON, so it is read through
+        // on a thread of its own while the table is checked, and nothing is
+        // written before it matched. Never drop a history line that could
+        // not be read either.
+        let lists = try whileCheckingSnapshotChecksum { () throws -> FlatLists in
+            if carried == nil { _ = history.count }
+            if let problem = historyLog.problems.first {
+                throw StoreError.damaged(file: problem.file, line: problem.line, detail: problem.detail + "; the snapshot was not rewritten", repairable: false)
             }
-            throw StoreError.damaged(file: files.folder, line: nil, detail: problems.joined(separator: "; ") + "; the snapshot was not written",
-                                     repairable: false)
+            // Every image group is checked before anything is read for writing
+            // (a damaged one must never become a smaller snapshot), and so
+            // before the workers below read the table: checking changes it.
+            guard table.checkEverything() else { throw StoreError.imageDamaged(file: imagePath, detail: table.imageDamage ?? "") }
+            let lists = FlatLists(table.lists)
+            Trace.mark("snapshot lists")
+            // Never let a table that fails its invariants become the truth on
+            // disk. A commit checked the rows it changed; rows from an image
+            // were never checked against each other (a forged image may hold one
+            // side of a pair without the other), so those are checked here too.
+            let problems = tableIsChecked && table.image == nil ? [] : table.referenceProblems(lists: lists)
+            if !problems.isEmpty {
+                if let image = table.image {
+                    // The JSON was not read: the image is what disagrees with itself, and a run from the JSON tells.
+                    image.noteDamage("relationships whose sides disagree (\(problems[0]))")
+                    throw StoreError.imageDamaged(file: imagePath, detail: table.imageDamage ?? problems[0])
+                }
+                throw StoreError.damaged(file: files.folder, line: nil, detail: problems.joined(separator: "; ") + "; the snapshot was not written",
+                                         repairable: false)
+            }
+            Trace.mark("snapshot invariants")
+            return lists
         }
-        Trace.mark("snapshot invariants")
+        defer { withExtendedLifetime(lists) {} }
+        Trace.mark("snapshot checksum")
         buffer.bytes.append(contentsOf: SnapshotFormat.header(schema: schema, token: token, objects: table.count,
                                                               oldestReachableCommit: historyLog.oldestReachableCommit))
         Trace.mark("snapshot start")
@@ -173,7 +174,7 @@ extension Store {
         var tokens = LeadingTokens()
         if let carried {
             flush(force: true)
-            try read(carried.fd, path: carried.file, carried.bytes) { chunk in
+            try Store.read(carried.fd, path: carried.file, carried.bytes) { chunk in
                 crc = CRC32C.checksum(chunk, continuing: crc)
                 tokens.take(chunk)
                 out.write(chunk)
@@ -364,7 +365,7 @@ extension Store {
     /// Reads `bytes` of a snapshot a few MB at a time, past the page cache
     /// where they are not cached (a snapshot is written past it, and copying
     /// a million trips' worth into it costs seconds of kernel time here).
-    private func read(_ fd: Int32, path: String, _ bytes: Range<Int>, _ body: (UnsafeRawBufferPointer) -> Void) throws {
+    private static func read(_ fd: Int32, path: String, _ bytes: Range<Int>, _ body: (UnsafeRawBufferPointer) -> Void) throws {
         let reader = StreamingFileReader(fd: fd, path: path, from: bytes.lowerBound)
         var chunk = [UInt8](repeating: 0, count: min(bytes.count, 8 << 20))
         var at = bytes.lowerBound
@@ -388,9 +389,25 @@ extension Store {
         return image.bind(binding, historyStart: historyStart, historyCount: historyCount, as: files.image(binding.token))
     }
 
+    /// Runs `body` while the snapshot this store was opened from is read
+    /// through on a thread of its own and its checksum compared with its
+    /// trailer, when this process has not read it (opened from its image);
+    /// returns once both are done. The read is mostly the disk's time (a
+    /// snapshot is written past the page cache), so it overlaps the checks
+    /// of the table that `body` makes. A snapshot that fails its checksum
+    /// is reported before anything `body` threw.
+    func whileCheckingSnapshotChecksum<T>(_ body: () throws -> T) throws -> T {
+        guard hasSnapshot && !snapshotChecksumChecked else { return try body() }
+        let path = files.snapshot(snapshotToken)
+        let check = Parallel.start { Result { try Store.verifySnapshotChecksum(at: path) } }
+        let result = Result { try body() }
+        try check.wait().get()
+        snapshotChecksumChecked = true
+        return try result.get()
+    }
+
     /// Reads a snapshot through and compares its checksum with its trailer.
-    func verifySnapshotChecksum(_ token: Int64) throws {
-        let path = files.snapshot(token)
+    static func verifySnapshotChecksum(at path: String) throws {
         let fd = try FileIO.openRegular(path)
         defer { FileIO.close(fd) }
         let trailer = try readTrailer(fd, size: try FileIO.size(fd, path: path), path: path)

@@ -20,7 +20,7 @@ extension Store {
         var keepOpen = false
         defer { if !keepOpen { FileIO.close(fd) } }
         let size = try FileIO.size(fd, path: path)
-        let trailer = try readTrailer(fd, size: size, path: path)
+        let trailer = try Store.readTrailer(fd, size: size, path: path)
         let objectCount = trailer.objects
         historyLog.oldestReachableCommit = try readHeaderStart(fd, path: path)
         if options.useSnapshotImage, let file = FileIdentity.of(fd), loadImage(token, binding: SnapshotImage.Binding(
@@ -201,7 +201,7 @@ extension Store {
 
     /// The last line: `{"end":{"objects":…,"history":…,"lastCommit":"…","crc32c":"…"}}`
     /// (`lastCommit` only in snapshots written since it was added).
-    func readTrailer(_ fd: Int32, size: Int, path: String) throws -> SnapshotTrailer {
+    static func readTrailer(_ fd: Int32, size: Int, path: String) throws -> SnapshotTrailer {
         let tailLength = min(size, 4096)
         var tail = [UInt8](repeating: 0, count: tailLength)
         let got = tail.withUnsafeMutableBytes { FileIO.read(fd, into: $0, at: size - tailLength) }

@@ -42,7 +42,7 @@ extension Store {
         var keepOpen = false
         defer { if !keepOpen { FileIO.close(fd) } }
         let size = try FileIO.size(fd, path: path)
-        let trailer = try readTrailer(fd, size: size, path: path)
+        let trailer = try Store.readTrailer(fd, size: size, path: path)
         func damaged(_ line: Int?, _ detail: String) -> StoreError {
             .damaged(file: path, line: line, detail: detail, repairable: false)
         }

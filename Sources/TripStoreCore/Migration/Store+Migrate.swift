@@ -77,19 +77,19 @@ extension Store {
     private func migrate(_ plan: SchemaMigration, author: String, timestamp: Double?) throws -> MigrationResult {
         var plan = plan
         let target = plan.to
-        // Never build on a snapshot that fails its checksum, nor drop history that could not be read.
-        if hasSnapshot && !snapshotChecksumChecked {
-            try verifySnapshotChecksum(snapshotToken)
-            snapshotChecksumChecked = true
-        }
+        // Never build on a snapshot that fails its checksum (read through
+        // while the objects are converted, before anything is written), nor
+        // drop history that could not be read.
         // The snapshot's history lines not read yet go to the new snapshot
         // as they are (see `compact`); the others are read, and must read.
         let carried = historyLog.snapshotLastCommit == nil ? nil : historyLog.pending
-        let saved = carried == nil ? try checkedHistory() : historyLog.loaded
-        Trace.mark("migrate: checksum and history")
         let next = Store(folder: files.folder, schema: target, access: .write, options: options)
-        let oldValues = try convert(plan: &plan, into: next)
-        Trace.mark("migrate: \(next.table.count) objects carried over")
+        let (saved, oldValues) = try whileCheckingSnapshotChecksum {
+            let saved = carried == nil ? try checkedHistory() : historyLog.loaded
+            Trace.mark("migrate: history")
+            return (saved, try convert(plan: &plan, into: next))
+        }
+        Trace.mark("migrate: \(next.table.count) objects carried over, the checksum checked")
         guard plan.problems.isEmpty else {
             // Rows from an image whose relationships' sides disagree look like
             // a migration that would break them: the image is what is wrong.
