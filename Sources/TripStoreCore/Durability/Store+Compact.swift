@@ -62,32 +62,10 @@ extension Store {
         // does not read stays for `verify` to name). An old snapshot whose
         // trailer does not say when its last commit was is read instead.
         let carried = historyLog.snapshotLastCommit == nil ? nil : historyLog.pending
-        // Where the history stays unread, the new file is read from later.
-        let lazyHistory = bulk != nil || carried != nil
-        let fd = try FileIO.open(temp, (lazyHistory ? O_RDWR : O_WRONLY) | O_CREAT | O_TRUNC)
-        let out = StreamingFileWriter(fd: fd, path: temp)
-        var closed = false
-        defer {
-            if !closed {
-                out.waitForWrites()
-                FileIO.close(fd)
-                FileIO.unlink(temp)
-            }
-        }
-
-        var crc: UInt32 = 0
-        var buffer = JSONWriter(capacity: 1 << 20)
-        func drain(_ buffer: inout JSONWriter, force: Bool) {
-            guard force || buffer.bytes.count >= 1 << 20 else { return }
-            crc = buffer.bytes.withUnsafeBytes { CRC32C.checksum($0, continuing: crc) }
-            out.write(buffer.bytes)
-            buffer.bytes.removeAll(keepingCapacity: true)
-        }
-        func flush(force: Bool) { drain(&buffer, force: force) }
         // Never build on a snapshot that fails its checksum: opened from its
         // image, this process has not read the JSON, so it is read through
-        // on a thread of its own while the table is checked, and nothing is
-        // written before it matched. Never drop a history line that could
+        // on a thread of its own while the table is checked, and no file is
+        // made before it matched. Never drop a history line that could
         // not be read either.
         let lists = try whileCheckingSnapshotChecksum { () throws -> FlatLists in
             if carried == nil { _ = history.count }
@@ -119,6 +97,28 @@ extension Store {
         }
         defer { withExtendedLifetime(lists) {} }
         Trace.mark("snapshot checksum")
+        // Where the history stays unread, the new file is read from later.
+        let lazyHistory = bulk != nil || carried != nil
+        let fd = try FileIO.open(temp, (lazyHistory ? O_RDWR : O_WRONLY) | O_CREAT | O_TRUNC)
+        let out = StreamingFileWriter(fd: fd, path: temp)
+        var closed = false
+        defer {
+            if !closed {
+                out.waitForWrites()
+                FileIO.close(fd)
+                FileIO.unlink(temp)
+            }
+        }
+
+        var crc: UInt32 = 0
+        var buffer = JSONWriter(capacity: 1 << 20)
+        func drain(_ buffer: inout JSONWriter, force: Bool) {
+            guard force || buffer.bytes.count >= 1 << 20 else { return }
+            crc = buffer.bytes.withUnsafeBytes { CRC32C.checksum($0, continuing: crc) }
+            out.write(buffer.bytes)
+            buffer.bytes.removeAll(keepingCapacity: true)
+        }
+        func flush(force: Bool) { drain(&buffer, force: force) }
         buffer.bytes.append(contentsOf: SnapshotFormat.header(schema: schema, token: token, objects: table.count,
                                                               oldestReachableCommit: historyLog.oldestReachableCommit))
         Trace.mark("snapshot start")

@@ -589,9 +589,10 @@ import TripStoreModels
     }
 
     /// The snapshot is read through on a thread of its own while the table
-    /// is checked (and, for a migration, converted): whichever finishes
-    /// first, nothing is written from a snapshot that fails its checksum.
-    @Test(arguments: ["compact", "migrate"])
+    /// is checked (for a migration, converted; for a redaction, its history
+    /// read): whichever finishes first, no file is made or changed from a
+    /// snapshot that fails its checksum.
+    @Test(arguments: ["compact", "migrate", "redact"])
     func aWriterOpenedFromTheImageChecksTheSnapshotBeforeRewritingIt(_ rewrite: String) throws {
         let folder = try makeStore()
         let writer = try Store.open(folder, schema: schema, access: .write)
@@ -608,6 +609,9 @@ import TripStoreModels
         let error = #expect(throws: StoreError.self) {
             if rewrite == "compact" {
                 try writer.compact()
+            } else if rewrite == "redact" {
+                let trip = try #require(writer.run(try Query("is Trip")).rows.first.flatMap { writer.id(at: $0) })
+                _ = try writer.redact(ids: [trip], author: "r")
             } else {
                 var d = writer.schema.descriptions
                 d[0].attributes.append(AttributeDescription("added", .string, optional: true))
