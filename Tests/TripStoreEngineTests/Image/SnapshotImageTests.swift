@@ -625,6 +625,34 @@ import TripStoreModels
         writer.close()
     }
 
+    /// Damage in a history line makes that line unreadable too: the
+    /// snapshot's checksum mismatch is the error named, by a redaction
+    /// (which reads the history first) as by a compaction.
+    @Test(arguments: ["compact", "redact"])
+    func damageInAHistoryLineIsNamedAsTheSnapshotsChecksum(_ rewrite: String) throws {
+        let folder = try makeStore()
+        let writer = try Store.open(folder, schema: schema, access: .write)
+        #expect(writer.loadedFromImage)
+        let trip = try #require(writer.run(try Query("is Trip")).rows.first.flatMap { writer.id(at: $0) })
+        // The last history line is the one before the trailer; its opening brace becomes a letter.
+        let path = writer.files.snapshot(writer.snapshotToken)
+        let bytes = try FileIO.readFile(path)
+        let newlines = bytes.indices.filter { bytes[$0] == 0x0A }
+        let lastHistoryLine = newlines[newlines.count - 3] + 1
+        #expect(bytes[lastHistoryLine] == UInt8(ascii: "{"))
+        let fd = try FileIO.open(path, O_WRONLY)
+        var byte = UInt8(ascii: "X")
+        _ = pwrite(fd, &byte, 1, off_t(lastHistoryLine))
+        FileIO.close(fd)
+        let before = try FileManager.default.contentsOfDirectory(atPath: folder).sorted()
+        let error = #expect(throws: StoreError.self) {
+            if rewrite == "compact" { try writer.compact() } else { _ = try writer.redact(ids: [trip], author: "r") }
+        }
+        #expect("\(error.map { "\($0)" } ?? "")".contains("checksum mismatch"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).sorted() == before)
+        writer.close()
+    }
+
     /// An image whose checksum and binding hold but whose values do not fit
     /// the schema (an enum value that is no case) is never believed.
     @Test func anImageWithValuesTheSchemaRefusesIsIgnored() throws {
