@@ -39,6 +39,10 @@ import TripStoreModels
         #expect(pipe(["schema", "--format", "sql"], store: store, into: db).status == 0)
         #expect(pipe(["schema", "--format", "sql"], store: store, into: db).status == 0)
         #expect(Postgres.value(db, "select token from tripstore.cursor") == "0")
+        // The history rows are compressed with LZ4 where the server has it (a bulk import's row is big).
+        let serverHasLZ4 = Postgres.psql(["-d", db, "-c", "set default_toast_compression = lz4"]).status == 0
+        let compression = Postgres.value(db, "select attcompression from pg_attribute where attrelid = 'tripstore.history'::regclass and attname = 'changes'")
+        #expect(compression == (serverHasLZ4 ? "l" : ""), "history.changes compression '\(compression)'")
         let first = CLIRunner.run(["history", "--format", "sql", "--since", "0"], store: store).out
         #expect(first.contains("COPY \"tripstore\".objects"), "the import of many objects goes through COPY")
         let r = Postgres.psql(["-v", "ON_ERROR_STOP=1", "-d", db], input: Data(first.utf8))
