@@ -13,8 +13,8 @@ import TripStoreSystem
 /// Opening reads the header and a small directory (checked at once, its size
 /// independent of the rows'); every other piece is checked the first time the
 /// process touches it: a chunk of the row or list group tables, a group of
-/// 256 rows (their entities, record offsets, id prefixes and unit
-/// checksums), a unit of 4 rows' records, a group of 256 relationship lists, one entity's rows in the type index, a
+/// 64 rows (their entities, record offsets, id prefixes and unit
+/// checksums), a unit of 4 rows' records, a group of 64 relationship lists, one entity's rows in the type index, a
 /// group of 256 values of a value index or of 256 buckets of its text index.
 /// Damage found then makes the command answer from the JSON instead (see
 /// `Store.imageDamage`). It is written after the snapshot is durable,
@@ -26,8 +26,8 @@ import TripStoreSystem
 /// | section | contents |
 /// |---|---|
 /// | header | `Header.byteCount` bytes, ending with its own checksum |
-/// | row groups | per 256 rows: checksum of their columns, first id prefix, end of their records |
-/// | list groups | per 256 lists: checksum |
+/// | row groups | per 64 rows: checksum of their columns, first id prefix, end of their records |
+/// | list groups | per 64 lists: checksum |
 /// | type starts | per entity, where its rows start in the type rows (and the end) |
 /// | type checksums | per entity, the checksum of its type rows |
 /// | value index table | per declared index: where its bytes are, their checksum, its counts |
@@ -46,13 +46,12 @@ import TripStoreSystem
 /// The directory (row groups to type checksums) is covered by the header's
 /// directory checksum, so it is checked at open.
 enum SnapshotImage {
-    /// Format 12 (`C`): a row group's checksum covers its columns and the
-    /// checksums of its units' records, not the records themselves, so a
-    /// read that touches one row hashes its unit's records, not its
-    /// group's (format 11's images are not read: the next writer writes
-    /// the image again).
-    static let magic = Array("TSIMAGEC".utf8)
-    static let version = 12
+    /// Format 13 (`D`): row groups of 64 rows, so a read that finds one row
+    /// by id hashes a quarter of the columns format 12's groups of 256 made
+    /// it hash (older images are not read: the next writer writes the
+    /// image again).
+    static let magic = Array("TSIMAGED".utf8)
+    static let version = 13
     /// Row or list groups per chunk of their tables.
     static let chunkShift = 8
 
@@ -60,7 +59,10 @@ enum SnapshotImage {
     static func chunk(_ c: Int, of groups: Int) -> (from: Int, to: Int) {
         (c << chunkShift, min(groups, (c + 1) << chunkShift))
     }
-    static let groupShift = 8
+    /// Rows (and lists) per group: a group's checksum covers its rows'
+    /// columns, and finding a row by id hashes its group's (1 KB), so a
+    /// journal of scattered updates hashes a little per line at open.
+    static let groupShift = 6
     static let groupSize = 1 << groupShift
     /// Rows checked together when a read first touches one of them: a row
     /// group's checksum (its columns) once for all of its rows, then each
