@@ -95,6 +95,13 @@ final class MappedImage: ListSource {
         ZeroedBytes.free(listChunkState)
     }
 
+    /// Backs the tables of which groups passed their checks with pages now
+    /// (see `ObjectTable.prepareForScatteredChanges`).
+    func populateStates() {
+        ZeroedBytes.populate(rowHashState)
+        ZeroedBytes.populate(rowChunkState)
+    }
+
     /// Unmaps the file when the image is not used after all.
     func discard() { FileIO.unmap(base, length: layout.fileBytes) }
 
