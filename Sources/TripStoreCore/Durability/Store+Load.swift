@@ -132,7 +132,12 @@ extension Store {
         var bytes = try FileIO.readFile(path)
         if let limit = journalReadLimit, bytes.count > limit { bytes.removeSubrange(limit...) }
         journal.size = bytes.count
-        if bytes.count >= Store.longJournalBytes { table.prepareForScatteredChanges(bytes.count / Store.updateLineBytes) }
+        var ahead: JournalTouchAhead?
+        if bytes.count >= Store.longJournalBytes {
+            table.prepareForScatteredChanges(bytes.count / Store.updateLineBytes)
+            ahead = table.image.map { JournalTouchAhead.start(bytes, image: $0) }
+        }
+        defer { ahead?.stop() }
         try bytes.withUnsafeBufferPointer { buf in
             try JSONLines.forEachLine(in: buf) { number, range, complete in
                 guard complete else {

@@ -18,10 +18,10 @@ final class MappedImage: ListSource {
     let listCount: Int
     let entities: UnsafeMutablePointer<Int16>
     /// Per row, where its record starts among its group's records.
-    private let offsets: UnsafePointer<UInt32>
+    let offsets: UnsafePointer<UInt32>
     let prefixes: UnsafePointer<UInt64>
     /// Per unit of rows, the checksum of its records.
-    private let unitHashes: UnsafePointer<UInt64>
+    let unitHashes: UnsafePointer<UInt64>
     let records: UnsafeRawPointer
     private let listStarts: UnsafePointer<Int64>
     private let listElements: UnsafePointer<Int32>

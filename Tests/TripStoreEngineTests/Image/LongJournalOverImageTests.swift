@@ -51,4 +51,41 @@ import TripStoreModels
         #expect(try fromImage.run(prefix).rows == fromJSON.run(prefix).rows)
         #expect(fromImage.imageDamage == nil)
     }
+
+    /// The thread that takes a replay's page faults ahead of it reads pieces
+    /// of the image no one has checked: an image damaged where the open does
+    /// not look (the row group table, the columns, the records) never makes
+    /// it trap, whatever ids it looks for.
+    @Test func touchingAheadOverADamagedImageNeverTraps() throws {
+        let folder = try SnapshotImageTests().makeStore()
+        let image = try SnapshotImageTests().imagePath(folder)
+        let good = try FileIO.readFile(image)
+        let layout = try #require(good.withUnsafeBytes { SnapshotImage.Header.decode($0).flatMap(SnapshotImage.Layout.init) })
+        let ids = try Store.open(folder, schema: schema, access: .read).table.rowsSortedByID().count
+        #expect(ids > SnapshotImage.groupSize)
+        var rng = RandomQueries(state: 4_747)
+        var adopted = 0
+        for _ in 0..<(ReaderFuzzTests.cases / 4) {
+            var bytes = good
+            for _ in 0..<(1 + rng.int(8)) {
+                let at = rng.int(2) == 0
+                    ? layout.rowGroupTable + rng.int(layout.typeStarts - layout.rowGroupTable)
+                    : layout.entities + rng.int(bytes.count - layout.entities)
+                bytes[at] ^= UInt8(1 << rng.int(8))
+            }
+            try Data(bytes).write(to: URL(fileURLWithPath: image))
+            let store = try Store.open(folder, schema: schema, access: .read)
+            guard let mapped = store.table.image else { continue }
+            adopted += 1
+            var journal: [UInt8] = []
+            for _ in 0..<64 {
+                let prefix = rng.next()
+                _ = mapped.touchRow(prefix: prefix)
+                let id = String(rng.next(), radix: 16, uppercase: true)
+                journal += Array(#"{"changes":[{"kind":"update","id":"\#(id)","values":{}}]}"#.utf8) + [0x0A]
+            }
+            JournalTouchAhead.start(journal, image: mapped).stop()
+        }
+        #expect(adopted > ReaderFuzzTests.cases / 8)
+    }
 }
