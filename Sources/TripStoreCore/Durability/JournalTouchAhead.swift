@@ -32,9 +32,8 @@ final class JournalTouchAhead: @unchecked Sendable {
 
     private var isStopped: Bool { lock.withLock { stopped } }
 
-    /// Each `"id":"…"` of the journal, in order: a change's object. Ids in
-    /// values (references) are passed over as well as found; either costs
-    /// only a few faults.
+    /// Each `"id":"…"` of the journal, in order: a change's object, or an
+    /// object a value refers to, whose pages cost a few faults to no use.
     private func run(_ journal: [UInt8], image: MappedImage) -> UInt64 {
         let marker = Array(#""id":""#.utf8)
         var sum: UInt64 = 0
