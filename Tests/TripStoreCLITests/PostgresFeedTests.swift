@@ -113,6 +113,44 @@ import TripStoreModels
         try sameObjects(db, store, "after the update")
     }
 
+    /// The DDL run again while a feed's transaction is under way waits for
+    /// it, even where `history.changes` is not LZ4 yet (as an older DDL left
+    /// it, so this run alters the table): a feed locks the cursor, then
+    /// writes history, and the DDL takes the cursor's lock before it alters
+    /// history. The other way round, the two deadlocked and one was killed.
+    @Test func theDDLRunAgainBesideAFeedWaitsForIt() throws {
+        guard Postgres.available() else { return }
+        let db = Postgres.database()
+        let store = CLIMigrateTests.sampleStore()
+        let ddl = Data(CLIRunner.run(["schema", "--format", "sql"], store: store).out.utf8)
+        #expect(Postgres.psql(["-v", "ON_ERROR_STOP=1", "-d", db], input: ddl).status == 0)
+        let serverHasLZ4 = Postgres.psql(["-d", db, "-c", "set default_toast_compression = lz4"]).status == 0
+        #expect(Postgres.psql(["-d", db, "-c", "ALTER TABLE tripstore.history ALTER COLUMN changes SET COMPRESSION pglz"]).status == 0)
+        let feed = Data("""
+            BEGIN;
+            SELECT token FROM tripstore.cursor FOR UPDATE;
+            SELECT pg_sleep(1.5);
+            INSERT INTO tripstore.history (token, "timestamp", author, changes) VALUES (1, now(), 'feed', '[]');
+            UPDATE tripstore.cursor SET token = 1;
+            COMMIT;
+
+            """.utf8)
+        final class Outcome: @unchecked Sendable { var result: Postgres.Result? }
+        let outcome = Outcome(), done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            outcome.result = Postgres.psql(["-v", "ON_ERROR_STOP=1", "-d", db], input: feed)
+            done.signal()
+        }
+        Thread.sleep(forTimeInterval: 0.5)  // the feed holds the cursor
+        let again = Postgres.psql(["-v", "ON_ERROR_STOP=1", "-d", db], input: ddl)
+        done.wait()
+        #expect(again.status == 0, "the DDL run again: \(again.err)")
+        #expect(outcome.result?.status == 0, "the feed: \(outcome.result?.err ?? "")")
+        #expect(Postgres.value(db, "select token from tripstore.cursor") == "1")
+        let compression = Postgres.value(db, "select attcompression from pg_attribute where attrelid = 'tripstore.history'::regclass and attname = 'changes'")
+        #expect(compression == (serverHasLZ4 ? "l" : "p"))
+    }
+
     @Test func aGapOrARepeatStopsPsqlNamingBothTokens() throws {
         guard Postgres.available() else { return }
         let db = Postgres.database()

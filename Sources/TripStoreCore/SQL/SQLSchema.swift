@@ -54,16 +54,21 @@ public struct SQLSchema: Sendable {
             author text,
             changes jsonb NOT NULL
         );
-        -- A bulk import's history row is one value of tens of megabytes:
-        -- LZ4 compresses it several times faster than the default, where the
-        -- server was built with it (elsewhere nothing changes).
-        DO $tripstore$ BEGIN
-            EXECUTE \(SQLText.literal("ALTER TABLE \(history) ALTER COLUMN changes SET COMPRESSION lz4"));
-        EXCEPTION WHEN OTHERS THEN NULL;
-        END $tripstore$;
         CREATE TABLE IF NOT EXISTS \(cursor) (token bigint NOT NULL);
         LOCK TABLE \(cursor) IN EXCLUSIVE MODE;
         INSERT INTO \(cursor) (token) SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM \(cursor));
+        -- A bulk import's history row is one value of tens of megabytes:
+        -- LZ4 compresses it several times faster than the default, where the
+        -- server was built with it (elsewhere nothing changes). Only when
+        -- not set yet, and after the cursor's lock, which a feed takes before
+        -- it writes history: an ALTER locks the table whole.
+        DO $tripstore$ BEGIN
+            IF (SELECT attcompression FROM pg_attribute WHERE attrelid = \(SQLText.literal(history))::regclass AND attname = 'changes')
+                IS DISTINCT FROM 'l' THEN
+                EXECUTE \(SQLText.literal("ALTER TABLE \(history) ALTER COLUMN changes SET COMPRESSION lz4"));
+            END IF;
+        EXCEPTION WHEN OTHERS THEN NULL;
+        END $tripstore$;
         CREATE INDEX IF NOT EXISTS objects_types ON \(objects) USING gin (types);
 
         -- Raises unless the cursor is `previous`: each transaction of the feed checks it first.
