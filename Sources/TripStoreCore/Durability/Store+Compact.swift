@@ -119,8 +119,12 @@ extension Store {
             buffer.bytes.removeAll(keepingCapacity: true)
         }
         func flush(force: Bool) { drain(&buffer, force: force) }
+        // With no history retained, the header still says when the last
+        // commit was (see `pruneHistory`); so does it with the snapshot's
+        // lines carried over unread.
+        let lastCommit = bulk?.history.timestamp ?? historyLog.loaded.last?.timestamp ?? historyLog.snapshotLastCommit
         buffer.bytes.append(contentsOf: SnapshotFormat.header(schema: schema, token: token, objects: table.count,
-                                                              oldestReachableCommit: historyLog.oldestReachableCommit))
+                                                              oldestReachableCommit: historyLog.oldestReachableCommit, lastCommit: lastCommit))
         Trace.mark("snapshot start")
         let rows = table.rowsSortedByID()
         Trace.mark("snapshot sort \(rows.count) rows")
@@ -203,15 +207,9 @@ extension Store {
             }
         }
         let historyCount = historyLog.count + (bulk == nil ? 0 : 1)
-        // With no history retained, the trailer still says when the last
-        // commit was (see `pruneHistory`); so does it with the snapshot's
-        // lines carried over unread.
-        let lastCommit = bulk?.history.timestamp ?? historyLog.loaded.last?.timestamp ?? historyLog.snapshotLastCommit
         flush(force: true)
         let bodyBytes = out.count
-        let trailer = SnapshotFormat.trailer(objects: table.count, history: historyCount, lastCommit: lastCommit, bodyCRC: crc)
-        crc = trailer.crc
-        buffer.bytes.append(contentsOf: trailer.bytes)
+        buffer.bytes.append(contentsOf: SnapshotFormat.trailer(objects: table.count, history: historyCount, bodyCRC: crc))
         out.write(buffer.bytes)
         try out.finish()
         Trace.mark("snapshot history")

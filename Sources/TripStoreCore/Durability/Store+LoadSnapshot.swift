@@ -22,7 +22,8 @@ extension Store {
         let size = try FileIO.size(fd, path: path)
         let trailer = try Store.readTrailer(fd, size: size, path: path)
         let objectCount = trailer.objects
-        historyLog.oldestReachableCommit = try readHeaderStart(fd, path: path)
+        let start = try readHeaderStart(fd, path: path)
+        historyLog.oldestReachableCommit = start?.oldestReachableCommit
         if options.useSnapshotImage, let file = FileIdentity.of(fd), loadImage(token, binding: SnapshotImage.Binding(
             token: token, snapshotBytes: Int64(size), snapshotCRC: trailer.crc, fingerprint: SnapshotImage.fingerprint(schema), file: file),
             objects: objectCount, history: trailer.history, historyEnd: trailer.start) {
@@ -31,7 +32,7 @@ extension Store {
                 keepOpen = true
             }
             historyLog.snapshotCount = trailer.history
-            historyLog.snapshotLastCommit = trailer.lastCommit
+            historyLog.snapshotLastCommit = start?.lastCommit ?? trailer.lastCommit
             lastToken = token
             return
         }
@@ -142,7 +143,7 @@ extension Store {
             keepOpen = true
         }
         historyLog.snapshotCount = trailer.history
-        historyLog.snapshotLastCommit = trailer.lastCommit
+        historyLog.snapshotLastCommit = start?.lastCommit ?? trailer.lastCommit
         lastToken = token
         // A writer rebuilds a missing, stale or damaged image now, while the
         // table holds exactly the snapshot (the journal is replayed after).
@@ -185,22 +186,22 @@ extension Store {
 
     /// The header's first bytes, read before anything else of the file: a
     /// format newer than this program reads is refused (from the image as
-    /// from the JSON), and a format-4 header says when the oldest reachable
-    /// state was committed (see `SnapshotFormat.header`). A header in
-    /// another form is left to `checkHeader`, which reads it whole.
-    func readHeaderStart(_ fd: Int32, path: String) throws -> Double? {
-        var bytes = [UInt8](repeating: 0, count: 128)
+    /// from the JSON), and the times the header starts with are read (see
+    /// `SnapshotFormat.header`). A header in another form is left to
+    /// `checkHeader`, which reads it whole.
+    func readHeaderStart(_ fd: Int32, path: String) throws -> SnapshotFormat.HeaderStart? {
+        var bytes = [UInt8](repeating: 0, count: SnapshotFormat.headerStartBytes)
         let got = bytes.withUnsafeMutableBytes { FileIO.read(fd, into: $0, at: 0) }
         guard got > 0, let start = SnapshotFormat.headerStart(Array(bytes.prefix(got))) else { return nil }
         guard start.format <= SnapshotFormat.version else { throw StoreError.newerFormat(file: path, version: start.format) }
         if start.format == 4 && start.oldestReachableCommit == nil {
             throw StoreError.damaged(file: path, line: 1, detail: "the header's format 4 does not start with its oldestReachableCommit", repairable: false)
         }
-        return start.oldestReachableCommit
+        return start
     }
 
-    /// The last line: `{"end":{"objects":…,"history":…,"lastCommit":"…","crc32c":"…"}}`
-    /// (`lastCommit` only in snapshots written since it was added).
+    /// The last line: `{"end":{"objects":…,"history":…,"crc32c":"…"}}`
+    /// (with `"lastCommit":"…"` before the checksum in snapshots 0.9.0 wrote).
     static func readTrailer(_ fd: Int32, size: Int, path: String) throws -> SnapshotTrailer {
         let tailLength = min(size, 4096)
         var tail = [UInt8](repeating: 0, count: tailLength)
@@ -403,10 +404,12 @@ struct SnapshotTrailer {
     let start: Int
     let objects: Int
     let history: Int
-    /// When the last transaction was committed, and the text that says it.
+    /// When the last transaction was committed, and the text that says it,
+    /// in a trailer 0.9.0 wrote (newer ones say it in the header).
     let lastCommit: Double?
     let lastCommitText: [UInt8]
-    /// The stored checksum: the body's, continued over `lastCommitText`.
+    /// The stored checksum: the body's, or in a trailer with `lastCommit`
+    /// the body's continued over `lastCommitText` (see `SnapshotFormat.sealed`).
     let crc: UInt32
 
     /// The checksum to compare with `crc`, from the body's.

@@ -106,9 +106,10 @@ extension Store {
             keepOpen = true
         }
         historyLog.snapshotCount = trailer.history
-        historyLog.snapshotLastCommit = trailer.lastCommit
         // The repair's snapshot keeps the oldest reachable state's time, as any other does.
-        historyLog.oldestReachableCommit = try readHeaderStart(fd, path: path)
+        let headerStart = try readHeaderStart(fd, path: path)
+        historyLog.oldestReachableCommit = headerStart?.oldestReachableCommit
+        historyLog.snapshotLastCommit = headerStart?.lastCommit ?? trailer.lastCommit
         lastToken = token
     }
 

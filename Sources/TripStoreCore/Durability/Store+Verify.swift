@@ -27,14 +27,14 @@ extension Store {
 
     /// What `verify` adds about commit times (apart from `checkInvariants`,
     /// whose damage blocks a repair; these do not): times that go back, and
-    /// a trailer's `lastCommit` that disagrees with its last history line.
+    /// a snapshot's `lastCommit` that disagrees with its last history line.
     public func commitTimeProblems() -> [String] {
         var problems: [String] = []
         let history = self.history
         let snapshotLines = historyLog.snapshotCount
         if let said = historyLog.snapshotLastCommit, snapshotLines > 0, snapshotLines <= history.count,
            history[snapshotLines - 1].timestamp != said {
-            problems.append("the snapshot's trailer says its last commit was at \(ISODate.format(said)), "
+            problems.append("the snapshot says its last commit was at \(ISODate.format(said)), "
                 + "its last history line says \(ISODate.format(history[snapshotLines - 1].timestamp))")
         }
         if let k = history.indices.dropFirst().first(where: { history[$0].timestamp < history[$0 - 1].timestamp }) {

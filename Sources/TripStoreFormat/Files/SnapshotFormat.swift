@@ -19,18 +19,23 @@ package enum SnapshotFormat {
     package static func written(oldestReachableCommit: Double?) -> Int { oldestReachableCommit == nil ? 3 : 4 }
 
     /// The header line. `oldestReachableCommit` (format 4) follows the
-    /// format at once, so that a reader that opens from the image learns it
-    /// from the file's first bytes (`headerStart`) without parsing the schema;
-    /// in the header, the body's checksum covers it, and a program that
-    /// reads 3 refuses the format before anything else.
-    package static func header(schema: Schema, token: Int64, objects: Int, oldestReachableCommit: Double? = nil) -> [UInt8] {
+    /// format at once, then `lastCommit` (when the last transaction was
+    /// committed, retained or since pruned, as a history line writes it), so
+    /// that a reader that opens from the image learns both from the file's
+    /// first bytes (`headerStart`) without parsing the schema or reading the
+    /// history (after a bulk import, one line of hundreds of megabytes). In
+    /// the header the trailer's checksum covers them, and a program that
+    /// reads 3 refuses format 4 before anything else.
+    package static func header(schema: Schema, token: Int64, objects: Int, oldestReachableCommit: Double? = nil,
+                               lastCommit: Double? = nil) -> [UInt8] {
         var w = JSONWriter()
         w.beginObject()
         w.key("format"); w.int(Int64(written(oldestReachableCommit: oldestReachableCommit)))
-        if let oldestReachableCommit {
-            var time: [UInt8] = []
-            ISODate.append(oldestReachableCommit, to: &time)
-            w.key("oldestReachableCommit"); w.string(String(decoding: time, as: UTF8.self))
+        for (key, time) in [("oldestReachableCommit", oldestReachableCommit), ("lastCommit", lastCommit)] {
+            guard let time else { continue }
+            var text: [UInt8] = []
+            ISODate.append(time, to: &text)
+            w.key(key); w.string(String(decoding: text, as: UTF8.self))
         }
         w.key("schema")
         w.beginObject()
@@ -43,12 +48,27 @@ package enum SnapshotFormat {
         return w.bytes
     }
 
-    /// The start of a header line (`{"format":N,` and, in format 4,
-    /// `"oldestReachableCommit":"…",`), read from the file's first bytes:
-    /// the format, and in format 4 the time (nil when it is not there as
-    /// `header` writes it). Nil when the bytes do not start with a format.
-    package static func headerStart(_ bytes: [UInt8]) -> (format: Int, oldestReachableCommit: Double?)? {
-        let formatKey = Array(#"{"format":"#.utf8), oldestKey = Array(#","oldestReachableCommit":""#.utf8)
+    /// What `headerStart` reads of a header's first bytes.
+    package struct HeaderStart: Equatable {
+        package var format: Int
+        /// Format 4's time of the oldest reachable state; nil when the
+        /// header does not say it right after the format.
+        package var oldestReachableCommit: Double?
+        /// When the last transaction was committed, where the header says
+        /// it right after those (snapshots written before it moved here from
+        /// the trailer do not).
+        package var lastCommit: Double?
+    }
+
+    /// How many of a header's first bytes `headerStart` needs at most.
+    package static let headerStartBytes = 160
+
+    /// The start of a header line (`{"format":N,`, in format 4
+    /// `"oldestReachableCommit":"…",`, then `"lastCommit":"…",` where it
+    /// is there), read from the file's first bytes. Nil when the bytes do not
+    /// start with a format.
+    package static func headerStart(_ bytes: [UInt8]) -> HeaderStart? {
+        let formatKey = Array(#"{"format":"#.utf8)
         guard bytes.count > formatKey.count, bytes.prefix(formatKey.count).elementsEqual(formatKey) else { return nil }
         var i = formatKey.count, format = 0
         while i < bytes.count, bytes[i] >= 0x30, bytes[i] <= 0x39, i - formatKey.count < 9 {
@@ -56,33 +76,34 @@ package enum SnapshotFormat {
             i += 1
         }
         guard i > formatKey.count, i < bytes.count, bytes[i] == UInt8(ascii: ",") || bytes[i] == UInt8(ascii: "}") else { return nil }
-        guard format == 4 else { return (format, nil) }
-        let from = i + oldestKey.count
-        guard bytes.count >= from, bytes[i..<from].elementsEqual(oldestKey),
-              let close = bytes[from...].firstIndex(of: UInt8(ascii: "\"")) else { return (format, nil) }
-        let time = bytes[from..<close].withUnsafeBufferPointer { ISODate.parse(bytes: $0) }
-        return (format, time)
-    }
-
-    /// The trailer, and the checksum it holds. `lastCommit`: when the last
-    /// transaction was committed (retained or since pruned), written as a
-    /// history line writes it, so a writer learns it without reading the
-    /// history (after a bulk import, one line of hundreds of megabytes). The
-    /// checksum covers `bodyCRC`'s bytes and then that time's characters
-    /// (see `sealed`), so the one value outside the body is checked too.
-    package static func trailer(objects: Int, history: Int, lastCommit: Double?, bodyCRC: UInt32) -> (bytes: [UInt8], crc: UInt32) {
-        var bytes = Array(#"{"end":{"objects":\#(objects),"history":\#(history),"#.utf8)
-        var time: [UInt8] = []
-        if let lastCommit {
-            ISODate.append(lastCommit, to: &time)
-            bytes += Array(#""lastCommit":""#.utf8) + time + Array(#"","#.utf8)
+        var start = HeaderStart(format: format)
+        /// The time of `,"key":"…"` at `i`, moving past it; nil (and `i` kept) where it is not there.
+        func time(_ key: String) -> Double? {
+            let opening = Array(#","\#(key)":""#.utf8)
+            let from = i + opening.count
+            guard bytes.count >= from, bytes[i..<from].elementsEqual(opening),
+                  let close = bytes[from...].firstIndex(of: UInt8(ascii: "\"")),
+                  let value = bytes[from..<close].withUnsafeBufferPointer({ ISODate.parse(bytes: $0) }) else { return nil }
+            i = close + 1
+            return value
         }
-        let crc = sealed(bodyCRC, lastCommit: time)
-        return (bytes + Array(#""crc32c":"\#(CRC32C.hex(crc))"}}"#.utf8) + [0x0A], crc)
+        if format == 4 {
+            start.oldestReachableCommit = time("oldestReachableCommit")
+            guard start.oldestReachableCommit != nil else { return start }
+        }
+        start.lastCommit = time("lastCommit")
+        return start
     }
 
-    /// The trailer's checksum from the body's: continued over the
-    /// `lastCommit` text when the trailer has one.
+    /// The trailer. Its checksum is the CRC-32C of exactly the bytes before
+    /// it, `bodyCRC`, so that any reader can check it from that rule alone.
+    package static func trailer(objects: Int, history: Int, bodyCRC: UInt32) -> [UInt8] {
+        Array(#"{"end":{"objects":\#(objects),"history":\#(history),"crc32c":"\#(CRC32C.hex(bodyCRC))"}}"#.utf8) + [0x0A]
+    }
+
+    /// The checksum a trailer written by 0.9.0 holds when it says
+    /// `lastCommit`: the body's, continued over that time's characters.
+    /// Such snapshots keep being read; none is written so any more.
     package static func sealed(_ bodyCRC: UInt32, lastCommit text: [UInt8]) -> UInt32 {
         text.isEmpty ? bodyCRC : text.withUnsafeBytes { CRC32C.checksum($0, continuing: bodyCRC) }
     }

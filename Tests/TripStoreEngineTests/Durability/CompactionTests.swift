@@ -64,8 +64,7 @@ import TripStoreModels
         let trailerAt = try #require(lines.lastIndex { $0.hasPrefix(#"{"end":"#) })
         let body = Array(lines[..<trailerAt].joined(separator: "\n").utf8) + [0x0A]
         let trailer = lines[trailerAt]
-        let time = try #require(trailer.range(of: #"(?<="lastCommit":")[^"]*"#, options: .regularExpression))
-        let crc = SnapshotFormat.sealed(CRC32C.checksum(body), lastCommit: Array(trailer[time].utf8))
+        let crc = CRC32C.checksum(body)
         let sealed = trailer.replacingOccurrences(of: #""crc32c":"[0-9a-f]+""#, with: #""crc32c":"\#(CRC32C.hex(crc))""#, options: .regularExpression)
         let bytes = body + Array((sealed + "\n").utf8)
         try Data(bytes).write(to: URL(fileURLWithPath: path))

@@ -217,7 +217,7 @@ import Testing
         lines.removeLast()
         let body = Array((lines.joined(separator: "\n") + "\n").utf8)
         let crc = CRC32C.checksum(body)
-        try Data(body + SnapshotFormat.trailer(objects: 5, history: 1, lastCommit: nil, bodyCRC: crc).bytes).write(to: URL(fileURLWithPath: path))
+        try Data(body + SnapshotFormat.trailer(objects: 5, history: 1, bodyCRC: crc)).write(to: URL(fileURLWithPath: path))
         FileIO.unlink(folder + "/snapshot-\(token).image")
         let line = #"{"token":\#(token + 1),"timestamp":"2026-11-23T10:00:00Z","author":"old","changes":[{"kind":"insert","type":"Shelf","id":"s9","data":{"name":"Ghost","books":[],"favourite":{"type":"Book","id":"gone"}}}]}"#
         try Data(JournalFormat.seal(Array(line.utf8))).write(to: URL(fileURLWithPath: folder + "/journal-\(token).jsonl"))

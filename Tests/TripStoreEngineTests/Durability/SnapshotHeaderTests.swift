@@ -20,25 +20,29 @@ import TripStoreModels
         lines[0] = change(lines[0])
         lines.removeLast()
         let body = Array((lines.joined(separator: "\n") + "\n").utf8)
-        try Data(body + SnapshotFormat.trailer(objects: 1, history: 1, lastCommit: nil, bodyCRC: CRC32C.checksum(body)).bytes).write(to: URL(fileURLWithPath: path))
+        try Data(body + SnapshotFormat.trailer(objects: 1, history: 1, bodyCRC: CRC32C.checksum(body))).write(to: URL(fileURLWithPath: path))
         FileIO.unlink(path.replacingOccurrences(of: ".jsonl", with: ".image"))
         return folder
     }
 
-    /// What `header` writes, `headerStart` reads back from its first 128
-    /// bytes: format 3 without the oldest reachable time, 4 with it.
+    /// What `header` writes, `headerStart` reads back from its first
+    /// bytes: format 3 without the oldest reachable time, 4 with it, and the
+    /// last commit's time where the header has one.
     @Test func theHeadersStartReadsBackWhatWasWritten() throws {
         var random = SplitMix64(seed: 47)
+        func time() -> Double { Double(random.next() % 4_000_000_000) / 1000 + Double(random.next() % 1000) / 1000 }
         for _ in 0..<200 {
-            let time = Double(random.next() % 4_000_000_000) / 1000 + Double(random.next() % 1000) / 1000
-            let pruned = random.next() % 2 == 0 ? time : nil
-            let header = SnapshotFormat.header(schema: TripSchema.schema, token: 7, objects: 3, oldestReachableCommit: pruned)
-            let start = try #require(SnapshotFormat.headerStart(Array(header.prefix(128))))
+            let pruned = random.next() % 2 == 0 ? time() : nil
+            let last = random.next() % 4 == 0 ? nil : time() + Double(random.next() % 1_000_000) / 7
+            let header = SnapshotFormat.header(schema: TripSchema.schema, token: 7, objects: 3, oldestReachableCommit: pruned, lastCommit: last)
+            let start = try #require(SnapshotFormat.headerStart(Array(header.prefix(SnapshotFormat.headerStartBytes))))
             #expect(start.format == (pruned == nil ? 3 : 4))
-            var written: [UInt8] = [], read: [UInt8] = []
-            if let pruned { ISODate.append(pruned, to: &written) }
-            if let back = start.oldestReachableCommit { ISODate.append(back, to: &read) }
-            #expect(read == written, "the time as the history prints it")
+            for (wrote, read) in [(pruned, start.oldestReachableCommit), (last, start.lastCommit)] {
+                var written: [UInt8] = [], back: [UInt8] = []
+                if let wrote { ISODate.append(wrote, to: &written) }
+                if let read { ISODate.append(read, to: &back) }
+                #expect(back == written, "the time as the history prints it")
+            }
         }
     }
 
@@ -46,7 +50,8 @@ import TripStoreModels
     /// without its time, or nothing: never a trap (fixed seeds).
     @Test(arguments: [1, 2, 3] as [UInt64]) func theHeadersStartReaderTakesAnyBytes(seed: UInt64) {
         var random = SplitMix64(seed: seed)
-        let valid = Array(SnapshotFormat.header(schema: TripSchema.schema, token: 7, objects: 3, oldestReachableCommit: 1_800_000_000.5).prefix(128))
+        let valid = Array(SnapshotFormat.header(schema: TripSchema.schema, token: 7, objects: 3, oldestReachableCommit: 1_800_000_000.5,
+                                                lastCommit: 1_800_000_100.25).prefix(SnapshotFormat.headerStartBytes))
         for _ in 0..<5_000 {
             var bytes = Array(valid.prefix(Int(random.next() % UInt64(valid.count + 1))))
             for _ in 0..<Int(random.next() % 4) where !bytes.isEmpty {

@@ -7,10 +7,10 @@ import Testing
 import TripStoreModels
 
 /// The last commit's time and token as a writer learns them at open (the
-/// snapshot trailer's `lastCommit`, the header's token) against what reading
-/// the history gives, after random runs of bulk imports, commits at random
+/// snapshot header's `lastCommit` and token) against what reading the
+/// history gives, after random runs of bulk imports, commits at random
 /// times (some before the last), compactions, prunes and reopens; and a
-/// trailer whose time was changed by hand is damage.
+/// header whose time was changed by hand is damage.
 @Suite struct LastCommitTests {
     static var options: StoreOptions { TestStores.bulkOptions }
 
@@ -20,8 +20,8 @@ import TripStoreModels
         defer { reader.close() }
         let quick = try reader.lastCommitTime()
         if let pending = reader.historyLog.pending, reader.historyLog.snapshotCount > 0, reader.historyLog.loaded.isEmpty {
-            #expect(reader.historyLog.snapshotLastCommit != nil, "\(step): the trailer says it")
-            #expect(try reader.lastCommitTimeFromTheLine(pending) == quick, "\(step): trailer against the line")
+            #expect(reader.historyLog.snapshotLastCommit != nil, "\(step): the header says it")
+            #expect(try reader.lastCommitTimeFromTheLine(pending) == quick, "\(step): header against the line")
         }
         let history = reader.history
         if !history.isEmpty { #expect(quick == history.last?.timestamp, "\(step): against the whole history") }
@@ -30,7 +30,7 @@ import TripStoreModels
         #expect(reader.checkInvariants().isEmpty && reader.commitTimeProblems().isEmpty, "\(step)")
     }
 
-    @Test(arguments: [11, 12, 13, 14] as [UInt64]) func theTrailerAgreesWithTheHistory(seed: UInt64) throws {
+    @Test(arguments: [11, 12, 13, 14] as [UInt64]) func theHeaderAgreesWithTheHistory(seed: UInt64) throws {
         var random = SplitMix64(seed: seed)
         let folder = TestFolders.make("last-commit-\(seed)")
         var store = try TestStores.bulkImported(folder, seed: seed, trips: 20, timestamp: 1_700_000_000.123_456)
@@ -62,7 +62,7 @@ import TripStoreModels
         #expect(try store.lastCommitTime() == last)
         store.close()
         store = try Store.open(folder, schema: TripSchema.schema, access: .write, options: Self.options)
-        #expect(try store.lastCommitTime() == last, "from the trailer alone")
+        #expect(try store.lastCommitTime() == last, "from the header alone")
         let snapshotToken = store.lastToken
         let trip = try store.run(try Query("is Trip")).rows[0]
         var tx = store.transaction()
@@ -77,9 +77,9 @@ import TripStoreModels
         #expect(try store.commit(late, author: "a", timestamp: last - 1000)?.timestamp == last + 1)
     }
 
-    /// The trailer's time is sealed into its checksum: changed by hand (the
-    /// image then no longer matches), the snapshot is damage, not a new time.
-    @Test func aTrailerTimeChangedByHandIsDamage() throws {
+    /// The header's time is under the checksum: changed by hand (the image
+    /// then no longer matches), the snapshot is damage, not a new time.
+    @Test func aLastCommitTimeChangedByHandIsDamage() throws {
         let folder = TestFolders.make("last-commit-forged")
         let store = try TestStores.bulkImported(folder, seed: 3, trips: 20, timestamp: 1_700_000_000)
         let path = store.files.snapshot(store.lastToken)
@@ -101,7 +101,7 @@ import TripStoreModels
         #expect(throws: StoreError.self) { try Store.open(folder, schema: TripSchema.schema, access: .read) }
     }
 
-    /// Changes the year of the time the snapshot's trailer holds under `key`, a year later or earlier.
+    /// Changes the year of the time the snapshot holds under `key`, a year later or earlier.
     static func changeTheYear(of key: String, in path: String) throws {
         var bytes = try FileIO.readFile(path)
         let text = Array("\"\(key)\":\"".utf8)
