@@ -123,7 +123,7 @@ import TripStoreCLI
         #expect(none.code == 0)
         #expect(none.out == "nothing matches; nothing deleted\n")
         let dry = CLIRunner.run(["delete", "--where", "name ^= \"Draft:\" && destination ~ \"lisbon\"", "--dry-run"], store: s)
-        #expect(dry.out == "would delete 1 objects (dry run; nothing changed):\n  Trip draft-lisbon\n")
+        #expect(dry.out == "would delete 1 object (dry run; nothing changed):\n  Trip draft-lisbon\n")
         #expect(CLIRunner.run(["history", "--format", "jsonl"], store: s).out.split(separator: "\n").count == 1)
     }
 

@@ -12,7 +12,7 @@ enum CompactCommand {
     static func run(_ ctx: CommandContext) throws -> Int32 {
         let store = try ctx.openExistingStore()
         try store.compact()
-        ctx.console.line("wrote snapshot-\(store.snapshotToken).jsonl (\(store.objectCount) objects, \(store.historyCount) transactions, \(store.fileSizes.snapshot) bytes)")
+        ctx.console.line("wrote snapshot-\(store.snapshotToken).jsonl (\(counted(store.objectCount, "object")), \(counted(store.historyCount, "transaction")), \(store.fileSizes.snapshot) bytes)")
         return 0
     }
 }

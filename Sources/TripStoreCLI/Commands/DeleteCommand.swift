@@ -18,7 +18,7 @@ enum DeleteCommand {
         if ctx.args.has("dry-run") {
             try tx.checkDenyRules()
             let changes = tx.changes()
-            ctx.console.line("would delete \(changes.filter { $0.kind == .delete }.count) objects (dry run; nothing changed):")
+            ctx.console.line("would delete \(counted(changes.filter { $0.kind == .delete }.count, "object")) (dry run; nothing changed):")
             for c in changes where c.kind == .delete { ctx.console.line("  \(c.type) \(c.id)") }
             for c in changes where c.kind == .update { ctx.console.line("  and unlink from \(c.type) \(c.id): \(c.values.map(\.name).joined(separator: ", "))") }
             return 0

@@ -49,7 +49,7 @@ enum MigrateCommand {
         let done = try store.migrate(to: target, author: ctx.author)
         ctx.adopt(done.store)
         for w in done.store.warnings { ctx.console.err(CLIError.sentence(w)) }
-        ctx.console.line("migrated \(done.store.objectCount) objects; committed as token \(done.transaction.token) with a new snapshot")
+        ctx.console.line("migrated \(counted(done.store.objectCount, "object")); committed as token \(done.transaction.token) with a new snapshot")
         return 0
     }
 }

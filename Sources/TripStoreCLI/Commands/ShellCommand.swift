@@ -30,7 +30,7 @@ enum ShellCommand {
         var store: Store? = try ctx.openStore(.read)
         let c = ctx.console
         let interactive = c.inIsTerminal && c.outIsTerminal
-        if interactive, let store { c.line("tripstore shell: \(store.objectCount) objects. .help for commands, .quit to leave.") }
+        if interactive, let store { c.line("tripstore shell: \(counted(store.objectCount, "object")). .help for commands, .quit to leave.") }
         var failures = 0
         while true {
             if interactive {

@@ -31,7 +31,7 @@ enum ValidateCommand {
             errors = store.referenceErrors(objects, limit: max(limit, 1)).map(\.description)
         }
         if errors.isEmpty {
-            ctx.console.line("\(path): \(objects.count) objects, valid")
+            ctx.console.line("\(path): \(counted(objects.count, "object")), valid")
             return 0
         }
         for e in errors { ctx.console.err("error: \(path): \(e)") }

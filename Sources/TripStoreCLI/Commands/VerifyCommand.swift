@@ -66,7 +66,7 @@ enum VerifyCommand {
             stale = why
             c.line("note: \(store.imagePath) is stale (\(why)): it is ignored, and the next writer writes it again")
         }
-        c.line("ok: \(store.objectCount) objects, \(store.historyCount) transactions in history, last token \(store.lastToken); checksums, order, references, ids\(store.hasSnapshotFile && stale == nil && FileIO.exists(store.imagePath) ? " and the image" : "") verified")
+        c.line("ok: \(counted(store.objectCount, "object")), \(counted(store.historyCount, "transaction")) in history, last token \(store.lastToken); checksums, order, references, ids\(store.hasSnapshotFile && stale == nil && FileIO.exists(store.imagePath) ? " and the image" : "") verified")
         return 0
     }
 
@@ -136,7 +136,7 @@ enum VerifyCommand {
         }
         c.line("repaired: removed \(n) dangling reference\(n == 1 ? "" : "s")"
                + (t.map { " as transaction \($0.token) by author 'repair'" } ?? " (their holders were deleted later; the files were rewritten)")
-               + "; \(store.objectCount) objects intact")
+               + "; \(counted(store.objectCount, "object")) intact")
         return 0
     }
 }

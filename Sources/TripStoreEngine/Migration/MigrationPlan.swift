@@ -63,28 +63,33 @@ public struct MigrationPlan: Sendable {
     /// lightweight migration for what remains. A store of additions only
     /// opens as it is; a later version than `models` is refused.
     static func prepare(folder: String, models: ModelSchema, plan: MigrationPlan?, options: StoreOptions) throws {
-        guard var recorded = try Store.recordedSchema(in: folder), recorded.fingerprint != models.schema.fingerprint else { return }
+        guard var recorded = try Store.recordedSchema(in: folder), !SchemaMigration(from: recorded, to: models.schema).isEmpty else { return }
         if let stored = recorded.version, let program = models.version, compareVersions(stored, program) == .orderedDescending {
             throw StoreError.newerSchema(store: stored, program: program)
         }
         let stages = plan?.stages ?? []
         let author = plan?.author ?? "migration"
-        if let start = stages.firstIndex(where: { $0.from.schema.fingerprint == recorded.fingerprint }) {
-            for stage in stages[start...] {
+        // Whether the store is at `schema`: the same version where both say
+        // one, else the same shape with no rename left to apply (two
+        // versions that swap two names have one shape).
+        func isAt(_ schema: Schema) -> Bool {
+            if let v = recorded.version, let w = schema.version { return v == w }
+            return SchemaMigration(from: recorded, to: schema).isEmpty
+        }
+        // A stage the store has reached first, so that a stage whose shape
+        // equals its source's never runs twice.
+        let next = stages.lastIndex(where: { isAt($0.to.schema) }).map { $0 + 1 } ?? stages.firstIndex(where: { isAt($0.from.schema) })
+        if let next {
+            for stage in stages[next...] {
                 try run(stage, folder: folder, options: options, author: author)
                 recorded = stage.to.schema
             }
-        } else if stages.contains(where: { $0.to.schema.fingerprint == recorded.fingerprint }) {
-            // The store is at a version the plan reaches: go on from the stage after it.
-            if let k = stages.lastIndex(where: { $0.to.schema.fingerprint == recorded.fingerprint }) {
-                for stage in stages[(k + 1)...] {
-                    try run(stage, folder: folder, options: options, author: author)
-                    recorded = stage.to.schema
-                }
-            }
         }
-        guard recorded.fingerprint != models.schema.fingerprint,
-              !SchemaCompatibility.differences(stored: recorded.descriptions, current: models.schema.descriptions).isEmpty else { return }
+        let rest = SchemaMigration(from: recorded, to: models.schema)
+        // Additions alone open as they are; anything else (a rename
+        // included, even one that keeps the shape) is migrated.
+        guard !rest.renames.isEmpty || (!rest.isEmpty
+              && !SchemaCompatibility.differences(stored: recorded.descriptions, current: models.schema.descriptions).isEmpty) else { return }
         let store = try Store.open(folder, schema: recorded, access: .write, options: options)
         defer { store.close() }
         let done = try store.migrate(to: models.schema, author: author)
@@ -98,7 +103,7 @@ public struct MigrationPlan: Sendable {
         var store = try Store.open(folder, schema: stage.from.schema, access: .write, options: options)
         defer { store.close() }
         if let will { try withContext(on: store, models: stage.from, author: author, will) }
-        if stage.from.schema.fingerprint != stage.to.schema.fingerprint {
+        if !SchemaMigration(from: stage.from.schema, to: stage.to.schema).isEmpty {
             let done = try store.migrate(to: stage.to.schema, author: author)
             store = done.store
         }

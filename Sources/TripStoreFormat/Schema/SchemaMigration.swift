@@ -8,8 +8,12 @@ import TripStoreSystem
 /// without a value for an attribute that becomes required).
 ///
 /// Entities, attributes and relationships are matched by `originalName`
-/// when the old schema has that name, else by name; an attribute is matched
-/// within the entity that declares it.
+/// when the old schema has that name and does not already record that
+/// rename, else by name; an attribute is matched within the entity that
+/// declares it. A rename applies once: the store's schema records each
+/// `originalName` it applied, so a later schema that keeps it (as apps keep
+/// `@Attribute(originalName:)`) matches by name, and a swap of two names is
+/// planned even though the shape, and so the fingerprint, stays the same.
 ///
 /// ```swift
 /// let plan = SchemaMigration(from: stored, to: next)
@@ -74,8 +78,23 @@ public struct SchemaMigration: Sendable {
         plan()
     }
 
-    /// Nothing changes but names that are the same, versions or hints.
-    public var isEmpty: Bool { from.fingerprint == to.fingerprint }
+    /// The renames the plan applies, one line each (also in `steps`).
+    public private(set) var renames: [String] = []
+
+    /// Nothing changes: the same shape, and no rename left to apply
+    /// (versions and hints aside).
+    public var isEmpty: Bool { from.fingerprint == to.fingerprint && renames.isEmpty }
+
+    /// What an entity or property named `name` in the new schema continues
+    /// in the store's, looked up by `lookup`: the one its `originalName`
+    /// names, unless the store's one of the same name carries that same
+    /// `originalName` (an earlier migration applied the rename and recorded
+    /// it), else the one of the same name.
+    static func continued<T>(_ name: String, originalName: String?, in lookup: (String) -> T?, originalNameOf: (T) -> String?) -> T? {
+        let same = lookup(name)
+        if let o = originalName, same.map({ originalNameOf($0) != o }) ?? true, let renamed = lookup(o) { return renamed }
+        return same
+    }
 
     private mutating func plan() {
         // Entities: by original name when the store has it, else by name.
@@ -85,7 +104,7 @@ public struct SchemaMigration: Sendable {
             if let o = e.originalName, from.entity(named: o) == nil, from.entity(named: e.name) == nil {
                 problems.append("entity '\(e.name)': its originalName '\(o)' names no entity of the store's schema")
             }
-            let old = e.originalName.flatMap { from.entity(named: $0) } ?? from.entity(named: e.name)
+            let old = Self.continued(e.name, originalName: e.originalName, in: from.entity(named:), originalNameOf: \.originalName)
             if let old, let other = claimed[old.id] {
                 problems.append("entities '\(other)' and '\(e.name)' both continue '\(old.name)'")
                 oldOf.append(nil)
@@ -104,7 +123,7 @@ public struct SchemaMigration: Sendable {
                 continue
             }
             let old = from.entities[o]
-            if old.name != e.name { steps.append("rename \(old.name) -> \(e.name)") }
+            if old.name != e.name { rename("rename \(old.name) -> \(e.name)") }
             let oldParent = old.parent.flatMap(newName)
             let newParent = e.parent.map { to.entities[$0].name }
             if oldParent != newParent || (old.parent != nil) != (e.parent != nil) {
@@ -126,7 +145,7 @@ public struct SchemaMigration: Sendable {
             var renamed: [(label: String, from: String, to: String)] = []
             for p in e.properties where p.declaringEntity == e.id {
                 let label = "\(e.name).\(p.name)"
-                let match = p.originalName.flatMap { n in oldOwn.first { $0.name == n } } ?? oldOwn.first { $0.name == p.name }
+                let match = Self.continued(p.name, originalName: p.originalName, in: { n in oldOwn.first { $0.name == n } }, originalNameOf: \.originalName)
                 if let o = p.originalName, match == nil {
                     problems.append("\(label): its originalName '\(o)' names no property that \(old.name) declares in the store's schema")
                 }
@@ -137,7 +156,7 @@ public struct SchemaMigration: Sendable {
                 }
                 let oldLabel = "\(old.name).\(q.name)"
                 if q.name != p.name {
-                    steps.append("rename \(oldLabel) -> \(label)")
+                    rename("rename \(oldLabel) -> \(label)")
                     renamed.append((label, q.name, p.name))
                 }
                 continues[label] = q.slot
@@ -160,7 +179,7 @@ public struct SchemaMigration: Sendable {
                         // The old inverse under its new name, when it was renamed.
                         guard let n = newOf[r.destination] else { return nil }
                         let oldProp = from.entities[r.destination].properties[slot]
-                        return to.entities[n].properties.first { ($0.originalName ?? $0.name) == oldProp.name }?.name
+                        return to.entities[n].properties.first { self.oldProperty(continuedBy: $0, in: from.entities[r.destination])?.slot == oldProp.slot }?.name
                     }
                     if newInverse != (renamedInverse ?? oldInverse) {
                         steps.append("inverse of \(label): \(oldInverse ?? "none") -> \(newInverse ?? "none")")
@@ -217,7 +236,9 @@ public struct SchemaMigration: Sendable {
                     let oldInverse = r.inverseSlot.map { from.entities[r.destination].properties[$0].name }
                     if let inv = t.inverseSlot, t.isStoredSide {
                         let newInverse = to.entities[t.destination].properties[inv]
-                        if (newInverse.originalName ?? newInverse.name) != oldInverse && newInverse.name != oldInverse { newInverses.append(p.slot) }
+                        if oldProperty(continuedBy: newInverse, in: from.entities[r.destination])?.name != oldInverse && newInverse.name != oldInverse {
+                            newInverses.append(p.slot)
+                        }
                     }
                 default:
                     slots.append(.fill(Self.fillValue(p)))
@@ -226,6 +247,16 @@ public struct SchemaMigration: Sendable {
             let removed = old.properties.filter { !usedOld.contains($0.slot) }.map { (slot: $0.slot, name: $0.name) }
             mappings.append(EntityMapping(entity: n, slots: slots, removed: removed, newInverses: newInverses))
         }
+    }
+
+    /// The property of the store's entity `old` that `p` continues (see `continued`).
+    func oldProperty(continuedBy p: Property, in old: Entity) -> Property? {
+        Self.continued(p.name, originalName: p.originalName, in: old.property(named:), originalNameOf: \.originalName)
+    }
+
+    private mutating func rename(_ step: String) {
+        steps.append(step)
+        renames.append(step)
     }
 
     /// A property the store did not have: a relationship starts empty, an
@@ -237,7 +268,7 @@ public struct SchemaMigration: Sendable {
         case .relationship(let r):
             if let inverse = r.inverseSlot, let o = oldDestination {
                 let back = to.entities[r.destination].properties[inverse]
-                if from.entities[o].property(named: back.originalName ?? back.name)?.relationship != nil {
+                if oldProperty(continuedBy: back, in: from.entities[o])?.relationship != nil {
                     steps.append("add \(label) (filled from \(to.entities[r.destination].name).\(back.name))")
                     return
                 }
