@@ -36,7 +36,7 @@ public struct SQLSchema: Sendable {
 
     /// The DDL for a store of `schema`; running it twice is harmless.
     public func ddl(for schema: Schema) -> String {
-        var s = """
+        let s = """
         -- tripstore: the tables \(name) that 'tripstore history --format sql' streams into (SPEC §11).
         SET client_min_messages = warning;
         BEGIN;
@@ -103,22 +103,81 @@ public struct SQLSchema: Sendable {
         $tripstore$;
 
         """
-        // One expression index per declared index.
+        return s + indexStatements(for: schema) + "COMMIT;\n"
+    }
+
+    /// One declared index as PostgreSQL holds it: an expression over
+    /// `data`, on the rows of the entity that declares the property and
+    /// its subclasses.
+    public struct ExpressionIndex: Equatable, Sendable {
+        /// The index's name, which says what it indexes: the entity, the
+        /// property and the kind of value (`objects_Trip_name_text`), so
+        /// that an index over another property or kind of value never hides
+        /// behind `IF NOT EXISTS` under the same name.
+        public let name: String
+        /// `CREATE INDEX IF NOT EXISTS …`.
+        public let statement: String
+    }
+
+    /// The expression indexes `schema` declares (booleans, arrays and
+    /// embedded values have none).
+    public func indexes(for schema: Schema) -> [ExpressionIndex] {
+        var out: [ExpressionIndex] = []
         for e in schema.entities {
             for p in e.properties where p.declaringEntity == e.id {
                 guard let a = p.attribute, a.isIndexed else { continue }
-                let index = SQLText.name("objects_" + e.name + "_" + p.name)
-                let expression: String
+                let value = "data->>\(SQLText.literal(p.name))"
+                let (kind, expression): (String, String)
                 switch a.type {
-                case .string, .enumeration: expression = "(data->>\(SQLText.literal(p.name))) COLLATE \"C\""
-                case .int, .double: expression = "((data->>\(SQLText.literal(p.name)))::numeric)"
-                case .date: expression = "(\(qualified).instant(data->>\(SQLText.literal(p.name))))"
+                case .string, .enumeration: (kind, expression) = ("text", "(\(value)) COLLATE \"C\"")
+                case .int, .double: (kind, expression) = ("num", "((\(value))::numeric)")
+                case .date: (kind, expression) = ("date", "(\(qualified).instant(\(value)))")
                 case .bool, .array, .embedded: continue
                 }
-                s += "CREATE INDEX IF NOT EXISTS \(index) ON \(objects) (\(expression)) WHERE types @> \(SQLText.textArray([e.name]));\n"
+                let name = Self.indexName("objects_\(e.name)_\(p.name)_\(kind)")
+                out.append(ExpressionIndex(name: name, statement: "CREATE INDEX IF NOT EXISTS \(SQLText.name(name)) ON \(objects) (\(expression)) "
+                                           + "WHERE types @> \(SQLText.textArray([e.name]));\n"))
             }
         }
-        return s + "COMMIT;\n"
+        return out
+    }
+
+    /// PostgreSQL keeps 63 bytes of a name: a longer one is cut and given
+    /// a checksum of the whole, so two long names never become one.
+    static func indexName(_ full: String) -> String {
+        let bytes = Array(full.utf8)
+        guard bytes.count > 63 else { return full }
+        var cut = bytes.prefix(54)
+        while let last = cut.last, last & 0xC0 == 0x80 { cut.removeLast() }  // never half a character
+        if let last = cut.last, last >= 0xC0 { cut.removeLast() }
+        return String(decoding: cut, as: UTF8.self) + "_" + CRC32C.hex(bytes.withUnsafeBytes { CRC32C.checksum($0) })
+    }
+
+    /// Brings the indexes of `objects` to those `schema` declares: drops
+    /// each index tripstore made (named `objects_…`, on some types' rows)
+    /// that it does not declare (its property renamed, re-typed, re-added or
+    /// no longer indexed, or an index of an earlier version named the
+    /// earlier way) and creates the missing ones. The DDL and a migration's
+    /// transaction both run it, so they converge on the same set.
+    public func indexStatements(for schema: Schema) -> String {
+        indexDrops(for: schema) + indexes(for: schema).map(\.statement).joined()
+    }
+
+    /// The first half of `indexStatements`: the drops, which a migration
+    /// runs before it writes the objects again (an index of an earlier
+    /// schema may refuse their new values).
+    public func indexDrops(for schema: Schema) -> String {
+        let keep = SQLText.textArray(["objects_pkey", "objects_types"] + indexes(for: schema).map(\.name))
+        return """
+        DO $tripstore$ DECLARE i record; BEGIN
+            FOR i IN SELECT indexname FROM pg_indexes
+                WHERE schemaname = \(SQLText.literal(name)) AND tablename = 'objects' AND indexname LIKE 'objects\\_%'
+                    AND indexdef LIKE '%WHERE (types @> %' AND indexname <> ALL (\(keep)) LOOP
+                EXECUTE format('DROP INDEX %I.%I', \(SQLText.literal(name)), i.indexname);
+            END LOOP;
+        END $tripstore$;
+
+        """
     }
 
     /// An entity's type and its ancestors, nearest first (the `types` column).

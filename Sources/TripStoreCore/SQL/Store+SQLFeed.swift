@@ -27,12 +27,16 @@ extension Store {
             let then = timeline.schema(at: t.token, current: schema)
             var s = "BEGIN;\n" + sql.expect(t.token - 1, t.token)
             if let m = t.changes.first(where: { $0.kind == .migrate }), m.migration != nil {
-                // Every object changes shape: the table is written anew from the store as of this token.
-                s += "DELETE FROM \(sql.objects);\n"
+                // Every object changes shape: the table is written anew from
+                // the store as of this token, and the indexes brought to the
+                // new schema's (the stale ones dropped first: they may refuse
+                // the new values).
+                s += sql.indexDrops(for: then) + "DELETE FROM \(sql.objects);\n"
                 out(s)
                 s = ""
                 let store = t.token == lastToken ? self : try past(at: .token(t.token))
                 store.writeSQLObjects(in: sql, token: t.token, to: write)
+                s = sql.indexes(for: then).map(\.statement).joined()
             } else if isBulk(t) && sources.changedSince[t.token] == nil && table.count == t.changes.count {
                 // Every live object is one this import inserted, unchanged since: the table as it is.
                 out(s)
