@@ -43,11 +43,13 @@ enum MigrateCommand {
         if dryRun {
             let checked = try store.migrationPlan(to: target)
             if !checked.problems.isEmpty { throw StoreError.migrationRefused(checked.problems) }
+            for note in checked.notes { ctx.console.line("  note: " + note) }
             ctx.console.line("dry run: the objects allow every change; nothing was changed")
             return 0
         }
         let done = try store.migrate(to: target, author: ctx.author)
         ctx.adopt(done.store)
+        for note in done.plan.notes { ctx.console.line("  note: " + note) }
         for w in done.store.warnings { ctx.console.err(CLIError.sentence(w)) }
         ctx.console.line("migrated \(counted(done.store.objectCount, "object")); committed as token \(done.transaction.token) with a new snapshot")
         return 0

@@ -6,7 +6,7 @@ enum SchemaCommand {
     static let spec = CommandSpec(
         name: "schema", summary: "print the store's model hierarchy (or the trip schema): attributes, relationships, delete rules",
         usage: "tripstore schema [--format text|json|sql] [--sql-schema NAME]",
-        valueOptions: ["format": "text (default); json: a schema file that --schema FILE reads; sql: PostgreSQL's tables for 'history --format sql'",
+        valueOptions: ["format": "text (default); json: a schema file that --schema FILE reads (for migrate, set its \"version\" and give an attribute \"originalName\" to rename it or \"default\" to fill it); sql: PostgreSQL's tables for 'history --format sql'",
                        "sql-schema": "with --format sql: the PostgreSQL schema of the tables (default tripstore)"],
         examples: ["tripstore schema", "tripstore --store films schema --format json > films.schema.json",
                    "tripstore schema --format sql | psql -v ON_ERROR_STOP=1",

@@ -174,14 +174,19 @@ extension Store {
         defer { work.finish() }
         var refusals = RefusalCounter()
         var oldValues: [JSONMember] = []
+        var inexact: [String: Int] = [:]
         if building, let next { next.table.reserve(rows.count) }
         while let part = work.next() {
             refusals.merge(part.refusals)
+            inexact.merge(part.inexact, uniquingKeysWith: +)
             oldValues += part.oldValues
             guard building, let next else { continue }
             part.append(to: next.table) { next.indexes.appendType($0, $1) }
         }
         plan.problems += refusals.sentences
+        plan.notes = inexact.sorted { $0.key < $1.key }.map { label, n in
+            "\(label): \(n) integer value\(n == 1 ? "" : "s") past 2^53 \(n == 1 ? "becomes" : "become") the nearest Double; history keeps the exact integer\(n == 1 ? "" : "s")"
+        }
         let added = Self.addedInverses(plan)
         plan.problems += Self.addedInverseConflicts(added, plan: plan, in: table)
         guard building, let next, plan.problems.isEmpty else { return oldValues }
@@ -323,6 +328,9 @@ struct ObjectConversion: Sendable {
     var objects: [StoredObject] = []
     var oldValues: [JSONMember] = []
     var refusals = RefusalCounter()
+    /// Per attribute label: how many integers became a `Double` that is not
+    /// equal to them (history keeps the exact ones).
+    var inexact: [String: Int] = [:]
 
     struct Converted: Sendable {
         var entity: Int16
@@ -394,7 +402,10 @@ struct ObjectConversion: Sendable {
                         case .intToDouble:
                             if case .int(let i) = v {
                                 let d = Double(i)
-                                if Int64(exactly: d) != i { kept.append(JSONMember(oldEntity.properties[s].name, .int(i))) }
+                                if Int64(exactly: d) != i {
+                                    kept.append(JSONMember(oldEntity.properties[s].name, .int(i)))
+                                    out.inexact[label, default: 0] += 1
+                                }
                                 v = .double(d)
                             }
                         case .removedCases(let gone):

@@ -36,9 +36,15 @@ package enum SchemaCoding {
 
     /// `{"fingerprint": …, "version": …, "entities": […]}`'s members: the
     /// schema as the snapshot header, the record and the schema file hold it.
-    package static func writeMembers(_ schema: Schema, to w: inout JSONWriter) {
+    /// `versionAlways` writes `"version": null` where the schema has none,
+    /// so that a person editing a schema file sees the key.
+    package static func writeMembers(_ schema: Schema, to w: inout JSONWriter, versionAlways: Bool = false) {
         w.key("fingerprint"); w.string(schema.fingerprint)
-        if let v = schema.version { w.key("version"); w.string(v) }
+        if let v = schema.version {
+            w.key("version"); w.string(v)
+        } else if versionAlways {
+            w.key("version"); w.null()
+        }
         w.key("entities"); write(schema.descriptions, to: &w)
     }
 

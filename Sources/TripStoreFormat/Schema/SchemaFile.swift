@@ -22,7 +22,7 @@ public enum SchemaFile {
     public static func bytes(_ schema: Schema, pretty: Bool) -> [UInt8] {
         var w = JSONWriter(pretty: pretty)
         w.beginObject()
-        SchemaCoding.writeMembers(schema, to: &w)
+        SchemaCoding.writeMembers(schema, to: &w, versionAlways: true)
         w.endObject()
         return w.bytes
     }
@@ -65,7 +65,7 @@ public enum SchemaFile {
         }
         var version: String?
         switch value["version"] {
-        case nil: break
+        case nil, .null?: break
         case .string(let v)?: version = v
         default: throw .malformedFile(location: "the schema file", detail: "\"version\" must be a string, such as \"1.2.0\"")
         }

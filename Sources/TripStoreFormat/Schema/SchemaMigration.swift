@@ -29,6 +29,10 @@ public struct SchemaMigration: Sendable {
     public private(set) var steps: [String] = []
     /// Each change that lightweight migration cannot make, as a sentence.
     public package(set) var problems: [String] = []
+    /// What the objects make of the changes, as sentences (how many
+    /// integers past 2^53 a conversion to `Double` changes): known once
+    /// the store checked the plan against its objects, empty before.
+    public package(set) var notes: [String] = []
     /// Per entity of `from`: how its objects become objects of `to` (nil: the entity is removed).
     package private(set) var mappings: [EntityMapping?] = []
 
