@@ -16,6 +16,7 @@ let strict: [SwiftSetting] = [
 // (`.ci/check-layers` fails the build of CI if one imports uphill):
 //
 //   TripStoreSystem   TripStoreJSON        system calls, checksums / bytes ↔ JSON values
+//   (TripStorePrefetch: the C compiler's cache hint, for TripStoreCore's hot loops)
 //          \             /
 //          TripStoreFormat                 schema, envelopes, journal and snapshot lines, history records
 //                 |
@@ -39,8 +40,10 @@ let package = Package(
             .define("TRIPSTORE_TEST_HOOKS", .when(configuration: .debug)),
         ]),
         .target(name: "TripStoreJSON", swiftSettings: strict),
+        // One inline C function: Swift has no prefetch of its own.
+        .target(name: "TripStorePrefetch"),
         .target(name: "TripStoreFormat", dependencies: ["TripStoreJSON", "TripStoreSystem"], swiftSettings: strict),
-        .target(name: "TripStoreCore", dependencies: ["TripStoreFormat", "TripStoreJSON", "TripStoreSystem"], swiftSettings: strict),
+        .target(name: "TripStoreCore", dependencies: ["TripStoreFormat", "TripStoreJSON", "TripStoreSystem", "TripStorePrefetch"], swiftSettings: strict),
         .target(name: "TripStoreEngine", dependencies: ["TripStoreCore", "TripStoreFormat", "TripStoreJSON", "TripStoreSystem"], swiftSettings: strict),
         // The trip domain: model classes and their schema.
         .target(name: "TripStoreModels", dependencies: ["TripStoreEngine"], swiftSettings: strict),

@@ -118,7 +118,9 @@ public enum FileIO {
         guard fstat(fd, &st) == 0 else { throw IOError(operation: "stat", path: path, code: errno) }
         // Read straight into uninitialized storage: zeroing a big file's buffer first costs a pass over it.
         var failure: (any Error)?
-        var out = [UInt8](unsafeUninitializedCapacity: max(0, Int(st.st_size))) { buffer, count in
+        // (Never with a capacity of 0: that writes to the empty array all threads share.)
+        let size = max(0, Int(st.st_size))
+        var out = size == 0 ? [] : [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
             do {
                 count = try read(fd, into: UnsafeMutableRawBufferPointer(buffer), path: path)
             } catch {

@@ -382,8 +382,9 @@ struct BulkObjects {
     static func sortedByID(_ keyed: consuming [(prefix: UInt64, g: Int32)], records: RecordPointers) -> [(prefix: UInt64, g: Int32)] {
         let n = keyed.count
         var a = consume keyed
-        // Scratch: every element is written before it is read.
-        var b = [(prefix: UInt64, g: Int32)](unsafeUninitializedCapacity: n) { _, count in count = n }
+        // Scratch: every element is written before it is read (none at
+        // all for 0, which would write to the empty array threads share).
+        var b = n == 0 ? [] : [(prefix: UInt64, g: Int32)](unsafeUninitializedCapacity: n) { _, count in count = n }
         a.withUnsafeMutableBufferPointer { a in
             b.withUnsafeMutableBufferPointer { b in
                 guard n >= msdFrom else {

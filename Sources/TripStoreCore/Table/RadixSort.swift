@@ -39,8 +39,9 @@ enum RadixSort {
     static func sorted(_ pairs: consuming [(prefix: UInt64, g: Int32)]) -> [(prefix: UInt64, g: Int32)] {
         var a = consume pairs
         let n = a.count
-        // Scratch: every element is written before it is read.
-        var b = [(prefix: UInt64, g: Int32)](unsafeUninitializedCapacity: n) { _, count in count = n }
+        // Scratch: every element is written before it is read (none at
+        // all for 0, which would write to the empty array threads share).
+        var b = n == 0 ? [] : [(prefix: UInt64, g: Int32)](unsafeUninitializedCapacity: n) { _, count in count = n }
         let inScratch = a.withUnsafeMutableBufferPointer { a in b.withUnsafeMutableBufferPointer { byKey(a, scratch: $0, bits: 64) } }
         return inScratch ? b : a
     }
