@@ -20,7 +20,9 @@ enum SchemaCommand {
             ctx.console.line(String(decoding: SchemaFile.bytes(ctx.schema, pretty: true), as: UTF8.self))
             return 0
         case "sql":
-            ctx.console.out(try ctx.sqlSchema().ddl(for: ctx.schema))
+            let sql = try ctx.sqlSchema()
+            // A store's DDL knows from which token its schema is in force.
+            ctx.console.out(try Store.exists(in: ctx.storePath) ? try ctx.openStore(.read).sqlDDL(in: sql) : sql.ddl(for: ctx.schema))
             return 0
         case let other?: throw ctx.usageError("--format is text, json or sql, got '\(other)'")
         }

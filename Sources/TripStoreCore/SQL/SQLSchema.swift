@@ -34,8 +34,9 @@ public struct SQLSchema: Sendable {
         self.name = name
     }
 
-    /// The DDL for a store of `schema`; running it twice is harmless.
-    public func ddl(for schema: Schema) -> String {
+    /// The DDL for a store of `schema`, in force from token `indexesFrom`
+    /// (see `indexCreations`); running it twice is harmless.
+    public func ddl(for schema: Schema, indexesFrom: Int64 = 0) -> String {
         let s = """
         -- tripstore: the tables \(name) that 'tripstore history --format sql' streams into (SPEC §11).
         SET client_min_messages = warning;
@@ -103,7 +104,7 @@ public struct SQLSchema: Sendable {
         $tripstore$;
 
         """
-        return s + indexStatements(for: schema) + "COMMIT;\n"
+        return s + indexDrops(for: schema) + indexCreations(for: schema, from: indexesFrom) + "COMMIT;\n"
     }
 
     /// One declared index as PostgreSQL holds it: an expression over
@@ -111,13 +112,18 @@ public struct SQLSchema: Sendable {
     /// its subclasses.
     public struct ExpressionIndex: Equatable, Sendable {
         /// The index's name, which says what it indexes: the entity, the
-        /// property and the kind of value (`objects_Trip_name_text`), so
-        /// that an index over another property or kind of value never hides
-        /// behind `IF NOT EXISTS` under the same name.
+        /// property and the kind of value (`tripstore:Trip.name:text`; names
+        /// hold no `.` or `:`, so no two indexes share one), so that an
+        /// index over another property or kind of value never hides behind
+        /// `IF NOT EXISTS` under the same name.
         public let name: String
         /// `CREATE INDEX IF NOT EXISTS …`.
         public let statement: String
     }
+
+    /// The prefix of every expression index tripstore makes: the DDL and a
+    /// migration drop only those (and those 0.9.0 made), never a user's own.
+    static let indexPrefix = "tripstore:"
 
     /// The expression indexes `schema` declares (booleans, arrays and
     /// embedded values have none).
@@ -134,7 +140,7 @@ public struct SQLSchema: Sendable {
                 case .date: (kind, expression) = ("date", "(\(qualified).instant(\(value)))")
                 case .bool, .array, .embedded: continue
                 }
-                let name = Self.indexName("objects_\(e.name)_\(p.name)_\(kind)")
+                let name = Self.indexName(Self.indexPrefix + "\(e.name).\(p.name):\(kind)")
                 out.append(ExpressionIndex(name: name, statement: "CREATE INDEX IF NOT EXISTS \(SQLText.name(name)) ON \(objects) (\(expression)) "
                                            + "WHERE types @> \(SQLText.textArray([e.name]));\n"))
             }
@@ -143,41 +149,48 @@ public struct SQLSchema: Sendable {
     }
 
     /// PostgreSQL keeps 63 bytes of a name: a longer one is cut and given
-    /// a checksum of the whole, so two long names never become one.
+    /// a checksum of the whole, so two long names never become one (names
+    /// are ASCII, so a cut never splits a character).
     static func indexName(_ full: String) -> String {
         let bytes = Array(full.utf8)
         guard bytes.count > 63 else { return full }
-        var cut = bytes.prefix(54)
-        while let last = cut.last, last & 0xC0 == 0x80 { cut.removeLast() }  // never half a character
-        if let last = cut.last, last >= 0xC0 { cut.removeLast() }
-        return String(decoding: cut, as: UTF8.self) + "_" + CRC32C.hex(bytes.withUnsafeBytes { CRC32C.checksum($0) })
+        return String(decoding: bytes.prefix(54), as: UTF8.self) + "~" + CRC32C.hex(bytes.withUnsafeBytes { CRC32C.checksum($0) })
     }
 
-    /// Brings the indexes of `objects` to those `schema` declares: drops
-    /// each index tripstore made (named `objects_…`, on some types' rows)
-    /// that it does not declare (its property renamed, re-typed, re-added or
-    /// no longer indexed, or an index of an earlier version named the
-    /// earlier way) and creates the missing ones. The DDL and a migration's
-    /// transaction both run it, so they converge on the same set.
-    public func indexStatements(for schema: Schema) -> String {
-        indexDrops(for: schema) + indexes(for: schema).map(\.statement).joined()
-    }
-
-    /// The first half of `indexStatements`: the drops, which a migration
-    /// runs before it writes the objects again (an index of an earlier
-    /// schema may refuse their new values).
+    /// The drops that bring the indexes of `objects` to those `schema`
+    /// declares: each expression index tripstore made that the schema does
+    /// not declare (its property renamed, re-typed, re-added or no longer
+    /// indexed), and each that 0.9.0 made (named `objects_<Entity>_<property>`
+    /// for exactly the entity and property its definition names). A
+    /// migration runs them before it writes the objects again (an index of
+    /// an earlier schema may refuse their new values), the DDL always.
     public func indexDrops(for schema: Schema) -> String {
-        let keep = SQLText.textArray(["objects_pkey", "objects_types"] + indexes(for: schema).map(\.name))
+        let keep = SQLText.textArray(indexes(for: schema).map(\.name))
         return """
         DO $tripstore$ DECLARE i record; BEGIN
             FOR i IN SELECT indexname FROM pg_indexes
-                WHERE schemaname = \(SQLText.literal(name)) AND tablename = 'objects' AND indexname LIKE 'objects\\_%'
-                    AND indexdef LIKE '%WHERE (types @> %' AND indexname <> ALL (\(keep)) LOOP
+                WHERE schemaname = \(SQLText.literal(name)) AND tablename = 'objects' AND (
+                    (starts_with(indexname, \(SQLText.literal(Self.indexPrefix))) AND indexname <> ALL (\(keep)::text[]))
+                    OR indexname = 'objects_' || substring(indexdef FROM 'WHERE \\(types @> ARRAY\\[''([A-Za-z0-9_]+)''')
+                                   || '_' || substring(indexdef FROM 'data ->> ''([A-Za-z0-9_]+)''')) LOOP
                 EXECUTE format('DROP INDEX %I.%I', \(SQLText.literal(name)), i.indexname);
             END LOOP;
         END $tripstore$;
 
         """
+    }
+
+    /// The creations of the indexes `schema` declares. `from`: the token
+    /// from which the schema is in force (its migration's, 0 for the
+    /// first): a database whose cursor is before it gets them from that
+    /// migration's transaction, since an index of a later schema may refuse
+    /// the values of the transactions before it.
+    public func indexCreations(for schema: Schema, from token: Int64 = 0) -> String {
+        let statements = indexes(for: schema).map(\.statement)
+        guard token > 0, !statements.isEmpty else { return statements.joined() }
+        var s = "DO $tripstore$ BEGIN\n    IF (SELECT token FROM \(cursor)) >= \(token) THEN\n"
+        for statement in statements { s += "        EXECUTE \(SQLText.literal(String(statement.dropLast(2))));\n" }
+        return s + "    END IF;\nEND $tripstore$;\n"
     }
 
     /// An entity's type and its ancestors, nearest first (the `types` column).

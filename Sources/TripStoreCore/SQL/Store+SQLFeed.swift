@@ -6,6 +6,15 @@ import TripStoreSystem
 /// which checks the cursor first, so that a resumed stream applies every
 /// token exactly once.
 extension Store {
+    /// `tripstore schema --format sql` for this store: the DDL, whose
+    /// indexes are created only in a database that has reached the store's
+    /// last migration (before it, that migration's transaction creates them).
+    /// - Throws: what reading history throws.
+    public func sqlDDL(in sql: SQLSchema) throws -> String {
+        let lastMigration = try checkedHistory().last { t in t.changes.contains { $0.kind == .migrate } }?.token ?? 0
+        return sql.ddl(for: schema, indexesFrom: lastMigration)
+    }
+
     /// Rows per `INSERT … VALUES` statement.
     static let sqlRowsPerInsert = 500
 
@@ -31,12 +40,12 @@ extension Store {
                 // the store as of this token, and the indexes brought to the
                 // new schema's (the stale ones dropped first: they may refuse
                 // the new values).
-                s += sql.indexDrops(for: then) + "DELETE FROM \(sql.objects);\n"
+                s += "SET LOCAL client_min_messages = warning;\n" + sql.indexDrops(for: then) + "DELETE FROM \(sql.objects);\n"
                 out(s)
                 s = ""
                 let store = t.token == lastToken ? self : try past(at: .token(t.token))
                 store.writeSQLObjects(in: sql, token: t.token, to: write)
-                s = sql.indexes(for: then).map(\.statement).joined()
+                s = sql.indexCreations(for: then)
             } else if isBulk(t) && sources.changedSince[t.token] == nil && table.count == t.changes.count {
                 // Every live object is one this import inserted, unchanged since: the table as it is.
                 out(s)
