@@ -411,11 +411,7 @@ extension Store {
         let trailer = try readTrailer(fd, size: try FileIO.size(fd, path: path), path: path)
         var crc: UInt32 = 0
         try read(fd, path: path, 0..<trailer.start) { crc = CRC32C.checksum($0, continuing: crc) }
-        crc = trailer.sealed(crc)
-        guard crc == trailer.crc else {
-            throw StoreError.damaged(file: path, line: nil, detail: "checksum mismatch (stored \(CRC32C.hex(trailer.crc)), computed \(CRC32C.hex(crc))); the snapshot was not rewritten",
-                                     repairable: false)
-        }
+        try trailer.check(bodyCRC: crc, path: path, note: "; the snapshot was not rewritten")
     }
 }
 

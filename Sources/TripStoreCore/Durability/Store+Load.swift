@@ -54,14 +54,23 @@ extension Store {
         Trace.mark("replay journal")
     }
 
-    func checkHeader(_ header: JSONValue, path: String, token: Int64) throws {
-        guard case .int(let format)? = header["format"] else {
-            throw StoreError.damaged(file: path, line: 1, detail: "the header has no format version", repairable: false)
-        }
+    func checkHeader(_ header: JSONValue, start: SnapshotFormat.HeaderStart?, path: String, token: Int64) throws {
+        func damaged(_ detail: String) -> StoreError { .damaged(file: path, line: 1, detail: detail, repairable: false) }
+        guard case .int(let format)? = header["format"] else { throw damaged("the header has no format version") }
         guard format <= SnapshotFormat.version else { throw StoreError.newerFormat(file: path, version: Int(format)) }
+        // One value a key: a reader that took the last of two would see another time than this one.
+        if case .object(let members) = header, Set(members.map(\.key)).count != members.count {
+            throw damaged("the header holds a key twice")
+        }
         // Format 4 and `oldestReachableCommit` go together (`readHeaderStart` read its value).
         guard (format == 4) == (header["oldestReachableCommit"] != nil) else {
-            throw StoreError.damaged(file: path, line: 1, detail: "the header's format \(format) does not match its oldestReachableCommit", repairable: false)
+            throw damaged("the header's format \(format) does not match its oldestReachableCommit")
+        }
+        // The times are dates, where the format puts them (the first bytes, read before this).
+        for (key, read) in [("oldestReachableCommit", start?.oldestReachableCommit), ("lastCommit", start?.lastCommit)] {
+            guard let value = header[key] else { continue }
+            guard case .string(let text) = value, let time = ISODate.parse(text) else { throw damaged("the header's \(key) is not a date") }
+            guard read == time else { throw damaged("the header's \(key) is not where the format puts it (right after the format)") }
         }
         guard case .int(let t)? = header["token"], t == token else {
             throw StoreError.damaged(file: path, line: 1, detail: "the header's token does not match the file name", repairable: false)

@@ -22,8 +22,8 @@ extension Store {
         let size = try FileIO.size(fd, path: path)
         let trailer = try Store.readTrailer(fd, size: size, path: path)
         let objectCount = trailer.objects
-        let start = try readHeaderStart(fd, path: path)
-        historyLog.oldestReachableCommit = start?.oldestReachableCommit
+        let headerStart = try readHeaderStart(fd, path: path)
+        historyLog.oldestReachableCommit = headerStart?.oldestReachableCommit
         if options.useSnapshotImage, let file = FileIdentity.of(fd), loadImage(token, binding: SnapshotImage.Binding(
             token: token, snapshotBytes: Int64(size), snapshotCRC: trailer.crc, fingerprint: SnapshotImage.fingerprint(schema), file: file),
             objects: objectCount, history: trailer.history, historyEnd: trailer.start) {
@@ -32,7 +32,7 @@ extension Store {
                 keepOpen = true
             }
             historyLog.snapshotCount = trailer.history
-            historyLog.snapshotLastCommit = start?.lastCommit ?? trailer.lastCommit
+            historyLog.snapshotLastCommit = headerStart?.lastCommit ?? trailer.lastCommit
             lastToken = token
             return
         }
@@ -79,7 +79,7 @@ extension Store {
                 if lines == 1 {
                     do {
                         var header = JSONReader(buffer: UnsafeBufferPointer(rebasing: bytes[start..<end]))
-                        try checkHeader(try header.parseDocument(), path: path, token: token)
+                        try checkHeader(try header.parseDocument(), start: headerStart, path: path, token: token)
                     } catch {
                         headerError = error
                     }
@@ -119,10 +119,7 @@ extension Store {
         work.deallocate()
         workFreed = true
         Trace.mark("snapshot read, checksum and decode (\(chunks.reduce(0) { $0 + $1.fallback.count }) lines the slow way)")
-        crc = trailer.sealed(crc)
-        guard crc == trailer.crc else {
-            throw StoreError.damaged(file: path, line: nil, detail: "checksum mismatch (stored \(CRC32C.hex(trailer.crc)), computed \(CRC32C.hex(crc)))", repairable: false)
-        }
+        try trailer.check(bodyCRC: crc, path: path)
         if let e = headerError {
             if let syntax = e as? JSONSyntaxError { throw StoreError.damaged(file: path, line: 1, detail: "\(syntax)", repairable: false) }
             throw e
@@ -143,7 +140,7 @@ extension Store {
             keepOpen = true
         }
         historyLog.snapshotCount = trailer.history
-        historyLog.snapshotLastCommit = start?.lastCommit ?? trailer.lastCommit
+        historyLog.snapshotLastCommit = headerStart?.lastCommit ?? trailer.lastCommit
         lastToken = token
         // A writer rebuilds a missing, stale or damaged image now, while the
         // table holds exactly the snapshot (the journal is replayed after).
@@ -412,6 +409,15 @@ struct SnapshotTrailer {
     /// the body's continued over `lastCommitText` (see `SnapshotFormat.sealed`).
     let crc: UInt32
 
-    /// The checksum to compare with `crc`, from the body's.
-    func sealed(_ bodyCRC: UInt32) -> UInt32 { SnapshotFormat.sealed(bodyCRC, lastCommit: lastCommitText) }
+    /// Whether the body's checksum matches `crc`: the CRC-32C of the bytes
+    /// before the trailer, or in a trailer 0.9.0 wrote with `lastCommit`
+    /// also that continued over its text (0.9.0's rule; a hand edit of such
+    /// a file resealed by the plain rule opens too).
+    /// - Throws: `StoreError.damaged` naming both checksums; `note` ends its detail.
+    func check(bodyCRC: UInt32, path: String, note: String = "") throws {
+        let sealed = SnapshotFormat.sealed(bodyCRC, lastCommit: lastCommitText)
+        guard crc != bodyCRC && crc != sealed else { return }
+        throw StoreError.damaged(file: path, line: nil, detail: "checksum mismatch (stored \(CRC32C.hex(crc)), computed \(CRC32C.hex(bodyCRC)))" + note,
+                                 repairable: false)
+    }
 }

@@ -50,10 +50,7 @@ extension Store {
         guard bytes.withUnsafeMutableBytes({ FileIO.read(fd, into: $0, at: 0) }) == trailer.start else {
             throw damaged(nil, "the snapshot could not be read to its end")
         }
-        let crc = trailer.sealed(bytes.withUnsafeBytes { CRC32C.checksum($0) })
-        guard crc == trailer.crc else {
-            throw damaged(nil, "checksum mismatch (stored \(CRC32C.hex(trailer.crc)), computed \(CRC32C.hex(crc)))")
-        }
+        try trailer.check(bodyCRC: bytes.withUnsafeBytes { CRC32C.checksum($0) }, path: path)
         var lines: [Range<Int>] = []
         var start = 0
         for i in bytes.indices where bytes[i] == 0x0A {
@@ -70,7 +67,8 @@ extension Store {
                 throw damaged(k + 1, "\(error)")
             }
         }
-        try checkHeader(try parse(0), path: path, token: token)
+        let headerStart = try readHeaderStart(fd, path: path)
+        try checkHeader(try parse(0), start: headerStart, path: path, token: token)
         var envelopes: [JSONValue] = []
         envelopes.reserveCapacity(trailer.objects)
         var ids = Set<String>()
@@ -107,7 +105,6 @@ extension Store {
         }
         historyLog.snapshotCount = trailer.history
         // The repair's snapshot keeps the oldest reachable state's time, as any other does.
-        let headerStart = try readHeaderStart(fd, path: path)
         historyLog.oldestReachableCommit = headerStart?.oldestReachableCommit
         historyLog.snapshotLastCommit = headerStart?.lastCommit ?? trailer.lastCommit
         lastToken = token

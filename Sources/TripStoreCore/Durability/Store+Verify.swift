@@ -26,8 +26,9 @@ extension Store {
     }
 
     /// What `verify` adds about commit times (apart from `checkInvariants`,
-    /// whose damage blocks a repair; these do not): times that go back, and
-    /// a snapshot's `lastCommit` that disagrees with its last history line.
+    /// whose damage blocks a repair; these do not): times that go back, a
+    /// snapshot's `lastCommit` that disagrees with its last history line,
+    /// and an oldest reachable state said to be younger than retained history.
     public func commitTimeProblems() -> [String] {
         var problems: [String] = []
         let history = self.history
@@ -36,6 +37,10 @@ extension Store {
            history[snapshotLines - 1].timestamp != said {
             problems.append("the snapshot says its last commit was at \(ISODate.format(said)), "
                 + "its last history line says \(ISODate.format(history[snapshotLines - 1].timestamp))")
+        }
+        if let oldest = historyLog.oldestReachableCommit, let first = history.first, first.timestamp < oldest {
+            problems.append("the snapshot says the oldest reachable state was committed at \(ISODate.format(oldest)), "
+                + "after the oldest retained transaction (token \(first.token), \(ISODate.format(first.timestamp)))")
         }
         if let k = history.indices.dropFirst().first(where: { history[$0].timestamp < history[$0 - 1].timestamp }) {
             problems.append("history goes back in time at token \(history[k].token) (\(ISODate.format(history[k].timestamp)), "

@@ -125,4 +125,27 @@ import TripStoreModels
         #expect(String(decoding: try FileIO.readFile(next).prefix(56), as: UTF8.self)
                 == #"{"format":3,"lastCommit":"2026-11-21T11:00:00Z","schema""#)
     }
+
+    /// A 0.9.0 snapshot edited by hand and resealed by the plain rule opens
+    /// with the edit (its trailer still says `lastCommit`).
+    @Test func aVersionZeroNineSnapshotResealedByThePlainRuleOpens() throws {
+        let folder = TestFolders.make("v0.9.0-resealed")
+        for name in ["snapshot-2.jsonl", "schema.json"] {
+            try FileManager.default.copyItem(atPath: Self.fixture + "/" + name, toPath: folder + "/" + name)
+        }
+        let path = folder + "/snapshot-2.jsonl"
+        var lines = String(decoding: try FileIO.readFile(path), as: UTF8.self).split(separator: "\n").map(String.init)
+        lines = lines.map { $0.replacingOccurrences(of: "Trattoria da Mario", with: "Trattoria da Maria") }
+        let body = Array((lines.dropLast().joined(separator: "\n") + "\n").utf8)
+        let trailer = lines[lines.count - 1]
+        #expect(trailer.contains("lastCommit"))
+        let resealed = trailer.replacingOccurrences(of: #""crc32c":"[0-9a-f]+""#, with: #""crc32c":"\#(CRC32C.hex(CRC32C.checksum(body)))""#,
+                                                    options: .regularExpression)
+        try Data(body + Array((resealed + "\n").utf8)).write(to: URL(fileURLWithPath: path))
+        #expect(try Self.checkedApart([path]).code == 0)
+        let store = try Store.open(folder, schema: TripSchema.schema, access: .read)
+        defer { store.close() }
+        let meal = try #require(store.object(id: "m1"))
+        #expect(meal.values.contains(.string("Trattoria da Maria")))
+    }
 }

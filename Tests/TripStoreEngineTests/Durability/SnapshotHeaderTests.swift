@@ -89,4 +89,34 @@ import TripStoreModels
             return line == 1 && detail.contains("is not the fingerprint of the schema it describes")
         }
     }
+
+    /// The header's times are dates where the format puts them, each key
+    /// once: anything else, resealed, is damage at line 1.
+    @Test(arguments: [
+        (#""lastCommit":"garbage","#, "is not a date"),
+        (#""lastCommit":12345,"#, "is not a date"),
+        (#""lastCommit":null,"#, "is not a date"),
+        (#""lastCommit":"2020-01-01T00:00:00Z","lastCommit":"2021-01-01T00:00:00Z","#, "holds a key twice"),
+    ])
+    func aHeaderTimeThatIsNoDateOrTwiceIsDamage(_ replacement: String, _ detail: String) throws {
+        let folder = try Self.filmStoreWithItsHeader("header-time") { line in
+            line.replacingOccurrences(of: #""lastCommit":"[^"]*","#, with: replacement, options: .regularExpression)
+        }
+        #expect {
+            try Store.open(folder, schema: FilmSchema.schema, access: .read)
+        } throws: { error in
+            guard case StoreError.damaged(_, let line, let d, _) = error else { return false }
+            return line == 1 && d.contains(detail)
+        }
+    }
+
+    /// A `lastCommit` moved away from the header's start is not read there: damage.
+    @Test func aLastCommitElsewhereInTheHeaderIsDamage() throws {
+        let folder = try Self.filmStoreWithItsHeader("header-time-moved") { line in
+            guard let r = line.range(of: #""lastCommit":"[^"]*","#, options: .regularExpression) else { return line }
+            let field = String(line[r])
+            return line.replacingCharacters(in: r, with: "").replacingOccurrences(of: #""token":"#, with: field + #""token":"#)
+        }
+        #expect(throws: StoreError.self) { try Store.open(folder, schema: FilmSchema.schema, access: .read) }
+    }
 }

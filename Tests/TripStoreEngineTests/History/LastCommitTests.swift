@@ -109,4 +109,26 @@ import TripStoreModels
         bytes[at + text.count + 3] = bytes[at + text.count + 3] == UInt8(ascii: "1") ? UInt8(ascii: "2") : UInt8(ascii: "1")
         try Data(bytes).write(to: URL(fileURLWithPath: path))
     }
+
+    /// An oldest reachable state said (by a resealed hand edit) to be
+    /// younger than the oldest retained transaction is what `verify` reports.
+    @Test func anOldestReachableTimeAfterTheRetainedHistoryIsReported() throws {
+        let folder = TestFolders.make("oldest-after-history")
+        let store = try TestStores.bulkImported(folder, seed: 3, trips: 20, timestamp: 1_700_000_000)
+        for k in 0..<3 { try TestStores.commit(TestStores.trip("later-\(k)"), to: store, timestamp: 1_700_000_100 + Double(k)) }
+        #expect(try store.pruneHistory(before: store.lastToken - 1) == 2)
+        let path = store.files.snapshot(store.lastToken)
+        store.close()
+        var lines = String(decoding: try FileIO.readFile(path), as: UTF8.self).split(separator: "\n").map(String.init)
+        lines[0] = lines[0].replacingOccurrences(of: #""oldestReachableCommit":"[^"]*""#, with: #""oldestReachableCommit":"2099-01-01T00:00:00Z""#,
+                                                 options: .regularExpression)
+        let body = Array((lines.dropLast().joined(separator: "\n") + "\n").utf8)
+        let trailer = lines[lines.count - 1].replacingOccurrences(of: #""crc32c":"[0-9a-f]+""#, with: #""crc32c":"\#(CRC32C.hex(CRC32C.checksum(body)))""#,
+                                                                   options: .regularExpression)
+        try Data(body + Array((trailer + "\n").utf8)).write(to: URL(fileURLWithPath: path))
+        try? FileManager.default.removeItem(atPath: path.replacingOccurrences(of: ".jsonl", with: ".image"))
+        let reader = try Store.open(folder, schema: TripSchema.schema, access: .read)
+        defer { reader.close() }
+        #expect(reader.commitTimeProblems().contains { $0.contains("after the oldest retained transaction") }, "\(reader.commitTimeProblems())")
+    }
 }
