@@ -46,4 +46,12 @@ import Testing
         let timeless = { (line: String) in line.replacingOccurrences(of: #"\d{4}-\d\d-\d\dT[0-9:.]+Z"#, with: "TIME", options: .regularExpression) }
         #expect(shown.map(timeless) == printed.split(separator: "\n").prefix(5).map { timeless(String($0)) })
     }
+
+    /// `--version` prints the version the CHANGELOG's newest entry names.
+    @Test func theVersionIsTheChangelogsNewest() throws {
+        let changelog = try String(contentsOfFile: CLIRunner.projectRoot + "/CHANGELOG.md", encoding: .utf8)
+        let newest = try #require(changelog.split(separator: "\n").first { $0.hasPrefix("## ") })
+        let version = try #require(newest.dropFirst(3).split(separator: " ").first)
+        #expect(CLIRunner.run(["--version"]).out.hasPrefix("tripstore \(version)\n"))
+    }
 }

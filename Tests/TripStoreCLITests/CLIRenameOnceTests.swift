@@ -86,4 +86,31 @@ import Testing
         #expect(CLIRunner.run(["migrate", "--schema", v3], store: store).code == 0)
         #expect(Self.values(store) == #"{"p":"Q","q":"P","r":null,"s":null}}"#)
     }
+
+    /// A later schema that leaves the original names out (a new version of
+    /// the same shape, or a change elsewhere) keeps the record of the
+    /// renames, so declaring them again renames nothing; the record that
+    /// names them is format 2, which 0.9.0 refuses rather than apply them again.
+    @Test func leavingTheOriginalNamesOutKeepsTheRenamesRecorded() throws {
+        let store = try Self.storeOfVersionOne()
+        #expect(String(decoding: try Data(contentsOf: URL(fileURLWithPath: store + "/schema.json")).prefix(12), as: UTF8.self) == #"{"format":1,"#)
+        let v2 = try Self.schema("2", [("p", "q"), ("q", "p")])
+        #expect(CLIRunner.run(["migrate", "--schema", v2], store: store).code == 0)
+        #expect(String(decoding: try Data(contentsOf: URL(fileURLWithPath: store + "/schema.json")).prefix(12), as: UTF8.self) == #"{"format":2,"#)
+        // v3: the same shape, a new version, no original names: recorded as a version.
+        let v3 = try Self.schema("3", [("p", nil), ("q", nil)])
+        #expect(CLIRunner.run(["migrate", "--schema", v3], store: store).out.hasPrefix("recorded version 3"))
+        // v4: v2's names again, and an attribute more.
+        let v4 = try Self.schema("4", [("p", "q"), ("q", "p"), ("r", nil)])
+        #expect(Self.plan(CLIRunner.run(["migrate", "--schema", v4, "--dry-run"], store: store).out) == ["add A.r (nil)"])
+        #expect(CLIRunner.run(["migrate", "--schema", v4], store: store).code == 0)
+        // v5 leaves them out beside a change; v6 names them again.
+        let v5 = try Self.schema("5", [("p", nil), ("q", nil), ("r", nil), ("s", nil)])
+        #expect(CLIRunner.run(["migrate", "--schema", v5], store: store).code == 0)
+        let v6 = try Self.schema("6", [("p", "q"), ("q", "p"), ("r", nil), ("s", nil), ("t", nil)])
+        #expect(Self.plan(CLIRunner.run(["migrate", "--schema", v6, "--dry-run"], store: store).out) == ["add A.t (nil)"])
+        #expect(CLIRunner.run(["migrate", "--schema", v6], store: store).code == 0)
+        #expect(Self.values(store) == #"{"p":"Q","q":"P","r":null,"s":null,"t":null}}"#)
+        #expect(CLIRunner.run(["verify"], store: store).code == 0)
+    }
 }

@@ -33,7 +33,10 @@ enum MigrateCommand {
                     return 0
                 }
             }
-            ctx.console.line("nothing to migrate: the store already has this schema (fingerprint \(target.fingerprint))")
+            // A default or an original name that no change uses is a hint with nothing to act on.
+            let hintsDiffer = SchemaFile.value(store.schema) != SchemaFile.value(target.keepingRenames(recordedIn: store.schema.descriptions))
+            ctx.console.line("nothing to migrate: the store already has this schema (fingerprint \(target.fingerprint))"
+                             + (hintsDiffer ? "; a default or originalName is used only by a migration that changes what it names" : ""))
             return 0
         }
         let versions = store.schema.version == target.version ? ""

@@ -129,7 +129,8 @@ extension Store {
     func recordSchemaIfNeeded() throws {
         guard recordedFingerprint != schema.fingerprint else { return }
         let previous = recordedFingerprint
-        try writeSchemaRecord(to: files.schemaRecord)
+        // The renames the record names stay named (see `Schema.keepingRenames`).
+        try writeSchemaRecord(of: recordedDescriptions.map { schema.keepingRenames(recordedIn: $0) }, to: files.schemaRecord)
         recordedFingerprint = schema.fingerprint
         if previous != nil {
             warnings.append(.schemaExtended(fingerprint: schema.fingerprint, record: files.schemaRecord))

@@ -27,7 +27,7 @@ extension Store {
     ///
     /// - Throws: `StoreError.damaged` when the image shows damage while the objects are read.
     public func migrationPlan(to target: Schema) throws -> SchemaMigration {
-        var plan = SchemaMigration(from: schema, to: target)
+        var plan = SchemaMigration(from: schema, to: target.keepingRenames(recordedIn: schema.descriptions))
         guard !plan.isEmpty else { return plan }
         // The objects are carried over into a table in memory that is then
         // dropped: what the new shape breaks shows only there, and a dry run
@@ -53,7 +53,8 @@ extension Store {
     ///   store is then as before).
     public func migrate(to target: Schema, author: String, timestamp: Double? = nil) throws -> MigrationResult {
         try checkWritable(.migrate)
-        let plan = SchemaMigration(from: schema, to: target)
+        // The renames the store records stay recorded (see `keepingRenames`).
+        let plan = SchemaMigration(from: schema, to: target.keepingRenames(recordedIn: schema.descriptions))
         guard !plan.isEmpty else { throw StoreError.migrationRefused(["the store already has this schema (fingerprint \(schema.fingerprint)); there is nothing to migrate"]) }
         return try migrate(plan, author: author, timestamp: timestamp)
     }
@@ -70,7 +71,7 @@ extension Store {
             throw StoreError.migrationRefused(["the schema has another shape (fingerprint \(target.fingerprint)); migrate to it instead"])
         }
         guard try Store.readSchemaRecord(files)?.version != target.version else { return false }
-        try writeSchemaRecord(of: target, to: files.schemaRecord)
+        try writeSchemaRecord(of: target.keepingRenames(recordedIn: schema.descriptions), to: files.schemaRecord)
         return true
     }
 

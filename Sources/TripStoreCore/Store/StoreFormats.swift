@@ -8,7 +8,7 @@ import TripStoreFormat
 /// ```
 public enum StoreFormats {
     /// The version of tripstore, kept here and nowhere else.
-    public static let programVersion = "0.9.0"
+    public static let programVersion = "0.10.0"
     /// The newest snapshot and journal format, written once history was
     /// pruned (the one before it otherwise); every older one is read.
     public static var snapshot: Int { SnapshotFormat.version }

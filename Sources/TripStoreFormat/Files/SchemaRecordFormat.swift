@@ -2,7 +2,8 @@ import TripStoreJSON
 import TripStoreSystem
 
 /// `schema.json`, the store's record of its schema from its first commit:
-/// one line, `{"format":1,"fingerprint":…,"entities":[…],"crc32c":"…"}`,
+/// one line, `{"format":1,"fingerprint":…,"entities":[…],"crc32c":"…"}`
+/// (format 2 where it names original names),
 /// checksummed as a journal line is. It is written before the first journal
 /// line or snapshot of a store, and replaced (atomically) only when a program
 /// whose schema adds to it writes to the store.
@@ -10,13 +11,21 @@ package enum SchemaRecordFormat {
     package static let fileName = "schema.json"
     /// Where a migration writes the new record before its snapshot commits it.
     package static let pendingFileName = "schema-next.json"
-    package static let version: Int64 = 1
+    /// The newest format this program reads. 2 is a record that names
+    /// original names: each rename it names was applied and applies no
+    /// more, which 0.9.0 (format 1) did not know and would apply again, so
+    /// it refuses such a store by this number; a record without them stays
+    /// in format 1, which every version reads.
+    package static let version: Int64 = 2
+
+    /// The format `schema`'s record is written in.
+    package static func written(_ schema: Schema) -> Int64 { schema.hasOriginalNames ? 2 : 1 }
 
     /// The file's bytes for `schema`.
     package static func bytes(_ schema: Schema) -> [UInt8] {
         var w = JSONWriter()
         w.beginObject()
-        w.key("format"); w.int(version)
+        w.key("format"); w.int(written(schema))
         SchemaCoding.writeMembers(schema, to: &w)
         w.endObject()
         return JournalFormat.seal(w.bytes)
