@@ -12,7 +12,8 @@ whole. `tripstore-bench --compare-sqlite` runs this script on its own file
 and sets `--budget` to its own. Nothing beyond python3 (its standard
 library: the `sqlite3` module) and the `sqlite3` command-line tool is needed;
 `/usr/bin/time` gives the bulk update's peak memory when it is installed.
-`--help` lists the other options (`--db`, `--keep-db`, `--children`, ...).
+`--help` lists the other options (`--db`, `--keep-db`, `--import-only`,
+`--children`, ...).
 
 Each figure is one line on standard output,
 
@@ -597,6 +598,7 @@ def main():
     parser.add_argument("--max-runs", type=int, default=2000, help="runs per in-process query at most (default 2000)")
     parser.add_argument("--commit-seconds", type=float, help="time for the commits (default 5 x --budget)")
     parser.add_argument("--skip-noindex", action="store_true", help="no NOT INDEXED query figures")
+    parser.add_argument("--import-only", action="store_true", help="the import's figures and nothing else")
     options = parser.parse_args()
     if not os.path.isfile(options.file):
         parser.error("no such file: %s" % options.file)
@@ -623,6 +625,10 @@ def main():
     emit("import_peak_rss_bytes", peak, "B")
     emit("import_peak_rss_bytes_per_object", peak / max(objects, 1), "B/object")
     emit("db_bytes", os.path.getsize(database), "B")
+    if options.import_only:
+        if not options.keep_db:
+            remove_database(database)
+        return
 
     inside, whole = time_open(database)
     emit("open_first_query_ms", inside * 1000, "ms")
