@@ -36,7 +36,8 @@ The database, as SPEC §13 describes SQLite's side:
     reason (the last two partial: only the classes that have them);
   * `audit(token INTEGER PRIMARY KEY, id, kind, old, new)`, indexed on `id`
     and on `(kind, token)`, filled by an AFTER UPDATE trigger (the data
-    attributes that changed, old and new, as JSON objects) and an AFTER
+    attributes that changed, old and new, as JSON objects, as tripstore's
+    history keeps them; `--audit rows`: both envelopes whole) and an AFTER
     DELETE trigger (the whole deleted envelope);
   * the import: one transaction (table, rows, indexes, triggers, ANALYZE),
     timed from the first read of FILE to the return of COMMIT.
@@ -158,19 +159,26 @@ AUDIT_INDEXES = [
 ]
 
 
-def audit_triggers(table):
-    """An update records the attributes of `data` that changed, old and new
-    values as two JSON objects (each attribute of the new envelope compared
-    with the old one's as JSON text); a delete records the whole envelope."""
-    return [
-        """CREATE TRIGGER {t}_audit_update AFTER UPDATE ON {t} WHEN old.data IS NOT new.data
-BEGIN
-  INSERT INTO audit(id, kind, old, new)
+def audit_triggers(table, audit):
+    """An update records, with `audit="changes"`, the attributes of `data`
+    that changed, old and new values as two JSON objects (each attribute of
+    the new envelope compared with the old one's as JSON text), as
+    tripstore's history does; with `audit="rows"` the old and the new
+    envelope whole (less work per update, more bytes). A delete records the
+    deleted envelope."""
+    if audit == "changes":
+        update = """INSERT INTO audit(id, kind, old, new)
   SELECT new.id, 'update', json_group_object(key, json(o)), json_group_object(key, json(n)) FROM (
     SELECT attribute.key AS key, old.data -> attribute.fullkey AS o, new.data -> attribute.fullkey AS n
     FROM json_each(new.data, '$.data') AS attribute)
-  WHERE o IS NOT n;
-END""".format(t=table),
+  WHERE o IS NOT n"""
+    else:
+        update = "INSERT INTO audit(id, kind, old, new) VALUES (new.id, 'update', old.data, new.data)"
+    return [
+        """CREATE TRIGGER {t}_audit_update AFTER UPDATE ON {t} WHEN old.data IS NOT new.data
+BEGIN
+  {u};
+END""".format(t=table, u=update),
         """CREATE TRIGGER {t}_audit_delete AFTER DELETE ON {t}
 BEGIN
   INSERT INTO audit(id, kind, old, new) VALUES (old.id, 'delete', old.data, NULL);
@@ -359,7 +367,7 @@ def split_related(envelope, sink):
 
 # ---------------------------------------------------------------- import
 
-def import_file(path, database, children):
+def import_file(path, database, children, audit):
     """Loads `path` in one durable transaction; returns (seconds, trips, peak RSS bytes)."""
     remove_database(database)
     connection = sqlite3.connect(database, isolation_level=None)
@@ -398,10 +406,10 @@ def import_file(path, database, children):
         connection.executemany(insert_trip, batch)
         connection.executemany(insert_related, related)
     loaded = time.perf_counter()
-    for statement in TRIP_INDEXES + AUDIT_INDEXES + audit_triggers("trip"):
+    for statement in TRIP_INDEXES + AUDIT_INDEXES + audit_triggers("trip", audit):
         connection.execute(statement)
     if children == "table":
-        for statement in RELATED_INDEXES + audit_triggers("related") + [CASCADE_TRIGGER]:
+        for statement in RELATED_INDEXES + audit_triggers("related", audit) + [CASCADE_TRIGGER]:
             connection.execute(statement)
     indexed = time.perf_counter()
     connection.execute("ANALYZE")
@@ -594,6 +602,8 @@ def main():
     parser.add_argument("--keep-db", action="store_true", help="leave the database in place afterwards")
     parser.add_argument("--children", choices=["inline", "table"], default="inline",
                         help="related objects inside the trip's JSON (default) or a row each in `related`")
+    parser.add_argument("--audit", choices=["changes", "rows"], default="changes",
+                        help="what the update trigger records: the changed attributes (default) or both envelopes")
     parser.add_argument("--min-runs", type=int, default=10, help="runs per in-process query at least (default 10)")
     parser.add_argument("--max-runs", type=int, default=2000, help="runs per in-process query at most (default 2000)")
     parser.add_argument("--commit-seconds", type=float, help="time for the commits (default 5 x --budget)")
@@ -613,7 +623,7 @@ def main():
 
     # Import, then count the objects (untimed: inline objects are not rows).
     file_bytes = os.path.getsize(options.file)
-    seconds, trips, peak = import_file(options.file, database, options.children)
+    seconds, trips, peak = import_file(options.file, database, options.children, options.audit)
     objects = sum(1 + count_objects(e["data"]) for _, e in top_level_envelopes(options.file))
     emit.trips = trips
     emit("file_bytes", file_bytes, "B")
