@@ -68,7 +68,8 @@ Figures (in the order they are measured):
       then the median of 5;
   commit_full_per_s, commit_full_median_ms, commit_full_p99_ms
       single-row INSERTs, each its own transaction, synchronous=FULL, for
-      5 x --budget seconds (at most 5,000; the rows are deleted afterwards);
+      5 x --budget seconds or --commit-seconds (at most 5,000; the rows are
+      deleted afterwards);
   cli_write_stream_mean_ms, cli_write_stream_p99_ms,
   cli_write_stream_max_ms, cli_write_stream_writes
       --writes K one-object writes, each a fresh `sqlite3` process running
@@ -76,7 +77,8 @@ Figures (in the order they are measured):
       trip drawn at random (--seed), timed from outside;
   bulk_update_s, bulk_update_peak_rss_bytes, bulk_update_rows
       every trip's destination set in one transaction (the audit trigger
-      firing for each), a `sqlite3` process: its time and peak resident size;
+      firing for each), a `sqlite3` process: its time from outside and its
+      peak resident size (`/usr/bin/time -v`, else the child's own rusage);
   bulk_delete_s, bulk_delete_rows
       the trips whose name starts with "Q1" deleted in one transaction, a
       `sqlite3` process (so that the audit holds deletes to read);
@@ -311,7 +313,11 @@ def top_level_envelopes(path):
     with open(path, "rb") as f:
         document = json.load(f)
     for envelope in document if isinstance(document, list) else [document]:
-        yield json.dumps(envelope, ensure_ascii=False, separators=(",", ":")), envelope
+        yield compact(envelope), envelope
+
+
+def compact(value):
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def is_envelope(value):
@@ -349,20 +355,20 @@ def split_related(envelope, sink):
     """The trip's JSON with each related envelope replaced by a reference;
     the related envelopes go to `sink` as rows of `related`."""
     owner = envelope["id"]
+
+    def reference(key, related):
+        sink.append((related["id"], related["type"], owner, key, compact(related)))
+        return {"type": related["type"], "id": related["id"]}
+
     data = {}
     for key, value in envelope["data"].items():
         if is_envelope(value):
-            sink.append((value["id"], value["type"], owner, key, json.dumps(value, ensure_ascii=False, separators=(",", ":"))))
-            data[key] = {"type": value["type"], "id": value["id"]}
+            data[key] = reference(key, value)
         elif isinstance(value, list) and value and all(is_envelope(v) for v in value):
-            data[key] = []
-            for v in value:
-                sink.append((v["id"], v["type"], owner, key, json.dumps(v, ensure_ascii=False, separators=(",", ":"))))
-                data[key].append({"type": v["type"], "id": v["id"]})
+            data[key] = [reference(key, v) for v in value]
         else:
             data[key] = value
-    return json.dumps({"type": envelope["type"], "id": owner, "data": data}, ensure_ascii=False,
-                      separators=(",", ":"))
+    return compact({"type": envelope["type"], "id": owner, "data": data})
 
 
 # ---------------------------------------------------------------- import
@@ -552,7 +558,7 @@ def time_commits(database, seconds, most=5000):
         source = list(sources[k % len(sources)])
         envelope = json.loads(source[10])
         envelope["id"] = source[0] = "commit-%d-%s" % (k, envelope["id"])
-        source[10] = json.dumps(envelope, ensure_ascii=False, separators=(",", ":"))
+        source[10] = compact(envelope)
         rows.append(tuple(source))
     insert = "INSERT INTO trip VALUES (?,?,?,?,?,?,?,?,?,?,?)"
     times = []
