@@ -88,14 +88,8 @@ import TripStoreModels
             try FileManager.default.copyItem(atPath: source + "/" + name, toPath: folder + "/" + name)
         }
         let path = try #require(try Self.snapshots(in: folder).first)
-        var text = String(decoding: try FileIO.readFile(path), as: UTF8.self)
-        #expect(text.contains("Lisbon"))
-        text = text.replacingOccurrences(of: "Lisbon", with: "Lisboa")
-        var lines = text.split(separator: "\n").map(String.init)
-        let body = Array((lines.dropLast().joined(separator: "\n") + "\n").utf8)
-        lines[lines.count - 1] = lines[lines.count - 1].replacingOccurrences(
-            of: #""crc32c":"[0-9a-f]+""#, with: #""crc32c":"\#(CRC32C.hex(CRC32C.checksum(body)))""#, options: .regularExpression)
-        try Data(body + Array((lines[lines.count - 1] + "\n").utf8)).write(to: URL(fileURLWithPath: path))
+        #expect(String(decoding: try FileIO.readFile(path), as: UTF8.self).contains("Lisbon"))
+        try SnapshotEdit.resealed(path) { lines in lines = lines.map { $0.replacingOccurrences(of: "Lisbon", with: "Lisboa") } }
         #expect(try Self.checkedApart([path]).code == 0)
         let edited = try Store.open(folder, schema: TripSchema.schema, access: .read)
         defer { edited.close() }
@@ -134,14 +128,10 @@ import TripStoreModels
             try FileManager.default.copyItem(atPath: Self.fixture + "/" + name, toPath: folder + "/" + name)
         }
         let path = folder + "/snapshot-2.jsonl"
-        var lines = String(decoding: try FileIO.readFile(path), as: UTF8.self).split(separator: "\n").map(String.init)
-        lines = lines.map { $0.replacingOccurrences(of: "Trattoria da Mario", with: "Trattoria da Maria") }
-        let body = Array((lines.dropLast().joined(separator: "\n") + "\n").utf8)
-        let trailer = lines[lines.count - 1]
-        #expect(trailer.contains("lastCommit"))
-        let resealed = trailer.replacingOccurrences(of: #""crc32c":"[0-9a-f]+""#, with: #""crc32c":"\#(CRC32C.hex(CRC32C.checksum(body)))""#,
-                                                    options: .regularExpression)
-        try Data(body + Array((resealed + "\n").utf8)).write(to: URL(fileURLWithPath: path))
+        try SnapshotEdit.resealed(path) { lines in
+            #expect(lines.last?.contains("lastCommit") == true)
+            lines = lines.map { $0.replacingOccurrences(of: "Trattoria da Mario", with: "Trattoria da Maria") }
+        }
         #expect(try Self.checkedApart([path]).code == 0)
         let store = try Store.open(folder, schema: TripSchema.schema, access: .read)
         defer { store.close() }

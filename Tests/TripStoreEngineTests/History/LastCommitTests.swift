@@ -119,13 +119,10 @@ import TripStoreModels
         #expect(try store.pruneHistory(before: store.lastToken - 1) == 2)
         let path = store.files.snapshot(store.lastToken)
         store.close()
-        var lines = String(decoding: try FileIO.readFile(path), as: UTF8.self).split(separator: "\n").map(String.init)
-        lines[0] = lines[0].replacingOccurrences(of: #""oldestReachableCommit":"[^"]*""#, with: #""oldestReachableCommit":"2099-01-01T00:00:00Z""#,
-                                                 options: .regularExpression)
-        let body = Array((lines.dropLast().joined(separator: "\n") + "\n").utf8)
-        let trailer = lines[lines.count - 1].replacingOccurrences(of: #""crc32c":"[0-9a-f]+""#, with: #""crc32c":"\#(CRC32C.hex(CRC32C.checksum(body)))""#,
-                                                                   options: .regularExpression)
-        try Data(body + Array((trailer + "\n").utf8)).write(to: URL(fileURLWithPath: path))
+        try SnapshotEdit.resealed(path) { lines in
+            lines[0] = lines[0].replacingOccurrences(of: #""oldestReachableCommit":"[^"]*""#, with: #""oldestReachableCommit":"2099-01-01T00:00:00Z""#,
+                                                     options: .regularExpression)
+        }
         try? FileManager.default.removeItem(atPath: path.replacingOccurrences(of: ".jsonl", with: ".image"))
         let reader = try Store.open(folder, schema: TripSchema.schema, access: .read)
         defer { reader.close() }
