@@ -77,15 +77,15 @@ import Testing
         #expect(words == ["query", "--format", "json", "jsonl", "BusinessMeal", "BusinessTrip", "stats"], "\(out)")
     }
 
-    /// zsh runs the bash function through bashcompinit, whose arrays start at 0.
+    /// zsh runs the logic it shares with bash, whose arrays start at 0.
     @Test func zshLoadsTheScriptAndAsksTheStoreForNames() throws {
         let store = CLIRunner.scratch() + "/zsh"
         #expect(CLIRunner.run(["import", CLIRunner.projectRoot + "/SampleData/trips.json"], store: store).code == 0)
         let body = """
-        autoload -U +X compinit && compinit -u
-        t() { setopt localoptions ksharrays; COMP_WORDS=("$@"); COMP_CWORD=$(( ${#COMP_WORDS[@]} - 1 )); COMPREPLY=(); _tripstore; print -r -- "${COMPREPLY[*]}"; }
-        t tripstore --store '\(store)' query --from Bus
-        t tripstore query --format j
+        autoload -U compinit && compinit -u
+        t() { _ts_prog=$(whence -p tripstore); _ts_w=("${(@)argv[1,-2]}"); _ts_cur=$argv[-1]; _tripstore_complete; print -r -- "${_ts_r[*]}"; }
+        t --store '\(store)' query --from Bus
+        t query --format j
         """
         guard let out = try run("zsh", body) else { return }
         let lines = out.split(separator: "\n").map(String.init)
