@@ -67,6 +67,20 @@ import Testing
         #expect(CLIRunner.run(["completions", "tcsh"]).code == 1)
     }
 
+    /// The names that complete the word typed: the last item of a comma
+    /// list, and for a sort key after its '-' (SPEC §12).
+    @Test func theNamesCompleteTheWordTyped() {
+        let store = CLIRunner.scratch() + "/none"
+        func names(_ kind: String, _ word: String) -> String { CLIRunner.run(["completions", "names", kind, "--", word], store: store).out }
+        #expect(names("types", "Bus") == "BusinessTrip\nBusinessMeal\n")
+        #expect(names("keys", "-st") == "-startDate\n")
+        #expect(names("keys", "st") == "startDate\n")
+        #expect(names("keys", "name,-st") == "name,-startDate\n")
+        #expect(names("properties", "name,st") == "name,startDate\n")
+        #expect(names("properties", "-st") == "")
+        #expect(names("types", "Trip,Bus") == "")
+    }
+
     @Test func fishCompletesACommandAnOptionAValueAndATypeFromTheStore() throws {
         let store = CLIRunner.scratch() + "/fish"
         #expect(CLIRunner.run(["import", CLIRunner.projectRoot + "/SampleData/trips.json"], store: store).code == 0)
