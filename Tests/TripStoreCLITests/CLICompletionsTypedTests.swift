@@ -62,11 +62,12 @@ extension CLICompletionsTests {
                 try? FileManager.default.removeItem(atPath: folder + "/MARK")
             }
             // After an open quote the id goes inside it, and the quote is closed.
-            for quote in ["'", "\""] {
-                let line = try sh.complete("tripstore get \(quote)zq")
-                #expect(line.hasPrefix("tripstore get \(quote)zq") && line.hasSuffix(quote), "\(shell): \(line)")
+            for (quote, id) in [("'", "zq$(touch MARK)"), ("\"", "zq$(touch MARK)"), ("\"", "ba!ng"), ("'", "qu'ote")] {
+                let typed = "tripstore get " + quote + id.prefix(2)
+                let line = try sh.complete(typed)
+                #expect(line.hasPrefix(typed) && line.hasSuffix(quote) && line.count > typed.count + 1, "\(shell): \(line)")
                 let out = try sh.enter()
-                #expect(out.contains { $0.contains(Self.printed("zq$(touch MARK)")) }, "\(shell): \(line) printed \(out)")
+                #expect(out.contains { $0.contains(Self.printed(id)) }, "\(shell): \(line) printed \(out)")
             }
             #expect(!FileManager.default.fileExists(atPath: folder + "/MARK"))
             let left = try FileManager.default.contentsOfDirectory(atPath: folder).sorted()
