@@ -459,6 +459,8 @@ enum Completions {
                 if let v = values[name] { line += " -xa '\(v.joined(separator: " "))'" }
                 if let kind = storeNames[name] { line += " -xa '(__tripstore_names \(kind))'" }
                 if paths[name] != nil { line += " -r -F" }
+                // Any other option's value is the user's to type: offer nothing (not ids).
+                if spec.valueOptions[name] != nil && values[name] == nil && storeNames[name] == nil && paths[name] == nil { line += " -x" }
                 s += line + "\n"
                 // fish offers an option's values only for a word that does not start with '-'.
                 if storeNames[name] == "keys" {
