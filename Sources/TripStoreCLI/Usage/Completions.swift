@@ -277,14 +277,16 @@ enum Completions {
         # replaced by its words (which go before the typed ones), a name looked up
         # on PATH. Inside a function an alias is not expanded, so it must be here.
         _tripstore_program() {
-            local w=$1 seen=" "
+            local w=$1 seen=" " k
             local -a a
             while [[ -n $w && $seen != *" $w "* && -n ${BASH_ALIASES[$w]+set} ]]; do
                 seen+="$w "
                 _tripstore_split "${BASH_ALIASES[$w]} "
-                a=("${_ts_split[@]}")
-                w=${a[0]}
-                _ts_w=("${a[@]:1:${#a[@]}-2}" "${_ts_w[@]}")
+                a=("${_ts_split[@]:0:${#_ts_split[@]}-1}")
+                # A wrapper before the program (sudo tripstore) is not run for a Tab.
+                for ((k = 1; k < ${#a[@]}; k++)); do [[ ${a[k]##*/} == tripstore ]] && { a=("${a[@]:k}"); break; }; done
+                w=${a[0]-}
+                _ts_w=("${a[@]:1}" "${_ts_w[@]}")
             done
             [[ $w == "~" || $w == "~/"* ]] && w=$HOME${w#"~"}
             [[ -z $w || $w == */* ]] || w=$(type -P -- "$w")
@@ -348,13 +350,16 @@ enum Completions {
         """# + sharedFunctions + #"""
         _tripstore() {
             local -a _ts_w _ts_r a
-            local _ts_cur _ts_pre _ts_files _ts_store _ts_prog w=${(Q)words[1]} seen=" "
+            local _ts_cur _ts_pre _ts_files _ts_store _ts_prog w=${(Q)words[1]} seen=" " k
             _ts_w=("${(@Q)words[2,CURRENT-1]}")
             # With complete_aliases set the first word is still the alias: its words, as zsh runs them.
             while [[ -n $w && $seen != *" $w "* && -n ${aliases[$w]-} ]]; do
                 seen+="$w "
                 a=("${(@Q)${(z)aliases[$w]}}")
-                w=${a[1]}
+                # A wrapper before the program (sudo tripstore) is not run for a Tab.
+                k=${a[(i)(*/|)tripstore]}
+                (( k <= $#a )) && a=("${(@)a[k,-1]}")
+                w=${a[1]-}
                 _ts_w=("${(@)a[2,-1]}" "${(@)_ts_w}")
             done
             [[ $w == "~" || $w == "~/"* ]] && w=$HOME${w#"~"}
