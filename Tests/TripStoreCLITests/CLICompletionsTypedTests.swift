@@ -47,7 +47,7 @@ extension CLICompletionsTests {
             let folder = CLIRunner.scratch()
             let store = try Self.store(in: folder)
             // A file that `st*ar` would name, were it left a pattern.
-            FileManager.default.createFile(atPath: folder + "/stXar", contents: Data())
+            #expect(FileManager.default.createFile(atPath: folder + "/stXar", contents: Data()))
             guard let sh = try TypedShell(shell, folder: folder, path: Self.binaryFolder + ":/usr/bin:/bin",
                                           environment: ["TRIPSTORE_DIR": store], setup: Self.load(shell)) else { return }
             #expect(try sh.complete("tripstore get zq") == #"tripstore get zq\$\(touch\ MARK\)"#, "\(shell)")
