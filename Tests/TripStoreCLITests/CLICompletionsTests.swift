@@ -67,6 +67,20 @@ import Testing
         #expect(CLIRunner.run(["completions", "tcsh"]).code == 1)
     }
 
+    /// The names that complete the word typed: the last item of a comma
+    /// list, and for a sort key after its '-' (SPEC §12).
+    @Test func theNamesCompleteTheWordTyped() {
+        let store = CLIRunner.scratch() + "/none"
+        func names(_ kind: String, _ word: String) -> String { CLIRunner.run(["completions", "names", kind, "--", word], store: store).out }
+        #expect(names("types", "Bus") == "BusinessTrip\nBusinessMeal\n")
+        #expect(names("keys", "-st") == "-startDate\n")
+        #expect(names("keys", "st") == "startDate\n")
+        #expect(names("keys", "name,-st") == "name,-startDate\n")
+        #expect(names("properties", "name,st") == "name,startDate\n")
+        #expect(names("properties", "-st") == "")
+        #expect(names("types", "Trip,Bus") == "")
+    }
+
     @Test func fishCompletesACommandAnOptionAValueAndATypeFromTheStore() throws {
         let store = CLIRunner.scratch() + "/fish"
         #expect(CLIRunner.run(["import", CLIRunner.projectRoot + "/SampleData/trips.json"], store: store).code == 0)
@@ -77,15 +91,15 @@ import Testing
         #expect(words == ["query", "--format", "json", "jsonl", "BusinessMeal", "BusinessTrip", "stats"], "\(out)")
     }
 
-    /// zsh runs the bash function through bashcompinit, whose arrays start at 0.
+    /// zsh runs the logic it shares with bash, whose arrays start at 0.
     @Test func zshLoadsTheScriptAndAsksTheStoreForNames() throws {
         let store = CLIRunner.scratch() + "/zsh"
         #expect(CLIRunner.run(["import", CLIRunner.projectRoot + "/SampleData/trips.json"], store: store).code == 0)
         let body = """
-        autoload -U +X compinit && compinit -u
-        t() { setopt localoptions ksharrays; COMP_WORDS=("$@"); COMP_CWORD=$(( ${#COMP_WORDS[@]} - 1 )); COMPREPLY=(); _tripstore; print -r -- "${COMPREPLY[*]}"; }
-        t tripstore --store '\(store)' query --from Bus
-        t tripstore query --format j
+        autoload -U compinit && compinit -u
+        t() { _ts_prog=$(whence -p tripstore); _ts_w=("${(@)argv[1,-2]}"); _ts_cur=$argv[-1]; _tripstore_complete; print -r -- "${_ts_r[*]}"; }
+        t --store '\(store)' query --from Bus
+        t query --format j
         """
         guard let out = try run("zsh", body) else { return }
         let lines = out.split(separator: "\n").map(String.init)

@@ -41,7 +41,7 @@ import TripStoreEngine
                      ["verify", "--repair", "extra"], ["schema", "extra"], ["history", "prune", "--before", "1", "extra"],
                      ["import", trips, "--mode", "upsert", "junk"], ["apply", "-", "extra"], ["validate", trips, "extra"],
                      ["shell", "extra"], ["migrate", "--schema", "s.json", "extra"], ["completions", "bash", "zsh"],
-                     ["completions", "names", "types", "extra"], ["completions", "names", "ids", "rome", "extra"]] {
+                     ["completions", "names", "types", "Bus", "extra"], ["completions", "names", "ids", "rome", "extra"]] {
             let r = CLIRunner.run(args, store: s)
             #expect(r.code == 1 && r.err.hasPrefix("error: unexpected '") && r.out.isEmpty, "\(args): \(r.err)")
         }
@@ -51,6 +51,31 @@ import TripStoreEngine
         #expect(CLIRunner.run(["completions", "names", "ids", "rome-summit-k"], store: s).out == "rome-summit-keynote\n")
         #expect(CLIRunner.run(["query", "destination", "~", "\"Rome\"", "--count"], store: s).out
                     == CLIRunner.run(["query", "destination ~ \"Rome\"", "--count"], store: s).out)
+    }
+
+    /// `--` ends the options for every command that takes ids, so an id
+    /// that starts with '-' is an id after it (where completion offers
+    /// it); options, `update`'s `--set` too, go before it.
+    @Test func doubleDashEndsTheOptions() throws {
+        let s = CLIRunner.scratch()
+        let file = s + "/dashes.json"
+        let ids = ["--dry-run", "-h", "--set"]
+        try JSONSerialization.data(withJSONObject: ids.map { ["type": "BucketListItem", "id": $0, "data": ["title": "t", "isCompleted": false]] })
+            .write(to: URL(fileURLWithPath: file))
+        #expect(CLIRunner.run(["import", file], store: s + "/store").code == 0)
+        func run(_ args: [String]) -> CLIRunner.Result { CLIRunner.run(args, store: s + "/store") }
+        for id in ids {
+            let r = run(["get", "--", id])
+            #expect(r.code == 0 && r.out.contains("\"id\": \"\(id)\""), "\(id): \(r.err)")
+        }
+        #expect(run(["completions", "names", "ids", "--", "-h"]).out == "-h\n")
+        #expect(run(["update", "--set", "title=u", "--", "--dry-run", "-h"]).out.hasPrefix("updated 2 objects"))
+        let late = run(["update", "--", "--dry-run", "--set", "title=v"])
+        #expect(late.code == 1 && late.err.contains("missing --set"), "\(late.err)")
+        let dry = run(["delete", "--dry-run", "--", "--set"])
+        #expect(dry.code == 0 && dry.out.contains("BucketListItem --set"), "\(dry.out)")
+        #expect(run(["delete", "--", "--dry-run", "--set"]).out.hasPrefix("deleted 2 objects"))
+        #expect(run(["completions", "names", "ids", "--", "-"]).out == "-h\n")
     }
 
     @Test func helpAloneIsTheOverview() {
