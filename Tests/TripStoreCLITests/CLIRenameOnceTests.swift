@@ -113,4 +113,20 @@ import Testing
         #expect(Self.values(store) == #"{"p":"Q","q":"P","r":null,"s":null,"t":null}}"#)
         #expect(CLIRunner.run(["verify"], store: store).code == 0)
     }
+
+    /// A program that adds to the schema and names other original names for
+    /// the same attributes writes the record with the recorded ones kept.
+    @Test func anAddingProgramKeepsTheRecordedRenames() throws {
+        let store = try Self.storeOfVersionOne()
+        #expect(CLIRunner.run(["migrate", "--schema", try Self.schema("2", [("p", "q"), ("q", "p")])], store: store).code == 0)
+        let adding = try Self.schema("3", [("p", "a"), ("q", "b"), ("o", nil)])
+        let input = CLIRunner.scratch() + "-more.json"
+        try #"[{"type":"A","id":"a2","data":{"p":"P2"}}]"#.write(toFile: input, atomically: true, encoding: .utf8)
+        let r = CLIRunner.run(["--schema", adding, "import", input], store: store)
+        #expect(r.code == 0, "\(r.err)")
+        let record = try String(contentsOfFile: store + "/schema.json", encoding: .utf8)
+        #expect(record.contains(#"{"name":"p","originalName":"q""#) && record.contains(#"{"name":"q","originalName":"p""#), "\(record)")
+        let v4 = try Self.schema("4", [("p", "q"), ("q", "p"), ("o", nil), ("n", nil)])
+        #expect(Self.plan(CLIRunner.run(["migrate", "--schema", v4, "--dry-run"], store: store).out) == ["add A.n (nil)"])
+    }
 }

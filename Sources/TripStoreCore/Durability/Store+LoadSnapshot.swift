@@ -23,6 +23,7 @@ extension Store {
         let trailer = try Store.readTrailer(fd, size: size, path: path)
         let objectCount = trailer.objects
         let headerStart = try readHeaderStart(fd, path: path)
+        try Store.checkLastCommitIsSaid(headerStart, trailer, path: path)
         historyLog.oldestReachableCommit = headerStart?.oldestReachableCommit
         if options.useSnapshotImage, let file = FileIdentity.of(fd), loadImage(token, binding: SnapshotImage.Binding(
             token: token, snapshotBytes: Int64(size), snapshotCRC: trailer.crc, fingerprint: SnapshotImage.fingerprint(schema), file: file),
@@ -119,7 +120,7 @@ extension Store {
         work.deallocate()
         workFreed = true
         Trace.mark("snapshot read, checksum and decode (\(chunks.reduce(0) { $0 + $1.fallback.count }) lines the slow way)")
-        try trailer.check(bodyCRC: crc, path: path)
+        let trailerTime = try trailer.check(bodyCRC: crc, path: path)
         if let e = headerError {
             if let syntax = e as? JSONSyntaxError { throw StoreError.damaged(file: path, line: 1, detail: "\(syntax)", repairable: false) }
             throw e
@@ -140,11 +141,14 @@ extension Store {
             keepOpen = true
         }
         historyLog.snapshotCount = trailer.history
-        historyLog.snapshotLastCommit = headerStart?.lastCommit ?? trailer.lastCommit
+        historyLog.snapshotLastCommit = headerStart?.lastCommit ?? trailerTime
         lastToken = token
         // A writer rebuilds a missing, stale or damaged image now, while the
-        // table holds exactly the snapshot (the journal is replayed after).
-        if access == .write && options.useSnapshotImage, let file = FileIdentity.of(fd) {
+        // table holds exactly the snapshot (the journal is replayed after);
+        // not for a 0.9.0 trailer whose time the checksum does not cover (an
+        // open from the image would take that time on trust).
+        let trailerTimeUnchecked = headerStart?.lastCommit == nil && trailer.lastCommit != nil && trailerTime == nil
+        if access == .write && options.useSnapshotImage && !trailerTimeUnchecked, let file = FileIdentity.of(fd) {
             snapshotHasImage = bindImage(table.writeImage(order: table.rowsSortedByID(), indexed: IndexedProperty.of(indexes.valueIndexes),
                                        lists: FlatLists(table.lists), path: files.image(token) + ".tmp"), binding: SnapshotImage.Binding(
                 token: token, snapshotBytes: Int64(size), snapshotCRC: trailer.crc, fingerprint: SnapshotImage.fingerprint(schema), file: file),
@@ -197,6 +201,13 @@ extension Store {
         return start
     }
 
+    /// A format-4 snapshot says when its last commit was (in the header, or
+    /// in a 0.9.0 trailer): with every history line pruned, nothing else does.
+    static func checkLastCommitIsSaid(_ start: SnapshotFormat.HeaderStart?, _ trailer: SnapshotTrailer, path: String) throws {
+        guard start?.format == 4, start?.lastCommit == nil, trailer.lastCommit == nil else { return }
+        throw StoreError.damaged(file: path, line: 1, detail: "the format-4 header does not say when the last commit was (lastCommit)", repairable: false)
+    }
+
     /// The last line: `{"end":{"objects":…,"history":…,"crc32c":"…"}}`
     /// (with `"lastCommit":"…"` before the checksum in snapshots 0.9.0 wrote).
     static func readTrailer(_ fd: Int32, size: Int, path: String) throws -> SnapshotTrailer {
@@ -212,6 +223,7 @@ extension Store {
             throw StoreError.damaged(file: path, line: nil, detail: "the snapshot is cut short or its trailer is unreadable", repairable: false)
         }
         guard let trailer = try? JSONReader.parse(Array(tail[start..<(tailLength - 1)])), let end = trailer["end"],
+              case .object(let members) = end, Set(members.map(\.key)).count == members.count,
               case .string(let crcHex)? = end["crc32c"], let crc = UInt32(crcHex, radix: 16),
               case .int(let objects)? = end["objects"], case .int(let history)? = end["history"], objects >= 0, history >= 0 else {
             throw StoreError.damaged(file: path, line: nil, detail: "the snapshot is cut short or its trailer is unreadable", repairable: false)
@@ -409,14 +421,18 @@ struct SnapshotTrailer {
     /// the body's continued over `lastCommitText` (see `SnapshotFormat.sealed`).
     let crc: UInt32
 
-    /// Whether the body's checksum matches `crc`: the CRC-32C of the bytes
-    /// before the trailer, or in a trailer 0.9.0 wrote with `lastCommit`
-    /// also that continued over its text (0.9.0's rule; a hand edit of such
-    /// a file resealed by the plain rule opens too).
+    /// Checks that the body's checksum matches `crc`: the CRC-32C of the
+    /// bytes before the trailer, or in a trailer 0.9.0 wrote with
+    /// `lastCommit` also that continued over its text (0.9.0's rule; a hand
+    /// edit of such a file resealed by the plain rule opens too). Returns
+    /// the trailer's `lastCommit` where the checksum covers it (0.9.0's
+    /// rule matched), else nil: a time outside the checksum is not trusted.
     /// - Throws: `StoreError.damaged` naming both checksums; `note` ends its detail.
-    func check(bodyCRC: UInt32, path: String, note: String = "") throws {
+    @discardableResult
+    func check(bodyCRC: UInt32, path: String, note: String = "") throws -> Double? {
         let sealed = SnapshotFormat.sealed(bodyCRC, lastCommit: lastCommitText)
-        guard crc != bodyCRC && crc != sealed else { return }
+        if crc == sealed && !lastCommitText.isEmpty { return lastCommit }
+        guard crc != bodyCRC else { return nil }
         throw StoreError.damaged(file: path, line: nil, detail: "checksum mismatch (stored \(CRC32C.hex(crc)), computed \(CRC32C.hex(bodyCRC)))" + note,
                                  repairable: false)
     }

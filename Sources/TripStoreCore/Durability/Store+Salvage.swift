@@ -50,7 +50,7 @@ extension Store {
         guard bytes.withUnsafeMutableBytes({ FileIO.read(fd, into: $0, at: 0) }) == trailer.start else {
             throw damaged(nil, "the snapshot could not be read to its end")
         }
-        try trailer.check(bodyCRC: bytes.withUnsafeBytes { CRC32C.checksum($0) }, path: path)
+        let trailerTime = try trailer.check(bodyCRC: bytes.withUnsafeBytes { CRC32C.checksum($0) }, path: path)
         var lines: [Range<Int>] = []
         var start = 0
         for i in bytes.indices where bytes[i] == 0x0A {
@@ -68,6 +68,7 @@ extension Store {
             }
         }
         let headerStart = try readHeaderStart(fd, path: path)
+        try Store.checkLastCommitIsSaid(headerStart, trailer, path: path)
         try checkHeader(try parse(0), start: headerStart, path: path, token: token)
         var envelopes: [JSONValue] = []
         envelopes.reserveCapacity(trailer.objects)
@@ -106,7 +107,7 @@ extension Store {
         historyLog.snapshotCount = trailer.history
         // The repair's snapshot keeps the oldest reachable state's time, as any other does.
         historyLog.oldestReachableCommit = headerStart?.oldestReachableCommit
-        historyLog.snapshotLastCommit = headerStart?.lastCommit ?? trailer.lastCommit
+        historyLog.snapshotLastCommit = headerStart?.lastCommit ?? trailerTime
         lastToken = token
     }
 

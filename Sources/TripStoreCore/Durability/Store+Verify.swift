@@ -38,6 +38,9 @@ extension Store {
             problems.append("the snapshot says its last commit was at \(ISODate.format(said)), "
                 + "its last history line says \(ISODate.format(history[snapshotLines - 1].timestamp))")
         }
+        if let oldest = historyLog.oldestReachableCommit, let last = historyLog.snapshotLastCommit ?? history.last?.timestamp, last < oldest {
+            problems.append("the snapshot says the oldest reachable state was committed at \(ISODate.format(oldest)), after the last commit (\(ISODate.format(last)))")
+        }
         if let oldest = historyLog.oldestReachableCommit, let first = history.first, first.timestamp < oldest {
             problems.append("the snapshot says the oldest reachable state was committed at \(ISODate.format(oldest)), "
                 + "after the oldest retained transaction (token \(first.token), \(ISODate.format(first.timestamp)))")

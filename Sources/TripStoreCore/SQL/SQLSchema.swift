@@ -161,7 +161,8 @@ public struct SQLSchema: Sendable {
     /// declares: each expression index tripstore made that the schema does
     /// not declare (its property renamed, re-typed, re-added or no longer
     /// indexed), and each that 0.9.0 made (named `objects_<Entity>_<property>`
-    /// for exactly the entity and property its definition names). A
+    /// for exactly the entity and property its definition names, cut to
+    /// PostgreSQL's 63 bytes as it cut it). A
     /// migration runs them before it writes the objects again (an index of
     /// an earlier schema may refuse their new values), the DDL always.
     public func indexDrops(for schema: Schema) -> String {
@@ -171,8 +172,8 @@ public struct SQLSchema: Sendable {
             FOR i IN SELECT indexname FROM pg_indexes
                 WHERE schemaname = \(SQLText.literal(name)) AND tablename = 'objects' AND (
                     (starts_with(indexname, \(SQLText.literal(Self.indexPrefix))) AND indexname <> ALL (\(keep)::text[]))
-                    OR indexname = 'objects_' || substring(indexdef FROM 'WHERE \\(types @> ARRAY\\[''([A-Za-z0-9_]+)''')
-                                   || '_' || substring(indexdef FROM 'data ->> ''([A-Za-z0-9_]+)''')) LOOP
+                    OR indexname = left('objects_' || substring(indexdef FROM 'WHERE \\(types @> ARRAY\\[''([A-Za-z0-9_]+)''')
+                                        || '_' || substring(indexdef FROM 'data ->> ''([A-Za-z0-9_]+)'''), 63)) LOOP
                 EXECUTE format('DROP INDEX %I.%I', \(SQLText.literal(name)), i.indexname);
             END LOOP;
         END $tripstore$;

@@ -121,7 +121,7 @@ extension Store {
 
     /// The whole store as of its last token, as one SQL transaction for an
     /// empty database (its cursor 0): objects and retained history through
-    /// `COPY`, then the cursor (`export --format sql`).
+    /// `COPY`, then the cursor and the schema's indexes (`export --format sql`).
     public func writeSQLExport(in sql: SQLSchema, to write: ([UInt8]) -> Void) throws {
         let retained = try checkedHistory()
         func out(_ s: String) { write(Array(s.utf8)) }
@@ -139,7 +139,10 @@ extension Store {
             }
         }
         out(chunk + "\\.\n")
-        out("UPDATE \(sql.cursor) SET token = \(lastToken);\nCOMMIT;\n")
+        // The schema's indexes, which the DDL leaves to a database that has
+        // reached the store's last migration (this one has, once it commits).
+        out("UPDATE \(sql.cursor) SET token = \(lastToken);\nSET LOCAL client_min_messages = warning;\n"
+            + sql.indexDrops(for: schema) + sql.indexCreations(for: schema) + "COMMIT;\n")
     }
 
     /// Every live object as `COPY` rows, in id order: encoded on every core

@@ -7,24 +7,33 @@ extension Schema {
     }
 
     /// This schema with the renames `recorded` (a store's record) applied
-    /// kept: an entity, attribute or relationship that continues a recorded
-    /// one of the same name, and names no `originalName` of its own, keeps
-    /// the recorded one. A rename applies once because the record says it
-    /// was applied; a later schema that leaves the names out (as it may)
-    /// must not wipe that out, or the same names declared again would
-    /// rename a second time. Shape and fingerprint are unchanged.
+    /// kept: an entity, attribute or relationship that continues the
+    /// recorded one of the same name (no rename of its own applies) takes
+    /// that one's `originalName`, whatever it names itself. A rename
+    /// applies once because the record says it was applied; a later schema
+    /// that leaves the names out, or names others, must not wipe that out,
+    /// or the same names declared again would rename a second time. Shape
+    /// and fingerprint are unchanged.
     public func keepingRenames(recordedIn recorded: [EntityDescription]) -> Schema {
+        /// The recorded element's original name where `name` continues the recorded one of that name.
+        func kept<T>(_ name: String, _ originalName: String?, in list: [T], name nameOf: (T) -> String, original: (T) -> String?) -> String? {
+            let old = SchemaMigration.continued(name, originalName: originalName, in: { n in list.first { nameOf($0) == n } }, originalNameOf: original)
+            guard let old, nameOf(old) == name, let recordedName = original(old) else { return originalName }
+            return recordedName
+        }
         var merged = descriptions
         for k in merged.indices {
-            let old = SchemaMigration.continued(merged[k].name, originalName: merged[k].originalName,
-                                                in: { n in recorded.first { $0.name == n } }, originalNameOf: \.originalName)
-            guard let old else { continue }
-            if merged[k].name == old.name, merged[k].originalName == nil { merged[k].originalName = old.originalName }
-            for a in merged[k].attributes.indices where merged[k].attributes[a].originalName == nil {
-                merged[k].attributes[a].originalName = old.attributes.first { $0.name == merged[k].attributes[a].name }?.originalName
+            let e = merged[k]
+            guard let old = SchemaMigration.continued(e.name, originalName: e.originalName, in: { n in recorded.first { $0.name == n } },
+                                                       originalNameOf: \.originalName) else { continue }
+            merged[k].originalName = kept(e.name, e.originalName, in: recorded, name: \.name, original: \.originalName)
+            for a in e.attributes.indices {
+                merged[k].attributes[a].originalName = kept(e.attributes[a].name, e.attributes[a].originalName, in: old.attributes,
+                                                            name: \.name, original: \.originalName)
             }
-            for r in merged[k].relationships.indices where merged[k].relationships[r].originalName == nil {
-                merged[k].relationships[r].originalName = old.relationships.first { $0.name == merged[k].relationships[r].name }?.originalName
+            for r in e.relationships.indices {
+                merged[k].relationships[r].originalName = kept(e.relationships[r].name, e.relationships[r].originalName, in: old.relationships,
+                                                               name: \.name, original: \.originalName)
             }
         }
         guard merged != descriptions, let schema = try? Schema(merged, version: version) else { return self }

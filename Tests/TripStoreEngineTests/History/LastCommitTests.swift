@@ -128,4 +128,26 @@ import TripStoreModels
         defer { reader.close() }
         #expect(reader.commitTimeProblems().contains { $0.contains("after the oldest retained transaction") }, "\(reader.commitTimeProblems())")
     }
+
+    /// A pruned (format-4) snapshot that does not say when its last commit
+    /// was is damage; a trailer that holds a key twice is too.
+    @Test func aFormatFourSnapshotWithoutItsLastCommitOrATrailerKeyTwiceIsDamage() throws {
+        for edit in ["no lastCommit", "a trailer key twice"] {
+            let folder = TestFolders.make("format-four-no-last")
+            let store = try TestStores.bulkImported(folder, seed: 3, trips: 5, timestamp: 1_700_000_000)
+            for k in 0..<2 { try TestStores.commit(TestStores.trip("later-\(k)"), to: store, timestamp: 1_700_000_100 + Double(k)) }
+            _ = try store.pruneHistory(before: store.lastToken + 1)
+            let path = store.files.snapshot(store.lastToken)
+            store.close()
+            try SnapshotEdit.resealed(path) { lines in
+                if edit == "no lastCommit" {
+                    lines[0] = lines[0].replacingOccurrences(of: #""lastCommit":"[^"]*","#, with: "", options: .regularExpression)
+                } else {
+                    lines[lines.count - 1] = lines[lines.count - 1].replacingOccurrences(of: #"{"end":{"objects""#, with: #"{"end":{"history":0,"objects""#)
+                }
+            }
+            try? FileManager.default.removeItem(atPath: path.replacingOccurrences(of: ".jsonl", with: ".image"))
+            #expect(throws: StoreError.self, "\(edit)") { try Store.open(folder, schema: TripSchema.schema, access: .read) }
+        }
+    }
 }
