@@ -11,7 +11,7 @@ extension CLICompletionsTests {
         /// Ids that a shell would run, split, expand or cut if it put them on
         /// the line as they are; each starts with its own two letters.
         static let hostileIDs = ["zq$(touch MARK)", "bq`touch MARK`", "sp ace and $HOME", "qu'ote", "dq\"uote",
-                                 "st*ar", "ba!ng", "se;mi|pipe&amp>gt<lt"]
+                                 "st*ar", "ba!ng", "se;mi|pipe&amp>gt<lt", "gt>MARK6", "br{a,b}"]
 
         static var binaryFolder: String { URL(fileURLWithPath: CLIRunner.binary).deletingLastPathComponent().path }
 
@@ -72,6 +72,22 @@ extension CLICompletionsTests {
             #expect(!FileManager.default.fileExists(atPath: folder + "/MARK"))
             let left = try FileManager.default.contentsOfDirectory(atPath: folder).sorted()
             #expect(left == ["home", "items.json", "stXar", "store"], "\(shell): a word ran as a redirection")
+        }
+
+        /// A redirect or a brace the user typed unquoted is the shell's to
+        /// read: bash offers no id there (it would name the redirect's file
+        /// with the rest of the id), and fish none after a brace.
+        @Test(arguments: ["bash", "fish"])
+        func anOperatorTypedUnquotedGetsNoID(_ shell: String) throws {
+            let folder = CLIRunner.scratch()
+            let store = try Self.store(in: folder)
+            guard let sh = try TypedShell(shell, folder: folder, path: Self.binaryFolder + ":/usr/bin:/bin",
+                                          environment: ["TRIPSTORE_DIR": store], setup: Self.load(shell)) else { return }
+            let typed = shell == "bash" ? "tripstore get gt>" : "tripstore get br{"
+            #expect(try sh.complete(typed) == typed, "\(shell)")
+            #expect(try sh.complete("tripstore get gt") != "tripstore get gt", "\(shell): quoted, it completes")
+            try sh.clear()
+            #expect(!FileManager.default.fileExists(atPath: folder + "/MARK6"))
         }
 
         /// An id that starts with '-' is offered after '--', where every

@@ -216,7 +216,7 @@ enum Completions {
         # part, and _ts_q the quote still open (' " or $').
         _tripstore_split() {
             local s=$1 c w="" q="" i=0 n=${#1} brk=0 qat=0 inword=0
-            _ts_split=()
+            _ts_split=() _ts_op=0
             while (( i < n )); do
                 c=${s:i:1}
                 (( i++ ))
@@ -240,7 +240,7 @@ enum Completions {
                 case $c in
                     ' '|$'\t'|$'\n')
                         (( inword )) && _ts_split+=("$w")
-                        w=""; inword=0; brk=0
+                        w=""; inword=0; brk=0; _ts_op=0
                         continue ;;
                     '\') w+=${s:i:1}; (( i++ )) ;;
                     "'"|'"') q=$c; qat=${#w} ;;
@@ -248,6 +248,8 @@ enum Completions {
                         if [[ ${s:i:1} == "'" ]]; then q="\$'"; qat=${#w}; (( i++ ))
                         else w+=$c
                         fi ;;
+                    # An operator the user typed (a redirect, a pipe): what follows is not one word.
+                    ';'|'&'|'|'|'<'|'>'|'('|')') w+=$c; _ts_op=1; [[ $COMP_WORDBREAKS == *"$c"* ]] && brk=${#w} ;;
                     *) w+=$c; [[ $COMP_WORDBREAKS == *"$c"* ]] && brk=${#w} ;;
                 esac
                 inword=1
@@ -295,7 +297,7 @@ enum Completions {
 
         """# + sharedFunctions + #"""
         _tripstore() {
-            local _ts_cur _ts_pre _ts_files _ts_store _ts_prog _ts_at _ts_q _ts_quoted line at q c
+            local _ts_cur _ts_pre _ts_files _ts_store _ts_prog _ts_at _ts_q _ts_quoted _ts_op line at q c
             local -a _ts_w _ts_r _ts_split
             COMPREPLY=()
             if [[ -n ${COMP_LINE+set} ]]; then line=${COMP_LINE:0:COMP_POINT}
@@ -305,7 +307,8 @@ enum Completions {
                 line+=${COMP_WORDS[COMP_CWORD]}
             fi
             _tripstore_split "$line"
-            (( ${#_ts_split[@]} > 1 )) || return 0
+            # A word that holds an operator typed unquoted is the shell's to read, not a name to complete.
+            (( ${#_ts_split[@]} > 1 && ! _ts_op )) || return 0
             at=$_ts_at q=$_ts_q
             _ts_cur=${_ts_split[${#_ts_split[@]}-1]}
             _ts_w=("${_ts_split[@]:1:${#_ts_split[@]}-2}")
@@ -421,6 +424,8 @@ enum Completions {
         end
         # Before -- an id that starts with - would be read as an option: it is offered after it.
         function __tripstore_ids
+            # A brace or wildcard typed before any quote is fish's to expand, not part of an id.
+            string match -qr -- '^[^\'"]*(?<!\\\\)[{*?]' (commandline -ct); and return
             set -l word (commandline -ct | string unescape)
             if contains -- -- (commandline -opc)
                 __tripstore_run completions names ids -- "$word"
