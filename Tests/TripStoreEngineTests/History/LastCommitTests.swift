@@ -90,15 +90,21 @@ import TripStoreModels
 
     /// So is the time of the oldest reachable state, which a prune leaves there.
     @Test func anOldestReachableTimeChangedByHandIsDamage() throws {
-        let folder = TestFolders.make("oldest-reachable-forged")
-        let store = try TestStores.bulkImported(folder, seed: 3, trips: 20, timestamp: 1_700_000_000)
-        for k in 0..<3 { try TestStores.commit(TestStores.trip("later-\(k)"), to: store, timestamp: 1_700_000_100 + Double(k)) }
-        #expect(try store.pruneHistory(before: store.lastToken - 1) == 2)
-        let path = store.files.snapshot(store.lastToken)
-        store.close()
-        #expect(try Store.open(folder, schema: TripSchema.schema, access: .read).token(at: 1_700_000_100.5) == store.lastToken - 2)
+        let (folder, path, lastToken) = try Self.prunedStore("oldest-reachable-forged")
+        #expect(try Store.open(folder, schema: TripSchema.schema, access: .read).token(at: 1_700_000_100.5) == lastToken - 2)
         try Self.changeTheYear(of: "oldestReachableCommit", in: path)
         #expect(throws: StoreError.self) { try Store.open(folder, schema: TripSchema.schema, access: .read) }
+    }
+
+    /// A bulk import and three commits, the first two pruned (a format-4
+    /// snapshot), closed: the folder, the snapshot's path and the last token.
+    static func prunedStore(_ name: String) throws -> (folder: String, snapshot: String, lastToken: Int64) {
+        let folder = TestFolders.make(name)
+        let store = try TestStores.bulkImported(folder, seed: 3, trips: 20, timestamp: 1_700_000_000)
+        defer { store.close() }
+        for k in 0..<3 { try TestStores.commit(TestStores.trip("later-\(k)"), to: store, timestamp: 1_700_000_100 + Double(k)) }
+        #expect(try store.pruneHistory(before: store.lastToken - 1) == 2)
+        return (folder, store.files.snapshot(store.lastToken), store.lastToken)
     }
 
     /// Changes the year of the time the snapshot holds under `key`, a year later or earlier.
@@ -113,12 +119,7 @@ import TripStoreModels
     /// An oldest reachable state said (by a resealed hand edit) to be
     /// younger than the oldest retained transaction is what `verify` reports.
     @Test func anOldestReachableTimeAfterTheRetainedHistoryIsReported() throws {
-        let folder = TestFolders.make("oldest-after-history")
-        let store = try TestStores.bulkImported(folder, seed: 3, trips: 20, timestamp: 1_700_000_000)
-        for k in 0..<3 { try TestStores.commit(TestStores.trip("later-\(k)"), to: store, timestamp: 1_700_000_100 + Double(k)) }
-        #expect(try store.pruneHistory(before: store.lastToken - 1) == 2)
-        let path = store.files.snapshot(store.lastToken)
-        store.close()
+        let (folder, path, _) = try Self.prunedStore("oldest-after-history")
         try SnapshotEdit.resealed(path) { lines in
             lines[0] = lines[0].replacingOccurrences(of: #""oldestReachableCommit":"[^"]*""#, with: #""oldestReachableCommit":"2099-01-01T00:00:00Z""#,
                                                      options: .regularExpression)
