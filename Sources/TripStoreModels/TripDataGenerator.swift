@@ -1,8 +1,8 @@
 import TripStoreEngine
 
-/// A deterministic generator of trip envelopes with the shape of
-/// `shared/bench/gen_trips.py`: about 10% Trip, 50% BusinessTrip and 40%
-/// PersonalTrip, related objects inline.
+/// A deterministic generator of trip envelopes, the benchmark's data set:
+/// about 10% Trip, 50% BusinessTrip and 40% PersonalTrip, related objects
+/// inline.
 ///
 /// ```swift
 /// var g = TripDataGenerator(seed: 1)
