@@ -35,7 +35,7 @@ enum GetCommand {
         let store = try ctx.openStore(.read)
         var filter = HistoryFilter()
         filter.id = id
-        let transactions = filter.apply(to: try store.checkedHistory())
+        let transactions = try store.history(matching: filter)
         guard !transactions.isEmpty || store.row(forID: id) != nil else { throw StoreError.notFound(id: id) }
         let format = ctx.args.value("format") ?? (ctx.console.outIsTerminal ? "table" : "jsonl")
         guard ["table", "json", "jsonl"].contains(format) else { throw ctx.usageError("--format must be table, json or jsonl, got '\(format)'") }

@@ -95,7 +95,7 @@ enum HistoryCommand {
         if format == "sql", let since = filter.since, since < store.lastToken, since + 1 < (store.oldestRetainedToken ?? store.lastToken + 1) {
             throw StoreError.historyNotRetained(after: since, oldestRetained: store.oldestRetainedToken, lastToken: store.lastToken)
         }
-        var transactions = filter.apply(to: try store.checkedHistory())
+        var transactions = try store.history(matching: filter)
         let envelopes = try printer.envelopes(transactions, in: store, id: filter.id)
         if ctx.args.has("reverse") { transactions.reverse() }
         try printer.print(transactions, envelopes: envelopes, whole: true, store: store)

@@ -295,6 +295,7 @@ extension Store {
         try FileIO.fsyncDirectory(files.folder)
         let old = try files.list()
         removeFiles(old.snapshots.filter { $0 < token }.flatMap { [files.image($0), files.snapshot($0)] }
+                    + files.historyIndexTokens().filter { $0 < token }.map { files.historyIndex($0) }
                     + old.journals.filter { $0 < token }.map { files.journal($0) })
         journal.close()
         snapshotToken = token

@@ -44,6 +44,7 @@ extension Store {
                 FileIO.unlink(files.snapshot(s))
             }
             for j in listing.journals where j < snapshotToken { FileIO.unlink(files.journal(j)) }
+            for h in files.historyIndexTokens() where h < snapshotToken { FileIO.unlink(files.historyIndex(h)) }
         }
         if access == .write && listing.journals.contains(snapshotToken) {
             // A journal after the newest snapshot was carried over for a

@@ -18,6 +18,19 @@ package struct StoreFiles: Sendable {
     package func journal(_ token: Int64) -> String { folder + "/journal-\(token).jsonl" }
     /// The snapshot's image: its records as in memory, a cache for fast opening.
     package func image(_ token: Int64) -> String { folder + "/snapshot-\(token).image" }
+    /// Where the snapshot's history lines are, by object, delete, type, author and time: a cache.
+    package func historyIndex(_ token: Int64) -> String { folder + "/snapshot-\(token).history-index" }
+    /// The history index of the snapshot at `snapshotPath`.
+    static func historyIndex(ofSnapshot snapshotPath: String) -> String {
+        (snapshotPath.hasSuffix(".jsonl") ? String(snapshotPath.dropLast(6)) : snapshotPath) + ".history-index"
+    }
+    /// The tokens of the history indexes in the folder (a reader may leave one of a snapshot since removed).
+    package func historyIndexTokens() -> [Int64] {
+        ((try? FileIO.listDirectory(folder)) ?? []).compactMap { name in
+            guard name.hasPrefix("snapshot-"), name.hasSuffix(".history-index") else { return nil }
+            return Int64(name.dropFirst(9).dropLast(14))
+        }
+    }
     package var lock: String { folder + "/" + StoreLock.fileName }
     /// The store's record of its schema.
     package var schemaRecord: String { folder + "/" + SchemaRecordFormat.fileName }

@@ -25,8 +25,9 @@ public struct HistoryFilter: Sendable {
     public var author: String?
 
     /// A filter; nil means no restriction.
-    public init(since: Int64? = nil, types: Set<String>? = nil, kinds: Set<Change.Kind>? = nil, author: String? = nil) {
+    public init(since: Int64? = nil, id: String? = nil, types: Set<String>? = nil, kinds: Set<Change.Kind>? = nil, author: String? = nil) {
         self.since = since
+        self.id = id
         self.types = types
         self.kinds = kinds
         self.author = author

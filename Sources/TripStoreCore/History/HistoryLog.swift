@@ -27,6 +27,8 @@ final class HistoryLog {
     var imageStart = 0
     /// History lines that could not be read (reported by `verify`).
     var problems: [HistoryProblem] = []
+    /// The snapshot's history index, once a lookup has looked for it.
+    var index: HistoryIndexState = .notLookedFor
 
     /// Every retained transaction, reading the snapshot's lines first if they are pending.
     var all: [HistoryTransaction] {
@@ -76,11 +78,20 @@ final class HistoryLog {
     func close() {
         if let p = pending { FileIO.close(p.fd) }
         pending = nil
+        index = .notLookedFor
     }
 
     deinit {
         if let p = pending { FileIO.close(p.fd) }
     }
+}
+
+/// Whether a store has its snapshot's history index at hand.
+enum HistoryIndexState {
+    case notLookedFor
+    case open(IndexedHistory)
+    /// Not usable in this process (not writable, or it disagreed with the snapshot): history is read whole.
+    case unusable
 }
 
 /// A snapshot history line that could not be read: where, and why.

@@ -177,16 +177,27 @@ extension Store {
     /// recorded before a migration has the names of its time.
     public func insertEnvelopes(after since: Int64, wanted: Set<Int64>,
                                  only id: String? = nil) throws -> [Int64: [String: JSONValue]] {
-        try insertEnvelopes(after: since, wanted: wanted) { _, inserted in id == nil || inserted == id }
+        if let id, let own = historyLog.indexedLookup(HistoryFilter(since: since, id: id)),
+           let migrations = historyLog.indexedLookup(HistoryFilter(since: since, kinds: [.migrate])) {
+            // One object's envelopes depend on its own changes and the migrations only.
+            return try insertEnvelopes(walking: (own + migrations).sorted { $0.token < $1.token }, wanted: wanted) { _, inserted in inserted == id }
+        }
+        return try insertEnvelopes(after: since, wanted: wanted) { _, inserted in id == nil || inserted == id }
     }
 
     /// `insertEnvelopes` of the inserts `including` names (by token and id).
     func insertEnvelopes(after since: Int64, wanted: Set<Int64>,
                          including: (Int64, String) -> Bool) throws -> [Int64: [String: JSONValue]] {
+        try insertEnvelopes(walking: try history(after: since), wanted: wanted, including: including)
+    }
+
+    /// `insertEnvelopes` by a walk back through `transactions` (oldest first).
+    private func insertEnvelopes(walking transactions: [HistoryTransaction], wanted: Set<Int64>,
+                                 including: (Int64, String) -> Bool) throws -> [Int64: [String: JSONValue]] {
         var r = Rewinding()
         var out: [Int64: [String: JSONValue]] = [:]
         let earliest = wanted.min()
-        for t in try history(after: since).reversed() {
+        for t in transactions.reversed() {
             if wanted.contains(t.token) {
                 for c in t.changes where c.kind == .insert && including(t.token, c.id) {
                     out[t.token, default: [:]][c.id] = envelope(c.id, in: r.states)

@@ -76,7 +76,7 @@ extension Store {
     /// after it), by the token that committed it.
     func migrationPlans() throws -> [Int64: SchemaMigration] {
         var plans: [Int64: SchemaMigration] = [:]
-        for t in try checkedHistory() {
+        for t in try history(matching: HistoryFilter(kinds: [.migrate])) {
             for c in t.changes {
                 guard let m = c.migration, let previous = m.previous, let before = try? SchemaFile.read(value: previous),
                       let after = try? SchemaFile.read(value: m.schema) else { continue }

@@ -70,6 +70,16 @@ public final class Store {
         return all
     }
 
+    /// The retained transactions that pass `filter`, each with only the
+    /// changes that pass: `filter.apply(to: checkedHistory())`, at a cost in
+    /// proportion to the answer when the filter names an object, deletes, a
+    /// type, an author, a kind, a time or a limit (the snapshot's history
+    /// index says where to read; it is built the first time it is needed).
+    public func history(matching filter: HistoryFilter) throws -> [HistoryTransaction] {
+        if let found = historyLog.indexedLookup(filter) { return found }
+        return filter.apply(to: try checkedHistory())
+    }
+
     public var historyCount: Int { historyLog.count }
     /// The token of the last committed transaction (0 for a new store).
     public internal(set) var lastToken: Int64 = 0

@@ -161,7 +161,7 @@ package enum HistoryCoding {
     }
 
     /// Reads one stored change: one object's, or (`"ids"`) a run of inserts of one type.
-    static func readChanges(_ item: JSONValue, into changes: inout [Change]) -> Bool {
+    package static func readChanges(_ item: JSONValue, into changes: inout [Change]) -> Bool {
         guard case .string("insert")? = item["kind"], case .array(let ids)? = item["ids"] else {
             guard let c = readChange(item) else { return false }
             changes.append(c)

@@ -1,0 +1,69 @@
+import TripStoreFormat
+import TripStoreSystem
+
+extension HistoryLog {
+    /// What `filter.apply(to: all)` returns, reading only the snapshot's
+    /// history lines and changes the answer needs, through the snapshot's
+    /// history index (built and written beside the snapshot the first time
+    /// one is needed). Nil when the history is to be read whole: it is in
+    /// memory already, or the index cannot be had or disagrees with the
+    /// snapshot (which this process then stops asking it about).
+    func indexedLookup(_ filter: HistoryFilter) -> [HistoryTransaction]? {
+        guard pending != nil, let indexed = openIndex() else { return nil }
+        do {
+            return filter.apply(to: try fromSnapshot(filter, indexed) + loaded)
+        } catch {
+            index = .unusable
+            return nil
+        }
+    }
+
+    /// The snapshot's transactions that may pass `filter`, enough of them for its limit.
+    private func fromSnapshot(_ filter: HistoryFilter, _ indexed: IndexedHistory) throws -> [HistoryTransaction] {
+        var unlimited = filter
+        unlimited.limit = nil
+        func passes(_ t: HistoryTransaction) -> Bool { !unlimited.apply(to: [t]).isEmpty }
+        // The journal's transactions are newer: a limit they fill needs nothing older.
+        let needed = filter.limit.map { $0 - loaded.filter(passes).count }
+        if let needed, needed <= 0 { return [] }
+        if let id = filter.id { return try indexed.changes(of: id) }
+        var out: [HistoryTransaction] = []
+        if filter.kinds == [.delete] {
+            try indexed.deletes { t in
+                if passes(t) { out.append(t) }
+                return needed.map { out.count >= $0 } ?? false
+            }
+        } else {
+            for n in try indexed.candidates(unlimited).reversed() {
+                let t = try indexed.line(n)
+                guard passes(t) else { continue }
+                out.append(t)
+                if let needed, out.count >= needed { break }
+            }
+        }
+        return out.reversed()
+    }
+
+    /// The index of the snapshot whose lines are pending: opened, or built
+    /// and written when it is missing or not this snapshot's.
+    private func openIndex() -> IndexedHistory? {
+        switch index {
+        case .open(let i): return i
+        case .unusable: return nil
+        case .notLookedFor: break
+        }
+        index = .unusable
+        guard let pending, let file = FileIdentity.of(pending.fd), let token = StoreFiles.token(String(pending.file.split(separator: "/").last ?? ""), prefix: "snapshot-") else { return nil }
+        let binding = HistoryIndexFile.Binding(token: token, historyStart: Int64(pending.bytes.lowerBound),
+                                               historyEnd: Int64(pending.bytes.upperBound), firstLine: Int64(pending.firstLine), file: file)
+        let path = StoreFiles.historyIndex(ofSnapshot: pending.file)
+        if HistoryIndex(path: path, binding: binding) == nil {
+            var builder = HistoryIndexBuilder(binding: binding, snapshotFD: pending.fd)
+            guard builder.readLines(), builder.write(to: path) else { return nil }
+        }
+        guard let opened = HistoryIndex(path: path, binding: binding) else { return nil }
+        let indexed = IndexedHistory(index: opened, snapshotFD: pending.fd)
+        index = .open(indexed)
+        return indexed
+    }
+}
