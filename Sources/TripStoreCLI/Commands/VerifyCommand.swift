@@ -28,6 +28,8 @@ enum VerifyCommand {
             if case .damaged = e { c.err("verify: the damage is not a torn tail; --repair cannot fix it and changed nothing") }
             return CLIError.exitCode(e)
         }
+        // Before the history is read whole (which lets go of the snapshot's history lines).
+        let indexProblem = store.historyIndexProblem()
         let problems = store.checkInvariants() + store.commitTimeProblems()
         for p in problems { c.err("error: \(p)") }
         if !problems.isEmpty { return 2 }
@@ -50,6 +52,19 @@ enum VerifyCommand {
             c.line("repaired: deleted \(image) (\(problem)); the next writer writes it again")
             return 0
         }
+        if let (problem, stale) = indexProblem {
+            let index = store.historyIndexPath
+            if stale {
+                c.line("note: \(index): \(problem): it is ignored, and built again when history is next looked up")
+            } else if ctx.args.has("repair") {
+                FileIO.unlink(index)
+                c.line("repaired: deleted \(index) (\(problem)); it is built again when history is next looked up")
+                return 0
+            } else {
+                c.err("verify: \(index): \(problem); it is ignored (the JSON decides); 'tripstore verify --repair' deletes it")
+                return 2
+            }
+        }
         // Temporary files an interrupted write left: never read, removed by the next writer.
         let leftovers = store.leftoverTemporaryFiles
         if !leftovers.isEmpty {
@@ -66,7 +81,7 @@ enum VerifyCommand {
             stale = why
             c.line("note: \(store.imagePath) is stale (\(why)): it is ignored, and the next writer writes it again")
         }
-        c.line("ok: \(counted(store.objectCount, "object")), \(counted(store.historyCount, "transaction")) in history, last token \(store.lastToken); checksums, order, references, ids\(store.hasSnapshotFile && stale == nil && FileIO.exists(store.imagePath) ? " and the image" : "") verified")
+        c.line("ok: \(counted(store.objectCount, "object")), \(counted(store.historyCount, "transaction")) in history, last token \(store.lastToken); checksums, order, references, ids\(store.hasSnapshotFile && stale == nil && FileIO.exists(store.imagePath) ? " and the image" : "")\(indexProblem == nil && FileIO.exists(store.historyIndexPath) ? " and the history index" : "") verified")
         return 0
     }
 

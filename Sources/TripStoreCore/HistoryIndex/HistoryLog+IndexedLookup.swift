@@ -13,6 +13,8 @@ extension HistoryLog {
         do {
             return filter.apply(to: try fromSnapshot(filter, indexed) + loaded)
         } catch {
+            // A damaged or disagreeing cache: removed, so that the next lookup builds it again.
+            if let pending { FileIO.unlink(StoreFiles.historyIndex(ofSnapshot: pending.file)) }
             index = .unusable
             return nil
         }
@@ -44,6 +46,35 @@ extension HistoryLog {
         return out.reversed()
     }
 
+    /// What ties an index to the snapshot lines pending, and where it is.
+    private var indexBinding: (HistoryIndexFile.Binding, path: String)? {
+        guard let pending, let file = FileIdentity.of(pending.fd),
+              let token = StoreFiles.token(String(pending.file.split(separator: "/").last ?? ""), prefix: "snapshot-") else { return nil }
+        return (HistoryIndexFile.Binding(token: token, historyStart: Int64(pending.bytes.lowerBound),
+                                         historyEnd: Int64(pending.bytes.upperBound), firstLine: Int64(pending.firstLine), file: file),
+                StoreFiles.historyIndex(ofSnapshot: pending.file))
+    }
+
+    /// What is wrong with the snapshot's history index, if there is one
+    /// (for `verify`, before the history is read): it is not this
+    /// snapshot's, fails a page's checksum, or differs from one built now.
+    /// Nil when it is sound or there is none.
+    func indexProblem() -> (problem: String, stale: Bool)? {
+        guard let pending, let (binding, path) = indexBinding, FileIO.exists(path) else { return nil }
+        guard let index = HistoryIndex(path: path, binding: binding) else {
+            return ("it does not describe this snapshot's history (stale or damaged)", true)
+        }
+        guard index.checkEveryPage() else { return ("a page of it fails its checksum", false) }
+        let rebuilt = path + ".verify.tmp"
+        defer { FileIO.unlink(rebuilt) }
+        var builder = HistoryIndexBuilder(binding: binding, snapshotFD: pending.fd)
+        guard builder.readLines(), builder.write(to: rebuilt) else { return ("the history it describes could not be read", false) }
+        guard let a = try? FileIO.readFile(path), let b = try? FileIO.readFile(rebuilt), a == b else {
+            return ("it differs from the index of the snapshot's history built now", false)
+        }
+        return nil
+    }
+
     /// The index of the snapshot whose lines are pending: opened, or built
     /// and written when it is missing or not this snapshot's.
     private func openIndex() -> IndexedHistory? {
@@ -53,10 +84,7 @@ extension HistoryLog {
         case .notLookedFor: break
         }
         index = .unusable
-        guard let pending, let file = FileIdentity.of(pending.fd), let token = StoreFiles.token(String(pending.file.split(separator: "/").last ?? ""), prefix: "snapshot-") else { return nil }
-        let binding = HistoryIndexFile.Binding(token: token, historyStart: Int64(pending.bytes.lowerBound),
-                                               historyEnd: Int64(pending.bytes.upperBound), firstLine: Int64(pending.firstLine), file: file)
-        let path = StoreFiles.historyIndex(ofSnapshot: pending.file)
+        guard let pending, let (binding, path) = indexBinding else { return nil }
         if HistoryIndex(path: path, binding: binding) == nil {
             var builder = HistoryIndexBuilder(binding: binding, snapshotFD: pending.fd)
             guard builder.readLines(), builder.write(to: path) else { return nil }

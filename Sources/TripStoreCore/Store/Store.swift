@@ -80,6 +80,12 @@ public final class Store {
         return filter.apply(to: try checkedHistory())
     }
 
+    /// What is wrong with the snapshot's history index (a cache), if there
+    /// is one, and whether it is merely stale; call before the history is read.
+    public func historyIndexProblem() -> (problem: String, stale: Bool)? { historyLog.indexProblem() }
+    /// The snapshot's history index file.
+    public var historyIndexPath: String { files.historyIndex(snapshotToken) }
+
     public var historyCount: Int { historyLog.count }
     /// The token of the last committed transaction (0 for a new store).
     public internal(set) var lastToken: Int64 = 0
