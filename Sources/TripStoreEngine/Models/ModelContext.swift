@@ -271,6 +271,26 @@ public final class ModelContext {
         container.lock.lock()
         defer { container.lock.unlock() }
         let names = types.map { ts in ts.reduce(into: Set<String>()) { $0.formUnion(models.schema.deepTypeNames($1.entityName) ?? []) } }
-        return HistoryFilter(since: token, types: names, kinds: kinds).apply(to: store.history)
+        return retained(HistoryFilter(since: token, types: names, kinds: kinds))
+    }
+
+    /// One object's timeline: the committed transactions that changed it,
+    /// each with only its changes (insert, updates, delete with tombstone),
+    /// oldest first; also for an object deleted since. Costs what it
+    /// returns at any history size (the snapshot's history index).
+    public func history(of model: PersistentModel) -> [HistoryTransaction] {
+        history(forID: model.persistentModelID)
+    }
+
+    /// `history(of:)` by the object's id, for an object no longer in memory or deleted.
+    public func history(forID id: String) -> [HistoryTransaction] {
+        container.lock.lock()
+        defer { container.lock.unlock() }
+        return retained(HistoryFilter(id: Identifier.normalized(id)))
+    }
+
+    /// The retained history that passes `filter` (a line that cannot be read is left out, as `store.history` does).
+    private func retained(_ filter: HistoryFilter) -> [HistoryTransaction] {
+        (try? store.history(matching: filter)) ?? filter.apply(to: store.history)
     }
 }

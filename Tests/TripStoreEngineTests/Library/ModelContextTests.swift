@@ -136,6 +136,27 @@ import TripStoreModels
         #expect(try context.fetchCount(FetchDescriptor<BusinessMeal>()) == 0)
     }
 
+    @Test func oneObjectsTimelineAcrossACompaction() throws {
+        let context = try context()
+        let trip = Trip(name: "A", destination: "x", startDate: Self.day("2026-01-01"), endDate: Self.day("2026-01-02"))
+        context.insert(trip)
+        try context.save(author: "ann")
+        trip.name = "B"
+        try context.save(author: "ben")
+        // Its insert and first update are now in the snapshot, found through its history index.
+        try context.container.store.compact()
+        trip.name = "C"
+        try context.save(author: "cy")
+        let id = trip.persistentModelID
+        context.delete(trip)
+        try context.save(author: "dee")
+        let timeline = context.history(forID: id)
+        #expect(timeline.map(\.author) == ["ann", "ben", "cy", "dee"])
+        #expect(timeline.flatMap(\.changes).map(\.kind) == [.insert, .update, .update, .delete])
+        #expect(timeline.allSatisfy { $0.changes.allSatisfy { $0.id == id } })
+        #expect(context.history(forID: "no-such-trip").isEmpty)
+    }
+
     @Test func rollbackForgetsUnsavedWork() throws {
         let context = try context()
         let trips = try context.fetch(FetchDescriptor<Trip>())
