@@ -11,6 +11,8 @@ struct CommandContext {
     let spec: CommandSpec
     /// Standard input (for `import -` and `shell`).
     let input: InputSource
+    /// The executable that `compact --background` runs as (nil: automatic snapshots in the foreground).
+    let program: String?
     /// The stores this command opened, and how it may use their images.
     var session = CommandSession()
 
@@ -34,6 +36,12 @@ struct CommandContext {
         // open (each command's open replays the journal); `apply` commits
         // for as long as its feed lasts, so it keeps the library's defaults.
         var o = spec.name == ApplyCommand.spec.name ? StoreOptions() : .committingOncePerOpen
+        if let program, spec.name != ApplyCommand.spec.name {
+            // The snapshot a commit makes due is written by a process of its
+            // own, without the lock: this command returns at once.
+            let argv = ["--store", storePath, "compact", "--background"] + (args.value("schema").map { ["--schema", $0] } ?? [])
+            o.snapshotWriter = { _ in BackgroundProcess.start(program, argv) }
+        }
         if let w = args.value("wait") {
             guard let s = Double(w), s >= 0, s <= 86_400 else {
                 throw usageError("--wait needs a number of seconds from 0 to 86400, got '\(w)'")

@@ -8,9 +8,13 @@ import TripStoreModels
 
 /// The `tripstore` command line as a library: `main.swift` only calls `run`.
 public enum TripStoreCLI {
-    /// Runs one command line and returns the exit code.
+    /// Runs one command line and returns the exit code. `program`: this
+    /// program's executable, which a write that makes the automatic snapshot
+    /// due starts as `tripstore compact --background` (nil: the write
+    /// writes it before it returns, as in a program that runs commands in
+    /// its own process).
     public static func run(_ arguments: [String], console: Console, environment: [String: String],
-                           input: InputSource = .standard) -> Int32 {
+                           input: InputSource = .standard, program: String? = nil) -> Int32 {
         let code: Int32
         do {
             let parsed = try ArgumentScanner.scan(arguments)
@@ -41,7 +45,7 @@ public enum TripStoreCLI {
             let storePath = parsed.value("store") ?? environment["TRIPSTORE_DIR"] ?? "./tripstore"
             let schema = try SchemaResolution.resolve(parsed, storePath: storePath)
             let ctx = CommandContext(args: parsed, console: console, environment: environment,
-                                     schema: schema, spec: spec, input: input)
+                                     schema: schema, spec: spec, input: input, program: program)
             code = try runCheckingImage(name, ctx)
         } catch {
             let e = CLIError.from(error)

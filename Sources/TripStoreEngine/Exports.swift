@@ -17,6 +17,7 @@ public typealias HistoryFollower = TripStoreCore.HistoryFollower
 public typealias HistoryTypeNames = TripStoreCore.HistoryTypeNames
 public typealias ImageChecks = TripStoreCore.ImageChecks
 public typealias ImportMode = TripStoreCore.ImportMode
+public typealias LocklessCompaction = TripStoreCore.LocklessCompaction
 public typealias MigrationResult = TripStoreCore.MigrationResult
 public typealias AppliedFeedLine = TripStoreCore.AppliedFeedLine
 public typealias FeedLine = TripStoreCore.FeedLine

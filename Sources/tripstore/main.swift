@@ -17,6 +17,12 @@ signal(SIGPIPE, SIG_IGN)
 ProcessSetup.forCommandLine(
     onMappedInputFault: "error: the input file changed size or could not be read while it was imported; nothing was imported\n",
     exitCode: 1)
-let status = TripStoreCLI.run(Array(CommandLine.arguments.dropFirst()), console: .standard(), environment: environment)
+// The automatic snapshot runs as this same program, in a process of its own.
+#if os(Linux)
+let program: String? = "/proc/self/exe"
+#else
+let program: String? = nil
+#endif
+let status = TripStoreCLI.run(Array(CommandLine.arguments.dropFirst()), console: .standard(), environment: environment, program: program)
 ProcessSetup.trace("command returned")
 exit(status)

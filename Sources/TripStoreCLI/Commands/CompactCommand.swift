@@ -3,15 +3,31 @@ import TripStoreEngine
 /// `tripstore compact`: a snapshot now, and a new journal.
 enum CompactCommand {
     static let spec = CommandSpec(
-        name: "compact", summary: "write a snapshot now and start a new journal",
-        usage: "tripstore compact",
+        name: "compact", summary: "write a snapshot now and start a new journal (writers go on meanwhile)",
+        usage: "tripstore compact [--background]",
         // Accepted as by every command that writes; a compaction records no transaction, so no one is named.
         valueOptions: ["author": "accepted for symmetry with the other writes; a compaction records no transaction"],
+        flagOptions: ["background": "print nothing, and do nothing if a compaction is running already (what a write that makes the journal due starts)"],
         examples: ["tripstore compact"], maxPositionals: 0)
 
     static func run(_ ctx: CommandContext) throws -> Int32 {
-        let store = try ctx.openExistingStore()
-        try store.compact()
+        let background = ctx.args.has("background")
+        guard try Store.exists(in: ctx.storePath) else { throw StoreError.noStore(path: ctx.storePath) }
+        var options = try ctx.options()
+        options.snapshotWriter = nil
+        // Put in place between two commits: a writer holds the lock for a commit, a program for longer.
+        if background && ctx.args.value("wait") == nil { options.lockWait = 600 }
+        let outcome = try LocklessCompaction.run(folder: ctx.storePath, waitForOthers: !background) { access in
+            try ctx.open(access, options: options)
+        }
+        if background { return 0 }
+        if outcome == .nothingToCompact {
+            // The journal is empty: the snapshot is written again as it is (in this version's format).
+            let store = try ctx.openExistingStore()
+            try store.compact()
+        }
+        let store = try ctx.open(.read, options: options)
+        defer { store.close() }
         ctx.console.line("wrote snapshot-\(store.snapshotToken).jsonl (\(counted(store.objectCount, "object")), \(counted(store.historyCount, "transaction")), \(store.fileSizes.snapshot) bytes)")
         return 0
     }

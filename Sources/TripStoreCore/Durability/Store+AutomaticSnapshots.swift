@@ -33,12 +33,18 @@ struct SnapshotWork {
     var failedAt: (transactions: Int, bytes: Int)?
     /// Older files being removed on a thread of their own, after a snapshot took their place.
     var removingOldFiles: Parallel.Pending<Void>?
+    /// A snapshot is due and left to `StoreOptions.snapshotWriter`.
+    var dueForCaller = false
 }
 
 extension Store {
     /// Whether an automatic snapshot is being written in the background now
     /// (see `StoreOptions.snapshotsInBackground`).
     public var isWritingSnapshotInBackground: Bool { snapshotWork.background != nil }
+
+    /// Whether a commit made the automatic snapshot due and left it to
+    /// `StoreOptions.snapshotWriter`.
+    public var isSnapshotDue: Bool { snapshotWork.dueForCaller }
 
     /// After a commit: puts a background snapshot that is done in place, and
     /// starts the automatic snapshot when the journal is due for one. Never
@@ -55,6 +61,11 @@ extension Store {
         let due = bytes >= options.snapshotAfterBytes || transactions >= options.snapshotAfterTransactions
             || bytes >= options.snapshotWhenJournalOutgrowsSnapshotAfter && bytes >= (FileIO.fileSize(files.snapshot(snapshotToken)) ?? 0)
         guard due, snapshotWork.background == nil else { return }
+        if let writer = options.snapshotWriter, !far {
+            if !snapshotWork.dueForCaller { writer(files.folder) }
+            snapshotWork.dueForCaller = true
+            return
+        }
         if options.snapshotsInBackground && !snapshotWork.backgroundFailed && snapshotHasImage {
             startBackgroundSnapshot()
             CrashPoint.pause("background-snapshot-started", milliseconds: 500)

@@ -52,10 +52,12 @@ extension Store {
     /// thread of its own that reads the table until `install` or `discard`
     /// waits for it. Changes no store file and none of this value's state,
     /// so a read-only store can write it too (see `BackgroundSnapshot`).
-    func writeSnapshot(tableIsChecked: Bool, bulk: BulkCommitWork? = nil) throws -> WrittenSnapshot {
+    /// `temporaryTag` goes into the temporary files' names, so that a
+    /// compaction without the lock never writes over a writer's.
+    func writeSnapshot(tableIsChecked: Bool, bulk: BulkCommitWork? = nil, temporaryTag: String = "") throws -> WrittenSnapshot {
         let token = lastToken
         let path = files.snapshot(token)
-        let temp = path + ".tmp"
+        let temp = path + temporaryTag + ".tmp"
         // The snapshot's history lines not read yet are carried over as they
         // are, checksummed with the rest (decoding them would cost more than
         // the objects at a million trips, and drops nothing: a line that
@@ -132,7 +134,7 @@ extension Store {
         // encoded and written (both only read the table); it is bound to the
         // snapshot file after the rename.
         let view = TableForWorker(table), indexed = IndexedProperty.of(indexes.valueIndexes)
-        let imageTemp = files.image(token) + ".tmp"
+        let imageTemp = files.image(token) + temporaryTag + ".tmp"
         // After a bulk import, the encoders copy each record into the
         // image's blocks while they have it in the cache (in id order, a
         // record is a miss each time it is read), and the image thread takes

@@ -183,7 +183,10 @@ public final class Store {
         }
         try store.repairTornTail()
         try store.finishInterruptedMigration()
-        for t in try store.files.list().temporary { FileIO.unlink(t) }
+        // A compaction running without the lock is writing its own; the next writer removes what it left.
+        if !LocklessCompaction.isRunning(in: folder) {
+            for t in try store.files.list().temporary { FileIO.unlink(t) }
+        }
         return store
     }
 

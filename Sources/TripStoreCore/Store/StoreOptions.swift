@@ -17,6 +17,13 @@ public struct StoreOptions: Sendable {
     /// commit that makes the journal due writes it before it returns (what
     /// the command line does, whose processes make one commit each).
     public var snapshotsInBackground = true
+    /// Leaves the automatic snapshot to this function, called with the
+    /// store's folder by the commit that makes it due (once per store): it
+    /// is to write it without the lock (`LocklessCompaction`), as the
+    /// command line does in a process of its own. Past eight times the
+    /// thresholds a commit writes it itself, so the journal stays bounded
+    /// if the snapshots this starts never come.
+    public var snapshotWriter: (@Sendable (String) -> Void)?
     /// A transaction with at least this many changes is committed by writing
     /// a snapshot (atomic by rename) instead of a journal line: a big import
     /// is then written once, not twice.

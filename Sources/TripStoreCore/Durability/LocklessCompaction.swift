@@ -1,0 +1,105 @@
+import TripStoreFormat
+import TripStoreSystem
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A compaction that writes the whole snapshot without the writer's lock,
+/// so that no writer waits while the whole store is written: it reads the
+/// store as a reader does, writes the snapshot of that state to temporary
+/// files, and only then takes the lock, between two commits, to put it in
+/// place with the journal lines committed meanwhile as the new journal
+/// (as a program's background snapshot is put in place).
+///
+/// One runs at a time, under `fold.lock`; while one runs, writers leave its
+/// temporary files alone. `tripstore compact` runs one, and each command
+/// that makes the journal due starts `tripstore compact --background`, a
+/// process of its own, so the command itself returns at once.
+public enum LocklessCompaction {
+    /// What a run did.
+    public enum Outcome: Sendable, Equatable {
+        /// Wrote and put in place the snapshot of this token.
+        case compacted(token: Int64)
+        /// The journal was empty: the snapshot already holds everything.
+        case nothingToCompact
+        /// Another one is running (only without `waitForOthers`).
+        case anotherIsRunning
+        /// A writer put another snapshot in place meanwhile (a migration, a
+        /// prune, a redaction): this one was dropped.
+        case overtaken
+    }
+
+    static let lockName = "fold.lock"
+
+    /// Runs one. `open` opens the store (with the schema the caller would
+    /// use) to read or to write; the write open waits for the lock as the
+    /// options say. `waitForOthers`: wait for a compaction already running
+    /// (`tripstore compact`) instead of returning `.anotherIsRunning`.
+    public static func run(folder: String, waitForOthers: Bool, open: (StoreAccess) throws -> Store) throws -> Outcome {
+        guard let lock = FoldLock(folder: folder, wait: waitForOthers) else { return .anotherIsRunning }
+        defer { withExtendedLifetime(lock) {} }
+        let frozen = try open(.read)
+        defer { frozen.close() }
+        guard frozen.lastToken > frozen.snapshotToken || !frozen.hasSnapshot else { return .nothingToCompact }
+        let base = frozen.snapshotToken, bytes = frozen.journal.size, transactions = frozen.journal.transactions
+        // Lowest priority: the commits come first.
+        Parallel.lowerThisThreadsPriority()
+        let written = try frozen.writeSnapshot(tableIsChecked: false, temporaryTag: ".compacting-\(getpid())")
+        written.waitForImage()
+        CrashPoint.hit("lockless-compaction-written")
+        let writer: Store
+        do {
+            writer = try open(.write)
+        } catch {
+            written.discard()
+            throw error
+        }
+        defer { writer.close() }
+        // The journal it read must still be the store's, grown only by appends.
+        guard writer.snapshotToken == base, writer.journal.size >= bytes, writer.journal.transactions >= transactions else {
+            written.discard()
+            return .overtaken
+        }
+        try writer.checkWritable(.compact)
+        try writer.recordSchemaIfNeeded()
+        try writer.install(written, tail: JournalTail(bytes: bytes..<writer.journal.size,
+                                                      transactions: writer.journal.transactions - transactions))
+        writer.snapshotChecksumChecked = true
+        return .compacted(token: written.token)
+    }
+
+    /// Whether a lockless compaction is running in `folder` now.
+    static func isRunning(in folder: String) -> Bool {
+        guard let fd = try? FileIO.open(folder + "/" + lockName, O_RDONLY) else { return false }
+        defer { FileIO.close(fd) }
+        if FileIO.tryLock(fd, exclusive: false) {
+            FileIO.unlock(fd)
+            return false
+        }
+        return true
+    }
+}
+
+/// `fold.lock`: held by the one lockless compaction running.
+private final class FoldLock {
+    let fd: Int32
+
+    init?(folder: String, wait: Bool) {
+        guard let fd = try? FileIO.open(folder + "/" + LocklessCompaction.lockName, O_RDWR | O_CREAT | O_NOFOLLOW) else { return nil }
+        while !FileIO.tryLock(fd, exclusive: true) {
+            guard wait else {
+                FileIO.close(fd)
+                return nil
+            }
+            usleep(50_000)
+        }
+        self.fd = fd
+    }
+
+    deinit {
+        FileIO.unlock(fd)
+        FileIO.close(fd)
+    }
+}
