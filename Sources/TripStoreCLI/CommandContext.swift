@@ -12,7 +12,7 @@ struct CommandContext {
     /// Standard input (for `import -` and `shell`).
     let input: InputSource
     /// The executable that `compact --background` runs as (nil: automatic snapshots in the foreground).
-    let program: String?
+    var program: String? = nil
     /// The stores this command opened, and how it may use their images.
     var session = CommandSession()
 

@@ -40,15 +40,18 @@ public enum LocklessCompaction {
     public static func run(folder: String, waitForOthers: Bool, open: (StoreAccess) throws -> Store) throws -> Outcome {
         guard let lock = FoldLock(folder: folder, wait: waitForOthers) else { return .anotherIsRunning }
         defer { withExtendedLifetime(lock) {} }
+        // One runs at a time: what another left was left by one that was killed.
+        for t in (try? StoreFiles(folder: folder).list().temporary) ?? [] where isItsFile(t) { FileIO.unlink(t) }
         let frozen = try open(.read)
         defer { frozen.close() }
         guard frozen.lastToken > frozen.snapshotToken || !frozen.hasSnapshot else { return .nothingToCompact }
         let base = frozen.snapshotToken, bytes = frozen.journal.size, transactions = frozen.journal.transactions
         // Lowest priority: the commits come first.
         Parallel.lowerThisThreadsPriority()
-        let written = try frozen.writeSnapshot(tableIsChecked: false, temporaryTag: ".compacting-\(getpid())")
+        let written = try frozen.writeSnapshot(tableIsChecked: false, temporaryTag: tag + "\(getpid())")
         written.waitForImage()
         CrashPoint.hit("lockless-compaction-written")
+        CrashPoint.pause("lockless-compaction-written", milliseconds: 1500)
         let writer: Store
         do {
             writer = try open(.write)
@@ -68,6 +71,14 @@ public enum LocklessCompaction {
                                                       transactions: writer.journal.transactions - transactions))
         writer.snapshotChecksumChecked = true
         return .compacted(token: written.token)
+    }
+
+    /// What its temporary files' names hold.
+    private static let tag = ".compacting-"
+
+    /// Whether `path` is a temporary file of a lockless compaction.
+    static func isItsFile(_ path: String) -> Bool {
+        path.split(separator: "/").last?.contains(tag) ?? false
     }
 
     /// Whether a lockless compaction is running in `folder` now.

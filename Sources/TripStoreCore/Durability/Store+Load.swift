@@ -25,7 +25,8 @@ extension Store {
             snapshotToken = snap
             journal = Journal(folder: files.folder, path: files.journal(snap))
             hasSnapshot = true
-        } else if let j = listing.journals.first(where: { $0 != 0 }) {
+        } else if let j = listing.journals.first(where: { $0 != 0 }), !listing.journals.contains(0) {
+            // (Beside journal-0, a later one was carried over for a first snapshot that never took its place.)
             throw StoreError.damaged(file: files.journal(j), line: nil,
                                      detail: "it follows snapshot-\(j).jsonl, which is missing", repairable: false)
         }

@@ -183,10 +183,9 @@ public final class Store {
         }
         try store.repairTornTail()
         try store.finishInterruptedMigration()
-        // A compaction running without the lock is writing its own; the next writer removes what it left.
-        if !LocklessCompaction.isRunning(in: folder) {
-            for t in try store.files.list().temporary { FileIO.unlink(t) }
-        }
+        // A compaction running without the lock is writing its own; it removes what an earlier one left.
+        let compacting = LocklessCompaction.isRunning(in: folder)
+        for t in try store.files.list().temporary where !(compacting && LocklessCompaction.isItsFile(t)) { FileIO.unlink(t) }
         return store
     }
 

@@ -1,0 +1,85 @@
+import Foundation
+import Testing
+import TripStoreEngine
+import TripStoreModels
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The automatic snapshot of the command line is written by `compact
+/// --background`, a process of its own, without the writer's lock: real
+/// processes write on while such compactions run, are killed at each point
+/// of putting the snapshot in place, and start again; no commit is lost.
+@Suite(.serialized) struct LocklessCompactionTests {
+    /// Waits until no compaction holds `fold.lock` (at most a minute).
+    func waitForCompactions(_ store: String) {
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline {
+            let fd = open(store + "/fold.lock", O_RDONLY)
+            if fd < 0 { return }
+            defer { close(fd) }
+            if flock(fd, LOCK_EX | LOCK_NB) == 0 {
+                flock(fd, LOCK_UN)
+                return
+            }
+            usleep(50_000)
+        }
+    }
+
+    func snapshotToken(_ store: String) throws -> Int64 {
+        let s = try Store.open(store, schema: TripSchema.schema, access: .read)
+        defer { s.close() }
+        return s.snapshotToken
+    }
+
+    @Test(arguments: ["", "lockless-compaction-written", "snapshot-journal-carried", "snapshot-before-rename", "snapshot-after-rename"])
+    func writesGoOnWhileCompactionsRunAndDie(_ point: String) throws {
+        let store = CLIRunner.scratch() + "/store"
+        #expect(CLIRunner.run(["import", CLIRunner.projectRoot + "/SampleData/trips.json"], store: store).code == 0)
+        var env = ["TRIPSTORE_SNAPSHOT_TRANSACTIONS": "4"]
+        if !point.isEmpty { env["TRIPSTORE_CRASH_AT"] = point }
+        // Two writers at a time, for 24 commits; every fourth line makes a compaction due.
+        for k in stride(from: 0, to: 24, by: 2) {
+            let a = try CLIRunner.start(["--store", store, "update", "rome-summit", "--set", "expenseCode=EX-\(k)"], env: env)
+            let b = try CLIRunner.start(["--store", store, "update", "romeoville-audit", "--set", "expenseCode=EX-\(k + 1)"], env: env)
+            a.waitUntilExit()
+            b.waitUntilExit()
+            #expect(a.terminationStatus == 0 && b.terminationStatus == 0, "writes at \(k) with compactions dying at '\(point)'")
+        }
+        waitForCompactions(store)
+        if point.isEmpty {
+            #expect(try snapshotToken(store) > 1, "a compaction in the background put a snapshot in place")
+        }
+        // Whatever a killed compaction left, the store is whole, and the next one completes.
+        #expect(CLIRunner.run(["verify"], store: store).code == 0)
+        #expect(CLIRunner.run(["compact"], store: store).code == 0)
+        #expect(try snapshotToken(store) == 25)
+        let history = CLIRunner.run(["history", "--kind", "update"], store: store).out
+        #expect(history.split(separator: "\n").count == 24, "every commit is kept once")
+        #expect(CLIRunner.run(["get", "rome-summit"], store: store).out.contains("EX-22"))
+        #expect(CLIRunner.run(["get", "romeoville-audit"], store: store).out.contains("EX-23"))
+        #expect(CLIRunner.run(["verify"], store: store).code == 0)
+        let left = try FileManager.default.contentsOfDirectory(atPath: store).filter { $0.hasSuffix(".tmp") }
+        #expect(left.isEmpty, "the next writer removed what a killed compaction left: \(left)")
+    }
+
+    /// `compact` writes without the lock: a writer that waits at most a
+    /// second commits while it runs.
+    @Test func compactHoldsNoWriterBack() throws {
+        let store = CLIRunner.scratch() + "/store"
+        var g = TripDataGenerator(seed: 21)
+        let data = CLIRunner.scratch() + "/trips.json"
+        try Data(g.jsonArray(trips: 3000)).write(to: URL(fileURLWithPath: data))
+        #expect(CLIRunner.run(["import", data], store: store).code == 0)
+        #expect(CLIRunner.run(["update", "--where", "is Trip", "--set", "destination=Oslo"], store: store).code == 0)
+        // Paused after writing, before it takes the lock to put the snapshot in place.
+        let c = try CLIRunner.start(["--store", store, "compact"], env: ["TRIPSTORE_PAUSE_AT": "lockless-compaction-written"])
+        usleep(300_000)
+        let r = CLIRunner.run(["update", "--where", "is Trip && name ^= \"Q1\"", "--set", "destination=Bergen", "--wait", "1"], store: store)
+        #expect(r.code == 0, "\(r.err)")
+        c.waitUntilExit()
+        #expect(c.terminationStatus == 0)
+        #expect(CLIRunner.run(["verify"], store: store).code == 0)
+        #expect(CLIRunner.run(["query", "destination == \"Bergen\"", "--count"], store: store).out != "0\n")
+    }
+}
