@@ -98,7 +98,7 @@ import TripStoreCLI
         let s = CLIRunner.runRoot + "verify-image-\(UUID().uuidString)"
         #expect(CLIRunner.run(["import", CLIRunner.projectRoot + "/SampleData/trips.json"], store: s).code == 0)
         #expect(CLIRunner.run(["compact"], store: s).code == 0)
-        #expect(CLIRunner.run(["verify"], store: s).out.contains("and the image verified"))
+        #expect(CLIRunner.run(["verify"], store: s).out.contains("ids, the image and the history index verified"))
         let image = try #require(try FileManager.default.contentsOfDirectory(atPath: s).first { $0.hasSuffix(".image") })
         try FileManager.default.removeItem(atPath: s + "/" + image)
         try FileManager.default.createSymbolicLink(atPath: s + "/" + image, withDestinationPath: "/dev/zero")

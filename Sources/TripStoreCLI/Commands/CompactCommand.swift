@@ -15,6 +15,11 @@ enum CompactCommand {
         guard try Store.exists(in: ctx.storePath) else { throw StoreError.noStore(path: ctx.storePath) }
         var options = try ctx.options()
         options.snapshotWriter = nil
+        // The replaced files are removed after the lock is let go (see `Store.close`).
+        options.snapshotsInBackground = true
+        // Writing checks every piece of the image it reads; the open that
+        // puts the snapshot in place, under the lock, must not check them all again.
+        options.imageChecks = .onFirstTouch
         // Put in place between two commits: a writer holds the lock for a commit, a program for longer.
         if background && ctx.args.value("wait") == nil { options.lockWait = 600 }
         let outcome = try LocklessCompaction.run(folder: ctx.storePath, waitForOthers: !background) { access in

@@ -81,7 +81,11 @@ enum VerifyCommand {
             stale = why
             c.line("note: \(store.imagePath) is stale (\(why)): it is ignored, and the next writer writes it again")
         }
-        c.line("ok: \(counted(store.objectCount, "object")), \(counted(store.historyCount, "transaction")) in history, last token \(store.lastToken); checksums, order, references, ids\(store.hasSnapshotFile && stale == nil && FileIO.exists(store.imagePath) ? " and the image" : "")\(indexProblem == nil && FileIO.exists(store.historyIndexPath) ? " and the history index" : "") verified")
+        var checked = ["checksums", "order", "references", "ids"]
+        if store.hasSnapshotFile && stale == nil && FileIO.exists(store.imagePath) { checked.append("the image") }
+        if indexProblem == nil && FileIO.exists(store.historyIndexPath) { checked.append("the history index") }
+        let list = checked.dropLast().joined(separator: ", ") + " and " + (checked.last ?? "")
+        c.line("ok: \(counted(store.objectCount, "object")), \(counted(store.historyCount, "transaction")) in history, last token \(store.lastToken); \(list) verified")
         return 0
     }
 

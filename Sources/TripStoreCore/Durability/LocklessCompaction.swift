@@ -37,9 +37,20 @@ public enum LocklessCompaction {
     /// use) to read or to write; the write open waits for the lock as the
     /// options say. `waitForOthers`: wait for a compaction already running
     /// (`tripstore compact`) instead of returning `.anotherIsRunning`.
+    /// Then it builds the history index of the store's snapshot if it has
+    /// none (`snapshot-<token>.history-index`), so that no reader waits for that either.
     public static func run(folder: String, waitForOthers: Bool, open: (StoreAccess) throws -> Store) throws -> Outcome {
         guard let lock = FoldLock(folder: folder, wait: waitForOthers) else { return .anotherIsRunning }
         defer { withExtendedLifetime(lock) {} }
+        let outcome = try compact(folder: folder, open: open)
+        if let store = try? open(.read) {
+            _ = store.historyLog.openIndex()
+            store.close()
+        }
+        return outcome
+    }
+
+    private static func compact(folder: String, open: (StoreAccess) throws -> Store) throws -> Outcome {
         // One runs at a time: what another left was left by one that was killed.
         for t in (try? StoreFiles(folder: folder).list().temporary) ?? [] where isItsFile(t) { FileIO.unlink(t) }
         let frozen = try open(.read)
@@ -49,7 +60,7 @@ public enum LocklessCompaction {
         // Lowest priority: the commits come first.
         Parallel.lowerThisThreadsPriority()
         let written = try frozen.writeSnapshot(tableIsChecked: false, temporaryTag: tag + "\(getpid())")
-        written.waitForImage()
+        written.flushImage()
         CrashPoint.hit("lockless-compaction-written")
         CrashPoint.pause("lockless-compaction-written", milliseconds: 1500)
         let writer: Store

@@ -319,6 +319,8 @@ extension Store {
         }
         historyLog.snapshotCount = written.historyCount
         historyLog.snapshotLastCommit = written.lastCommit
+        // Its history index is built where no command waits for it.
+        if written.historyCount > 0, let writer = options.snapshotWriter, !snapshotWork.dueForCaller { writer(files.folder) }
     }
 
     /// Removes files a new snapshot replaced. Freeing a big file's blocks

@@ -59,6 +59,15 @@ final class WrittenSnapshot: @unchecked Sendable {
         _ = image?.wait()
     }
 
+    /// Waits for the image and flushes it to disk. A cache needs no flush;
+    /// a compaction without the lock does it before it takes the lock, so
+    /// that the writers' next flushes do not wait for its dirty pages
+    /// (a file system that orders data, as ext4 does, writes them first).
+    func flushImage() {
+        guard let image = image?.wait() ?? nil else { return }
+        try? FileIO.fsync(image.fd, path: image.path, dataOnly: true)
+    }
+
     /// Removes what was not handed over: the image, the descriptor and, unless renamed, the file.
     func discard() {
         takeImage()?.discard()

@@ -160,6 +160,8 @@ struct HistoryIndexBuilder {
             }
             h.postings = try out.section(elementSize: 4, count: flat.count) { i, b in b.put(flat[i]) }
             try out.header(h.encode())
+            // Flushed though a cache: its dirty pages would otherwise be written by a writer's next flush.
+            try FileIO.fsync(fd, path: temporary, dataOnly: true)
             try FileIO.rename(temporary, path)
             return true
         } catch {

@@ -77,7 +77,7 @@ extension HistoryLog {
 
     /// The index of the snapshot whose lines are pending: opened, or built
     /// and written when it is missing or not this snapshot's.
-    private func openIndex() -> IndexedHistory? {
+    func openIndex() -> IndexedHistory? {
         switch index {
         case .open(let i): return i
         case .unusable: return nil

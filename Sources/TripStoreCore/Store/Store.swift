@@ -226,11 +226,13 @@ public final class Store {
     /// when the store is freed).
     public func close() {
         settleBackgroundSnapshot()
-        settleFileRemoval()
         state = .closed
         journal.close()
         historyLog.close()
+        // Removing replaced files needs no lock (no writer makes a file of an
+        // older token again), and freeing a big one's blocks takes a while.
         lock = nil
+        settleFileRemoval()
     }
 
 }
