@@ -63,6 +63,51 @@ import Glibc
         #expect(left.isEmpty, "the next writer removed what a killed compaction left: \(left)")
     }
 
+    /// A snapshot a command put in place (here an import's) gets its history
+    /// index from the process the command starts, so no reader builds it.
+    @Test func theHistoryIndexIsBuiltInTheBackgroundAfterAnImport() throws {
+        let store = CLIRunner.scratch() + "/store"
+        // Committed by a snapshot, as a big import is.
+        #expect(try CLIRunner.runProcess(["--store", store, "import", CLIRunner.projectRoot + "/SampleData/trips.json"],
+                                         env: ["TRIPSTORE_SNAPSHOT_COMMIT_CHANGES": "10"]).status == 0)
+        let deadline = Date().addingTimeInterval(30)
+        var names: [String] = []
+        while Date() < deadline {
+            names = try FileManager.default.contentsOfDirectory(atPath: store)
+            if names.contains(where: { $0.hasSuffix(".history-index") }) { break }
+            usleep(50_000)
+        }
+        waitForCompactions(store)
+        #expect(names.contains { $0.hasSuffix(".history-index") }, "\(names)")
+        #expect(CLIRunner.run(["verify"], store: store).out.contains("the history index verified"))
+    }
+
+    /// A redaction while a compaction writes: the compaction's files held
+    /// the values, and go at once; the compaction then drops its snapshot.
+    @Test func aRedactionRemovesTheFilesOfACompactionRunningMeanwhile() throws {
+        let store = CLIRunner.scratch() + "/store"
+        #expect(CLIRunner.run(["import", CLIRunner.projectRoot + "/SampleData/trips.json"], store: store).code == 0)
+        #expect(CLIRunner.run(["update", "rome-summit", "--set", "purpose=\"Secret plan\""], store: store).code == 0)
+        #expect(CLIRunner.run(["delete", "rome-summit"], store: store).code == 0)
+        let c = try CLIRunner.start(["--store", store, "compact"], env: ["TRIPSTORE_PAUSE_AT": "lockless-compaction-written"])
+        var seen = false
+        for _ in 0..<100 where !seen {
+            seen = try FileManager.default.contentsOfDirectory(atPath: store).contains { $0.contains(".compacting-") }
+            usleep(20_000)
+        }
+        #expect(seen, "the compaction's files were written")
+        #expect(CLIRunner.run(["history", "redact", "--id", "rome-summit"], store: store).code == 0)
+        let left = try FileManager.default.contentsOfDirectory(atPath: store).filter { $0.contains(".compacting-") }
+        #expect(left.isEmpty, "\(left)")
+        c.waitUntilExit()
+        #expect(c.terminationStatus == 0)
+        for name in try FileManager.default.contentsOfDirectory(atPath: store) where !name.hasSuffix(".lock") {
+            let bytes = try Data(contentsOf: URL(fileURLWithPath: store + "/" + name))
+            #expect(bytes.range(of: Data("Secret plan".utf8)) == nil, "\(name) still holds the redacted value")
+        }
+        #expect(CLIRunner.run(["verify"], store: store).code == 0)
+    }
+
     /// `compact` writes without the lock: a writer that waits at most a
     /// second commits while it runs.
     @Test func compactHoldsNoWriterBack() throws {

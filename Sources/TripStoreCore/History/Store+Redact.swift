@@ -85,6 +85,9 @@ extension Store {
             lastToken = savedToken
             throw error
         }
+        // A compaction running without the lock wrote the values before
+        // this: its files go now (it finds itself overtaken when it takes the lock).
+        for f in (try? files.list().temporary) ?? [] where LocklessCompaction.isItsFile(f) { FileIO.unlink(f) }
         return t
     }
 
