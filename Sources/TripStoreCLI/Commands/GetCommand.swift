@@ -35,6 +35,7 @@ enum GetCommand {
         let store = try ctx.openStore(.read)
         var filter = HistoryFilter()
         filter.id = id
+        filter.tombstonesOnly = true  // what the timeline prints of a delete
         let transactions = try store.history(matching: filter)
         guard !transactions.isEmpty || store.row(forID: id) != nil else { throw StoreError.notFound(id: id) }
         let format = ctx.args.value("format") ?? (ctx.console.outIsTerminal ? "table" : "jsonl")

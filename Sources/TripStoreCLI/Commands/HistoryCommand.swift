@@ -87,6 +87,8 @@ enum HistoryCommand {
         }
         if ctx.args.has("deletes") { filter.kinds = [.delete] }
         filter.author = ctx.args.value("author")
+        // Only the feed and SQL print what a delete kept beyond its tombstone.
+        filter.tombstonesOnly = format != "feed" && format != "sql"
         let printer = Printer(ctx: ctx, format: format, audit: ctx.args.has("deletes"), withEnvelopes: filter.id != nil,
                               sql: try ctx.sqlSchema())
         if follow { return try self.follow(ctx, filter: filter, printer: printer) }

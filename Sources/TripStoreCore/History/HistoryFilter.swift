@@ -23,6 +23,10 @@ public struct HistoryFilter: Sendable {
     public var kinds: Set<Change.Kind>?
     /// Only transactions by this author (nil: all).
     public var author: String?
+    /// Deletes keep their tombstones only, without the values a delete
+    /// records for time travel and the feed (what the audit views print):
+    /// an answer of many deletes then holds what it shows.
+    public var tombstonesOnly = false
 
     /// A filter; nil means no restriction.
     public init(since: Int64? = nil, id: String? = nil, types: Set<String>? = nil, kinds: Set<Change.Kind>? = nil, author: String? = nil) {
@@ -46,6 +50,9 @@ public struct HistoryFilter: Sendable {
             kept.changes = t.changes.filter { c in
                 (kinds?.contains(c.kind) ?? true) && (types?.contains(c.type) ?? true) && (id.map { c.id == $0 } ?? true)
                     && (typeNames?.contains(c.type, at: t.token) ?? true)
+            }
+            if tombstonesOnly {
+                for k in kept.changes.indices where kept.changes[k].kind == .delete { kept.changes[k].deletedValues = nil }
             }
             if !kept.changes.isEmpty { out.append(kept) }
         }

@@ -31,7 +31,7 @@ extension HistoryLog {
         if let id = filter.id { return try indexed.changes(of: id) }
         var out: [HistoryTransaction] = []
         if filter.kinds == [.delete] {
-            try indexed.deletes { t in
+            try indexed.deletes(tombstonesOnly: filter.tombstonesOnly) { t in
                 if passes(t) { out.append(t) }
                 return needed.map { out.count >= $0 } ?? false
             }

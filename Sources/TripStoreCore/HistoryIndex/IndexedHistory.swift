@@ -167,7 +167,7 @@ final class IndexedHistory {
     /// The delete changes of the snapshot's history, newest transaction
     /// first, one transaction per line holding only its deletes, until
     /// `enough` says so.
-    func deletes(until enough: (HistoryTransaction) -> Bool) throws {
+    func deletes(tombstonesOnly: Bool, until enough: (HistoryTransaction) -> Bool) throws {
         var k = index.deleteCount
         while k > 0 {
             // The entries of one transaction, read back from its last.
@@ -180,6 +180,7 @@ final class IndexedHistory {
                 var changes: [Change] = []
                 guard HistoryCoding.readChanges(try value(at: e.offset, in: t), into: &changes), changes.count == 1,
                       changes[0].kind == .delete else { throw HistoryIndexMismatch() }
+                if tombstonesOnly { changes[0].deletedValues = nil }
                 h.changes.append(changes[0])
             }
             if enough(h) { return }

@@ -96,6 +96,8 @@ import Darwin
             var g = HistoryFilter(author: "bob")
             g.limit = limit
             out.append(g)
+            f.tombstonesOnly = true
+            out.append(f)
         }
         out.append(HistoryFilter(types: ["BusinessTrip", "PersonalTrip"]))
         out.append(HistoryFilter(kinds: [.redact, .update], author: "alice"))
