@@ -19,7 +19,8 @@ ProcessSetup.forCommandLine(
     exitCode: 1)
 // The automatic snapshot runs as this same program, in a process of its own.
 #if os(Linux)
-let program: String? = "/proc/self/exe"
+// By its real path, as `ps` then shows it.
+let program: String? = realpath("/proc/self/exe", nil).map { p in defer { free(p) }; return String(cString: p) } ?? "/proc/self/exe"
 #else
 let program: String? = nil
 #endif

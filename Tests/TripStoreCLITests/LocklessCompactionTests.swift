@@ -108,6 +108,45 @@ import Glibc
         #expect(CLIRunner.run(["verify"], store: store).code == 0)
     }
 
+    /// What is at `fold.lock` is never trusted: a FIFO, a folder or a link
+    /// stops `compact` with the damage named and never hangs a writer.
+    @Test func aFoldLockThatIsNoFileStopsCompactionAndNeverHangsAWriter() throws {
+        for kind in ["fifo", "folder", "link"] {
+            let store = CLIRunner.scratch() + "/store"
+            #expect(CLIRunner.run(["import", CLIRunner.projectRoot + "/SampleData/trips.json"], store: store).code == 0)
+            let lock = store + "/fold.lock"
+            switch kind {
+            case "fifo": #expect(mkfifo(lock, 0o644) == 0)
+            case "folder": try FileManager.default.createDirectory(atPath: lock, withIntermediateDirectories: false)
+            default: try FileManager.default.createSymbolicLink(atPath: lock, withDestinationPath: store + "/tripstore.lock")
+            }
+            let p = try CLIRunner.start(["--store", store, "update", "rome-summit", "--set", "expenseCode=EX-9"],
+                                        env: ["TRIPSTORE_SNAPSHOT_TRANSACTIONS": "1"])
+            let deadline = Date().addingTimeInterval(20)
+            while p.isRunning && Date() < deadline { usleep(20_000) }
+            #expect(!p.isRunning, "\(kind): the write hung")
+            if p.isRunning { p.terminate() }
+            #expect(p.terminationStatus == 0, "\(kind)")
+            let c = CLIRunner.run(["compact"], store: store)
+            #expect(c.code == 2 && c.err.contains("fold.lock"), "\(kind): \(c.err)")
+        }
+    }
+
+    /// `compact` with nothing new still writes without holding writers back.
+    @Test func compactOfAnEmptyJournalHoldsNoWriterBack() throws {
+        let store = CLIRunner.scratch() + "/store"
+        #expect(CLIRunner.run(["import", CLIRunner.projectRoot + "/SampleData/trips.json"], store: store).code == 0)
+        #expect(CLIRunner.run(["compact"], store: store).code == 0)
+        let c = try CLIRunner.start(["--store", store, "compact"], env: ["TRIPSTORE_PAUSE_AT": "lockless-compaction-written"])
+        usleep(500_000)
+        let r = CLIRunner.run(["update", "rome-summit", "--set", "expenseCode=EX-7", "--wait", "0.5"], store: store)
+        #expect(r.code == 0, "\(r.err)")
+        c.waitUntilExit()
+        #expect(c.terminationStatus == 0)
+        #expect(CLIRunner.run(["get", "rome-summit"], store: store).out.contains("EX-7"))
+        #expect(CLIRunner.run(["verify"], store: store).code == 0)
+    }
+
     /// `compact` writes without the lock: a writer that waits at most a
     /// second commits while it runs.
     @Test func compactHoldsNoWriterBack() throws {

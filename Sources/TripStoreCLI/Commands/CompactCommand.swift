@@ -22,14 +22,17 @@ enum CompactCommand {
         options.imageChecks = .onFirstTouch
         // Put in place between two commits: a writer holds the lock for a commit, a program for longer.
         if background && ctx.args.value("wait") == nil { options.lockWait = 600 }
-        let outcome = try LocklessCompaction.run(folder: ctx.storePath, waitForOthers: !background) { access in
+        let outcome = try LocklessCompaction.run(folder: ctx.storePath, waitForOthers: !background, evenIfEmpty: !background) { access in
             try ctx.open(access, options: options)
         }
         if background { return 0 }
         if outcome == .nothingToCompact {
-            // The journal is empty: the snapshot is written again as it is (in this version's format).
-            let store = try ctx.openExistingStore()
-            try store.compact()
+            ctx.console.line("nothing to compact: the store holds no transaction")
+            return 0
+        }
+        if outcome == .overtaken {
+            ctx.console.line("another snapshot took its place while this one was written (a migration, a prune or a redaction); nothing more to do")
+            return 0
         }
         let store = try ctx.open(.read, options: options)
         defer { store.close() }

@@ -37,25 +37,49 @@ public enum LocklessCompaction {
     /// use) to read or to write; the write open waits for the lock as the
     /// options say. `waitForOthers`: wait for a compaction already running
     /// (`tripstore compact`) instead of returning `.anotherIsRunning`.
+    /// `evenIfEmpty`: write the snapshot again when the journal is empty
+    /// (`compact` on demand, to write it in this version's format), where
+    /// a background run has nothing to do. While commits made meanwhile
+    /// leave the journal due again, it runs again (a few times at most).
     /// Then it builds the history index of the store's snapshot if it has
     /// none (`snapshot-<token>.history-index`), so that no reader waits for that either.
-    public static func run(folder: String, waitForOthers: Bool, open: (StoreAccess) throws -> Store) throws -> Outcome {
-        guard let lock = FoldLock(folder: folder, wait: waitForOthers) else { return .anotherIsRunning }
+    /// - Throws: `StoreError.damaged` when `fold.lock` is not a regular
+    ///   file, `IOError` when it cannot be opened; what opening and writing throw.
+    public static func run(folder: String, waitForOthers: Bool, evenIfEmpty: Bool = false,
+                           open: (StoreAccess) throws -> Store) throws -> Outcome {
+        guard let lock = try FoldLock(folder: folder, wait: waitForOthers) else { return .anotherIsRunning }
         defer { withExtendedLifetime(lock) {} }
-        let outcome = try compact(folder: folder, open: open)
+        var outcome = try compact(folder: folder, evenIfEmpty: evenIfEmpty, open: open)
+        for _ in 0..<3 {
+            guard case .compacted(_, let due) = outcome, due else { break }
+            outcome = try compact(folder: folder, evenIfEmpty: false, open: open)
+        }
         if let store = try? open(.read) {
             _ = store.historyLog.openIndex()
             store.close()
         }
-        return outcome
+        if case .compacted(let token, _) = outcome { return .compacted(token: token) }
+        return outcome.public
     }
 
-    private static func compact(folder: String, open: (StoreAccess) throws -> Store) throws -> Outcome {
+    /// What one pass did; `due`: the journal it left is due for the next.
+    private enum Pass {
+        case compacted(Int64, due: Bool)
+        case other(Outcome)
+        var `public`: Outcome {
+            switch self {
+            case .compacted(let token, _): return .compacted(token: token)
+            case .other(let o): return o
+            }
+        }
+    }
+
+    private static func compact(folder: String, evenIfEmpty: Bool, open: (StoreAccess) throws -> Store) throws -> Pass {
         // One runs at a time: what another left was left by one that was killed.
         for t in (try? StoreFiles(folder: folder).list().temporary) ?? [] where isItsFile(t) { FileIO.unlink(t) }
         let frozen = try open(.read)
         defer { frozen.close() }
-        guard frozen.lastToken > frozen.snapshotToken || !frozen.hasSnapshot else { return .nothingToCompact }
+        guard frozen.lastToken > frozen.snapshotToken || (evenIfEmpty && frozen.lastToken > 0) else { return .other(.nothingToCompact) }
         let base = frozen.snapshotToken, bytes = frozen.journal.size, transactions = frozen.journal.transactions
         // Lowest priority: the commits come first.
         Parallel.lowerThisThreadsPriority()
@@ -74,14 +98,15 @@ public enum LocklessCompaction {
         // The journal it read must still be the store's, grown only by appends.
         guard writer.snapshotToken == base, writer.journal.size >= bytes, writer.journal.transactions >= transactions else {
             written.discard()
-            return .overtaken
+            return .other(.overtaken)
         }
         try writer.checkWritable(.compact)
         try writer.recordSchemaIfNeeded()
         try writer.install(written, tail: JournalTail(bytes: bytes..<writer.journal.size,
                                                       transactions: writer.journal.transactions - transactions))
         writer.snapshotChecksumChecked = true
-        return .compacted(token: written.token)
+        let o = writer.options
+        return .compacted(written.token, due: writer.journal.transactions >= o.snapshotAfterTransactions || writer.journal.size >= o.snapshotAfterBytes)
     }
 
     /// What its temporary files' names hold.
@@ -94,8 +119,10 @@ public enum LocklessCompaction {
 
     /// Whether a lockless compaction is running in `folder` now.
     static func isRunning(in folder: String) -> Bool {
-        guard let fd = try? FileIO.open(folder + "/" + lockName, O_RDONLY) else { return false }
+        // Never blocks on a FIFO, never follows a link: only a regular file is the lock.
+        guard let fd = try? FileIO.open(folder + "/" + lockName, O_RDONLY | O_NONBLOCK | O_NOFOLLOW) else { return false }
         defer { FileIO.close(fd) }
+        guard FileIO.isRegularFile(fd) else { return false }
         if FileIO.tryLock(fd, exclusive: false) {
             FileIO.unlock(fd)
             return false
@@ -108,8 +135,21 @@ public enum LocklessCompaction {
 private final class FoldLock {
     let fd: Int32
 
-    init?(folder: String, wait: Bool) {
-        guard let fd = try? FileIO.open(folder + "/" + LocklessCompaction.lockName, O_RDWR | O_CREAT | O_NOFOLLOW) else { return nil }
+    /// Nil when another holds it and `wait` is false.
+    init?(folder: String, wait: Bool) throws {
+        let path = folder + "/" + LocklessCompaction.lockName
+        let fd: Int32
+        do {
+            fd = try FileIO.open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK)
+        } catch let e as IOError where e.code == ELOOP {
+            throw StoreError.damaged(file: path, line: nil, detail: "it is a symbolic link; it is not followed", repairable: false)
+        } catch let e as IOError where e.code == EISDIR || e.code == ENXIO {
+            throw StoreError.damaged(file: path, line: nil, detail: "not a regular file", repairable: false)
+        }
+        guard FileIO.isRegularFile(fd) else {
+            FileIO.close(fd)
+            throw StoreError.damaged(file: path, line: nil, detail: "not a regular file", repairable: false)
+        }
         while !FileIO.tryLock(fd, exclusive: true) {
             guard wait else {
                 FileIO.close(fd)

@@ -142,7 +142,9 @@ struct HistoryIndexBuilder {
 
         // Ends in .tmp: a writer removes what a reader killed here left.
         let temporary = path + ".\(getpid()).tmp"
-        guard let fd = try? FileIO.open(temporary, O_WRONLY | O_CREAT | O_TRUNC) else { return false }
+        // A reader writes this too: made new, never through a link someone left at its name.
+        FileIO.unlink(temporary)
+        guard let fd = try? FileIO.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW) else { return false }
         defer { FileIO.close(fd) }
         var h = HistoryIndexFile.Header(binding: binding)
         do {

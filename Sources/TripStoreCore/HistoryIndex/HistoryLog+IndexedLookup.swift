@@ -75,6 +75,14 @@ extension HistoryLog {
         return nil
     }
 
+    /// Whether the index holds a line for each of the snapshot's history
+    /// lines, the first at the history's start and the last at its end.
+    private func covers(_ index: HistoryIndex, _ binding: HistoryIndexFile.Binding) -> Bool {
+        guard index.transactionCount == snapshotCount, snapshotCount > 0,
+              let first = index.transaction(0), let last = index.transaction(snapshotCount - 1) else { return snapshotCount == 0 && index.transactionCount == 0 }
+        return first.lineStart == binding.historyStart && last.lineStart + last.lineLength + 1 == binding.historyEnd
+    }
+
     /// The index of the snapshot whose lines are pending: opened, or built
     /// and written when it is missing or not this snapshot's.
     func openIndex() -> IndexedHistory? {
@@ -89,7 +97,7 @@ extension HistoryLog {
             var builder = HistoryIndexBuilder(binding: binding, snapshotFD: pending.fd)
             guard builder.readLines(), builder.write(to: path) else { return nil }
         }
-        guard let opened = HistoryIndex(path: path, binding: binding) else { return nil }
+        guard let opened = HistoryIndex(path: path, binding: binding), covers(opened, binding) else { return nil }
         let indexed = IndexedHistory(index: opened, snapshotFD: pending.fd)
         index = .open(indexed)
         return indexed

@@ -173,7 +173,11 @@ final class IndexedHistory {
             // The entries of one transaction, read back from its last.
             guard let last = index.deletes((k - 1)..<k)?.first else { throw HistoryIndexMismatch() }
             var first = k - 1
-            while first > 0, let e = index.deletes((first - 1)..<first)?.first, e.transaction == last.transaction { first -= 1 }
+            while first > 0 {
+                guard let e = index.deletes((first - 1)..<first)?.first, e.transaction <= last.transaction else { throw HistoryIndexMismatch() }
+                guard e.transaction == last.transaction else { break }
+                first -= 1
+            }
             guard let entries = index.deletes(first..<k) else { throw HistoryIndexMismatch() }
             var (h, t) = try head(last.transaction)
             for e in entries {

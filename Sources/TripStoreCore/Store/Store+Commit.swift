@@ -131,6 +131,13 @@ extension Store {
             // failed and freed it before this commit (the append cut what it wrote).
             abandonBackgroundSnapshot(because: e)
             try journal.append(line)
+        } catch let e as IOError where (e.code == ENOSPC || e.code == EDQUOT) && LocklessCompaction.isRunning(in: files.folder) {
+            // So does a compaction running without the lock: its files go,
+            // and it drops its snapshot when it finds them gone.
+            let theirs = ((try? files.list().temporary) ?? []).filter(LocklessCompaction.isItsFile)
+            guard !theirs.isEmpty else { throw e }
+            for f in theirs { FileIO.unlink(f) }
+            try journal.append(line)
         }
     }
 

@@ -32,7 +32,10 @@ extension Store {
 
     /// Temporary files a write cut short left behind (the next writer removes them).
     public var leftoverTemporaryFiles: [String] {
-        (try? files.list().temporary) ?? []
+        let all = (try? files.list().temporary) ?? []
+        // A compaction running without the lock is writing its own.
+        guard LocklessCompaction.isRunning(in: files.folder) else { return all }
+        return all.filter { !LocklessCompaction.isItsFile($0) }
     }
 
     /// How many live objects the store holds.

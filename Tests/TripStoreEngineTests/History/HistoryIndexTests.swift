@@ -188,6 +188,50 @@ import Darwin
         #expect(FileIO.exists(path))
     }
 
+    /// Entries changed and sealed again so that every checksum holds: a
+    /// delete said to be in a transaction past the last, or the history's
+    /// lines said to start elsewhere, are found and the answers read whole.
+    @Test func entriesThatCannotBeAreFound() throws {
+        let folder = try agedStore(seed: 8)
+        try expectSameAnswers(folder, "built")
+        let path = try open(folder).historyIndexPath
+        let good = try FileIO.readFile(path)
+        let header = try #require(HistoryIndexFile.Header.decode(Array(good[0..<PagedFile.pageSize]), pages: Int64(good.count / PagedFile.pageSize)))
+        func forged(_ at: Int, _ value: UInt64) throws {
+            var bytes = good
+            for k in 0..<8 { bytes[at + k] = UInt8(truncatingIfNeeded: value >> (8 * k)) }
+            let page = at / PagedFile.pageSize
+            var p = Array(bytes[(page * PagedFile.pageSize)..<((page + 1) * PagedFile.pageSize)])
+            PagedFile.seal(&p)
+            bytes.replaceSubrange((page * PagedFile.pageSize)..<((page + 1) * PagedFile.pageSize), with: p)
+            try overwrite(path, with: bytes)
+        }
+        // The newest delete's transaction, past the last one.
+        let last = Int(header.deletes.count) - 1
+        let per = PagedFile.payload / HistoryIndexFile.deleteEntrySize
+        try #require(last >= 0)
+        try forged(Int(header.deletes.firstPage) * PagedFile.pageSize + (last / per) * PagedFile.pageSize + (last % per) * 16,
+                   UInt64(header.transactions.count) + 1)
+        try expectSameAnswers(folder, "a delete past the last transaction", indexUsed: false)
+        // The first line said to start a byte later.
+        try forged(Int(header.transactions.firstPage) * PagedFile.pageSize, UInt64(header.binding.historyStart) + 1)
+        try expectSameAnswers(folder, "the first line moved", indexUsed: false)
+    }
+
+    /// A reader builds the index too: a link left at its temporary file's
+    /// name is never written through.
+    @Test func theIndexIsNeverWrittenThroughALink() throws {
+        let folder = try agedStore(seed: 9)
+        let store = try open(folder)
+        let victim = TestFolders.make("victim") + "/file"
+        try overwrite(victim, with: Array("precious".utf8))
+        let temporary = store.historyIndexPath + ".\(getpid()).tmp"
+        #expect(symlink(victim, temporary) == 0)
+        _ = try store.history(matching: HistoryFilter(id: "anything"))
+        #expect(try FileIO.readFile(victim) == Array("precious".utf8))
+        try expectSameAnswers(folder, "after the link")
+    }
+
     @Test func anIndexOfAnotherSnapshotIsNotBelieved() throws {
         let a = try agedStore(seed: 11), b = try agedStore(seed: 12)
         try expectSameAnswers(a, "a")
