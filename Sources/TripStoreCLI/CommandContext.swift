@@ -16,6 +16,14 @@ struct CommandContext {
     /// The stores this command opened, and how it may use their images.
     var session = CommandSession()
 
+    /// Starts `tripstore compact --background` on this store, a process of
+    /// its own (nil when the program runs in a test's process).
+    var backgroundCompaction: (@Sendable () -> Void)? {
+        guard let program else { return nil }
+        let argv = ["--store", storePath, "compact", "--background"] + (args.value("schema").map { ["--schema", $0] } ?? [])
+        return { BackgroundProcess.start(program, argv) }
+    }
+
     /// `--store`, else `$TRIPSTORE_DIR`, else `./tripstore`.
     var storePath: String {
         args.value("store") ?? environment["TRIPSTORE_DIR"] ?? "./tripstore"
@@ -36,11 +44,10 @@ struct CommandContext {
         // open (each command's open replays the journal); `apply` commits
         // for as long as its feed lasts, so it keeps the library's defaults.
         var o = spec.name == ApplyCommand.spec.name ? StoreOptions() : .committingOncePerOpen
-        if let program, spec.name != ApplyCommand.spec.name {
+        if let start = backgroundCompaction, spec.name != ApplyCommand.spec.name {
             // The snapshot a commit makes due is written by a process of its
             // own, without the lock: this command returns at once.
-            let argv = ["--store", storePath, "compact", "--background"] + (args.value("schema").map { ["--schema", $0] } ?? [])
-            o.snapshotWriter = { _ in BackgroundProcess.start(program, argv) }
+            o.snapshotWriter = { _ in start() }
         }
         if let w = args.value("wait") {
             guard let s = Double(w), s >= 0, s <= 86_400 else {

@@ -22,10 +22,14 @@ enum CompactCommand {
         options.imageChecks = .onFirstTouch
         // Put in place between two commits: a writer holds the lock for a commit, a program for longer.
         if background && ctx.args.value("wait") == nil { options.lockWait = 600 }
-        let outcome = try LocklessCompaction.run(folder: ctx.storePath, waitForOthers: !background, evenIfEmpty: !background) { access in
+        // On demand, the new snapshot's history index is left to a process of its own, as after any command's snapshot.
+        let buildIndex = background || ctx.backgroundCompaction == nil
+        let outcome = try LocklessCompaction.run(folder: ctx.storePath, waitForOthers: !background, evenIfEmpty: !background,
+                                                 buildHistoryIndex: buildIndex) { access in
             try ctx.open(access, options: options)
         }
         if background { return 0 }
+        if !buildIndex { ctx.backgroundCompaction?() }
         if outcome == .nothingToCompact {
             ctx.console.line("nothing to compact: the store holds no transaction")
             return 0

@@ -41,11 +41,12 @@ public enum LocklessCompaction {
     /// (`compact` on demand, to write it in this version's format), where
     /// a background run has nothing to do. While commits made meanwhile
     /// leave the journal due again, it runs again (a few times at most).
-    /// Then it builds the history index of the store's snapshot if it has
-    /// none (`snapshot-<token>.history-index`), so that no reader waits for that either.
+    /// Then (with `buildHistoryIndex`) it builds the history index of the
+    /// store's snapshot if it has none (`snapshot-<token>.history-index`),
+    /// so that no reader waits for that either.
     /// - Throws: `StoreError.damaged` when `fold.lock` is not a regular
     ///   file, `IOError` when it cannot be opened; what opening and writing throw.
-    public static func run(folder: String, waitForOthers: Bool, evenIfEmpty: Bool = false,
+    public static func run(folder: String, waitForOthers: Bool, evenIfEmpty: Bool = false, buildHistoryIndex: Bool = true,
                            open: (StoreAccess) throws -> Store) throws -> Outcome {
         guard let lock = try FoldLock(folder: folder, wait: waitForOthers) else { return .anotherIsRunning }
         defer { withExtendedLifetime(lock) {} }
@@ -54,7 +55,7 @@ public enum LocklessCompaction {
             guard case .compacted(_, let due) = outcome, due else { break }
             outcome = try compact(folder: folder, evenIfEmpty: false, open: open)
         }
-        if let store = try? open(.read) {
+        if buildHistoryIndex, let store = try? open(.read) {
             _ = store.historyLog.openIndex()
             store.close()
         }
