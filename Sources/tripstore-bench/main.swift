@@ -117,6 +117,17 @@ let cli = options.cli ?? (URL(fileURLWithPath: CommandLine.arguments[0]).deletin
 /// Foundation's `Process` adds tens of milliseconds of its own here) and
 /// returns the seconds to its exit, its output, and with `trace` its
 /// `TRIPSTORE_TRACE` lines.
+/// Waits while a compaction started by a command (`compact --background`) runs in `store`.
+func waitForCompaction(_ store: String) {
+    let fd = open(store + "/fold.lock", O_RDONLY | O_NONBLOCK | O_NOFOLLOW)
+    guard fd >= 0 else { return }
+    defer { close(fd) }
+    // A moment for a process just started to take it.
+    usleep(200_000)
+    _ = flock(fd, LOCK_SH)
+    _ = flock(fd, LOCK_UN)
+}
+
 func runCLI(_ arguments: [String], trace: Bool = false, store: String = storePath, output: String? = nil) -> (Double, String, String) {
     run([cli, "--store", store] + arguments, trace: trace, output: output)
 }
@@ -175,6 +186,8 @@ func run(_ argv: [String], trace: Bool = false, output: String? = nil) -> (Doubl
 /// file just written or read is: both imports (ours and SQLite's) start so,
 /// and measure the import, not the writes before it.
 func settle(_ path: String) {
+    // A store's background compaction (and history index) first, so that nothing runs beside the timed reads.
+    waitForCompaction(path)
     sync()
     sleep(1)
     let fd = open(path, O_RDONLY)
@@ -465,6 +478,10 @@ if options.coldProcesses && FileManager.default.isExecutableFile(atPath: cli) {
         emit("cli_write_run_median_ms", percentile(run, 50) * 1000, "ms")
         emit("cli_write_run_p99_ms", percentile(run, 99) * 1000, "ms")
         emit("cli_write_run_max_ms", (run.max() ?? 0) * 1000, "ms")
+        // The run's last write started the snapshot in a process of its own: the figures after it wait for it.
+        let t = Date()
+        waitForCompaction(storePath)
+        emit("cli_background_snapshot_after_run_s", Date().timeIntervalSince(t), "s")
     }
 } else {
     FileHandle.standardError.write(Data("tripstore-bench: cold-process and memory figures skipped (--no-cli, or no tripstore binary at \(cli))\n".utf8))
