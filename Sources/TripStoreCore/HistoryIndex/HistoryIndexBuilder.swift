@@ -22,6 +22,9 @@ struct HistoryIndexBuilder {
     private var nameNumbers: [String: UInt32] = [:]
     private var postings: [HistoryIndexFile.TermKind: [UInt32: [UInt32]]] = [:]
 
+    /// How much of the history is read at a time (grown for a longer line).
+    var chunkBytes = 1 << 22
+
     init(binding: HistoryIndexFile.Binding, snapshotFD: Int32) {
         self.binding = binding
         self.snapshotFD = snapshotFD
@@ -30,7 +33,7 @@ struct HistoryIndexBuilder {
     /// Reads every history line; false when one is not a transaction (the
     /// full read reports it) or cannot be read.
     mutating func readLines() -> Bool {
-        var buffer = [UInt8](repeating: 0, count: 1 << 22)
+        var buffer = [UInt8](repeating: 0, count: max(16, chunkBytes))
         var filled = 0
         var at = Int(binding.historyStart)
         let end = Int(binding.historyEnd)
@@ -58,7 +61,7 @@ struct HistoryIndexBuilder {
                 return false
             }
             buffer.withUnsafeMutableBytes { b in
-                if start > 0 { b.baseAddress!.copyMemory(from: b.baseAddress! + start, byteCount: filled - start) }
+                if start > 0, let base = b.baseAddress { memmove(base, base + start, filled - start) }
             }
             filled -= start
             consumed += start

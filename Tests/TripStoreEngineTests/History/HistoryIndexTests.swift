@@ -218,6 +218,25 @@ import Darwin
         try expectSameAnswers(folder, "the first line moved", indexUsed: false)
     }
 
+    /// Read in pieces smaller than a line, the history gives the same index.
+    @Test func anIndexBuiltInSmallPiecesIsTheSame() throws {
+        let folder = try agedStore(seed: 4)
+        let store = try open(folder)
+        let pending = try #require(store.historyLog.pending)
+        let file = try #require(FileIdentity.of(pending.fd))
+        let binding = HistoryIndexFile.Binding(token: store.snapshotToken, historyStart: Int64(pending.bytes.lowerBound),
+                                               historyEnd: Int64(pending.bytes.upperBound), firstLine: Int64(pending.firstLine), file: file)
+        for chunk in [16, 100, 777] {
+            var builder = HistoryIndexBuilder(binding: binding, snapshotFD: pending.fd)
+            builder.chunkBytes = chunk
+            let read = builder.readLines()
+            let written = builder.write(to: store.historyIndexPath)
+            #expect(read && written)
+            #expect(store.historyIndexProblem() == nil, "pieces of \(chunk) bytes")
+        }
+        try expectSameAnswers(folder, "built in small pieces")
+    }
+
     /// A reader builds the index too: a link left at its temporary file's
     /// name is never written through.
     @Test func theIndexIsNeverWrittenThroughALink() throws {
