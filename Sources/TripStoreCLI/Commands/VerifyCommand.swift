@@ -58,6 +58,7 @@ enum VerifyCommand {
                 c.line("note: \(index): \(problem): it is ignored, and built again when history is next looked up")
             } else if ctx.args.has("repair") {
                 FileIO.unlink(index)
+                _ = rmdir(index)  // an empty folder where the index goes
                 c.line("repaired: deleted \(index) (\(problem)); it is built again when history is next looked up")
                 return 0
             } else {

@@ -1,5 +1,10 @@
 import TripStoreFormat
 import TripStoreSystem
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 extension HistoryLog {
     /// What `filter.apply(to: all)` returns, reading only the snapshot's
@@ -61,6 +66,9 @@ extension HistoryLog {
     /// Nil when it is sound or there is none.
     func indexProblem() -> (problem: String, stale: Bool)? {
         guard let pending, let (binding, path) = indexBinding, FileIO.exists(path) else { return nil }
+        // A folder, a FIFO or a link where the index goes is never read, and never replaced by a lookup.
+        var st = stat()
+        guard lstat(path, &st) == 0, st.st_mode & S_IFMT == S_IFREG else { return ("it is not a regular file", false) }
         guard let index = HistoryIndex(path: path, binding: binding) else {
             return ("it does not describe this snapshot's history (stale or damaged)", true)
         }

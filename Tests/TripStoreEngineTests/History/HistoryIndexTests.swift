@@ -73,6 +73,22 @@ import Darwin
         try FileIO.writeAll(fd, bytes, path: path)
     }
 
+    /// An aged store whose index a lookup built: its folder, the index's path and bytes.
+    func indexedStore(seed: UInt64) throws -> (folder: String, path: String, good: [UInt8]) {
+        let folder = try agedStore(seed: seed)
+        try expectSameAnswers(folder, "built")
+        let path = try open(folder).historyIndexPath
+        return (folder, path, try FileIO.readFile(path))
+    }
+
+    /// Seals page `page` of `bytes` again, so that its checksum holds whatever it now says.
+    func reseal(_ bytes: inout [UInt8], page: Int) {
+        let range = (page * PagedFile.pageSize)..<((page + 1) * PagedFile.pageSize)
+        var p = Array(bytes[range])
+        PagedFile.seal(&p)
+        bytes.replaceSubrange(range, with: p)
+    }
+
     func open(_ folder: String) throws -> Store {
         try Store.open(folder, schema: TripSchema.schema, access: .read)
     }
@@ -152,10 +168,7 @@ import Darwin
     }
 
     @Test func aDamagedForeignOrMissingIndexChangesNoAnswer() throws {
-        let folder = try agedStore(seed: 7)
-        try expectSameAnswers(folder, "built")
-        let path = try open(folder).historyIndexPath
-        let good = try FileIO.readFile(path)
+        let (folder, path, good) = try indexedStore(seed: 7)
         var random = SplitMix64(seed: 99)
         for round in 0..<12 {
             var bytes = good
@@ -166,9 +179,7 @@ import Darwin
                 // A page changed and sealed again: what the checksum cannot see, checking against the JSON must.
                 let page = 1 + Int(random.next() % UInt64(bytes.count / PagedFile.pageSize - 1))
                 for k in 0..<8 { bytes[page * PagedFile.pageSize + Int(random.next() % 4000) + k] = UInt8(truncatingIfNeeded: random.next()) }
-                var p = Array(bytes[(page * PagedFile.pageSize)..<((page + 1) * PagedFile.pageSize)])
-                PagedFile.seal(&p)
-                bytes.replaceSubrange((page * PagedFile.pageSize)..<((page + 1) * PagedFile.pageSize), with: p)
+                reseal(&bytes, page: page)
             default: bytes = []
             }
             try overwrite(path, with: bytes)
@@ -192,18 +203,12 @@ import Darwin
     /// delete said to be in a transaction past the last, or the history's
     /// lines said to start elsewhere, are found and the answers read whole.
     @Test func entriesThatCannotBeAreFound() throws {
-        let folder = try agedStore(seed: 8)
-        try expectSameAnswers(folder, "built")
-        let path = try open(folder).historyIndexPath
-        let good = try FileIO.readFile(path)
+        let (folder, path, good) = try indexedStore(seed: 8)
         let header = try #require(HistoryIndexFile.Header.decode(Array(good[0..<PagedFile.pageSize]), pages: Int64(good.count / PagedFile.pageSize)))
         func forged(_ at: Int, _ value: UInt64) throws {
             var bytes = good
             for k in 0..<8 { bytes[at + k] = UInt8(truncatingIfNeeded: value >> (8 * k)) }
-            let page = at / PagedFile.pageSize
-            var p = Array(bytes[(page * PagedFile.pageSize)..<((page + 1) * PagedFile.pageSize)])
-            PagedFile.seal(&p)
-            bytes.replaceSubrange((page * PagedFile.pageSize)..<((page + 1) * PagedFile.pageSize), with: p)
+            reseal(&bytes, page: at / PagedFile.pageSize)
             try overwrite(path, with: bytes)
         }
         // The newest delete's transaction, past the last one.
@@ -251,6 +256,16 @@ import Darwin
         try expectSameAnswers(folder, "after the link")
     }
 
+    /// A folder where the index goes is damage for `verify`, never read, and changes no answer.
+    @Test func aFolderWhereTheIndexGoesIsNamed() throws {
+        let (folder, path, _) = try indexedStore(seed: 10)
+        FileIO.unlink(path)
+        try FileIO.makeDirectory(path)
+        let problem = try open(folder).historyIndexProblem()
+        #expect(problem?.problem == "it is not a regular file" && problem?.stale == false)
+        try expectSameAnswers(folder, "a folder at the index", indexUsed: false)
+    }
+
     @Test func anIndexOfAnotherSnapshotIsNotBelieved() throws {
         let a = try agedStore(seed: 11), b = try agedStore(seed: 12)
         try expectSameAnswers(a, "a")
@@ -279,20 +294,17 @@ import Darwin
 
     /// Random bytes and random pages as an index file: opening and lookups never trap.
     @Test func randomIndexFilesNeverTrap() throws {
-        let folder = try agedStore(seed: 3)
-        try expectSameAnswers(folder, "built")
-        let path = try open(folder).historyIndexPath
-        let good = try FileIO.readFile(path)
+        let (folder, path, good) = try indexedStore(seed: 3)
         var random = SplitMix64(seed: 2024)
         for _ in 0..<40 {
             var bytes = good
             let pages = bytes.count / PagedFile.pageSize
             // Any page, header included, filled with noise and sealed so that its checksum holds.
             let page = Int(random.next() % UInt64(pages))
-            var p = (0..<PagedFile.pageSize).map { _ in UInt8(truncatingIfNeeded: random.next()) }
-            if page == 0 { p.replaceSubrange(0..<8, with: HistoryIndexFile.magic) }
-            PagedFile.seal(&p)
-            bytes.replaceSubrange((page * PagedFile.pageSize)..<((page + 1) * PagedFile.pageSize), with: p)
+            let noise = (0..<PagedFile.pageSize).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+            bytes.replaceSubrange((page * PagedFile.pageSize)..<((page + 1) * PagedFile.pageSize), with: noise)
+            if page == 0 { bytes.replaceSubrange(0..<8, with: HistoryIndexFile.magic) }
+            reseal(&bytes, page: page)
             try overwrite(path, with: bytes)
             let store = try open(folder)
             for f in [HistoryFilter(id: "nothing"), HistoryFilter(kinds: [.delete]), HistoryFilter(author: "bob")] {
