@@ -110,6 +110,13 @@ import TripStoreCLI
         #expect(table.out.hasPrefix("deleted at "))
         #expect(table.out.contains("  alice  2      BusinessTrip  rome-summit  name=Q3 summit, startDate=2026-03-02T09:30:00Z, endDate=2026-03-06T18:00:00Z\n"))
         #expect(CLIRunner.run(["get", "rome-summit"], store: s).code == 1)
+        // The limit counts deletes: the cascade's transaction is cut to its newest two, in its order.
+        let newest = CLIRunner.run(["history", "--deletes", "--limit", "2", "--format", "jsonl"], store: s).out
+        #expect(newest.components(separatedBy: "\n").count == 2 && newest.components(separatedBy: #""kind":"delete""#).count == 3)
+        #expect(newest.hasSuffix(#""id":"rome-summit","tombstone":{"name":"Q3 summit","startDate":"2026-03-02T09:30:00Z","endDate":"2026-03-06T18:00:00Z"}}]}"# + "\n"))
+        // Without --deletes it still counts transactions.
+        let line = CLIRunner.run(["history", "--kind", "delete", "--limit", "1", "--format", "jsonl"], store: s).out
+        #expect(line.components(separatedBy: #""kind":"delete""#).count == 8)
     }
 
     @Test func deleteDenyAndUnknownIDsChangeNothing() {

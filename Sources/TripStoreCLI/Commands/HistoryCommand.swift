@@ -17,7 +17,7 @@ enum HistoryCommand {
                        "id": "only the changes of this object, its insert with the envelope (redact: the object to redact; repeat for more)",
                        "after": "only transactions committed after this ISO 8601 time (a date alone is midnight UTC)",
                        "before": "only transactions committed before this ISO 8601 time (prune: drop transactions with a token below this one)",
-                       "limit": "only the newest N transactions that pass the filters (printed oldest first)",
+                       "limit": "only the newest N transactions that pass the filters (printed oldest first); with --deletes, the newest N deletes",
                        "format": "table (default on a terminal), json, jsonl (default otherwise), feed (replayable lines for 'apply') or sql (transactions for psql)",
                        "sql-schema": "with --format sql: the PostgreSQL schema of the tables (default tripstore)",
                        "where": "with redact: the objects, live or deleted, whose last known state matches this predicate",
@@ -85,7 +85,11 @@ enum HistoryCommand {
             guard !kinds.isEmpty else { throw ctx.usageError("--kind takes insert, update, delete, redact and migrate, got '\(k)'") }
             filter.kinds = kinds
         }
-        if ctx.args.has("deletes") { filter.kinds = [.delete] }
+        if ctx.args.has("deletes") {
+            // The audit view counts deletes, as an audit table's rows are counted.
+            filter.kinds = [.delete]
+            filter.limitCountsChanges = true
+        }
         filter.author = ctx.args.value("author")
         // Only the feed and SQL print what a delete kept beyond its tombstone.
         filter.tombstonesOnly = format != "feed" && format != "sql"

@@ -12,8 +12,14 @@ public struct HistoryFilter: Sendable {
     public var after: ISOTime?
     /// Transactions committed before this time.
     public var before: ISOTime?
-    /// The newest this many transactions that pass the other filters (still oldest first).
+    /// The newest this many transactions that pass the other filters (still
+    /// oldest first); with `limitCountsChanges`, the newest this many changes.
     public var limit: Int?
+    /// `limit` counts changes, not transactions: the audit view's
+    /// `--deletes --limit N` shows the newest N deletes, as a query of an
+    /// audit table by token would, even when one transaction deleted many.
+    /// A transaction the limit cuts keeps its newest (last) changes.
+    public var limitCountsChanges = false
     /// Changes of these concrete types (a type and its subclasses).
     public var types: Set<String>?
     /// Changes of a type under the names it had when each was recorded
@@ -56,8 +62,24 @@ public struct HistoryFilter: Sendable {
             }
             if !kept.changes.isEmpty { out.append(kept) }
         }
-        if let limit, out.count > limit { out.removeFirst(out.count - limit) }
-        return out
+        guard let limit else { return out }
+        if !limitCountsChanges {
+            if out.count > limit { out.removeFirst(out.count - limit) }
+            return out
+        }
+        var left = limit
+        var newest: [HistoryTransaction] = []
+        for var t in out.reversed() where left > 0 {
+            if t.changes.count > left { t.changes.removeFirst(t.changes.count - left) }
+            left -= t.changes.count
+            newest.append(t)
+        }
+        return newest.reversed()
+    }
+
+    /// How many of `transactions` the limit counts: transactions, or changes.
+    func limitCount(of transactions: [HistoryTransaction]) -> Int {
+        limitCountsChanges ? transactions.reduce(0) { $0 + $1.changes.count } : transactions.count
     }
 }
 

@@ -29,23 +29,26 @@ extension HistoryLog {
     private func fromSnapshot(_ filter: HistoryFilter, _ indexed: IndexedHistory) throws -> [HistoryTransaction] {
         var unlimited = filter
         unlimited.limit = nil
-        func passes(_ t: HistoryTransaction) -> Bool { !unlimited.apply(to: [t]).isEmpty }
         // The journal's transactions are newer: a limit they fill needs nothing older.
-        let needed = filter.limit.map { $0 - loaded.filter(passes).count }
+        let needed = filter.limit.map { $0 - filter.limitCount(of: unlimited.apply(to: loaded)) }
         if let needed, needed <= 0 { return [] }
         if let id = filter.id { return try indexed.changes(of: id) }
         var out: [HistoryTransaction] = []
+        var found = 0
         if filter.kinds == [.delete] {
-            try indexed.deletes(tombstonesOnly: filter.tombstonesOnly) { t in
-                if passes(t) { out.append(t) }
-                return needed.map { out.count >= $0 } ?? false
+            try indexed.deletes(tombstonesOnly: filter.tombstonesOnly, passing: unlimited,
+                                enough: filter.limitCountsChanges ? needed : nil) { t in
+                out.append(t)
+                found += filter.limitCount(of: [t])
+                return needed.map { found >= $0 } ?? false
             }
         } else {
             for n in try indexed.candidates(unlimited).reversed() {
-                let t = try indexed.line(n)
-                guard passes(t) else { continue }
-                out.append(t)
-                if let needed, out.count >= needed { break }
+                let passed = unlimited.apply(to: [try indexed.line(n)])
+                guard !passed.isEmpty else { continue }
+                out += passed
+                found += filter.limitCount(of: passed)
+                if let needed, found >= needed { break }
             }
         }
         return out.reversed()

@@ -164,32 +164,50 @@ final class IndexedHistory {
         return out.filter { !$0.changes.isEmpty }
     }
 
-    /// The delete changes of the snapshot's history, newest transaction
-    /// first, one transaction per line holding only its deletes, until
-    /// `enough` says so.
-    func deletes(tombstonesOnly: Bool, until enough: (HistoryTransaction) -> Bool) throws {
+    /// The delete changes of the snapshot's history that pass `filter`,
+    /// newest transaction first, one transaction per line holding only its
+    /// deletes, until `take` says it has enough. With `enough`, a
+    /// transaction's deletes are read from its last and only until that many
+    /// passed (a transaction of many deletes is not read whole for a few).
+    func deletes(tombstonesOnly: Bool, passing filter: HistoryFilter, enough: Int?,
+                 take: (HistoryTransaction) -> Bool) throws {
+        var left = enough ?? Int.max
+        // The transaction being read (entries come newest first), and its deletes that passed.
+        var current: (number: Int, head: HistoryTransaction, line: HistoryIndexFile.Transaction)?
+        var kept: [Change] = []
+        func finish() -> Bool {
+            defer { kept = [] }
+            guard var h = current?.head, !kept.isEmpty else { return false }
+            left -= kept.count
+            h.changes = kept.reversed()
+            return take(h) || left <= 0
+        }
         var k = index.deleteCount
         while k > 0 {
-            // The entries of one transaction, read back from its last.
-            guard let last = index.deletes((k - 1)..<k)?.first else { throw HistoryIndexMismatch() }
-            var first = k - 1
-            while first > 0 {
-                guard let e = index.deletes((first - 1)..<first)?.first, e.transaction <= last.transaction else { throw HistoryIndexMismatch() }
-                guard e.transaction == last.transaction else { break }
-                first -= 1
-            }
-            guard let entries = index.deletes(first..<k) else { throw HistoryIndexMismatch() }
-            var (h, t) = try head(last.transaction)
-            for e in entries {
+            let from = max(0, k - 64)
+            guard let entries = index.deletes(from..<k) else { throw HistoryIndexMismatch() }
+            for e in entries.reversed() {
+                if current?.number != e.transaction {
+                    // Entries are in token order: a later one never belongs to an older line.
+                    if let current, e.transaction > current.number { throw HistoryIndexMismatch() }
+                    if finish() { return }
+                    let (h, t) = try head(e.transaction)
+                    current = (e.transaction, h, t)
+                }
+                guard let line = current?.line, let head = current?.head else { throw HistoryIndexMismatch() }
                 var changes: [Change] = []
-                guard HistoryCoding.readChanges(try value(at: e.offset, in: t), into: &changes), changes.count == 1,
+                guard HistoryCoding.readChanges(try value(at: e.offset, in: line), into: &changes), changes.count == 1,
                       changes[0].kind == .delete else { throw HistoryIndexMismatch() }
                 if tombstonesOnly { changes[0].deletedValues = nil }
-                h.changes.append(changes[0])
+                var one = head
+                one.changes = changes
+                if !filter.apply(to: [one]).isEmpty { kept.append(changes[0]) }
+                // Enough: the rest of a transaction the limit cut is not read.
+                if kept.count >= left { _ = finish(); return }
             }
-            if enough(h) { return }
-            k = first
+            k = from
         }
+        _ = finish()
     }
 
     /// The line numbers (in the index) that may hold what `filter` asks

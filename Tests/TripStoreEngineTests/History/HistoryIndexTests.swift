@@ -114,6 +114,13 @@ import Darwin
             out.append(g)
             f.tombstonesOnly = true
             out.append(f)
+            // The audit view: the limit counts deletes, a big transaction cut to its newest.
+            f.limitCountsChanges = true
+            out.append(f)
+            var h = HistoryFilter(types: ["BusinessTrip"], kinds: [.delete])
+            h.limit = limit
+            h.limitCountsChanges = true
+            out.append(h)
         }
         out.append(HistoryFilter(types: ["BusinessTrip", "PersonalTrip"]))
         out.append(HistoryFilter(kinds: [.redact, .update], author: "alice"))
@@ -142,6 +149,7 @@ import Darwin
         let indexed = try open(folder)
         for f in filters(all) {
             #expect(try indexed.history(matching: f) == f.apply(to: all), "\(note): \(f)")
+            if f.limitCountsChanges { #expect(flattened(f.apply(to: all)) == newestChanges(f, all), "\(note): \(f)") }
         }
         // Each insert's envelope, as history --id prints it.
         for id in Set(all.flatMap { $0.changes.filter { $0.kind == .insert }.map(\.id) }).sorted().prefix(40) {
@@ -155,6 +163,23 @@ import Darwin
         // Answered through the index: the snapshot's history was never read whole.
         #expect(indexed.historyLog.pending != nil, "\(note)")
         if case .open = indexed.historyLog.index {} else { Issue.record("\(note): the index was not used") }
+    }
+
+    /// Each change with its token, in history order.
+    func flattened(_ history: [HistoryTransaction]) -> [String] {
+        history.flatMap { t in t.changes.map { "\(t.token) \($0.kind) \($0.id)" } }
+    }
+
+    /// A limit that counts changes, worked out apart from `HistoryFilter`:
+    /// every change that passes, one by one, and the last `limit` of them.
+    func newestChanges(_ f: HistoryFilter, _ all: [HistoryTransaction]) -> [String] {
+        var passing: [String] = []
+        for t in all {
+            for c in t.changes where (f.kinds?.contains(c.kind) ?? true) && (f.types?.contains(c.type) ?? true) {
+                passing.append("\(t.token) \(c.kind) \(c.id)")
+            }
+        }
+        return Array(passing.suffix(f.limit ?? passing.count))
     }
 
     @Test(arguments: [1, 2, 3] as [UInt64])
