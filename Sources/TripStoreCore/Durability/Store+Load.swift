@@ -33,12 +33,12 @@ extension Store {
         let journal = files.journal(snapshotToken)
         if FileIO.exists(journal) {
             try loadJournal(journal)
-        } else if access == .read, let newest = try files.list().snapshots.last, newest > snapshotToken {
+        } else if !mayWrite(.repair), let newest = try files.list().snapshots.last, newest > snapshotToken {
             // A writer compacted while we read: its journal is gone. Read again, from the new snapshot.
             throw IOError(operation: "open", path: journal, code: ENOENT)
         }
         try checkReplayedDeletes()
-        if access == .write && hasSnapshot {
+        if hasSnapshot && mayWrite(.repair) {
             // Files a compaction cut short before removing them (the newest snapshot holds all they held).
             for s in listing.snapshots where s < snapshotToken {
                 FileIO.unlink(files.image(s))
@@ -47,7 +47,7 @@ extension Store {
             for j in listing.journals where j < snapshotToken { FileIO.unlink(files.journal(j)) }
             for h in files.historyIndexTokens() where h < snapshotToken { FileIO.unlink(files.historyIndex(h)) }
         }
-        if access == .write && listing.journals.contains(snapshotToken) {
+        if listing.journals.contains(snapshotToken) && mayWrite(.repair) {
             // A journal after the newest snapshot was carried over for a
             // snapshot that never took its place: the current journal holds its lines.
             for j in listing.journals where j > snapshotToken { FileIO.unlink(files.journal(j)) }
@@ -171,8 +171,9 @@ extension Store {
             // A reader that met a writer's line half-written is silent: the
             // writer holds the lock, or has finished the line since (the file grew).
             let finishedSince = (FileIO.fileSize(path) ?? 0) > bytes.count
-            if access == .write || !finishedSince && !StoreLock.isHeld(folder: files.folder) {
-                warnings.append(.tornTail(file: path, cut: access == .write))
+            let cuts = mayWrite(.repair)
+            if cuts || !finishedSince && !StoreLock.isHeld(folder: files.folder) {
+                warnings.append(.tornTail(file: path, cut: cuts))
             }
         }
     }

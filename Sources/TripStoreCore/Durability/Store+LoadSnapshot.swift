@@ -148,7 +148,7 @@ extension Store {
         // not for a 0.9.0 trailer whose time the checksum does not cover (an
         // open from the image would take that time on trust).
         let trailerTimeUnchecked = headerStart?.lastCommit == nil && trailer.lastCommit != nil && trailerTime == nil
-        if access == .write && options.useSnapshotImage && !trailerTimeUnchecked, let file = FileIdentity.of(fd) {
+        if options.useSnapshotImage && mayWrite(.repair) && !trailerTimeUnchecked, let file = FileIdentity.of(fd) {
             snapshotHasImage = bindImage(table.writeImage(order: table.rowsSortedByID(), indexed: IndexedProperty.of(indexes.valueIndexes),
                                        lists: FlatLists(table.lists), path: files.image(token) + ".tmp"), binding: SnapshotImage.Binding(
                 token: token, snapshotBytes: Int64(size), snapshotCRC: trailer.crc, fingerprint: SnapshotImage.fingerprint(schema), file: file),

@@ -23,8 +23,6 @@ public final class Store {
     /// The schema the store was opened with.
     public let schema: Schema
     package let files: StoreFiles
-    /// Read-only, or writing (holding the lock).
-    public let access: StoreAccess
     /// Snapshot thresholds, lock wait, and what the open may use.
     public let options: StoreOptions
     /// Every live object.
@@ -119,7 +117,6 @@ public final class Store {
         self.schema = schema
         self.files = StoreFiles(folder: folder)
         self.journal = Journal(folder: folder, path: StoreFiles(folder: folder).journal(0))
-        self.access = access
         self.state = access == .write ? .writing : .reading
         self.options = options
         self.table = ObjectTable(schema: schema)
@@ -181,6 +178,7 @@ public final class Store {
             store = again
             try store.load()
         }
+        try store.checkWritable(.repair)
         try store.repairTornTail()
         try store.finishInterruptedMigration()
         // A compaction running without the lock is writing its own; it removes what an earlier one left.

@@ -80,6 +80,13 @@ extension Store {
 
     /// A write changed memory and could not make it durable: from now on the
     /// store refuses writes (its memory is ahead of its files).
+    /// Whether `write` may happen now: `checkWritable(_:)` without the error,
+    /// for what a writer's open repairs (files a crash left, a torn journal
+    /// tail, a missing image), which a reader leaves as they are.
+    func mayWrite(_ write: StoreWrite) -> Bool {
+        (try? checkWritable(write)) != nil
+    }
+
     func markBroken(by error: any Error) {
         if state == .writing { state = .broken(reason: "\(error)") }
     }
