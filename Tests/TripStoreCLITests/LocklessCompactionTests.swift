@@ -11,21 +11,6 @@ import Glibc
 /// processes write on while such compactions run, are killed at each point
 /// of putting the snapshot in place, and start again; no commit is lost.
 @Suite(.serialized) struct LocklessCompactionTests {
-    /// Waits until no compaction holds `fold.lock` (at most a minute).
-    func waitForCompactions(_ store: String) {
-        let deadline = Date().addingTimeInterval(60)
-        while Date() < deadline {
-            let fd = open(store + "/fold.lock", O_RDONLY)
-            if fd < 0 { return }
-            defer { close(fd) }
-            if flock(fd, LOCK_EX | LOCK_NB) == 0 {
-                flock(fd, LOCK_UN)
-                return
-            }
-            usleep(50_000)
-        }
-    }
-
     func snapshotToken(_ store: String) throws -> Int64 {
         let s = try Store.open(store, schema: TripSchema.schema, access: .read)
         defer { s.close() }
@@ -46,7 +31,7 @@ import Glibc
             b.waitUntilExit()
             #expect(a.terminationStatus == 0 && b.terminationStatus == 0, "writes at \(k) with compactions dying at '\(point)'")
         }
-        waitForCompactions(store)
+        CLIRunner.waitForCompactions(store)
         if point.isEmpty {
             #expect(try snapshotToken(store) > 1, "a compaction in the background put a snapshot in place")
         }
@@ -77,7 +62,7 @@ import Glibc
             if names.contains(where: { $0.hasSuffix(".history-index") }) { break }
             usleep(50_000)
         }
-        waitForCompactions(store)
+        CLIRunner.waitForCompactions(store)
         #expect(names.contains { $0.hasSuffix(".history-index") }, "\(names)")
         #expect(CLIRunner.run(["verify"], store: store).out.contains("the history index verified"))
     }

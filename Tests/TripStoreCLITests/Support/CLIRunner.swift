@@ -1,5 +1,8 @@
 import Foundation
 import TripStoreCLI
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Runs `tripstore` in-process (fast) or as a real process (for crash and lock tests).
 enum CLIRunner {
@@ -60,6 +63,21 @@ enum CLIRunner {
             if FileManager.default.isExecutableFile(atPath: p) { return p }
         }
         return projectRoot + "/.build/debug/tripstore"
+    }
+
+    /// Waits until no compaction holds the store's `fold.lock` (at most a minute).
+    static func waitForCompactions(_ store: String) {
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline {
+            let fd = open(store + "/fold.lock", O_RDONLY)
+            if fd < 0 { return }
+            defer { close(fd) }
+            if flock(fd, LOCK_EX | LOCK_NB) == 0 {
+                flock(fd, LOCK_UN)
+                return
+            }
+            usleep(50_000)
+        }
     }
 
     /// Starts the binary as a child process.
