@@ -40,10 +40,12 @@ extension Store {
         var tx = staged
         let conflicts = conflicts(in: tx)
         if !conflicts.isEmpty { throw StoreError.conflict(conflicts) }
+        Trace.mark("conflicts")
         if tx.baseToken != lastToken || tx.base != table.rowCount {
             tx = try tx.rebased(onto: lastToken)
         }
         try tx.checkDenyRules()
+        Trace.mark("rebase and deny rules")
         if let first = tx.disagreeingInverses.first {
             // The rows came from an image whose two sides of a relationship
             // disagree: following one side would break the other in the JSON.

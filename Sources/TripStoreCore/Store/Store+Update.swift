@@ -42,5 +42,6 @@ extension Store {
                 tx.setAttribute(row, slot: slot, to: value)
             }
         }
+        Trace.mark("staged \(rows.count) rows")
     }
 }
