@@ -216,8 +216,13 @@ struct CommandContext {
         do {
             return try body()
         } catch let e as IOError {
-            throw CLIError("cannot read \(path): \(e.description.split(separator: ":").last.map { String($0).trimmed } ?? "\(e)")")
+            throw Self.cannotRead(path, e)
         }
+    }
+
+    /// An input file that could not be read, in a few words.
+    static func cannotRead(_ path: String, _ e: IOError) -> CLIError {
+        CLIError("cannot read \(path): \(e.description.split(separator: ":").last.map { String($0).trimmed } ?? "\(e)")")
     }
 
     func intOption(_ name: String) throws -> Int? {

@@ -11,12 +11,16 @@ import TripStoreSystem
 public typealias BulkImportPlan = TripStoreCore.BulkImportPlan
 public typealias BulkImportResult = TripStoreCore.BulkImportResult
 public typealias DanglingReference = TripStoreCore.DanglingReference
+public typealias EnvelopeImporter = TripStoreCore.EnvelopeImporter
 public typealias FeedError = TripStoreCore.FeedError
 public typealias HistoryFilter = TripStoreCore.HistoryFilter
 public typealias HistoryFollower = TripStoreCore.HistoryFollower
 public typealias HistoryTypeNames = TripStoreCore.HistoryTypeNames
 public typealias ImageChecks = TripStoreCore.ImageChecks
+public typealias ImportError = TripStoreCore.ImportError
 public typealias ImportMode = TripStoreCore.ImportMode
+public typealias ImportOutcome = TripStoreCore.ImportOutcome
+public typealias ImportPhase = TripStoreCore.ImportPhase
 public typealias LocklessCompaction = TripStoreCore.LocklessCompaction
 public typealias MigrationResult = TripStoreCore.MigrationResult
 public typealias AppliedFeedLine = TripStoreCore.AppliedFeedLine

@@ -32,91 +32,52 @@ enum ImportCommand {
             throw ctx.usageError("--mode must be insert, upsert or skip-existing, got '\(modeName)'")
         }
         ProcessSetup.trace("start")
-        var identity: FileIdentity?
-        // A big file into an empty store is read a window at a time, straight
-        // into records, as a snapshot is loaded; anything else is read whole.
-        let streams = path != "-" && Store.mayTakeBulkImport(ctx.storePath)
-        var bytes = streams ? [] : try ctx.readInput(path, identity: &identity)
-        ProcessSetup.trace("read input")
-        let size = streams ? (FileIO.fileSize(path) ?? 0) : bytes.count
-        // A progress line on a terminal for big files: each phase, and decoding in percent.
-        let showProgress = size > 8 << 20
-        func phase(_ text: String) {
-            if showProgress { ctx.console.progress("\(path): \(text)") }
-        }
-        // The bulk path reads the input before the store is opened, so that an
-        // input it does not take (bad input among others) leaves no trace.
-        var opened: Store?
-        phase("decoding and linking \(size / 1_000_000) MB")
-        if Store.mayTakeBulkImport(ctx.storePath),
-           let plan = streams ? try ctx.readingInput(path, { try Store.planBulkImport(file: path, schema: ctx.schema, options: try ctx.options(), identity: &identity) })
-                              : Store.planBulkImport(&bytes, schema: ctx.schema, options: try ctx.options()) {
-            phase("opening the store")
-            let store = try ctx.openStore(.write)
-            opened = store
-            if store.acceptsBulkImport(plan) {
-                // Read: the input's memory can serve the snapshot's writing.
-                bytes = []
-                phase("writing and flushing")
-                let before = store.warnings.count
-                if let t = try store.importInBulk(plan, author: ctx.author) {
-                    for w in store.warnings.dropFirst(before) { ctx.console.err(CLIError.sentence(w)) }
-                    if showProgress { ctx.console.endProgress() }
-                    ProcessSetup.trace("commit returned")
-                    ctx.console.line(summary([(.insert, t.inserted.map { ($0.type, $0.count) })], token: t.token))
-                    ProcessSetup.trace("summary")
-                    return 0
+        let storeExisted = FileIO.exists(ctx.storePath)
+        // Standard input is read before the store is opened: a bad stream leaves no trace.
+        var bytes = path == "-" ? try ctx.readInput(path) : []
+        // A progress line on a terminal for big inputs: each phase, and decoding in percent.
+        let showProgress = (path == "-" ? bytes.count : FileIO.fileSize(path) ?? 0) > 8 << 20
+        var importer = EnvelopeImporter(mode: mode, author: ctx.author)
+        if showProgress {
+            importer.progress = { phase in
+                switch phase {
+                case .reading(let size): ctx.console.progress("\(path): decoding and linking \(size / 1_000_000) MB")
+                case .decoding(let percent): ctx.console.progress("\(path): decoding \(percent)%")
+                case .linking(let n): ctx.console.progress("\(path): linking \(n) objects")
+                case .writing: ctx.console.progress("\(path): writing and flushing")
                 }
             }
-            ProcessSetup.trace("bulk import does not apply")
         }
-        if bytes.isEmpty && path != "-" {
-            // Read again only what was read before: the same file, unchanged.
-            let before = identity
-            bytes = try ctx.readInput(path, identity: &identity)
-            guard before == nil || identity == before else {
-                throw CLIError("\(path) changed while it was imported (it is not the file first read); nothing was imported: import it again")
-            }
-        }
-        phase("decoding \(bytes.count / 1_000_000) MB")
-        var lastPercent = -1
-        var objects = try EnvelopeInput.decode(bytes, schema: ctx.schema) { done, total in
-            let percent = done * 100 / max(total, 1)
-            if percent != lastPercent {
-                lastPercent = percent
-                phase("decoding \(percent)%")
-            }
-        }
-        ProcessSetup.trace("parse+decode \(objects.count) objects")
-        // Nothing to import where there is no store yet: make none (a folder
-        // and lock file that hold no store would only say "no store" later).
-        if objects.isEmpty && opened == nil && !FileIO.exists(ctx.storePath) {
-            if showProgress { ctx.console.endProgress() }
-            ctx.console.line("nothing to import: no store was made at \(ctx.storePath)")
-            return 0
-        }
-        phase("opening the store")
-        let store = try opened ?? ctx.openStore(.write)
-        if store.schema.fingerprint != ctx.schema.fingerprint {
-            // Another writer extended the store's schema meanwhile: decode with it.
-            objects = try EnvelopeInput.decode(bytes, schema: store.schema)
-        }
-        var tx = store.transaction()
-        ProcessSetup.trace("open store")
-        phase("linking \(objects.count) objects")
-        try store.stage(objects, mode: mode, into: &tx)
-        ProcessSetup.trace("stage (link)")
-        phase("writing and flushing")
-        let committed = try ctx.commit(tx, to: store)
         // Freeing a big transaction, its input and its history object by object takes longer than exiting.
-        ctx.console.keepUntilExit(KeptValue((tx, objects, committed)))
-        if showProgress { ctx.console.endProgress() }
-        guard let t = committed else {
-            ctx.console.line("nothing to import: the store is unchanged")
-            return 0
+        importer.keepUntilExit = { ctx.console.keepUntilExit(KeptValue($0)) }
+        let store = try ctx.openStore(.write)
+        ProcessSetup.trace("open store")
+        let warned = store.warnings.count
+        let outcome: ImportOutcome
+        do {
+            outcome = path == "-" ? try importer.importBytes(&bytes, into: store) : try importer.importFile(path, into: store)
+        } catch let e as IOError where e.path == path {
+            throw CommandContext.cannotRead(path, e)
+        } catch let e as ImportError {
+            throw CLIError(e.description)
         }
+        for w in store.warnings.dropFirst(warned) { ctx.console.err(CLIError.sentence(w)) }
+        if showProgress { ctx.console.endProgress() }
         ProcessSetup.trace("commit returned")
-        ctx.console.line(summary(t))
+        switch outcome {
+        case .unchanged where !storeExisted:
+            // Nothing to import where there was no store: make none (a folder
+            // and lock file that hold no store would only say "no store" later).
+            ctx.session.closeAll()
+            Store.removeIfUnused(ctx.storePath)
+            ctx.console.line("nothing to import: no store was made at \(ctx.storePath)")
+        case .unchanged:
+            ctx.console.line("nothing to import: the store is unchanged")
+        case .committed(let t):
+            ctx.console.line(summary(t))
+        case .bulk(let t):
+            ctx.console.line(summary([(.insert, t.inserted.map { ($0.type, $0.count) })], token: t.token))
+        }
         ProcessSetup.trace("summary")
         return 0
     }

@@ -105,15 +105,6 @@ extension Store {
     /// The input size from which a bulk import faults in the memory it will fill ahead.
     static let populateFrom = 32 << 20
 
-    /// Whether the store in `folder` may take a bulk import, judged from its
-    /// files alone (no snapshot, no journal line): planning one for a store
-    /// that holds objects would be work thrown away.
-    public static func mayTakeBulkImport(_ folder: String) -> Bool {
-        let files = StoreFiles(folder: folder)
-        guard let listing = try? files.list(), listing.snapshots.isEmpty else { return false }
-        return listing.journals.allSatisfy { (FileIO.fileSize(files.journal($0)) ?? 0) == 0 }
-    }
-
     /// Whether this store takes the planned bulk import: it is open to write
     /// and has never held an object since it was opened, the plan has not
     /// been imported before, and it has the plan's schema.

@@ -495,15 +495,42 @@ extension BulkImportTests {
         #expect(again.table.count == imported + 1 && again.object(id: "c1")?.values[0] == .string("Bulk"))
     }
 
-    @Test func onlyAStoreWithoutObjectsOnDiskIsPlannedFor() throws {
-        let folder = TestFolders.make("may-take")
-        #expect(Store.mayTakeBulkImport(folder + "/new"))
-        let store = try Store.open(folder, schema: FilmSchema.schema, access: .write)
-        #expect(Store.mayTakeBulkImport(folder))
-        var tx = store.transaction()
-        try store.stage(try EnvelopeInput.decode(Array(#"[{"type":"Studio","id":"s","data":{"name":"S"}}]"#.utf8), schema: FilmSchema.schema),
-                        mode: .insert, into: &tx)
-        try store.commit(tx, author: "t")
-        #expect(!Store.mayTakeBulkImport(folder))
+    /// The library chooses the path: a big input into a store that never held
+    /// an object goes in bulk, from a file or from memory; the same input
+    /// anywhere else is one staged transaction; the objects and history are
+    /// the same either way.
+    @Test func theImporterChoosesTheBulkPathOnlyForAStoreWithoutObjects() throws {
+        var films = FilmInput(seed: 5)
+        let input = films.make(faults: false)
+        let file = TestFolders.make("importer-input") + "/films.json"
+        try Data(input).write(to: URL(fileURLWithPath: file))
+        var phases: [ImportPhase] = []
+        var importer = EnvelopeImporter(author: "bulk")
+        importer.progress = { phases.append($0) }
+        let fromFile = try Store.open(TestFolders.make("importer-file"), schema: FilmSchema.schema, access: .write, options: Self.bulkOptions)
+        guard case .bulk(let r) = try importer.importFile(file, into: fromFile) else { Issue.record("not in bulk from a file"); return }
+        #expect(phases.first == .reading(bytes: input.count) && phases.last == .writing)
+        var bytes = input
+        let fromMemory = try Store.open(TestFolders.make("importer-memory"), schema: FilmSchema.schema, access: .write, options: Self.bulkOptions)
+        guard case .bulk = try importer.importBytes(&bytes, into: fromMemory) else { Issue.record("not in bulk from memory"); return }
+        #expect(bytes.isEmpty, "the input's memory is given up once read")
+        // A store that holds an object takes the same input as a transaction.
+        let holding = try Store.open(TestFolders.make("importer-holding"), schema: FilmSchema.schema, access: .write)
+        var one = Array(#"[{"type":"Studio","id":"zz-studio","data":{"name":"S"}}]"#.utf8)
+        guard case .committed = try importer.importBytes(&one, into: holding) else { Issue.record("one object not committed"); return }
+        phases = []
+        guard case .committed(let t) = try importer.importFile(file, into: holding) else { Issue.record("not a transaction"); return }
+        #expect(phases.contains(.linking(objects: fromFile.table.count)) && !phases.contains(.reading(bytes: input.count)))
+        #expect(t.changes.count == fromFile.table.count && r.inserted.reduce(0) { $0 + $1.count } == fromFile.table.count)
+        for store in [fromMemory, holding] {
+            for row in fromFile.table.rowsSortedByID() {
+                let o = try #require(fromFile.table.object(at: row))
+                #expect(store.object(id: o.id).map { $0.values.count } == o.values.count, "\(o.id)")
+            }
+        }
+        // Nothing changes the second time in skip-existing mode; an unreadable file is an I/O error, naming it.
+        importer.mode = .skipExisting
+        guard case .unchanged = try importer.importFile(file, into: holding) else { Issue.record("changed again"); return }
+        #expect(throws: IOError.self) { try importer.importFile(file + ".missing", into: holding) }
     }
 }
