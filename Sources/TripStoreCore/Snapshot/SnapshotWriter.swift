@@ -8,54 +8,32 @@ import Glibc
 import Darwin
 #endif
 
-extension Store {
-    /// Writes a snapshot of the current state and history, starts a new
-    /// journal, and removes the older files. Crash-safe at every step: the
-    /// old snapshot and journal stay until the new ones are on disk.
-    ///
-    /// - Throws: `StoreError.notWritable` on a store not open for writing, `StoreError.damaged` when
-    ///   the table fails its invariants (nothing is written), `IOError` when a
-    ///   file cannot be written (the previous snapshot and journal stay).
-    public func compact() throws {
-        try checkWritable(.compact)
-        try compact(tableIsChecked: false)
-    }
+/// Writes a store's objects and history as a new snapshot file, its image
+/// beside it: the objects encoded on every core in id order, the history
+/// carried over as it is where it was never read. It only reads what it is
+/// given; putting the snapshot in place is the store's (`Store.install`).
+struct SnapshotWriter {
+    let schema: Schema
+    let table: ObjectTable
+    let indexes: StoreIndexes
+    let files: StoreFiles
+    let history: HistoryLog
+    /// The snapshot's token: the last transaction it holds.
+    let token: Int64
+    /// The store's current image, for a damage message.
+    let imagePath: String
 
-    /// `compact()`; `tableIsChecked` skips the invariant check of the whole
-    /// table where a commit has just checked everything its transaction
-    /// touched on a table that was sound before it.
-    /// `bulk` is a bulk import's commit (its image indexes being made on a
-    /// thread of its own): its history line is encoded on every core and
-    /// written after the retained history. After a bulk import, or when the
-    /// snapshot's history lines were never read, the history is read from
-    /// the new snapshot when first used, as after an open.
-    /// `migrating`: the snapshot commits a migration: the new schema record
-    /// is written beside the old one first and takes its place only once
-    /// the snapshot is on disk (see `readSchemaRecord`).
-    func compact(tableIsChecked: Bool, bulk: BulkCommitWork? = nil, migrating: Bool = false) throws {
-        // Every entry point has checked the state; this guards the files
-        // against a caller inside the module that forgot to.
-        guard state == .writing, lock != nil else { throw StoreError.notWritable(.compact, state: state) }
-        // One snapshot at a time: one being written in the background is put in place first.
-        settleBackgroundSnapshot()
-        if migrating {
-            try writeSchemaRecord(to: files.pendingSchemaRecord)
-        } else {
-            try recordSchemaIfNeeded()
-        }
-        let written = try writeSnapshot(tableIsChecked: tableIsChecked, bulk: bulk)
-        try install(written, migrating: migrating)
-    }
-
-    /// Writes the snapshot of the current state and history to its
-    /// temporary file and flushes it, with its image written beside it on a
-    /// thread of its own that reads the table until `install` or `discard`
-    /// waits for it. Changes no store file and none of this value's state,
+    /// Writes the snapshot to its temporary file and flushes it, with its
+    /// image written beside it on a thread of its own that reads the table
+    /// until `install` or `discard` waits for it. Changes no store file and no state of the store,
     /// so a read-only store can write it too (see `BackgroundSnapshot`).
+    /// `checkingSource` runs the checks of the table it is given alongside
+    /// a check of the snapshot the store was opened from (see
+    /// `Store.whileCheckingSnapshotChecksum`).
     /// `temporaryTag` goes into the temporary files' names, so that a
     /// compaction without the lock never writes over a writer's.
-    func writeSnapshot(tableIsChecked: Bool, bulk: BulkCommitWork? = nil, temporaryTag: String = "") throws -> WrittenSnapshot {
-        let token = lastToken
+    func write(tableIsChecked: Bool, bulk: BulkCommitWork? = nil, temporaryTag: String = "",
+               checkingSource: (() throws -> FlatLists) throws -> FlatLists) throws -> WrittenSnapshot {
         let path = files.snapshot(token)
         let temp = path + temporaryTag + ".tmp"
         // The snapshot's history lines not read yet are carried over as they
@@ -63,15 +41,15 @@ extension Store {
         // the objects at a million trips, and drops nothing: a line that
         // does not read stays for `verify` to name). An old snapshot whose
         // trailer does not say when its last commit was is read instead.
-        let carried = historyLog.snapshotLastCommit == nil ? nil : historyLog.pending
+        let carried = history.snapshotLastCommit == nil ? nil : history.pending
         // Never build on a snapshot that fails its checksum: opened from its
         // image, this process has not read the JSON, so it is read through
         // on a thread of its own while the table is checked, and no file is
         // made before it matched. Never drop a history line that could
         // not be read either.
-        let lists = try whileCheckingSnapshotChecksum { () throws -> FlatLists in
-            if carried == nil { _ = history.count }
-            if let problem = historyLog.problems.first {
+        let lists = try checkingSource { () throws -> FlatLists in
+            if carried == nil { _ = history.all.count }
+            if let problem = history.problems.first {
                 throw StoreError.damaged(file: problem.file, line: problem.line, detail: problem.detail + "; the snapshot was not rewritten", repairable: false)
             }
             // Every image group is checked before anything is read for writing
@@ -124,9 +102,9 @@ extension Store {
         // With no history retained, the header still says when the last
         // commit was (see `pruneHistory`); so does it with the snapshot's
         // lines carried over unread.
-        let lastCommit = bulk?.history.timestamp ?? historyLog.loaded.last?.timestamp ?? historyLog.snapshotLastCommit
+        let lastCommit = bulk?.history.timestamp ?? history.loaded.last?.timestamp ?? history.snapshotLastCommit
         buffer.bytes.append(contentsOf: SnapshotFormat.header(schema: schema, token: token, objects: table.count,
-                                                              oldestReachableCommit: historyLog.oldestReachableCommit, lastCommit: lastCommit))
+                                                              oldestReachableCommit: history.oldestReachableCommit, lastCommit: lastCommit))
         Trace.mark("snapshot start")
         let rows = table.rowsSortedByID()
         Trace.mark("snapshot sort \(rows.count) rows")
@@ -180,17 +158,17 @@ extension Store {
         var tokens = LeadingTokens()
         if let carried {
             flush(force: true)
-            try Store.read(carried.fd, path: carried.file, carried.bytes) { chunk in
+            try Self.read(carried.fd, path: carried.file, carried.bytes) { chunk in
                 crc = CRC32C.checksum(chunk, continuing: crc)
                 tokens.take(chunk)
                 out.write(chunk)
             }
         }
-        let encoded = carried == nil ? history : historyLog.loaded
+        let encoded = carried == nil ? history.all : history.loaded
         for t in encoded { tokens.note(t.token) }
-        if let bad = tokens.firstOutOfOrder ?? tokens.last.flatMap({ $0 > lastToken ? $0 : nil }) {
+        if let bad = tokens.firstOutOfOrder ?? tokens.last.flatMap({ $0 > token ? $0 : nil }) {
             throw StoreError.damaged(file: carried?.file ?? files.folder, line: nil,
-                                     detail: "history tokens are not strictly increasing up to the last token \(lastToken) (at token \(bad)); the snapshot was not rewritten",
+                                     detail: "history tokens are not strictly increasing up to the last token \(token) (at token \(bad)); the snapshot was not rewritten",
                                      repairable: false)
         }
         for t in encoded {
@@ -208,7 +186,7 @@ extension Store {
                 out.write(block.bytes)
             }
         }
-        let historyCount = historyLog.count + (bulk == nil ? 0 : 1)
+        let historyCount = history.count + (bulk == nil ? 0 : 1)
         flush(force: true)
         let bodyBytes = out.count
         buffer.bytes.append(contentsOf: SnapshotFormat.trailer(objects: table.count, history: historyCount, bodyCRC: crc))
@@ -228,147 +206,10 @@ extension Store {
                                lastCommit: lastCommit, objects: table.count, image: image)
     }
 
-    /// Puts a written snapshot in place: the rename commits it, then its
-    /// image is bound to it, its journal started and the older files removed.
-    /// `tail` is what the current journal holds after the snapshot's token
-    /// (the commits made while it was written in the background): it becomes
-    /// the new journal, on disk before the snapshot takes its place.
-    func install(_ written: WrittenSnapshot, migrating: Bool = false, tail: JournalTail = .none) throws {
-        let token = written.token, path = files.snapshot(token)
-        defer { written.discard() }
-        if tail.transactions > 0 { try copyJournalTail(tail, to: files.journal(token)) }
-        CrashPoint.hit("snapshot-before-rename")
-        do {
-            try FileIO.rename(written.temp, path)
-        } catch {
-            FileIO.unlink(written.temp)
-            throw error
-        }
-        written.renamed = true
-        do {
-            try putInPlace(written, migrating: migrating, tail: tail)
-        } catch {
-            // The new snapshot is the store's now: a journal line appended
-            // to the old journal would be lost, so this store writes no more.
-            markBroken(by: error)
-            throw error
-        }
-    }
-
-    /// What follows the rename that committed `install`'s snapshot.
-    private func putInPlace(_ written: WrittenSnapshot, migrating: Bool, tail: JournalTail) throws {
-        let token = written.token, path = files.snapshot(token)
-        try FileIO.fsyncDirectory(files.folder)
-        CrashPoint.hit("snapshot-after-rename")
-        if migrating {
-            // Committed: from here a crash leaves the store migrated, and the next writer finishes this.
-            CrashPoint.hit("migrate-before-schema-record")
-            try FileIO.rename(files.pendingSchemaRecord, files.schemaRecord)
-            try FileIO.fsyncDirectory(files.folder)
-            recordedFingerprint = schema.fingerprint
-            recordedDescriptions = schema.descriptions
-        }
-        Trace.mark("snapshot rename+fsync folder")
-        // The image is bound to the snapshot file as the file system sees it now, after the rename.
-        var file: FileIdentity?
-        if let fd = try? FileIO.openRegular(path) {
-            file = FileIdentity.of(fd)
-            FileIO.close(fd)
-        }
-        snapshotHasImage = false
-        if let image = written.takeImage() {
-            if let file {
-                snapshotHasImage = bindImage(image, binding: SnapshotImage.Binding(
-                    token: token, snapshotBytes: Int64(written.bytes), snapshotCRC: written.crc,
-                    fingerprint: SnapshotImage.fingerprint(schema), file: file),
-                          historyStart: written.history.lowerBound, historyCount: written.historyCount)
-            } else {
-                image.discard()
-            }
-        }
-
-        // The new journal starts empty, or with the tail; then the old files can go.
-        let newJournal = files.journal(token)
-        if tail.transactions == 0 && (!FileIO.exists(newJournal) || token != snapshotToken) {
-            let jfd = try FileIO.open(newJournal, O_WRONLY | O_CREAT | O_TRUNC)
-            try FileIO.fsync(jfd, path: newJournal)
-            FileIO.close(jfd)
-        }
-        try FileIO.fsyncDirectory(files.folder)
-        let old = try files.list()
-        removeFiles(old.snapshots.filter { $0 < token }.flatMap { [files.image($0), files.snapshot($0)] }
-                    + files.historyIndexTokens().filter { $0 < token }.map { files.historyIndex($0) }
-                    + old.journals.filter { $0 < token }.map { files.journal($0) })
-        journal.close()
-        snapshotToken = token
-        journal = Journal(folder: files.folder, path: newJournal)
-        journal.size = tail.bytes.count
-        journal.transactions = tail.transactions
-        snapshotWork.failedAt = nil
-        hasSnapshot = true
-        if written.historyFD >= 0 {
-            // The history is read from the new file when first used; what
-            // was committed after its token stays in memory.
-            historyLog.close()
-            historyLog.pending = (written.takeHistoryFD(), written.history, 2 + written.objects, path)
-            historyLog.loaded.removeAll { $0.token <= token }
-        } else {
-            // Written from a history read whole (this store's, or the one
-            // that wrote it in the background): this one holds it whole too.
-            historyLog.readPending()
-        }
-        historyLog.snapshotCount = written.historyCount
-        historyLog.snapshotLastCommit = written.lastCommit
-        // Its history index is built where no command waits for it.
-        if written.historyCount > 0, let writer = options.snapshotWriter, !snapshotWork.dueForCaller { writer(files.folder) }
-    }
-
-    /// Removes files a new snapshot replaced. Freeing a big file's blocks
-    /// takes tens of milliseconds, which a store that snapshots in the
-    /// background spends on a thread of its own (waited for by the next
-    /// removal and by `close()`); a crash before it only leaves them for the
-    /// next writer to remove.
-    private func removeFiles(_ paths: [String]) {
-        settleFileRemoval()
-        guard options.snapshotsInBackground else {
-            for p in paths { FileIO.unlink(p) }
-            return
-        }
-        snapshotWork.removingOldFiles = Parallel.start { for p in paths { FileIO.unlink(p) } }
-    }
-
-    /// Waits for the files `removeFiles` is removing on its thread.
-    func settleFileRemoval() {
-        snapshotWork.removingOldFiles?.wait()
-        snapshotWork.removingOldFiles = nil
-    }
-
-    /// Copies the journal's lines after a snapshot's token to that snapshot's
-    /// journal, a megabyte at a time (commits that outran the snapshot may
-    /// have left hundreds), through a temporary file, flushed with its folder.
-    private func copyJournalTail(_ tail: JournalTail, to path: String) throws {
-        let fd = try FileIO.openRegular(journal.path)
-        defer { FileIO.close(fd) }
-        var chunk = [UInt8](repeating: 0, count: min(tail.bytes.count, 1 << 20))
-        try FileIO.replaceDurably(path, folder: files.folder) { out, temp in
-            var at = tail.bytes.lowerBound
-            while at < tail.bytes.upperBound {
-                let want = min(chunk.count, tail.bytes.upperBound - at)
-                let got = chunk.withUnsafeMutableBytes { FileIO.read(fd, into: UnsafeMutableRawBufferPointer(rebasing: $0[0..<want]), at: at) }
-                guard got == want else {
-                    throw StoreError.damaged(file: journal.path, line: nil, detail: "the journal could not be read again to carry it over", repairable: false)
-                }
-                try chunk.withUnsafeBytes { try FileIO.writeAll(out, UnsafeRawBufferPointer(rebasing: $0[0..<got]), path: temp) }
-                at += got
-            }
-        }
-        CrashPoint.hit("snapshot-journal-carried")
-    }
-
     /// Reads `bytes` of a snapshot a few MB at a time, past the page cache
     /// where they are not cached (a snapshot is written past it, and copying
     /// a million trips' worth into it costs seconds of kernel time here).
-    private static func read(_ fd: Int32, path: String, _ bytes: Range<Int>, _ body: (UnsafeRawBufferPointer) -> Void) throws {
+    static func read(_ fd: Int32, path: String, _ bytes: Range<Int>, _ body: (UnsafeRawBufferPointer) -> Void) throws {
         let reader = StreamingFileReader(fd: fd, path: path, from: bytes.lowerBound)
         var chunk = [UInt8](repeating: 0, count: min(bytes.count, 8 << 20))
         var at = bytes.lowerBound
@@ -381,42 +222,6 @@ extension Store {
             chunk.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[0..<got])) }
             at += got
         }
-    }
-
-    /// Binds a written image to its snapshot (see `UnboundImage`); a failure
-    /// only means the next open reads the JSON.
-    @discardableResult
-    func bindImage(_ image: UnboundImage?, binding: SnapshotImage.Binding, historyStart: Int, historyCount: Int) -> Bool {
-        guard let image else { return false }
-        defer { Trace.mark("snapshot image") }
-        return image.bind(binding, historyStart: historyStart, historyCount: historyCount, as: files.image(binding.token))
-    }
-
-    /// Runs `body` while the snapshot this store was opened from is read
-    /// through on a thread of its own and its checksum compared with its
-    /// trailer, when this process has not read it (opened from its image);
-    /// returns once both are done. The read is mostly the disk's time (a
-    /// snapshot is written past the page cache), so it overlaps the checks
-    /// of the table that `body` makes. A snapshot that fails its checksum
-    /// is reported before anything `body` threw.
-    func whileCheckingSnapshotChecksum<T>(_ body: () throws -> T) throws -> T {
-        guard hasSnapshot && !snapshotChecksumChecked else { return try body() }
-        let path = files.snapshot(snapshotToken)
-        let check = Parallel.start { Result { try Store.verifySnapshotChecksum(at: path) } }
-        let result = Result { try body() }
-        try check.wait().get()
-        snapshotChecksumChecked = true
-        return try result.get()
-    }
-
-    /// Reads a snapshot through and compares its checksum with its trailer.
-    static func verifySnapshotChecksum(at path: String) throws {
-        let fd = try FileIO.openRegular(path)
-        defer { FileIO.close(fd) }
-        let trailer = try readTrailer(fd, size: try FileIO.size(fd, path: path), path: path)
-        var crc: UInt32 = 0
-        try read(fd, path: path, 0..<trailer.start) { crc = CRC32C.checksum($0, continuing: crc) }
-        try trailer.check(bodyCRC: crc, path: path, note: "; the snapshot was not rewritten")
     }
 }
 

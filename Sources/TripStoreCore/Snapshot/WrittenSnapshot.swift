@@ -2,7 +2,7 @@ import TripStoreFormat
 import TripStoreSystem
 
 /// A snapshot written to its temporary file and flushed, with its image
-/// being written beside it: made by `Store.writeSnapshot`, committed by
+/// being written beside it: made by `SnapshotWriter`, committed by
 /// `Store.install`, or thrown away by `discard()` (also when it is freed).
 /// One thread owns it at a time: the one that wrote it hands it over whole.
 final class WrittenSnapshot: @unchecked Sendable {
