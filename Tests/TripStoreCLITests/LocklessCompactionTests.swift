@@ -114,7 +114,40 @@ import Glibc
             #expect(p.terminationStatus == 0, "\(kind)")
             let c = CLIRunner.run(["compact"], store: store)
             #expect(c.code == 2 && c.err.contains("fold.lock"), "\(kind): \(c.err)")
+            // verify names it as compact does, and --repair removes it (never what it points at).
+            let v = CLIRunner.run(["verify"], store: store)
+            #expect(v.code == 2 && v.err.contains("fold.lock is not a regular file"), "\(kind): \(v.err)")
+            #expect(CLIRunner.run(["verify", "--repair"], store: store).code == 0)
+            #expect(CLIRunner.run(["verify"], store: store).code == 0 && FileIO.exists(store + "/tripstore.lock"), "\(kind)")
+            #expect(CLIRunner.run(["compact"], store: store).code == 0, "\(kind): compaction runs again")
         }
+    }
+
+    /// `verify` writes nothing in the store's folder (it rebuilds the history
+    /// index to compare elsewhere), so writers and other verifies meanwhile
+    /// can neither remove its file nor meet it.
+    @Test func verifyLeavesTheFolderAsItWas() throws {
+        let store = CLIRunner.scratch() + "/store"
+        #expect(CLIRunner.run(["import", CLIRunner.projectRoot + "/SampleData/trips.json"], store: store).code == 0)
+        #expect(CLIRunner.run(["compact"], store: store).code == 0)
+        CLIRunner.waitForCompactions(store)
+        #expect(CLIRunner.run(["history", "--id", "rome-summit"], store: store).code == 0)
+        #expect(FileIO.exists(store + "/snapshot-1.history-index"))
+        var before = stat(), after = stat()
+        stat(store, &before)
+        let v = CLIRunner.run(["verify"], store: store)
+        stat(store, &after)
+        #expect(v.code == 0 && v.out.contains("the history index"), "\(v.out) \(v.err)")
+        #expect(before.st_mtim.tv_sec == after.st_mtim.tv_sec && before.st_mtim.tv_nsec == after.st_mtim.tv_nsec, "a file was made or removed")
+        // A folder where the image goes: verify --repair removes it when it is empty, and says so when it cannot.
+        let image = store + "/snapshot-1.image"
+        FileIO.unlink(image)
+        try FileManager.default.createDirectory(atPath: image + "/inside", withIntermediateDirectories: true)
+        let full = CLIRunner.run(["verify", "--repair"], store: store)
+        #expect(full.code == 2 && full.err.contains("could not be removed"), "\(full.out) \(full.err)")
+        try FileManager.default.removeItem(atPath: image + "/inside")
+        #expect(CLIRunner.run(["verify", "--repair"], store: store).code == 0)
+        #expect(!FileIO.exists(image))
     }
 
     /// `compact` with nothing new still writes without holding writers back.

@@ -86,6 +86,7 @@ enum HistoryCommand {
             filter.kinds = kinds
         }
         if ctx.args.has("deletes") {
+            if ctx.args.value("kind") != nil { throw ctx.usageError("--deletes shows deletes only; it cannot be combined with --kind") }
             // The audit view counts deletes, as an audit table's rows are counted.
             filter.kinds = [.delete]
             filter.limitCountsChanges = true

@@ -48,7 +48,10 @@ enum VerifyCommand {
                 c.err("verify: \(image): \(problem); it is ignored (the JSON decides); 'tripstore verify --repair' deletes it")
                 return 2
             }
-            FileIO.unlink(image)
+            guard removed(image) else {
+                c.err("verify: \(image): \(problem), and it could not be removed (a folder that is not empty?): remove it yourself")
+                return 2
+            }
             c.line("repaired: deleted \(image) (\(problem)); the next writer writes it again")
             return 0
         }
@@ -57,14 +60,28 @@ enum VerifyCommand {
             if stale {
                 c.line("note: \(index): \(problem): it is ignored, and built again when history is next looked up")
             } else if ctx.args.has("repair") {
-                FileIO.unlink(index)
-                _ = rmdir(index)  // an empty folder where the index goes
+                guard removed(index) else {
+                    c.err("verify: \(index): \(problem), and it could not be removed (a folder that is not empty?): remove it yourself")
+                    return 2
+                }
                 c.line("repaired: deleted \(index) (\(problem)); it is built again when history is next looked up")
                 return 0
             } else {
                 c.err("verify: \(index): \(problem); it is ignored (the JSON decides); 'tripstore verify --repair' deletes it")
                 return 2
             }
+        }
+        if let problem = LocklessCompaction.lockProblem(in: ctx.storePath) {
+            guard ctx.args.has("repair") else {
+                c.err("verify: \(problem); 'tripstore verify --repair' removes it")
+                return 2
+            }
+            guard LocklessCompaction.removeBrokenLock(in: ctx.storePath) else {
+                c.err("verify: \(problem), and it could not be removed (a folder that is not empty?): remove it yourself")
+                return 2
+            }
+            c.line("repaired: removed what stood at fold.lock (\(problem)); the next compaction makes it again")
+            return 0
         }
         // Temporary files an interrupted write left: never read, removed by the next writer.
         let leftovers = store.leftoverTemporaryFiles
@@ -88,6 +105,13 @@ enum VerifyCommand {
         let list = checked.dropLast().joined(separator: ", ") + " and " + (checked.last ?? "")
         c.line("ok: \(counted(store.objectCount, "object")), \(counted(store.historyCount, "transaction")) in history, last token \(store.lastToken); \(list) verified")
         return 0
+    }
+
+    /// Removes a file, or an empty folder, at `path`; true once nothing is there.
+    private static func removed(_ path: String) -> Bool {
+        if unlink(path) != 0 { _ = rmdir(path) }
+        var st = stat()
+        return lstat(path, &st) != 0
     }
 
     /// What is wrong with the snapshot's image, if there is one: it does not

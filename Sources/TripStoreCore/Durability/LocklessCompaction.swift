@@ -118,6 +118,24 @@ public enum LocklessCompaction {
         path.split(separator: "/").last?.contains(tag) ?? false
     }
 
+    /// What is wrong with `folder`'s `fold.lock`, if anything: something
+    /// other than a regular file there (a folder, a FIFO, a link) stops
+    /// every compaction, the automatic ones silently (for `verify`).
+    public static func lockProblem(in folder: String) -> String? {
+        var st = stat()
+        guard lstat(folder + "/" + lockName, &st) == 0, st.st_mode & S_IFMT != S_IFREG else { return nil }
+        return "\(lockName) is not a regular file, so no snapshot can be written"
+    }
+
+    /// Removes what stands where `fold.lock` goes (an empty folder, a FIFO,
+    /// a link; never a folder's contents); true once nothing is there.
+    public static func removeBrokenLock(in folder: String) -> Bool {
+        let path = folder + "/" + lockName
+        if unlink(path) != 0 { _ = rmdir(path) }
+        var st = stat()
+        return lstat(path, &st) != 0
+    }
+
     /// Whether a lockless compaction is running in `folder` now.
     static func isRunning(in folder: String) -> Bool {
         // Never blocks on a FIFO, never follows a link: only a regular file is the lock.

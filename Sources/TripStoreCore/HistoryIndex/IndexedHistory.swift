@@ -175,6 +175,8 @@ final class IndexedHistory {
         // The transaction being read (entries come newest first), and its deletes that passed.
         var current: (number: Int, head: HistoryTransaction, line: HistoryIndexFile.Transaction)?
         var kept: [Change] = []
+        // Within a line, each delete comes before the one read after it (no entry twice).
+        var before = Int64.max
         func finish() -> Bool {
             defer { kept = [] }
             guard var h = current?.head, !kept.isEmpty else { return false }
@@ -193,7 +195,10 @@ final class IndexedHistory {
                     if finish() { return }
                     let (h, t) = try head(e.transaction)
                     current = (e.transaction, h, t)
+                    before = Int64.max
                 }
+                guard e.offset < before else { throw HistoryIndexMismatch() }
+                before = e.offset
                 guard let line = current?.line, let head = current?.head else { throw HistoryIndexMismatch() }
                 var changes: [Change] = []
                 guard HistoryCoding.readChanges(try value(at: e.offset, in: line), into: &changes), changes.count == 1,

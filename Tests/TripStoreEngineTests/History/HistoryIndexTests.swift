@@ -243,6 +243,15 @@ import Darwin
         try forged(Int(header.deletes.firstPage) * PagedFile.pageSize + (last / per) * PagedFile.pageSize + (last % per) * 16,
                    UInt64(header.transactions.count) + 1)
         try expectSameAnswers(folder, "a delete past the last transaction", indexUsed: false)
+        // The newest delete's entry copied over the one before it: one delete twice, another gone.
+        if last >= 1 {
+            func at(_ k: Int) -> Int { Int(header.deletes.firstPage) * PagedFile.pageSize + (k / per) * PagedFile.pageSize + (k % per) * 16 }
+            var bytes = good
+            for k in 0..<16 { bytes[at(last - 1) + k] = good[at(last) + k] }
+            reseal(&bytes, page: at(last - 1) / PagedFile.pageSize)
+            try overwrite(path, with: bytes)
+            try expectSameAnswers(folder, "a delete listed twice", indexUsed: false)
+        }
         // The first line said to start a byte later.
         try forged(Int(header.transactions.firstPage) * PagedFile.pageSize, UInt64(header.binding.historyStart) + 1)
         try expectSameAnswers(folder, "the first line moved", indexUsed: false)
