@@ -123,6 +123,42 @@ import Glibc
         }
     }
 
+    /// The files a background compaction replaced are freed by it, once
+    /// their readers let them go, not by a command that happened to have
+    /// them open (freeing a big snapshot takes its last holder a while).
+    @Test func aCompactionFreesWhatItReplacedOnceItsReadersLetGo() throws {
+        let store = CLIRunner.scratch() + "/store"
+        #expect(CLIRunner.run(["import", CLIRunner.projectRoot + "/SampleData/trips.json"], store: store).code == 0)
+        #expect(CLIRunner.run(["compact"], store: store).code == 0)
+        CLIRunner.waitForCompactions(store)
+        var reader: Store? = try Store.open(store, schema: TripSchema.schema, access: .read)
+        let old = try #require(reader?.snapshotToken)
+        _ = reader?.history.count
+        #expect(CLIRunner.run(["update", "rome-summit", "--set", "expenseCode=EX-REPLACED"], store: store).out.contains("token 2"))
+        // As a write that makes the journal due starts it: a process of its own, which may wait.
+        let c = try CLIRunner.start(["--store", store, "compact", "--background"])
+        let deadline = Date().addingTimeInterval(30)
+        while FileIO.exists(store + "/snapshot-\(old).jsonl") && Date() < deadline { usleep(5_000) }
+        // In place: the compaction holds the replaced snapshot, unlinked, while this process reads it.
+        func held() -> Bool {
+            let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(c.processIdentifier)/fd")) ?? []
+            return fds.contains { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(c.processIdentifier)/fd/" + $0))?
+                .hasSuffix("snapshot-\(old).jsonl (deleted)") ?? false }
+        }
+        var seen = false
+        while !seen && c.isRunning && Date() < deadline {
+            seen = held()
+            usleep(5_000)
+        }
+        #expect(seen, "the compaction did not hold the file it replaced")
+        #expect(reader?.object(id: "rome-summit") != nil, "the reader still reads the replaced files")
+        reader?.close()
+        reader = nil
+        c.waitUntilExit()
+        #expect(c.terminationStatus == 0)
+        #expect(CLIRunner.run(["verify"], store: store).code == 0)
+    }
+
     /// `verify` writes nothing in the store's folder (it rebuilds the history
     /// index to compare elsewhere), so writers and other verifies meanwhile
     /// can neither remove its file nor meet it.

@@ -25,7 +25,8 @@ enum CompactCommand {
         // On demand, the new snapshot's history index is left to a process of its own, as after any command's snapshot.
         let buildIndex = background || ctx.backgroundCompaction == nil
         let outcome = try LocklessCompaction.run(folder: ctx.storePath, waitForOthers: !background, evenIfEmpty: !background,
-                                                 buildHistoryIndex: buildIndex) { access in
+                                                 buildHistoryIndex: buildIndex,
+                                                 readersWait: background ? LocklessCompaction.readersWait : 0) { access in
             try ctx.open(access, options: options)
         }
         if background { return 0 }

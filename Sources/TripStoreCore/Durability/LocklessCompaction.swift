@@ -46,30 +46,43 @@ public enum LocklessCompaction {
     /// so that no reader waits for that either.
     /// - Throws: `StoreError.damaged` when `fold.lock` is not a regular
     ///   file, `IOError` when it cannot be opened; what opening and writing throw.
+    /// `readersWait`: how long it waits, after putting the snapshot in
+    /// place, for the readers of the files it replaced to let them go, so
+    /// that it frees them and not a command that read them (a process of
+    /// its own can wait; `LocklessCompaction.readersWait`).
     public static func run(folder: String, waitForOthers: Bool, evenIfEmpty: Bool = false, buildHistoryIndex: Bool = true,
-                           open: (StoreAccess) throws -> Store) throws -> Outcome {
+                           readersWait: Double = 0, open: (StoreAccess) throws -> Store) throws -> Outcome {
         guard let lock = try FoldLock(folder: folder, wait: waitForOthers) else { return .anotherIsRunning }
         defer { withExtendedLifetime(lock) {} }
         var outcome = try compact(folder: folder, evenIfEmpty: evenIfEmpty, open: open)
         for _ in 0..<3 {
-            guard case .compacted(_, let due) = outcome, due else { break }
+            guard case .compacted(_, let due, let replaced) = outcome else { break }
+            // The stores that read the replaced files are gone; the commands that read them exit soon.
+            replaced.release(waitingForReaders: readersWait)
+            guard due else { break }
             outcome = try compact(folder: folder, evenIfEmpty: false, open: open)
         }
+        if case .compacted(_, _, let replaced) = outcome { replaced.release(waitingForReaders: readersWait) }
         if buildHistoryIndex, let store = try? open(.read) {
             _ = store.historyLog.openIndex()
             store.close()
         }
-        if case .compacted(let token, _) = outcome { return .compacted(token: token) }
+        if case .compacted(let token, _, _) = outcome { return .compacted(token: token) }
         return outcome.public
     }
 
+    /// How long a compaction in a process of its own waits for the readers
+    /// of the files it replaced (a command lasts milliseconds; a reader that
+    /// outlasts the wait frees them itself).
+    public static let readersWait = 5.0
+
     /// What one pass did; `due`: the journal it left is due for the next.
     private enum Pass {
-        case compacted(Int64, due: Bool)
+        case compacted(Int64, due: Bool, replaced: ReplacedFiles)
         case other(Outcome)
         var `public`: Outcome {
             switch self {
-            case .compacted(let token, _): return .compacted(token: token)
+            case .compacted(let token, _, _): return .compacted(token: token)
             case .other(let o): return o
             }
         }
@@ -103,11 +116,14 @@ public enum LocklessCompaction {
         }
         try writer.checkWritable(.compact)
         try writer.recordSchemaIfNeeded()
+        let replaced = ReplacedFiles()
+        writer.snapshotWork.replaced = replaced
         try writer.install(written, tail: JournalTail(bytes: bytes..<writer.journal.size,
                                                       transactions: writer.journal.transactions - transactions))
         writer.snapshotChecksumChecked = true
         let o = writer.options
-        return .compacted(written.token, due: writer.journal.transactions >= o.snapshotAfterTransactions || writer.journal.size >= o.snapshotAfterBytes)
+        return .compacted(written.token, due: writer.journal.transactions >= o.snapshotAfterTransactions || writer.journal.size >= o.snapshotAfterBytes,
+                          replaced: replaced)
     }
 
     /// What its temporary files' names hold.

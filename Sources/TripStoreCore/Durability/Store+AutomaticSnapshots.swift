@@ -35,6 +35,9 @@ struct SnapshotWork {
     var removingOldFiles: Parallel.Pending<Void>?
     /// A snapshot is due and left to `StoreOptions.snapshotWriter`.
     var dueForCaller = false
+    /// Where the files a new snapshot replaces go instead of being removed
+    /// on a thread (a lockless compaction frees them once no reader has them).
+    var replaced: ReplacedFiles?
 }
 
 extension Store {

@@ -17,6 +17,7 @@ extension Store {
         let path = files.snapshot(token)
         Trace.mark("load start")
         let fd = try FileIO.openRegular(path)
+        ReplacedFiles.holdForReading(fd)
         var keepOpen = false
         defer { if !keepOpen { FileIO.close(fd) } }
         let size = try FileIO.size(fd, path: path)
@@ -161,6 +162,8 @@ extension Store {
     private func loadImage(_ token: Int64, binding: SnapshotImage.Binding, objects: Int, history: Int, historyEnd: Int) -> Bool {
         guard let fd = try? FileIO.openRegular(files.image(token)) else { return false }
         defer { FileIO.close(fd) }
+        // Held while mapped, after the descriptor is closed.
+        ReplacedFiles.holdForReading(fd)
         guard let image = MappedImage(fd: fd, schema: schema, binding: binding, accept: { h in
             h.rows == Int64(objects) && h.historyCount == Int64(history) && h.historyStart >= 0 && h.historyStart <= Int64(historyEnd)
         }) else {

@@ -157,6 +157,10 @@ extension Store {
     /// next writer to remove.
     private func removeFiles(_ paths: [String]) {
         settleFileRemoval()
+        if let replaced = snapshotWork.replaced {
+            replaced.take(paths)
+            return
+        }
         guard options.snapshotsInBackground else {
             for p in paths { FileIO.unlink(p) }
             return
