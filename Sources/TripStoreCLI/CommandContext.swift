@@ -77,6 +77,15 @@ struct CommandContext {
         try opened(try open(access, options: options()), access: access)
     }
 
+    /// Opens the store for a while of a long command (the shell's next
+    /// line): its warnings printed, but not kept to the end, so that the
+    /// store it replaces, and the snapshot files that one maps, can go.
+    func openStoreForAWhile(_ access: StoreAccess) throws -> Store {
+        let store = try open(access, options: options())
+        for w in store.warnings { console.err(CLIError.sentence(w)) }
+        return store
+    }
+
     /// Opens the store with the schema it records, whatever `--schema` says
     /// (`migrate`, whose `--schema` is the schema to move to).
     func openStoreWithItsSchema(_ access: StoreAccess) throws -> Store {

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 import TripStoreCLI
+import TripStoreEngine
+import TripStoreModels
 
 /// `tripstore import` into an empty store takes the bulk path when the input
 /// is big enough (`TRIPSTORE_SNAPSHOT_COMMIT_CHANGES` lowers the bar here):
@@ -87,6 +89,32 @@ import TripStoreCLI
         let again = CLIRunner.run(["import", file], store: store)
         #expect(again.code == 0 && again.out == "nothing to import: the store is unchanged\n", "\(again.out)\(again.err)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: store).sorted() == before)
+    }
+
+    /// The input is read and decoded before the store is opened: into an
+    /// empty folder, or a path whose parents do not exist, nothing to import
+    /// or a bad input leaves nothing (not a lock file, not a parent), and an
+    /// input that cannot be read is named at once, even while another writer
+    /// holds the lock (found by a hostile review: it waited and said "locked").
+    @Test func theInputIsReadBeforeTheStoreIsOpened() throws {
+        let folder = CLIRunner.scratch()
+        let empty = folder + "/empty.json", bad = folder + "/bad.json"
+        try "[]".write(toFile: empty, atomically: false, encoding: .utf8)
+        try #"[{"type":"Trip","id":"a","data":{"name":1}}]"#.write(toFile: bad, atomically: false, encoding: .utf8)
+        let existing = folder + "/existing"
+        try FileManager.default.createDirectory(atPath: existing, withIntermediateDirectories: true)
+        for input in [empty, bad] {
+            _ = CLIRunner.run(["import", input], store: existing)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: existing).isEmpty, "\(input)")
+            _ = CLIRunner.run(["import", input], store: folder + "/no/such/parents")
+            #expect(!FileManager.default.fileExists(atPath: folder + "/no"), "\(input)")
+        }
+        let store = folder + "/store"
+        #expect(CLIRunner.run(["import", CLIRunner.projectRoot + "/SampleData/trips.json"], store: store).code == 0)
+        let holder = try Store.open(store, schema: TripSchema.schema, access: .write)
+        defer { holder.close() }
+        let r = CLIRunner.run(["import", folder + "/missing.json", "--wait", "0"], store: store)
+        #expect(r.code == 1 && r.err.hasPrefix("error: cannot read \(folder)/missing.json"), "\(r.err)")
     }
 
     /// `--mode skip-existing` leaves an existing trip's values alone but links

@@ -50,26 +50,34 @@ enum ImportCommand {
         }
         // Freeing a big transaction, its input and its history object by object takes longer than exiting.
         importer.keepUntilExit = { ctx.console.keepUntilExit(KeptValue($0)) }
-        let store = try ctx.openStore(.write)
-        ProcessSetup.trace("open store")
-        let warned = store.warnings.count
+        // The store is opened (made, where there is none) only once the input is read and decoded.
+        var opened: (store: Store, warned: Int)?
         let outcome: ImportOutcome
         do {
-            outcome = path == "-" ? try importer.importBytes(&bytes, into: store) : try importer.importFile(path, into: store)
+            outcome = try importer.importInput(file: path == "-" ? nil : path, bytes: &bytes, intoStoreAt: ctx.storePath, schema: ctx.schema,
+                                               options: try ctx.options()) {
+                let store = try ctx.openStore(.write)
+                opened = (store, store.warnings.count)
+                ProcessSetup.trace("open store")
+                return store
+            }
         } catch let e as IOError where e.path == path {
             throw CommandContext.cannotRead(path, e)
         } catch let e as ImportError {
             throw CLIError(e.description)
         }
-        for w in store.warnings.dropFirst(warned) { ctx.console.err(CLIError.sentence(w)) }
+        if let (store, warned) = opened {
+            // What the commit warned of (the open's were printed as it opened).
+            for w in store.warnings.dropFirst(warned) { ctx.console.err(CLIError.sentence(w)) }
+        }
         if showProgress { ctx.console.endProgress() }
         ProcessSetup.trace("commit returned")
         switch outcome {
-        case .unchanged where !storeExisted:
+        case .unchanged where !((try? Store.exists(in: ctx.storePath)) ?? false):
             // Nothing to import where there was no store: make none (a folder
             // and lock file that hold no store would only say "no store" later).
             ctx.session.closeAll()
-            Store.removeIfUnused(ctx.storePath)
+            if !storeExisted { Store.removeIfUnused(ctx.storePath) }
             ctx.console.line("nothing to import: no store was made at \(ctx.storePath)")
         case .unchanged:
             ctx.console.line("nothing to import: the store is unchanged")

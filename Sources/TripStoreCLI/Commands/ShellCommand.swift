@@ -27,7 +27,8 @@ enum ShellCommand {
 
     static func run(_ ctx: CommandContext) throws -> Int32 {
         var s = try QueryCommand.settings(ctx)
-        var store: Store? = try ctx.openStore(.read)
+        // Opened again after each compaction: the store before is let go whole (it maps the replaced snapshot).
+        var store: Store? = try ctx.openStoreForAWhile(.read)
         let c = ctx.console
         let interactive = c.inIsTerminal && c.outIsTerminal
         if interactive, let store { c.line("tripstore shell: \(counted(store.objectCount, "object")). .help for commands, .quit to leave.") }
@@ -49,8 +50,9 @@ enum ShellCommand {
                 if let current = store, (try? current.catchUp()) == true {
                     open = current
                 } else {
+                    store?.close()
                     store = nil
-                    open = try ctx.openStore(.read)
+                    open = try ctx.openStoreForAWhile(.read)
                     store = open
                 }
                 if line.hasPrefix(".") {

@@ -37,73 +37,110 @@ public struct EnvelopeImporter {
         self.progress = progress
     }
 
-    /// Imports the file at `path`. A file that changes between a first read
-    /// (for the bulk path) and a second is refused; nothing is imported.
-    /// - Throws: `EnvelopeErrors` for bad input, `IOError` when the file
-    ///   cannot be read, and whatever `Store.stage` and `Store.commit` throw;
-    ///   nothing is written in any of these cases.
+    /// Imports the file at `path` into an open store. A file that changes
+    /// while it is read, or between a first read (for the bulk path) and a
+    /// second, is refused; nothing is imported.
+    /// - Throws: `EnvelopeErrors` for bad input, `ImportError`, `IOError`
+    ///   when the file cannot be read, and whatever `Store.stage` and
+    ///   `Store.commit` throw; nothing is written in any of these cases.
     public func importFile(_ path: String, into store: Store) throws -> ImportOutcome {
         try store.checkWritable(.commit)
-        var identity: FileIdentity?
-        if store.isEmptyForBulkImport {
-            progress?(.reading(bytes: FileIO.fileSize(path) ?? 0))
-            if let plan = try Store.planBulkImport(file: path, schema: store.schema, options: store.options, identity: &identity),
-               let done = try bulk(plan, into: store) {
-                return done
-            }
-        }
-        let before = identity
-        var bytes = try FileIO.readFile(path, identity: &identity)
-        guard before == nil || identity == before else { throw ImportError.inputChanged(path: path) }
-        return try importBytes(&bytes, into: store, bulkTried: before != nil)
+        return try run(.file(path), folder: store.files.folder, schema: store.schema, options: store.options) { store }
     }
 
-    /// Imports `bytes` (emptied once read, so that their memory is not held
-    /// twice). Throws as `importFile` does.
+    /// Imports `bytes` into an open store (emptied once read, so that their
+    /// memory is not held twice). Throws as `importFile` does.
     public func importBytes(_ bytes: inout [UInt8], into store: Store) throws -> ImportOutcome {
-        try importBytes(&bytes, into: store, bulkTried: false)
+        try store.checkWritable(.commit)
+        defer { bytes = [] }
+        return try run(.bytes(bytes), folder: store.files.folder, schema: store.schema, options: store.options) { store }
     }
 
-    private func importBytes(_ bytes: inout [UInt8], into store: Store, bulkTried: Bool) throws -> ImportOutcome {
-        try store.checkWritable(.commit)
-        if !bulkTried && store.isEmptyForBulkImport {
-            progress?(.reading(bytes: bytes.count))
-            if let plan = Store.planBulkImport(&bytes, schema: store.schema, options: store.options) {
-                // Every reference has its row: the input can go before the snapshot is written.
-                let kept = bytes
-                bytes = []
-                if let done = try bulk(plan, into: store) { return done }
-                bytes = kept
+    /// Imports a file (`path`), or `bytes` when `path` is nil, into the
+    /// store in `folder`, which `open` opens to write only once the input
+    /// has been read and decoded: an input that cannot be read or decoded
+    /// leaves no store where there was none, and no writer waits while it is
+    /// read. `schema` decodes it (and again the store's, if another writer
+    /// changed it meanwhile). Nothing to import where there is no store
+    /// opens none (`.unchanged`). Throws as `importFile` does.
+    public func importInput(file path: String?, bytes: inout [UInt8], intoStoreAt folder: String, schema: Schema,
+                            options: StoreOptions, open: () throws -> Store) throws -> ImportOutcome {
+        defer { bytes = [] }
+        return try run(path.map { .file($0) } ?? .bytes(bytes), folder: folder, schema: schema, options: options, open: open)
+    }
+
+    private enum Input {
+        case file(String)
+        case bytes([UInt8])
+    }
+
+    private func run(_ input: Input, folder: String, schema: Schema, options: StoreOptions, open: () throws -> Store) throws -> ImportOutcome {
+        var identity: FileIdentity?
+        var bytes: [UInt8] = []
+        var store: Store?
+        // A store that has never held an object may take the bulk path: planned before it is opened.
+        if Store.mayTakeBulkImport(folder) {
+            var plan: BulkImportPlan?
+            switch input {
+            case .file(let path):
+                progress?(.reading(bytes: FileIO.fileSize(path) ?? 0))
+                plan = try Store.planBulkImport(file: path, schema: schema, options: options, identity: &identity)
+            case .bytes(let given):
+                bytes = given
+                progress?(.reading(bytes: bytes.count))
+                plan = Store.planBulkImport(&bytes, schema: schema, options: options)
+            }
+            if let plan {
+                let opened = try open()
+                store = opened
+                if opened.acceptsBulkImport(plan) {
+                    // Every reference has its row: the input can go before the snapshot is written.
+                    bytes = []
+                    progress?(.writing)
+                    if let r = try opened.importInBulk(plan, author: author) { return .bulk(r) }
+                    return .unchanged
+                }
             }
         }
+        switch input {
+        case .file(let path):
+            let before = identity
+            bytes = try FileIO.readFile(path, identity: &identity)
+            guard before == nil || identity == before else { throw ImportError.inputChanged(path: path) }
+        case .bytes(let given):
+            if bytes.isEmpty { bytes = given }
+        }
+        var objects = try decode(bytes, schema)
+        if objects.isEmpty && store == nil && !((try? Store.exists(in: folder)) ?? false) { return .unchanged }
+        let target = try store ?? open()
+        if target.schema.fingerprint != schema.fingerprint {
+            // Another writer changed the store's schema meanwhile: decode with it.
+            objects = try decode(bytes, target.schema)
+        }
+        bytes = []
+        Trace.mark("parse+decode \(objects.count) objects")
+        var tx = target.transaction()
+        progress?(.linking(objects: objects.count))
+        try target.stage(objects, mode: mode, into: &tx)
+        objects = []
+        Trace.mark("stage (link)")
+        progress?(.writing)
+        let committed = try target.commit(tx, author: author)
+        keepUntilExit?((tx, committed as Any))
+        return committed.map { .committed($0) } ?? .unchanged
+    }
+
+    private func decode(_ bytes: [UInt8], _ schema: Schema) throws -> [DecodedObject] {
         var lastPercent = -1
-        var objects = try EnvelopeInput.decode(bytes, schema: store.schema) { done, total in
+        return try EnvelopeInput.decode(bytes, schema: schema) { done, total in
             let percent = done * 100 / max(total, 1)
             if percent != lastPercent {
                 lastPercent = percent
                 progress?(.decoding(percent: percent))
             }
         }
-        bytes = []
-        Trace.mark("parse+decode \(objects.count) objects")
-        let count = objects.count
-        var tx = store.transaction()
-        progress?(.linking(objects: count))
-        try store.stage(objects, mode: mode, into: &tx)
-        objects = []
-        Trace.mark("stage (link)")
-        progress?(.writing)
-        let committed = try store.commit(tx, author: author)
-        keepUntilExit?((tx, committed as Any))
-        return committed.map { .committed($0) } ?? .unchanged
     }
 
-    /// Commits a planned bulk import; nil where the store does not take it.
-    private func bulk(_ plan: BulkImportPlan, into store: Store) throws -> ImportOutcome? {
-        guard store.acceptsBulkImport(plan) else { return nil }
-        progress?(.writing)
-        return try store.importInBulk(plan, author: author).map { .bulk($0) }
-    }
 }
 
 /// What an import did.

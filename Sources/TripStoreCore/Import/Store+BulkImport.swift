@@ -55,6 +55,8 @@ extension Store {
         defer { FileIO.close(fd) }
         let size = try FileIO.size(fd, path: path)
         guard size / 16 >= options.snapshotCommitChanges, !BulkLinks.hasSelfInverse(schema) else { return nil }
+        // A file written while it is read would give a mix of two files: it must be the same at the end.
+        let opened = FileIdentity.of(fd)
         var chunks: [ImportRecordDecoder.Chunk] = []
         var envelopes = 0
         // The decoder reads each range as exactly one envelope, or gives up: the input may be cut at its newlines.
@@ -76,6 +78,10 @@ extension Store {
             whole = try EnvelopeWindows.forEach(window: window, guessLines: true, read: { try input.read(into: $0) }, decode)
         }
         identity = FileIdentity.of(fd)
+        guard identity == opened else {
+            for c in chunks { c.discard() }
+            throw ImportError.inputChanged(path: path)
+        }
         Trace.mark("bulk: read, split and decode \(envelopes) envelopes")
         // Sorting, linking and writing take about as much again as the input,
         // in arrays read and written all over: past `hugePagesFrom` they
@@ -104,6 +110,15 @@ extension Store {
     static let hugePagesFrom = 256 << 20
     /// The input size from which a bulk import faults in the memory it will fill ahead.
     static let populateFrom = 32 << 20
+
+    /// Whether the store in `folder` may take a bulk import, judged from its
+    /// files alone (no snapshot, no journal line): planning one for a store
+    /// that holds objects would be work thrown away.
+    static func mayTakeBulkImport(_ folder: String) -> Bool {
+        let files = StoreFiles(folder: folder)
+        guard let listing = try? files.list(), listing.snapshots.isEmpty else { return false }
+        return listing.journals.allSatisfy { (FileIO.fileSize(files.journal($0)) ?? 0) == 0 }
+    }
 
     /// Whether this store takes the planned bulk import: it is open to write
     /// and has never held an object since it was opened, the plan has not
