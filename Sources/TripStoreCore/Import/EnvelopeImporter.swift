@@ -140,7 +140,6 @@ public struct EnvelopeImporter {
             }
         }
     }
-
 }
 
 /// What an import did.
