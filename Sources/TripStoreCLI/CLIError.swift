@@ -32,7 +32,7 @@ public struct CLIError: Error {
     /// changed), 2 for a damaged, locked or newer store, 3 for I/O failures.
     static func exitCode(_ e: StoreError) -> Int32 {
         switch e {
-        case .noStore, .invalid, .invalidMany, .notFound, .denied, .conflict, .inconsistent, .schemaMismatch, .schemaNotRecorded,
+        case .noStore, .notAFolder, .invalid, .invalidMany, .notFound, .denied, .conflict, .inconsistent, .schemaMismatch, .schemaNotRecorded,
              .notWritable, .foreignTransaction, .unknownType, .unknownProperty, .notAnAttribute, .notARelationship, .idInUse,
              .tokenOutOfReach, .timeOutOfReach, .deletedValuesNotKept, .historyNotRetained, .salvageNotEnabled,
              .undeclaredProperty, .unsortable, .modelNotInSchema, .modelOfAnotherContext, .migrationRefused: return 1

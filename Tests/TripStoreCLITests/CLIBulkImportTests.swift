@@ -115,6 +115,9 @@ import TripStoreModels
         defer { holder.close() }
         let r = CLIRunner.run(["import", folder + "/missing.json", "--wait", "0"], store: store)
         #expect(r.code == 1 && r.err.hasPrefix("error: cannot read \(folder)/missing.json"), "\(r.err)")
+        // A file where the store's folder goes is named as such, not an internal error.
+        let r2 = CLIRunner.run(["import", CLIRunner.projectRoot + "/SampleData/trips.json"], store: empty)
+        #expect(r2.code == 1 && r2.err == "error: \(empty) is not a folder; a store is a folder of its own\n", "\(r2.err)")
     }
 
     /// `--mode skip-existing` leaves an existing trip's values alone but links

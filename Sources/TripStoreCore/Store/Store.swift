@@ -166,6 +166,7 @@ public final class Store {
         } catch let e as IOError {
             throw StoreError.io(e)
         }
+        guard FileIO.isDirectory(folder) else { throw StoreError.notAFolder(path: folder) }
         var store = Store(folder: folder, schema: schema, access: access, options: options)
         store.lock = try StoreLock(folder: folder, wait: options.lockWait)
         try store.loadFallingBackToJSON()

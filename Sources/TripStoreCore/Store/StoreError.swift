@@ -6,6 +6,8 @@ import TripStoreSystem
 public enum StoreError: Error, Sendable, CustomStringConvertible {
     /// The folder holds no store (a read command on an empty folder).
     case noStore(path: String)
+    /// Where the store's folder goes is something else (a file).
+    case notAFolder(path: String)
     /// A file is damaged: which file, which line, and what is wrong.
     case damaged(file: String, line: Int?, detail: String, repairable: Bool)
     /// Another writer holds the lock beyond the wait.
@@ -89,6 +91,7 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .noStore(let p): return "no store at \(p)"
+        case .notAFolder(let p): return "\(p) is not a folder; a store is a folder of its own"
         case .imageDamaged(let f, let d): return "\(f): \(d); nothing was written or answered (the JSON is sound: open the store again with every image check at open, or without the image)"
         case .damaged(let f, let l, let d, let r):
             return "the store is damaged: \(f)\(l.map { " line \($0)" } ?? ""): \(d)"
