@@ -8,10 +8,13 @@ import TripStoreJSON
 import TripStoreSystem
 
 // TripStoreCore: the store, its queries, history and errors.
+public typealias BulkImporter = TripStoreCore.BulkImporter
 public typealias BulkImportPlan = TripStoreCore.BulkImportPlan
 public typealias BulkImportResult = TripStoreCore.BulkImportResult
 public typealias DanglingReference = TripStoreCore.DanglingReference
 public typealias EnvelopeImporter = TripStoreCore.EnvelopeImporter
+public typealias FeedApplier = TripStoreCore.FeedApplier
+public typealias FeedWriter = TripStoreCore.FeedWriter
 public typealias FeedError = TripStoreCore.FeedError
 public typealias HistoryFilter = TripStoreCore.HistoryFilter
 public typealias HistoryFollower = TripStoreCore.HistoryFollower
@@ -22,6 +25,7 @@ public typealias ImportMode = TripStoreCore.ImportMode
 public typealias ImportOutcome = TripStoreCore.ImportOutcome
 public typealias ImportPhase = TripStoreCore.ImportPhase
 public typealias LocklessCompaction = TripStoreCore.LocklessCompaction
+public typealias Migrator = TripStoreCore.Migrator
 public typealias MigrationResult = TripStoreCore.MigrationResult
 public typealias AppliedFeedLine = TripStoreCore.AppliedFeedLine
 public typealias FeedLine = TripStoreCore.FeedLine
@@ -30,8 +34,10 @@ public typealias Query = TripStoreCore.Query
 public typealias QueryError = TripStoreCore.QueryError
 public typealias QueryPlan = TripStoreCore.QueryPlan
 public typealias QueryResult = TripStoreCore.QueryResult
+public typealias Redactor = TripStoreCore.Redactor
 public typealias SortKey = TripStoreCore.SortKey
 public typealias SQLSchema = TripStoreCore.SQLSchema
+public typealias SQLWriter = TripStoreCore.SQLWriter
 public typealias SQLText = TripStoreCore.SQLText
 public typealias Store = TripStoreCore.Store
 public typealias StoreAccess = TripStoreCore.StoreAccess

@@ -297,7 +297,7 @@ do {
     let t = now()
     var bytes = try FileIO.readFile(dataPath)
     let store = try Store.open(storePath, schema: TripSchema.schema, access: .write)
-    if try store.importInBulk(&bytes, author: "bench") == nil {
+    if try BulkImporter(store).insert(&bytes, author: "bench") == nil {
         let objects = try EnvelopeInput.decode(bytes, schema: TripSchema.schema)
         var tx = store.transaction()
         try store.stage(objects, mode: .insert, into: &tx)

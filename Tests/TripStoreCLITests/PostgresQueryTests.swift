@@ -65,11 +65,11 @@ import TripStoreModels
                   let result = try? opened.run(query) else { continue }
             expected.append(result.rows.compactMap { opened.id(at: $0) }.map { $0 + "\n" }.joined())
             asked.append("\(text) \(sort) \(page.map { "\($0)" } ?? "")")
-            script += "\\echo @@\n" + (try opened.sql(for: query, count: false, in: SQLSchema()))
+            script += "\\echo @@\n" + (try SQLWriter(opened).sql(for: query, count: false, in: SQLSchema()))
             // And its count, as --count asks it.
             expected.append("\(try opened.run(query, countOnly: true).total ?? -1)\n")
             asked.append("count of \(text)")
-            script += "\\echo @@\n" + (try opened.sql(for: query, count: true, in: SQLSchema()))
+            script += "\\echo @@\n" + (try SQLWriter(opened).sql(for: query, count: true, in: SQLSchema()))
         }
         let answers = Postgres.psql(["-d", db, "-tA", "-v", "ON_ERROR_STOP=1"], input: Data(script.utf8))
         #expect(answers.status == 0, "\(answers.err.prefix(500))")

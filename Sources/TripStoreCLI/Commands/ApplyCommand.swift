@@ -55,7 +55,7 @@ enum ApplyCommand {
                 first = w.lastToken
                 writer = w
             }
-            if let result = try writer?.applyFeedLine(line), result.store !== writer {
+            if let result = try writer.map({ try FeedApplier($0).apply(line) }), result.store !== writer {
                 // A migration: the store of the new schema holds the lock now.
                 ctx.adopt(result.store)
                 if let old = writer { warnNew(old) }
@@ -68,7 +68,7 @@ enum ApplyCommand {
         var next = current.token + 1
         var time = current.time
         func check(_ line: FeedLine) throws {
-            time = try Store.readFeedLine(line, expecting: next, after: current.token, notBefore: time).timestamp
+            time = try FeedApplier.read(line, expecting: next, after: current.token, notBefore: time).timestamp
             next += 1
         }
         if source == "-" {

@@ -27,7 +27,7 @@ enum ExportCommand {
                 throw ctx.usageError("--format sql exports the whole store as of its last token; it takes no --from, predicate, --as-of or --output")
             }
             let store = try ctx.openStore(.read)
-            try store.writeSQLExport(in: try ctx.sqlSchema(), to: { ctx.console.out($0) })
+            try SQLWriter(store).writeExport(in: try ctx.sqlSchema(), to: { ctx.console.out($0) })
             return 0
         } else if ctx.args.value("sql-schema") != nil {
             throw ctx.usageError("--sql-schema goes with --format sql")

@@ -176,9 +176,9 @@ enum HistoryCommand {
         func print(_ ts: [HistoryTransaction], envelopes: [Int64: [String: JSONValue]], whole: Bool, store: Store) throws {
             switch format {
             case "sql":
-                try store.writeSQL(ts, in: sql, to: { ctx.console.out($0) })
+                try SQLWriter(store).writeHistory(ts, in: sql, to: { ctx.console.out($0) })
             case "feed":
-                try store.writeFeed(ts, to: { ctx.console.out($0) })
+                try FeedWriter(store).write(ts, to: { ctx.console.out($0) })
             case "json":
                 var w = JSONWriter(pretty: true)
                 w.beginArray()
@@ -207,13 +207,13 @@ enum HistoryCommand {
         let store = try ctx.openExistingStore()
         if let predicate {
             let query = try Query(predicate, from: ctx.args.value("from"))
-            ids = try store.idsMatching(query)
+            ids = try Redactor(store).idsMatching(query)
             if ids.isEmpty {
                 ctx.console.line("no object, live or deleted, matches; nothing was redacted")
                 return 0
             }
         }
-        let t = try store.redact(ids: ids, author: ctx.author)
+        let t = try Redactor(store).redact(ids: ids, author: ctx.author)
         let n = t.changes.count
         ctx.console.line("redacted the history of \(n) object\(n == 1 ? "" : "s") (only preserved values and references remain); committed as token \(t.token) with a new snapshot")
         return 0

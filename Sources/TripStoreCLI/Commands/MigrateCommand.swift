@@ -28,7 +28,7 @@ enum MigrateCommand {
                     ctx.console.line("dry run: would record " + change)
                     return 0
                 }
-                if try store.recordVersion(of: target) {
+                if try Migrator(store).recordVersion(of: target) {
                     ctx.console.line("recorded " + change)
                     return 0
                 }
@@ -44,13 +44,13 @@ enum MigrateCommand {
         ctx.console.line("plan (schema \(store.schema.fingerprint) -> \(target.fingerprint)\(versions)):")
         for step in structural.steps { ctx.console.line("  " + step) }
         if dryRun {
-            let checked = try store.migrationPlan(to: target)
+            let checked = try Migrator(store).plan(to: target)
             if !checked.problems.isEmpty { throw StoreError.migrationRefused(checked.problems) }
             for note in checked.notes { ctx.console.line("  note: " + note) }
             ctx.console.line("dry run: the objects allow every change; nothing was changed")
             return 0
         }
-        let done = try store.migrate(to: target, author: ctx.author)
+        let done = try Migrator(store).migrate(to: target, author: ctx.author)
         ctx.adopt(done.store)
         for note in done.plan.notes { ctx.console.line("  note: " + note) }
         for w in done.store.warnings { ctx.console.err(CLIError.sentence(w)) }

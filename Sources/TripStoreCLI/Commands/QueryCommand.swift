@@ -70,7 +70,7 @@ enum QueryCommand {
             let store = try ctx.openStore(.read)
             // A query error reads as `query` words it (CLIError.from).
             let query = try Query(queryText(ctx.args.positionals), from: s.from, sort: s.sort, limit: s.limit, offset: s.offset)
-            ctx.console.out(try store.sql(for: query, count: s.count, in: sql))
+            ctx.console.out(try SQLWriter(store).sql(for: query, count: s.count, in: sql))
             return 0
         } else if ctx.args.value("sql-schema") != nil {
             throw ctx.usageError("--sql-schema goes with --sql")

@@ -22,7 +22,7 @@ enum SchemaCommand {
         case "sql":
             let sql = try ctx.sqlSchema()
             // A store's DDL knows from which token its schema is in force.
-            ctx.console.out(try Store.exists(in: ctx.storePath) ? try ctx.openStore(.read).sqlDDL(in: sql) : sql.ddl(for: ctx.schema))
+            ctx.console.out(try Store.exists(in: ctx.storePath) ? try SQLWriter(ctx.openStore(.read)).ddl(in: sql) : sql.ddl(for: ctx.schema))
             return 0
         case let other?: throw ctx.usageError("--format is text, json or sql, got '\(other)'")
         }

@@ -39,7 +39,7 @@ enum JournalReplay {
                 for link in d.links { for t in link.targets { if let r = table.row(for: t.id) { touched.insert(r) } } }
             }
         }
-        try store.resolveLinks(pending, file: file)
+        try store.table.resolveLinks(pending, file: file)
         for c in changes where c["kind"] == .string("update") {
             guard case .string(let id)? = c["id"], case .string(let type)? = c["type"], case .object(let values)? = c["values"] else {
                 throw damaged("updates an unknown object")

@@ -103,7 +103,7 @@ extension Store {
                 let frozen = Store(folder: folder, schema: schema, access: .read, options: options)
                 frozen.journalReadLimit = bytes
                 defer { frozen.close() }
-                try frozen.load()
+                try StoreLoader(frozen).load()
                 // The writer has read this snapshot through, or wrote it.
                 if checked { frozen.snapshotChecksumChecked = true }
                 guard frozen.loadedFromImage, frozen.imageDamage == nil, frozen.lastToken == token else {

@@ -1,6 +1,31 @@
 import TripStoreFormat
 import TripStoreJSON
 import TripStoreSystem
+/// A reference in the store's files to an object that does not exist (left
+/// by an older tripstore): where it is, who holds it, what it names.
+public struct DanglingReference: Sendable, Equatable, CustomStringConvertible {
+    /// The file that holds it.
+    public var file: String
+    /// Its line in that file.
+    public var line: Int
+    /// The holder's type and id.
+    public var type: String
+    /// The holder's id.
+    public var id: String
+    /// The relationship that holds it.
+    public var property: String
+    /// The id it names; nil where the file holds `null` in place of a reference.
+    public var missingID: String?
+    /// The relationship's whole value as the file holds it (history's old value after a repair).
+    public var recorded: JSONValue
+
+    /// "FILE line N: Type 'id'.property holds 'x', which does not exist (a dangling reference)".
+    public var description: String {
+        let what = missingID.map { "holds '\($0)', which does not exist" } ?? "holds null in place of a reference"
+        return "\(file) line \(line): \(type) '\(id)'.\(property) \(what) (a dangling reference)"
+    }
+}
+
 extension Store {
     /// True when the journal ends with a torn (incomplete) line.
     public var hasTornTail: Bool { journal.tornTail != nil }
@@ -50,5 +75,81 @@ extension Store {
                 + "after \(ISODate.format(history[k - 1].timestamp)))")
         }
         return problems
+    }
+
+    /// Removes the dangling references found by a salvaging open as one
+    /// transaction (by `author`), committed by writing a snapshot, so the
+    /// damaged files are replaced. History records each relationship's value
+    /// as the files held it and as it is now. Nil when there was nothing to
+    /// record (nothing found, or every holder was deleted later; the files
+    /// are rewritten all the same).
+    ///
+    /// - Throws: `StoreError.notWritable` / `.salvageNotEnabled` unless the store was opened for writing
+    ///   with `salvageDanglingReferences`; `StoreError.damaged` (changing
+    ///   nothing) when the store has other damage that this cannot mend;
+    ///   file-system errors from the snapshot.
+    public func removeDanglingReferences(author: String) throws -> HistoryTransaction? {
+        try checkWritable(.repair)
+        guard options.salvageDanglingReferences else { throw StoreError.salvageNotEnabled }
+        guard !danglingReferences.isEmpty else { return nil }
+        let remaining = checkInvariants()
+        if !remaining.isEmpty {
+            throw StoreError.damaged(file: files.folder, line: nil,
+                                     detail: "besides dangling references: " + remaining.prefix(5).joined(separator: "; ")
+                                         + "; removing the dangling references would not mend it, so nothing was changed",
+                                     repairable: false)
+        }
+        var changes: [Change] = []
+        var done = Set<String>()
+        for d in danglingReferences where done.insert(d.id + "\u{0}" + d.property).inserted {
+            guard let row = table.row(for: d.id), let o = table.object(at: row),
+                  let p = schema.entities[o.entity].property(named: d.property) else { continue }
+            let now = EnvelopeEncoder.jsonValue(o.values[p.slot], of: p, schema: schema, lookup: table)
+            let change = ValueChange(name: d.property, old: d.recorded, new: now)
+            if let k = changes.firstIndex(where: { $0.id == d.id }) {
+                changes[k].values.append(change)
+            } else {
+                changes.append(Change(kind: .update, type: schema.entities[o.entity].name, id: d.id, values: [change]))
+            }
+        }
+        var t: HistoryTransaction?
+        if !changes.isEmpty {
+            let repair = HistoryTransaction(token: lastToken + 1, timestamp: Store.now(), author: author, changes: changes)
+            historyLog.loaded.append(repair)
+            lastToken = repair.token
+            t = repair
+        }
+        do {
+            try compact()
+        } catch {
+            markBroken(by: error)
+            throw error
+        }
+        danglingReferences = []
+        return t
+    }
+
+    /// Why the snapshot's image is stale rather than damaged, if it is: made
+    /// by another version of the format, for another schema (the store's
+    /// schema was extended since), or beside another copy of the snapshot
+    /// file (the folder was copied or restored). The next writer writes a new one.
+    public func imageStaleness() -> String? {
+        guard let fd = try? FileIO.openRegular(files.image(snapshotToken)) else { return nil }
+        defer { FileIO.close(fd) }
+        var bytes = [UInt8](repeating: 0, count: SnapshotImage.Header.byteCount)
+        let n = bytes.withUnsafeMutableBytes { FileIO.read(fd, into: $0, at: 0) }
+        guard n == bytes.count else { return nil }
+        if bytes.prefix(7).elementsEqual(SnapshotImage.magic.prefix(7)) && bytes[7] != SnapshotImage.magic[7] {
+            return "it was written by another version of tripstore"
+        }
+        guard let header = bytes.withUnsafeBytes(SnapshotImage.Header.decode) else { return nil }
+        if header.binding.fingerprint != SnapshotImage.fingerprint(schema) { return "it was made for an earlier schema" }
+        guard let snapshot = try? FileIO.openRegular(files.snapshot(snapshotToken)) else { return nil }
+        defer { FileIO.close(snapshot) }
+        if let file = FileIdentity.of(snapshot), header.binding.token == snapshotToken, header.binding.snapshotBytes == file.size,
+           header.binding.file != file {
+            return "it was made beside another copy of the snapshot file (a copied or restored folder)"
+        }
+        return nil
     }
 }

@@ -35,7 +35,7 @@ package struct StoreFiles: Sendable {
     /// The store's record of its schema.
     package var schemaRecord: String { folder + "/" + SchemaRecordFormat.fileName }
     /// A migration's new schema record, until its snapshot is written and it
-    /// becomes `schema.json` (see `Store.readSchemaRecord`).
+    /// becomes `schema.json` (see `SchemaRecord.read`).
     package var pendingSchemaRecord: String { folder + "/" + SchemaRecordFormat.pendingFileName }
 
     /// Removes the folder when it holds nothing a commit wrote: only a lock

@@ -2,7 +2,7 @@ import TripStoreFormat
 import TripStoreJSON
 
 /// One line of the change feed (`history --format feed`), read for
-/// `Store.applyFeedLine(_:)`. Read from bytes, its insert envelopes stay
+/// `FeedApplier.apply(_:)`. Read from bytes, its insert envelopes stay
 /// bytes until the replay needs them: the line of a bulk import into an
 /// empty store is then decoded straight into records, as an import is.
 public struct FeedLine {

@@ -18,9 +18,7 @@ struct InsertEnvelopeSources {
     func fromRecord(_ token: Int64, _ id: String) -> Bool {
         bulk.contains(token) && !(changedSince[token]?.contains(id) ?? false)
     }
-}
 
-extension Store {
     /// Transactions of at least this many inserts and nothing else are bulk
     /// imports to the feed: their unchanged objects are written from records.
     static let bulkInsertThreshold = 64
@@ -36,15 +34,15 @@ extension Store {
     /// when a later transaction changed it, or when a migration came after.
     /// - Throws: what reading history and time travel throw, and
     ///   `imageDamaged` when a bulk import's records are read from a damaged image.
-    func insertEnvelopeSources(for transactions: [HistoryTransaction]) throws -> InsertEnvelopeSources {
+    static func of(_ transactions: [HistoryTransaction], in store: Store) throws -> InsertEnvelopeSources {
         guard let first = transactions.map(\.token).min() else { return InsertEnvelopeSources(walked: [:], bulk: [], changedSince: [:]) }
-        let bulk = Set(transactions.filter(Store.isBulkInsert).map(\.token))
+        let bulk = Set(transactions.filter(isBulkInsert).map(\.token))
         var walked = Set(transactions.map(\.token)).subtracting(bulk)
         var changedSince: [Int64: Set<String>] = [:]
         if let earliest = bulk.min() {
             // From the newest transaction back (printed or not), the ids changed after it.
             var changedLater = Set<String>(), migratedLater = false
-            for t in try history(after: earliest - 1).reversed() {
+            for t in try store.history(after: earliest - 1).reversed() {
                 if bulk.contains(t.token) {
                     let changed = migratedLater ? Set(t.changes.map(\.id))
                         : changedLater.isEmpty ? [] : Set(t.changes.lazy.map(\.id).filter { changedLater.contains($0) })
@@ -59,9 +57,9 @@ extension Store {
                 }
             }
             // Records are read whole: a damaged image says so here, not in the middle of the output.
-            guard table.checkEverything() else { throw StoreError.imageDamaged(file: imagePath, detail: table.imageDamage ?? "") }
+            guard store.table.checkEverything() else { throw StoreError.imageDamaged(file: store.imagePath, detail: store.table.imageDamage ?? "") }
         }
-        let envelopes = walked.isEmpty ? [:] : try insertEnvelopes(after: first - 1, wanted: walked) { token, id in
+        let envelopes = walked.isEmpty ? [:] : try Rewinder(store).insertEnvelopes(after: first - 1, wanted: walked) { token, id in
             changedSince[token].map { $0.contains(id) } ?? true
         }
         return InsertEnvelopeSources(walked: envelopes, bulk: bulk, changedSince: changedSince)

@@ -79,25 +79,25 @@ public struct EnvelopeImporter {
         var bytes: [UInt8] = []
         var store: Store?
         // A store that has never held an object may take the bulk path: planned before it is opened.
-        if Store.mayTakeBulkImport(folder) {
+        if BulkImporter.mayTake(folder) {
             var plan: BulkImportPlan?
             switch input {
             case .file(let path):
                 progress?(.reading(bytes: FileIO.fileSize(path) ?? 0))
-                plan = try Store.planBulkImport(file: path, schema: schema, options: options, identity: &identity)
+                plan = try BulkImporter.plan(file: path, schema: schema, options: options, identity: &identity)
             case .bytes(let given):
                 bytes = given
                 progress?(.reading(bytes: bytes.count))
-                plan = Store.planBulkImport(&bytes, schema: schema, options: options)
+                plan = BulkImporter.plan(&bytes, schema: schema, options: options)
             }
             if let plan {
                 let opened = try open()
                 store = opened
-                if opened.acceptsBulkImport(plan) {
+                if BulkImporter(opened).accepts(plan) {
                     // Every reference has its row: the input can go before the snapshot is written.
                     bytes = []
                     progress?(.writing)
-                    if let r = try opened.importInBulk(plan, author: author) { return .bulk(r) }
+                    if let r = try BulkImporter(opened).insert(plan, author: author) { return .bulk(r) }
                     return .unchanged
                 }
             }

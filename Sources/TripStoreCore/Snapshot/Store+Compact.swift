@@ -31,7 +31,7 @@ extension Store {
     /// the new snapshot when first used, as after an open.
     /// `migrating`: the snapshot commits a migration: the new schema record
     /// is written beside the old one first and takes its place only once
-    /// the snapshot is on disk (see `readSchemaRecord`).
+    /// the snapshot is on disk (see `SchemaRecord.read`).
     func compact(tableIsChecked: Bool, bulk: BulkCommitWork? = nil, migrating: Bool = false) throws {
         // Every entry point has checked the state; this guards the files
         // against a caller inside the module that forgot to.
@@ -227,10 +227,39 @@ extension Store {
     static func verifySnapshotChecksum(at path: String) throws {
         let fd = try FileIO.openRegular(path)
         defer { FileIO.close(fd) }
-        let trailer = try readTrailer(fd, size: try FileIO.size(fd, path: path), path: path)
+        let trailer = try StoreLoader.readTrailer(fd, size: try FileIO.size(fd, path: path), path: path)
         var crc: UInt32 = 0
         try SnapshotWriter.read(fd, path: path, 0..<trailer.start) { crc = CRC32C.checksum($0, continuing: crc) }
         try trailer.check(bodyCRC: crc, path: path, note: "; the snapshot was not rewritten")
+    }
+
+    /// Drops history transactions with a token below `token`; the objects stay.
+    /// Written at once as a new snapshot. Returns how many were dropped.
+    /// - Throws: as `compact()`; the history is then left as it was.
+    @discardableResult
+    public func pruneHistory(before token: Int64) throws -> Int {
+        try checkWritable(.pruneHistory)
+        let keep = history.filter { $0.token >= token }
+        let dropped = history.count - keep.count
+        guard dropped > 0 else { return 0 }
+        let saved = history, savedLast = historyLog.snapshotLastCommit, savedOldest = historyLog.oldestReachableCommit
+        // The snapshot keeps when the last commit was, whatever is dropped:
+        // the next commit is stamped no earlier, and `--as-of` a time before
+        // it is before the oldest reachable state.
+        historyLog.snapshotLastCommit = try lastCommitTime()
+        // And when the newest dropped one was: the state just before the
+        // oldest kept one stays reachable by its time as by its token.
+        historyLog.oldestReachableCommit = saved.last { $0.token < token }?.timestamp
+        history = keep
+        do {
+            try compact()
+        } catch {
+            history = saved
+            historyLog.snapshotLastCommit = savedLast
+            historyLog.oldestReachableCommit = savedOldest
+            throw error
+        }
+        return dropped
     }
 }
 

@@ -190,4 +190,23 @@ extension Store {
         // History keeps milliseconds, counted from the reference date as dates are.
         return Double((Int64(ts.tv_sec) - Int64(ISODate.referenceOffset)) * 1000 + Int64(ts.tv_nsec / 1_000_000)) / 1000
     }
+
+    /// Before a writer's first journal line or snapshot: records the schema
+    /// when the store has no record or an older one (this program added to it).
+    func recordSchemaIfNeeded() throws {
+        guard recordedFingerprint != schema.fingerprint else { return }
+        let previous = recordedFingerprint
+        // The renames the record names stay named (see `Schema.keepingRenames`).
+        try writeSchemaRecord(of: recordedDescriptions.map { schema.keepingRenames(recordedIn: $0) }, to: files.schemaRecord)
+        recordedFingerprint = schema.fingerprint
+        if previous != nil {
+            warnings.append(.schemaExtended(fingerprint: schema.fingerprint, record: files.schemaRecord))
+        }
+    }
+
+    /// Writes this store's schema (or `other`, of the same shape) as a
+    /// record at `path`: a temporary file, flushed, renamed, and the folder flushed.
+    func writeSchemaRecord(of other: Schema? = nil, to path: String) throws {
+        try FileIO.replaceDurably(path, with: SchemaRecordFormat.bytes(other ?? schema), folder: files.folder)
+    }
 }

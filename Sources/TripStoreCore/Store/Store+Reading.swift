@@ -99,7 +99,7 @@ extension HistoryTransaction {
     /// Writes the transaction as one JSON line of history: `envelopes` adds
     /// each insert's envelope (by id), `deletedValues` each delete's values;
     /// both together make a line of the change feed, which
-    /// `Store.applyFeedLine(_:line:)` replays.
+    /// `FeedApplier.apply(_:line:)` replays.
     public func write(to w: inout JSONWriter, envelopes: [String: JSONValue]? = nil, deletedValues: Bool = false) {
         HistoryCoding.write(self, to: &w, envelopes: envelopes, deletedValues: deletedValues)
     }

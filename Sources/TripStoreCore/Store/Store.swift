@@ -177,7 +177,7 @@ public final class Store {
             again.lock = store.lock
             store.lock = nil
             store = again
-            try store.load()
+            try StoreLoader(store).load()
         }
         try store.checkWritable(.repair)
         try store.repairTornTail()
@@ -192,7 +192,7 @@ public final class Store {
     /// image's fault: the caller opens again from the JSON.
     private func loadFallingBackToJSON() throws {
         do {
-            try load()
+            try StoreLoader(self).load()
         } catch {
             if imageDamage == nil { throw error }
         }
@@ -234,11 +234,28 @@ public final class Store {
         settleFileRemoval()
     }
 
-}
-
-extension Store {
     /// An empty store in memory, with no folder (for validating a file when no store exists).
     public static func empty(schema: Schema) -> Store {
         Store(folder: "", schema: schema, access: .read, options: StoreOptions())
+    }
+
+    /// The schema the store in `folder` was last written with (see `SchemaRecord.schema(in:)`).
+    public static func recordedSchema(in folder: String) throws -> Schema? {
+        try SchemaRecord.schema(in: folder)
+    }
+
+    /// Whether the folder says which schema wrote it (a record or a snapshot header).
+    var schemaIsRecorded: Bool { recordedFingerprint != nil || hasSnapshot }
+
+    /// A writer's first step: finishes a migration that committed before
+    /// its schema record took its place, or removes one that did not commit.
+    func finishInterruptedMigration() throws {
+        guard FileIO.exists(files.pendingSchemaRecord) else { return }
+        if try SchemaRecord.committedPending(files) != nil {
+            try FileIO.rename(files.pendingSchemaRecord, files.schemaRecord)
+        } else {
+            FileIO.unlink(files.pendingSchemaRecord)
+        }
+        try FileIO.fsyncDirectory(files.folder)
     }
 }

@@ -92,7 +92,7 @@ public struct MigrationPlan: Sendable {
               && !SchemaCompatibility.differences(stored: recorded.descriptions, current: models.schema.descriptions).isEmpty) else { return }
         let store = try Store.open(folder, schema: recorded, access: .write, options: options)
         defer { store.close() }
-        let done = try store.migrate(to: models.schema, author: author)
+        let done = try Migrator(store).migrate(to: models.schema, author: author)
         done.store.close()
     }
 
@@ -104,7 +104,7 @@ public struct MigrationPlan: Sendable {
         defer { store.close() }
         if let will { try withContext(on: store, models: stage.from, author: author, will) }
         if !SchemaMigration(from: stage.from.schema, to: stage.to.schema).isEmpty {
-            let done = try store.migrate(to: stage.to.schema, author: author)
+            let done = try Migrator(store).migrate(to: stage.to.schema, author: author)
             store = done.store
         }
         if let did { try withContext(on: store, models: stage.to, author: author, did) }

@@ -138,7 +138,7 @@ import TripStoreModels
         #expect(store.historyLog.pending != nil)
         var target = TripSchema.schema.descriptions
         target[0].attributes.append(AttributeDescription("auditNote", .string, optional: true))
-        let migrated = try store.migrate(to: try Schema(target), author: "m", timestamp: 1_700_000_500).store
+        let migrated = try Migrator(store).migrate(to: try Schema(target), author: "m", timestamp: 1_700_000_500).store
         defer { migrated.close() }
         let after = try Self.historyLines(migrated.files.snapshot(migrated.lastToken))
         #expect(Array(after.prefix(before.count)) == before)

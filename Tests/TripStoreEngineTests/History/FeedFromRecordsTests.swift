@@ -28,7 +28,7 @@ import TripStoreModels
 
     static func feed(_ store: Store, _ ts: [HistoryTransaction]) throws -> [UInt8] {
         var out: [UInt8] = []
-        try store.writeFeed(ts) { out += $0 }
+        try FeedWriter(store).write(ts) { out += $0 }
         return out
     }
 
@@ -66,16 +66,16 @@ import TripStoreModels
         let store = try Store.open(folder, schema: TripSchema.schema, access: .write, options: options)
         var g = TripDataGenerator(seed: seed)
         var input = g.jsonArray(trips: 25)
-        #expect(try store.importInBulk(&input, author: "feed", timestamp: Self.time) != nil)
-        #expect(Store.isBulkInsert(try #require(store.checkedHistory().first)))
+        #expect(try BulkImporter(store).insert(&input, author: "feed", timestamp: Self.time) != nil)
+        #expect(InsertEnvelopeSources.isBulkInsert(try #require(store.checkedHistory().first)))
         try Self.expectFeedsAsWalked(store, "the import alone")
         var random = SplitMix64(seed: seed)
         let schema = store.schema
         let trip = try #require(schema.entity(named: "Trip"))
         let bucketList = try #require(trip.property(named: "bucketList")).slot
         for step in 0..<8 {
-            // Live trips only (`idsMatching` also names deleted ones).
-            let trips = try store.idsMatching(try Query("is Trip")).filter { store.table.row(for: $0) != nil }
+            // Live trips only (`Redactor.idsMatching` also names deleted ones).
+            let trips = try Redactor(store).idsMatching(try Query("is Trip")).filter { store.table.row(for: $0) != nil }
             let id = trips[Int(random.next() % UInt64(trips.count))]
             let row = try #require(store.table.row(for: id))
             var tx = store.transaction()
@@ -137,8 +137,8 @@ import TripStoreModels
         let store = try Store.open(TestFolders.make(name), schema: TripSchema.schema, access: .write, options: options)
         var g = TripDataGenerator(seed: 41)
         var input = g.jsonArray(trips: 20)
-        #expect(try store.importInBulk(&input, author: "primary", timestamp: Self.time) != nil)
-        let ids = try store.idsMatching(try Query("is BusinessTrip"))
+        #expect(try BulkImporter(store).insert(&input, author: "primary", timestamp: Self.time) != nil)
+        let ids = try Redactor(store).idsMatching(try Query("is BusinessTrip"))
         var tx = store.transaction()
         try store.stageUpdate([try #require(store.table.row(for: ids[0]))], set: [("name", "later")], into: &tx)
         try tx.delete(try #require(store.table.row(for: ids[1])))
@@ -153,14 +153,14 @@ import TripStoreModels
         let (primary, lines) = try Self.primaryFeed("apply-bulk-primary", options: options)
         let standby = try Store.open(TestFolders.make("apply-bulk-standby"), schema: TripSchema.schema, access: .write, options: options)
         let first = try FeedLine(lines[0], number: 1)
-        let t = try Store.readFeedLine(first, expecting: 1, after: 0, notBefore: nil)
-        #expect(try standby.applyInBulk(t, first) != nil, "the import's path took the line")
-        #expect(try standby.applyFeedLine(FeedLine(lines[1], number: 2)).transaction.token == 2)
+        let t = try FeedApplier.read(first, expecting: 1, after: 0, notBefore: nil)
+        #expect(try FeedApplier(standby).applyInBulk(t, first) != nil, "the import's path took the line")
+        #expect(try FeedApplier(standby).apply(FeedLine(lines[1], number: 2)).transaction.token == 2)
         #expect(try TimeTravelTests.export(standby) == TimeTravelTests.export(primary))
         #expect(try Self.feed(standby, standby.checkedHistory()) == Self.feed(primary, primary.checkedHistory()))
         #expect(standby.checkInvariants().isEmpty)
         // The bulk path leaves a store that already held an object to the usual one.
-        #expect(try standby.applyInBulk(t, first) == nil)
+        #expect(try FeedApplier(standby).applyInBulk(t, first) == nil)
     }
 
     /// A bulk import's line whose inserts are in another order than an
@@ -174,8 +174,8 @@ import TripStoreModels
         let line = try Self.walkedFeed(primary, [t]).dropLast()
         let standby = try Store.open(TestFolders.make("apply-order-standby"), schema: TripSchema.schema, access: .write, options: options)
         let feedLine = try FeedLine(Array(line), number: 1)
-        #expect(try standby.applyInBulk(try Store.readFeedLine(feedLine, expecting: 1, after: 0, notBefore: nil), feedLine) == nil)
-        let applied = try standby.applyFeedLine(feedLine)
+        #expect(try FeedApplier(standby).applyInBulk(try FeedApplier.read(feedLine, expecting: 1, after: 0, notBefore: nil), feedLine) == nil)
+        let applied = try FeedApplier(standby).apply(feedLine)
         #expect(applied.transaction.changes.map(\.id) == t.changes.map(\.id))
         #expect(try standby.checkedHistory().first?.changes.map(\.id) == t.changes.map(\.id))
     }
@@ -191,7 +191,7 @@ import TripStoreModels
         let line = try Self.walkedFeed(primary, [t]).dropLast()
         let folder = TestFolders.make("apply-shuffled-standby")
         let standby = try Store.open(folder, schema: TripSchema.schema, access: .write)
-        #expect(try standby.applyFeedLine(FeedLine(Array(line), number: 1)).transaction.changes.map(\.id) == t.changes.map(\.id))
+        #expect(try FeedApplier(standby).apply(FeedLine(Array(line), number: 1)).transaction.changes.map(\.id) == t.changes.map(\.id))
         standby.close()
         var jsonOnly = StoreOptions()
         jsonOnly.useSnapshotImage = false
@@ -204,9 +204,9 @@ import TripStoreModels
     @Test func aRedactedBulkImportIsStillCopiedIntoPostgres() throws {
         let store = try Self.storeWithImport("sql-redacted-bulk", seed: 9, trips: 10)
         let id = try #require(store.checkedHistory().first?.changes.first?.id)
-        _ = try store.redact(ids: [id], author: "feed", timestamp: Self.time)
+        _ = try Redactor(store).redact(ids: [id], author: "feed", timestamp: Self.time)
         var sql: [UInt8] = []
-        try store.writeSQL(try store.checkedHistory(), in: SQLSchema()) { sql += $0 }
+        try SQLWriter(store).writeHistory(try store.checkedHistory(), in: SQLSchema()) { sql += $0 }
         let text = String(decoding: sql, as: UTF8.self)
         let first = try #require(text.range(of: "COMMIT;"))
         #expect(text[..<first.lowerBound].contains("COPY \(SQLSchema().objects)"), "token 1 as COPY rows")

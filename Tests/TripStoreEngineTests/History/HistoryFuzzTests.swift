@@ -35,7 +35,7 @@ import TripStoreModels
         }
         let standby = TestFolders.make("fuzz-standby")
         let s = try Store.open(standby, schema: TripSchema.schema, access: .write)
-        try s.applyFeedLine(try JSONReader.parse(feed[0]), line: 1)
+        try FeedApplier(s).apply(try JSONReader.parse(feed[0]), line: 1)
         s.close()
         return (feed[1], standby)
     }
@@ -48,7 +48,7 @@ import TripStoreModels
         try FileManager.default.copyItem(atPath: standby, toPath: cleanFolder)
         let clean = try Store.open(cleanFolder, schema: TripSchema.schema, access: .write)
         let base = try TimeTravelTests.export(clean)
-        #expect(try clean.applyFeedLine(try JSONReader.parse(line), line: 2).transaction.token == 2)
+        #expect(try FeedApplier(clean).apply(try JSONReader.parse(line), line: 2).transaction.token == 2)
         clean.close()
         var rng = RandomQueries(state: 1818)
         var applied = 0, refused = 0
@@ -61,7 +61,7 @@ import TripStoreModels
             let mutated = ReaderFuzzTests.mutate(line, &rng)
             guard let value = try? JSONReader.parse(mutated) else { store.close(); continue }
             do {
-                try store.applyFeedLine(value, line: 2)
+                try FeedApplier(store).apply(value, line: 2)
                 applied += 1
             } catch {
                 refused += 1

@@ -55,7 +55,7 @@ import Darwin
                 try store.compact()
             default:
                 let o = everything[Int(random.next() % UInt64(everything.count))]
-                if step % 3 == 0 { _ = try store.redact(ids: [o.id], author: author, timestamp: time + 1); time += 1 }
+                if step % 3 == 0 { _ = try Redactor(store).redact(ids: [o.id], author: author, timestamp: time + 1); time += 1 }
             }
             if step == 60 { _ = try store.pruneHistory(before: store.lastToken / 4) }
         }

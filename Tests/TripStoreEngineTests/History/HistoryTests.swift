@@ -240,7 +240,7 @@ import TripStoreModels
         var stale = store.transaction()
         stale.setAttribute(row, slot: slot, to: .string("Lima"))
         try commit(store) { tx in tx.setAttribute(row, slot: slot, to: .string("Oslo")) }
-        try store.redact(ids: ["rome-summit"], author: "dpo")
+        try Redactor(store).redact(ids: ["rome-summit"], author: "dpo")
         #expect(store.history.last { $0.changes.contains { $0.kind == .update } }?.changes.first?.values.isEmpty == true)
         #expect(throws: StoreError.self) { try store.commit(stale, author: "late") }
         #expect(store.object(id: "rome-summit")?.values[slot] == .string("Oslo"))

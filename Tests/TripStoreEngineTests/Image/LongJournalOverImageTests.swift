@@ -6,7 +6,7 @@ import Testing
 import TripStoreModels
 
 /// A journal long enough that its replay readies the table for scattered
-/// changes (`Store.longJournalBytes`: the locators' pages, the state tables
+/// changes (`StoreLoader.longJournalBytes`: the locators' pages, the state tables
 /// backed at once) reads over the image exactly as over the JSON.
 @Suite struct LongJournalOverImageTests {
     let schema = TripSchema.schema
@@ -24,7 +24,7 @@ import TripStoreModels
         trips.shuffle(using: &random)
         let name = try #require(schema.entity(named: "Trip")?.property(named: "name")).slot
         var k = 0
-        while w.journal.size < Store.longJournalBytes + 4096 {
+        while w.journal.size < StoreLoader.longJournalBytes + 4096 {
             var change = w.transaction()
             change.setAttribute(trips[k % trips.count], slot: name, to: .string("scattered \(k)"))
             try w.commit(change, author: "test", timestamp: 1_800_001_000 + Double(k))

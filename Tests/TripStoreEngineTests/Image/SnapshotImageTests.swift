@@ -611,11 +611,11 @@ import TripStoreModels
                 try writer.compact()
             } else if rewrite == "redact" {
                 let trip = try #require(writer.run(try Query("is Trip")).rows.first.flatMap { writer.id(at: $0) })
-                _ = try writer.redact(ids: [trip], author: "r")
+                _ = try Redactor(writer).redact(ids: [trip], author: "r")
             } else {
                 var d = writer.schema.descriptions
                 d[0].attributes.append(AttributeDescription("added", .string, optional: true))
-                _ = try writer.migrate(to: try Schema(d), author: "m")
+                _ = try Migrator(writer).migrate(to: try Schema(d), author: "m")
             }
         }
         #expect("\(error.map { "\($0)" } ?? "")".contains("checksum mismatch"))
@@ -646,7 +646,7 @@ import TripStoreModels
         FileIO.close(fd)
         let before = try FileManager.default.contentsOfDirectory(atPath: folder).sorted()
         let error = #expect(throws: StoreError.self) {
-            if rewrite == "compact" { try writer.compact() } else { _ = try writer.redact(ids: [trip], author: "r") }
+            if rewrite == "compact" { try writer.compact() } else { _ = try Redactor(writer).redact(ids: [trip], author: "r") }
         }
         #expect("\(error.map { "\($0)" } ?? "")".contains("checksum mismatch"))
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder).sorted() == before)

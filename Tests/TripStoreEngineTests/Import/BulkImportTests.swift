@@ -7,7 +7,7 @@ import Testing
 @testable import TripStoreSystem
 import TripStoreModels
 
-/// The bulk import (`Store.importInBulk`) against the usual one (`stage`
+/// The bulk import (`BulkImporter`) against the usual one (`stage`
 /// then `commit`): wherever it applies it writes the same snapshot, byte for
 /// byte, and wherever the usual one refuses or reconciles the input it does
 /// not apply.
@@ -38,7 +38,7 @@ import TripStoreModels
         let folder = TestFolders.make(name + "-bulk")
         let store = try Store.open(folder, schema: schema, access: .write, options: bulkOptions)
         let streamed = try streamedFromFile(bytes, schema: schema, name: name)
-        guard let t = try store.importInBulk(&input, author: "bulk", timestamp: time) else {
+        guard let t = try BulkImporter(store).insert(&input, author: "bulk", timestamp: time) else {
             #expect(store.table.count == 0 && store.lastToken == 0 && store.table.recordBytes.total == 0)
             #expect(streamed == nil, "\(name): taken when streamed from a file, not from memory")
             return nil
@@ -76,12 +76,12 @@ import TripStoreModels
         let file = folder + "/input.json"
         try Data(bytes).write(to: URL(fileURLWithPath: file))
         var identity: FileIdentity?
-        let plan = try Store.planBulkImport(file: file, schema: schema, options: bulkOptions, identity: &identity, window: 200)
+        let plan = try BulkImporter.plan(file: file, schema: schema, options: bulkOptions, identity: &identity, window: 200)
         let fd = try FileIO.openRegular(file)
         #expect(identity == nil || identity == FileIdentity.of(fd))
         FileIO.close(fd)
         let store = try Store.open(folder + "/store", schema: schema, access: .write, options: bulkOptions)
-        guard let plan, let t = try store.importInBulk(plan, author: "bulk", timestamp: time) else { return nil }
+        guard let plan, let t = try BulkImporter(store).insert(plan, author: "bulk", timestamp: time) else { return nil }
         return try FileIO.readFile(store.files.snapshot(t.token))
     }
 
@@ -217,7 +217,7 @@ import TripStoreModels
         zero.snapshotCommitChanges = 0
         for text in ["[]", "", "\n\n", "[ ]"] {
             var input = Array(text.utf8)
-            #expect(Store.planBulkImport(&input, schema: schema, options: zero) == nil, "\(text.debugDescription)")
+            #expect(BulkImporter.plan(&input, schema: schema, options: zero) == nil, "\(text.debugDescription)")
         }
         // The usual import names such a date (the text cannot hold it: a snapshot would say another).
         for date in ["9999-12-31T23:59:59.999999999Z", "0001-01-01T00:00:00+00:01"] {
@@ -236,7 +236,7 @@ import TripStoreModels
         try store.commit(tx, author: "t")
         let more = Array(#"[{"type":"Credit","id":"c2","data":{"person":"B","role":"r"}}]"#.utf8)
         var more2 = more
-        #expect(try store.importInBulk(&more2, author: "t") == nil)
+        #expect(try BulkImporter(store).insert(&more2, author: "t") == nil)
         #expect(store.table.count == 1)
     }
 
@@ -254,9 +254,9 @@ import TripStoreModels
         }
         let ids = numbers.map { "studio-" + String(1_000_000 + $0) }
         var bytes = input(ids)
-        let plan = try #require(Store.planBulkImport(&bytes, schema: schema, options: Self.bulkOptions))
+        let plan = try #require(BulkImporter.plan(&bytes, schema: schema, options: Self.bulkOptions))
         let store = try Store.open(TestFolders.make("two-cores"), schema: schema, access: .write, options: Self.bulkOptions)
-        _ = try #require(try store.importInBulk(plan, author: "ann", timestamp: Self.time))
+        _ = try #require(try BulkImporter(store).insert(plan, author: "ann", timestamp: Self.time))
         let stored = (0..<n).map { store.table.recordedID(RowID($0)) }
         #expect(stored == ids.sorted().map { Optional($0) })
 
@@ -267,16 +267,16 @@ import TripStoreModels
             mixed.insert((0..<(1 + Int(rng.next() % 11))).map { _ in letters[Int(rng.next() % UInt64(letters.count))] }.joined())
         }
         var mixedBytes = input(Array(mixed))
-        let mixedPlan = try #require(Store.planBulkImport(&mixedBytes, schema: schema, options: Self.bulkOptions))
+        let mixedPlan = try #require(BulkImporter.plan(&mixedBytes, schema: schema, options: Self.bulkOptions))
         let mixedStore = try Store.open(TestFolders.make("two-cores-mixed"), schema: schema, access: .write, options: Self.bulkOptions)
-        _ = try #require(try mixedStore.importInBulk(mixedPlan, author: "ann", timestamp: Self.time))
+        _ = try #require(try BulkImporter(mixedStore).insert(mixedPlan, author: "ann", timestamp: Self.time))
         #expect((0..<mixed.count).map { mixedStore.table.recordedID(RowID($0)) ?? "" }
                 == mixed.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) })
 
         var twice = ids
         twice[n - 10] = twice[10]
         var again = input(twice)
-        #expect(Store.planBulkImport(&again, schema: schema, options: Self.bulkOptions) == nil)
+        #expect(BulkImporter.plan(&again, schema: schema, options: Self.bulkOptions) == nil)
     }
 
     /// A plan hands its records to the first store that imports it (and
@@ -284,14 +284,14 @@ import TripStoreModels
     @Test func aPlanIsImportedOnce() throws {
         let schema = FilmSchema.schema
         var input = Array(#"[{"type":"Studio","id":"s1","data":{"name":"A"}},{"type":"Studio","id":"s2","data":{"name":"B"}}]"#.utf8)
-        let plan = try #require(Store.planBulkImport(&input, schema: schema, options: Self.bulkOptions))
+        let plan = try #require(BulkImporter.plan(&input, schema: schema, options: Self.bulkOptions))
         let first = try Store.open(TestFolders.make("plan-first"), schema: schema, access: .write, options: Self.bulkOptions)
         let second = try Store.open(TestFolders.make("plan-second"), schema: schema, access: .write, options: Self.bulkOptions)
-        #expect(first.acceptsBulkImport(plan) && second.acceptsBulkImport(plan))
-        let t = try #require(try first.importInBulk(plan, author: "ann", timestamp: Self.time))
+        #expect(BulkImporter(first).accepts(plan) && BulkImporter(second).accepts(plan))
+        let t = try #require(try BulkImporter(first).insert(plan, author: "ann", timestamp: Self.time))
         #expect(t.inserted == [.init(type: "Studio", count: 2)])
-        #expect(!second.acceptsBulkImport(plan))
-        #expect(try second.importInBulk(plan, author: "ann") == nil)
+        #expect(!BulkImporter(second).accepts(plan))
+        #expect(try BulkImporter(second).insert(plan, author: "ann") == nil)
         #expect(second.table.count == 0)
         #expect(first.table.count == 2)
     }
@@ -301,7 +301,7 @@ import TripStoreModels
     @Test func theIndexesBuiltAheadAreTheStoresOwn() throws {
         let schema = FilmSchema.schema
         var input = Array(#"[{"type":"Studio","id":"s1","data":{"name":"A"}},{"type":"Studio","id":"s2","data":{"name":"B"}}]"#.utf8)
-        let plan = try #require(Store.planBulkImport(&input, schema: schema, options: Self.bulkOptions))
+        let plan = try #require(BulkImporter.plan(&input, schema: schema, options: Self.bulkOptions))
         let store = try Store.open(TestFolders.make("plan-indexes"), schema: schema, access: .write, options: Self.bulkOptions)
         let declared = IndexedProperty.of(store.indexes.valueIndexes)
         #expect(!declared.isEmpty)
@@ -318,7 +318,7 @@ import TripStoreModels
         """#.utf8)
         let store = try Store.open(TestFolders.make("order"), schema: FilmSchema.schema, access: .write, options: Self.bulkOptions)
         var bytes = input
-        let t = try #require(try store.importInBulk(&bytes, author: "ann", timestamp: Self.time))
+        let t = try #require(try BulkImporter(store).insert(&bytes, author: "ann", timestamp: Self.time))
         #expect(t.inserted == [.init(type: "Studio", count: 2), .init(type: "ShortFilm", count: 1), .init(type: "Credit", count: 2)])
         // History reads the transaction back from the snapshot.
         #expect(store.history[0].changes.map { "\($0.kind.rawValue) \($0.type) \($0.id)" } == [
@@ -454,7 +454,7 @@ extension BulkImportTests {
             var tx = usual.transaction()
             try usual.stage(try EnvelopeInput.decode(input, schema: schema), mode: .insert, into: &tx)
             try usual.commit(tx, author: "bulk", timestamp: Self.time)
-            #expect(try bulk.importInBulk(&input, author: "bulk", timestamp: Self.time) != nil, "seed \(seed)")
+            #expect(try BulkImporter(bulk).insert(&input, author: "bulk", timestamp: Self.time) != nil, "seed \(seed)")
             for store in [bulk, usual] {
                 var t = store.transaction()
                 // A credit moved to another production, one unlinked, one production deleted (its credits with it).
@@ -484,7 +484,7 @@ extension BulkImportTests {
         var films = FilmInput(seed: 5)
         var input = films.make(faults: false) + []
         input = Array(String(decoding: input, as: UTF8.self).replacingOccurrences(of: "\n]\n", with: #",{"type":"Credit","id":"c1","data":{"person":"Bulk","role":"r"}}]"#).utf8)
-        #expect(try store.importInBulk(&input, author: "bulk") != nil)
+        #expect(try BulkImporter(store).insert(&input, author: "bulk") != nil)
         let imported = store.table.count
         try store.commit(other, author: "t")
         #expect(store.table.count == imported + 1)

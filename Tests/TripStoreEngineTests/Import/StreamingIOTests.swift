@@ -63,7 +63,7 @@ struct StreamingIOTests {
         var refused = 0, found = 0
         for _ in 0..<600 {
             let bytes = Self.input(&rng)
-            let whole = bytes.withUnsafeBufferPointer { b in Store.envelopeRanges(b).map { Self.contents(b, $0) } }
+            let whole = bytes.withUnsafeBufferPointer { b in BulkImporter.envelopeRanges(b).map { Self.contents(b, $0) } }
             // The last one starts small and doubles: windows of 7, 14, 28… bytes.
             for (window, first) in [(64, 64), (97, 97), (1000, 1000), (1000, 7)] {
                 var at = 0
@@ -122,7 +122,7 @@ struct StreamingIOTests {
         var agreed = 0
         for _ in 0..<600 {
             let bytes = Self.input(&rng)
-            let whole = bytes.withUnsafeBufferPointer { b in Store.envelopeRanges(b).map { Self.contents(b, $0) } }
+            let whole = bytes.withUnsafeBufferPointer { b in BulkImporter.envelopeRanges(b).map { Self.contents(b, $0) } }
             for (window, first) in [(64, 64), (1000, 7), (4096, 4096)] {
                 let guessed = try Self.guessedElements(bytes, window: window, first: first)
                 if let guessed {
@@ -192,7 +192,7 @@ struct StreamingIOTests {
                     .joined(separator: ",\n") + "]").utf8)
             }
             try Data(bytes).write(to: URL(fileURLWithPath: path))
-            let whole = bytes.withUnsafeBufferPointer { b in Store.envelopeRanges(b).map { Self.contents(b, $0) } }
+            let whole = bytes.withUnsafeBufferPointer { b in BulkImporter.envelopeRanges(b).map { Self.contents(b, $0) } }
             let fd = open(path, O_RDONLY)
             defer { close(fd) }
             for (window, first, guess) in [(64, 64, false), (1000, 7, false), (4096, 4096, true), (97, 16, true)] {
@@ -263,7 +263,7 @@ struct StreamingIOTests {
         for _ in 0..<40 {
             let bytes = Array(("[" + (0..<200).map { k in "{\"id\":\"\(k)-\(rng.next(1000))\",\"pad\":\"\(String(repeating: "x", count: rng.next(90)))\"}" }
                 .joined(separator: ",") + "]").utf8)
-            let whole = bytes.withUnsafeBufferPointer { b in Store.envelopeRanges(b).map { Self.contents(b, $0) } }
+            let whole = bytes.withUnsafeBufferPointer { b in BulkImporter.envelopeRanges(b).map { Self.contents(b, $0) } }
             var at = 0
             var seen: [String] = []
             let ok = try EnvelopeWindows.forEach(window: 128, read: { out in

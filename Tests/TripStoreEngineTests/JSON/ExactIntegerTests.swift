@@ -111,7 +111,7 @@ import Testing
         var options = StoreOptions()
         options.snapshotCommitChanges = 1
         let store = try Store.open(TestFolders.make("exact-int-bulk"), schema: FilmSchema.schema, access: .write, options: options)
-        #expect(try store.importInBulk(&input, author: "t") != nil, "the bulk path took it")
+        #expect(try BulkImporter(store).insert(&input, author: "t") != nil, "the bulk path took it")
         let slot = try #require(FilmSchema.schema.entity(named: "ShortFilm")?.property(named: "screens")).slot
         for (id, v) in expected { #expect(store.object(id: id)?.values[slot] == .int(v), "\(id)") }
     }

@@ -6,7 +6,7 @@ import Testing
 @testable import TripStoreJSON
 @testable import TripStoreSystem
 
-/// `Store.migrate(to:)` on the film hierarchy (SPEC §10): each lightweight
+/// `Migrator.migrate(to:)` on the film hierarchy (SPEC §10): each lightweight
 /// change on a store with history, tombstones, a snapshot image and a
 /// journal; then the objects, the history, time travel before and after,
 /// the checks, and a reopen from the JSON alone.
@@ -185,7 +185,7 @@ import Testing
         let pastBefore = try Self.export(try store.past(at: .token(2)))
         let target = try c.schema()
 
-        let done = try store.migrate(to: target, author: "m", timestamp: 2000)
+        let done = try Migrator(store).migrate(to: target, author: "m", timestamp: 2000)
         let s = done.store
         #expect(done.plan.steps.contains(c.step), "\(done.plan.steps)")
         #expect(store.state == .migrated(token: last + 1))
@@ -272,10 +272,10 @@ import Testing
         let before = try Self.export(store)
 
         let toOne = try boxes(RelationshipDescription("fan", to: "Box", inverse: "buddy", deleteRule: .nullify))
-        #expect(try store.migrationPlan(to: toOne).problems == ["add Box.fan as the inverse of Box.buddy: objects more than one object points at (1 object, first 'b2')"],
+        #expect(try Migrator(store).plan(to: toOne).problems == ["add Box.fan as the inverse of Box.buddy: objects more than one object points at (1 object, first 'b2')"],
                 "the dry run lists it too")
         do {
-            _ = try store.migrate(to: toOne, author: "m", timestamp: 2000)
+            _ = try Migrator(store).migrate(to: toOne, author: "m", timestamp: 2000)
             Issue.record("a to-one inverse pointed back to twice was taken")
         } catch StoreError.migrationRefused(let problems) {
             #expect(problems == ["add Box.fan as the inverse of Box.buddy: objects more than one object points at (1 object, first 'b2')"])
@@ -285,9 +285,9 @@ import Testing
         // A relationship made its own inverse, which the objects do not mirror: refused too, not damage.
         var own = v1.descriptions
         own[0].relationships[0].inverse = "buddy"
-        #expect(!(try store.migrationPlan(to: try Schema(own)).problems.isEmpty), "the dry run refuses it too")
+        #expect(!(try Migrator(store).plan(to: try Schema(own)).problems.isEmpty), "the dry run refuses it too")
         do {
-            _ = try store.migrate(to: try Schema(own), author: "m", timestamp: 2000)
+            _ = try Migrator(store).migrate(to: try Schema(own), author: "m", timestamp: 2000)
             Issue.record("a relationship made its own inverse was taken though the objects do not mirror it")
         } catch StoreError.migrationRefused(let problems) {
             #expect(!problems.isEmpty)
@@ -295,7 +295,7 @@ import Testing
         #expect(try Self.export(store) == before, "nothing changed")
 
         let toMany = try boxes(RelationshipDescription("fans", to: "Box", toMany: true, inverse: "buddy", deleteRule: .nullify))
-        let done = try store.migrate(to: toMany, author: "m", timestamp: 2000)
+        let done = try Migrator(store).migrate(to: toMany, author: "m", timestamp: 2000)
         #expect(done.plan.steps.contains("add Box.fans (filled from Box.buddy)"), "\(done.plan.steps)")
         let s = done.store
         defer { s.close() }
@@ -322,7 +322,7 @@ import Testing
             d[0].attributes.removeAll { $0.name == "budget" }
             Self.attribute(&d, "TheatricalRelease", "screens") { $0.type = .double }
         }
-        let done = try store.migrate(to: target, author: "m")
+        let done = try Migrator(store).migrate(to: target, author: "m")
         guard let m = done.transaction.changes.first?.migration else {
             Issue.record("no migrate change")
             return
@@ -334,7 +334,7 @@ import Testing
         var tx = big.transaction()
         _ = try tx.insert("ShortFilm", id: "x", values: ["title": .string("t"), "screens": .int(9_007_199_254_740_993)])
         try big.commit(tx, author: "a")
-        let moved = try big.migrate(to: target, author: "m")
+        let moved = try Migrator(big).migrate(to: target, author: "m")
         #expect(moved.transaction.changes.first?.migration?.oldValues.first?.value["screens"] == .int(9_007_199_254_740_993))
         let past = try moved.store.past(at: .token(1))
         #expect(past.object(id: "x")?.values[past.schema.entity(named: "ShortFilm")!.property(named: "screens")!.slot] == .int(9_007_199_254_740_993))
@@ -360,7 +360,7 @@ import Testing
             d[t].parent = "Production"                                                            // another parent
         }
         #expect {
-            _ = try store.migrate(to: target, author: "m")
+            _ = try Migrator(store).migrate(to: target, author: "m")
         } throws: { error in
             guard case StoreError.migrationRefused(let problems) = error else { return false }
             let text = problems.joined(separator: "\n")
@@ -392,7 +392,7 @@ import Testing
             d[0].relationships[0].inverse = nil
         }
         #expect {
-            _ = try store.migrate(to: target, author: "m")
+            _ = try Migrator(store).migrate(to: target, author: "m")
         } throws: { error in
             guard case StoreError.migrationRefused(let problems) = error else { return false }
             return problems.contains { $0.hasPrefix("point Credit.production at TVSpecial: objects refer to a FeatureFilm") }
@@ -403,7 +403,7 @@ import Testing
         let store = try Self.filmStore("chain")
         let before = try Self.export(store)
         let v2 = try Self.film { d in Self.attribute(&d, "Production", "title") { $0.name = "name"; $0.originalName = "title" } }
-        let first = try store.migrate(to: v2, author: "m").store
+        let first = try Migrator(store).migrate(to: v2, author: "m").store
         var tx = first.transaction()
         try tx.set("name", of: "f1", to: .string("Heat (1995)"))
         try first.commit(tx, author: "e")
@@ -414,7 +414,7 @@ import Testing
         d3[k].name = "Company"
         d3[k].originalName = "Studio"
         d3[0].relationships[1].destination = "Company"
-        let second = try first.migrate(to: try Schema(d3), author: "m").store
+        let second = try Migrator(first).migrate(to: try Schema(d3), author: "m").store
         #expect(try Self.export(try second.past(at: .token(5))) == before)
         #expect(try Self.export(try second.past(at: .token(7))) == middle)
         // The change feed carries both, and a standby made from it ends equal.
@@ -425,7 +425,7 @@ import Testing
             return try JSONReader.parse(w.bytes)
         }
         var standby = try Store.open(TestFolders.make("standby"), schema: FilmSchema.schema, access: .write)
-        for (k, line) in feed.enumerated() { standby = try standby.applyFeedLine(line, line: k + 1).store }
+        for (k, line) in feed.enumerated() { standby = try FeedApplier(standby).apply(line, line: k + 1).store }
         #expect(try Self.export(standby) == (try Self.export(second)))
         #expect(try Self.jsonl(standby) == (try Self.jsonl(second)))
         #expect(try Self.export(try standby.past(at: .token(5))) == before)
@@ -435,13 +435,13 @@ import Testing
     @Test func theStoreBeforeTheMigrationRefusesEveryWrite() throws {
         let store = try Self.filmStore("replaced")
         let target = try Self.film { d in d[0].attributes.removeAll { $0.name == "budget" } }
-        let done = try store.migrate(to: target, author: "m")
+        let done = try Migrator(store).migrate(to: target, author: "m")
         #expect { try store.compact() } throws: { e in
             guard case StoreError.notWritable(.compact, let state) = e else { return false }
             return state == .migrated(token: done.transaction.token)
         }
-        #expect(throws: StoreError.self) { _ = try store.migrate(to: FilmSchema.schema, author: "m") }
-        #expect(throws: StoreError.self) { try store.recordVersion(of: target) }
+        #expect(throws: StoreError.self) { _ = try Migrator(store).migrate(to: FilmSchema.schema, author: "m") }
+        #expect(throws: StoreError.self) { try Migrator(store).recordVersion(of: target) }
         var tx = done.store.transaction()
         try tx.set("network", of: "tv1", to: .string("ITV"))
         try done.store.commit(tx, author: "z")
@@ -450,8 +450,8 @@ import Testing
     @Test func anEntityWithoutObjectsCanGo() throws {
         let store = try Self.filmStore("entity")
         let withFestival = try Self.film { d in d.append(EntityDescription("Festival", attributes: [AttributeDescription("city", .string)])) }
-        let s = try store.migrate(to: withFestival, author: "m").store
-        let done = try s.migrate(to: FilmSchema.schema, author: "m")
+        let s = try Migrator(store).migrate(to: withFestival, author: "m").store
+        let done = try Migrator(s).migrate(to: FilmSchema.schema, author: "m")
         #expect(done.plan.steps == ["remove entity Festival"])
         #expect(try Self.export(try done.store.past(at: .token(6))) == (try Self.export(done.store)))
     }
@@ -459,8 +459,8 @@ import Testing
     @Test func aRedactionAlsoRemovesWhatAMigrationKept() throws {
         let store = try Self.filmStore("redact")
         let target = try Self.film { d in d[0].attributes.removeAll { $0.name == "budget" } }
-        let s = try store.migrate(to: target, author: "m").store
-        try s.redact(ids: ["f1"], author: "r")
+        let s = try Migrator(store).migrate(to: target, author: "m").store
+        try Redactor(s).redact(ids: ["f1"], author: "r")
         let m = try s.checkedHistory().compactMap { $0.changes.first?.migration }.first
         #expect(m?.oldValues.first { $0.key == "f1" }?.value["budget"] == nil)
         let text = try String(contentsOfFile: s.folder + "/snapshot-\(s.snapshotToken).jsonl", encoding: .utf8)
@@ -472,7 +472,7 @@ import Testing
         let folder = store.folder
         let target = try Self.film { d in d[0].attributes.removeAll { $0.name == "budget" } }
         let oldRecord = try Data(contentsOf: URL(fileURLWithPath: folder + "/schema.json"))
-        let migrated = try Self.export(try store.migrate(to: target, author: "m").store)
+        let migrated = try Self.export(try Migrator(store).migrate(to: target, author: "m").store)
         // As a crash after the snapshot's rename leaves it: the new record still pending.
         let newRecord = try Data(contentsOf: URL(fileURLWithPath: folder + "/schema.json"))
         try newRecord.write(to: URL(fileURLWithPath: folder + "/schema-next.json"))
@@ -493,22 +493,22 @@ import Testing
     @Test func anOriginalNameThatNamesNothingOrClashesIsRefused() throws {
         let store = try Self.filmStore("names")
         let typo = try Self.film { d in Self.attribute(&d, "Production", "title") { $0.name = "name"; $0.originalName = "titel" } }
-        #expect(try store.migrationPlan(to: typo).problems.contains("Production.name: its originalName 'titel' names no property that Production declares in the store's schema"))
+        #expect(try Migrator(store).plan(to: typo).problems.contains("Production.name: its originalName 'titel' names no property that Production declares in the store's schema"))
         let clash = try Self.film { d in
             d[0].attributes.removeAll { $0.name == "budget" }
             Self.attribute(&d, "Production", "title") { $0.name = "budget"; $0.originalName = "title"; $0.type = .string }
         }
-        #expect(try store.migrationPlan(to: clash).problems.contains { $0.hasPrefix("Production.budget: renamed from 'title', but the store's Production.budget would be removed") })
+        #expect(try Migrator(store).plan(to: clash).problems.contains { $0.hasPrefix("Production.budget: renamed from 'title', but the store's Production.budget would be removed") })
         let entity = try Self.film { d in
             let k = d.firstIndex { $0.name == "Studio" }!
             d[k].name = "Company"
             d[k].originalName = "Studoi"
             d[0].relationships[1].destination = "Company"
         }
-        #expect(try store.migrationPlan(to: entity).problems.contains("entity 'Company': its originalName 'Studoi' names no entity of the store's schema"))
+        #expect(try Migrator(store).plan(to: entity).problems.contains("entity 'Company': its originalName 'Studoi' names no entity of the store's schema"))
         // Renaming an enum's type is a change of its own, with a line.
         let renamedEnum = try Self.film { d in Self.attribute(&d, "FeatureFilm", "genre") { $0.type = .enumeration(EnumDescription("Kind", cases: FilmSchema.genre.cases)) } }
-        #expect(try store.migrationPlan(to: renamedEnum).steps == ["rename the enum of FeatureFilm.genre from Genre to Kind"])
+        #expect(try Migrator(store).plan(to: renamedEnum).steps == ["rename the enum of FeatureFilm.genre from Genre to Kind"])
     }
 
     @Test func aFailureAfterTheSnapshotLeavesTheMigrationCommittedForTheNextWriter() throws {
@@ -520,7 +520,7 @@ import Testing
         let saved = try Data(contentsOf: URL(fileURLWithPath: record))
         try FileManager.default.removeItem(atPath: record)
         try FileManager.default.createDirectory(atPath: record + "/blocked", withIntermediateDirectories: true)
-        let done = try store.migrate(to: target, author: "m")
+        let done = try Migrator(store).migrate(to: target, author: "m")
         #expect(done.store.warnings.contains { if case .migrationUnfinished = $0 { return true } else { return false } })
         guard case .broken = done.store.state else { Issue.record("\(done.store.state)"); return }
         let migrated = try Self.export(done.store)
@@ -544,7 +544,7 @@ import Testing
         var tx = store.transaction()
         try tx.delete(id: "tv1")
         try store.commit(tx, author: "d")
-        let s = try store.migrate(to: target, author: "m").store
+        let s = try Migrator(store).migrate(to: target, author: "m").store
         // One entity, two names: a filter by either reaches both.
         let names = try s.historyTypeNames("Broadcast")
         #expect(names?.contains("TVSpecial", at: 5) == true && names?.contains("Broadcast", at: 7) == true)
@@ -553,7 +553,7 @@ import Testing
         #expect(try s.historyTypeNames("Production")?.allNames.isSuperset(of: ["TVSpecial", "Broadcast", "FeatureFilm"]) == true)
         #expect(try s.historyTypeNames("Nothing") == nil)
         // A deleted object's last state is read with today's names.
-        #expect(try s.idsMatching(try Query("channel == \"BBC\"", from: "Broadcast")) == ["tv1"])
+        #expect(try Redactor(s).idsMatching(try Query("channel == \"BBC\"", from: "Broadcast")) == ["tv1"])
     }
 
     /// The record may drop the original names once a migration is done (a
@@ -567,10 +567,10 @@ import Testing
             d[k].originalName = "Studio"
             d[0].relationships[1].destination = "Company"
         }
-        let s = try store.migrate(to: target, author: "m").store
+        let s = try Migrator(store).migrate(to: target, author: "m").store
         var plain = target.descriptions
         for k in plain.indices { plain[k].originalName = nil }
-        #expect(try s.recordVersion(of: try Schema(plain, version: "2.1")))
+        #expect(try Migrator(s).recordVersion(of: try Schema(plain, version: "2.1")))
         s.close()
         let reopened = try Store.open(s.folder, schema: try #require(try Store.recordedSchema(in: s.folder)), access: .read)
         #expect(reopened.schema.version == "2.1")
@@ -582,7 +582,7 @@ import Testing
         let store = try Self.filmStore("superset")
         let before = try Self.export(store)
         let target = try Self.film { d in d[0].attributes.removeAll { $0.name == "budget" } }
-        let folder = try store.migrate(to: target, author: "m").store.folder
+        let folder = try Migrator(store).migrate(to: target, author: "m").store.folder
         // The film schema is the migrated one plus `budget`: additions only, so it opens.
         let wider = try Store.open(folder, schema: FilmSchema.schema, access: .read)
         #expect(try Self.export(try wider.past(at: .token(5))) == before)

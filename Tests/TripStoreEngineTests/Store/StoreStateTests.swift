@@ -31,16 +31,16 @@ import TripStoreModels
                 try store.commit(tx, author: "x")
             case .compact: try store.compact()
             case .pruneHistory: try store.pruneHistory(before: 2)
-            case .redact: try store.redact(ids: ["t1"], author: "x")
+            case .redact: try Redactor(store).redact(ids: ["t1"], author: "x")
             case .repair: _ = try store.removeDanglingReferences(author: "x")
-            case .apply: try store.applyFeedLine(.object([]), line: 1)
+            case .apply: try FeedApplier(store).apply(.object([]), line: 1)
             case .bulkImport:
                 var input = TestStores.trip("bulk")
-                _ = try store.importInBulk(&input, author: "x")
+                _ = try BulkImporter(store).insert(&input, author: "x")
             case .migrate:
                 var d = store.schema.descriptions
                 d[0].attributes.append(AttributeDescription("added", .string, optional: true))
-                _ = try store.migrate(to: try Schema(d), author: "x")
+                _ = try Migrator(store).migrate(to: try Schema(d), author: "x")
             }
             return nil
         } catch {

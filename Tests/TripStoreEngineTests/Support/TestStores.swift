@@ -32,7 +32,7 @@ enum TestStores {
         let store = try Store.open(folder, schema: TripSchema.schema, access: .write, options: bulkOptions)
         var data = TripDataGenerator(seed: seed)
         var input = data.jsonArray(trips: trips)
-        guard try store.importInBulk(&input, author: "bulk", timestamp: timestamp) != nil else {
+        guard try BulkImporter(store).insert(&input, author: "bulk", timestamp: timestamp) != nil else {
             store.close()
             throw BulkPathNotTaken()
         }

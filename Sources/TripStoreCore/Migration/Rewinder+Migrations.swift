@@ -4,18 +4,18 @@ import TripStoreSystem
 
 /// Time travel across a migration: before it, objects have the names,
 /// types and values of the schema of their time.
-extension Store {
+extension Rewinder {
     /// Takes every object in `r` back across the migration `m` (committed
     /// at `token`): renamed back, converted back, its removed values and
     /// nils restored from what the migration kept, its new properties gone.
     func undoMigration(_ m: MigrationRecord, token: Int64, in r: inout Rewinding) throws {
         func damaged(_ detail: String) -> StoreError {
-            .damaged(file: files.folder, line: nil, detail: "history token \(token) (a migration) \(detail)", repairable: false)
+            .damaged(file: store.files.folder, line: nil, detail: "history token \(token) (a migration) \(detail)", repairable: false)
         }
         // The schema after it as the migration recorded it: the shape the
         // objects have, with the original names that say where each came
         // from (a record written since may have dropped them).
-        var newer = r.schema ?? schema
+        var newer = r.schema ?? store.schema
         if let recorded = try? SchemaFile.read(value: m.schema), recorded.fingerprint == m.to { newer = recorded }
         guard let previous = m.previous, let older = try? SchemaFile.read(value: previous) else {
             throw damaged("does not record the schema before it")
@@ -24,8 +24,8 @@ extension Store {
         let plan = SchemaMigration(from: older, to: newer)
         if r.schema == nil {
             // The first migration crossed: every object is needed, in the schema before.
-            for row in table.rowsSortedByID() {
-                guard let id = table.id(at: row), r.states[id] == nil, let s = currentState(id) else { continue }
+            for row in store.table.rowsSortedByID() {
+                guard let id = store.table.id(at: row), r.states[id] == nil, let s = currentState(id) else { continue }
                 r.states[id] = s
             }
         }
@@ -76,7 +76,7 @@ extension Store {
     /// after it), by the token that committed it.
     func migrationPlans() throws -> [Int64: SchemaMigration] {
         var plans: [Int64: SchemaMigration] = [:]
-        for t in try history(matching: HistoryFilter(kinds: [.migrate])) {
+        for t in try store.history(matching: HistoryFilter(kinds: [.migrate])) {
             for c in t.changes {
                 guard let m = c.migration, let previous = m.previous, let before = try? SchemaFile.read(value: previous),
                       let after = try? SchemaFile.read(value: m.schema) else { continue }
@@ -126,12 +126,12 @@ extension Store {
     /// schema of that time, built from the states the walk back found.
     func rebuilt(at token: Int64, from r: Rewinding, schema older: Schema) throws -> Store {
         func damaged(_ detail: String) -> StoreError {
-            .damaged(file: files.folder, line: nil, detail: "history does not rebuild token \(token): \(detail)", repairable: false)
+            .damaged(file: store.files.folder, line: nil, detail: "history does not rebuild token \(token): \(detail)", repairable: false)
         }
-        let past = Store(folder: files.folder, schema: older, access: .read, options: options)
+        let past = Store(folder: store.files.folder, schema: older, access: .read, options: store.options)
         past.lastToken = token
-        past.snapshotToken = snapshotToken
-        past.history = try checkedHistory().filter { $0.token <= token }
+        past.snapshotToken = store.snapshotToken
+        past.history = try store.checkedHistory().filter { $0.token <= token }
         var present: [(id: [UInt8], type: String, data: [JSONMember])] = []
         for (id, state) in r.states {
             guard case .present(let type, _, let data) = state else { continue }
@@ -159,7 +159,7 @@ extension Store {
         }
         if past.table.adoptSnapshotOrder() != nil { throw damaged("two objects have one id") }
         do {
-            try past.resolveLinks(pending, file: files.folder)
+            try past.table.resolveLinks(pending, file: store.files.folder)
         } catch {
             throw damaged("\(error)")
         }

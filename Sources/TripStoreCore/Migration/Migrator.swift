@@ -19,20 +19,28 @@ public struct MigrationResult {
     public let plan: SchemaMigration
 }
 
-extension Store {
+/// Moves a store to a new schema (a lightweight migration): plans
+/// it against every object, converts every record, and writes the store of
+/// the new schema as one transaction.
+public struct Migrator {
+    public let store: Store
+
+    /// Works on `store`.
+    public init(_ store: Store) { self.store = store }
+
     /// The plan for moving this store to `target`, checked against every
     /// object: `problems` lists each change a lightweight migration cannot
     /// make (structural ones, and what the objects refuse, such as an enum
     /// case in use). Nothing is written.
     ///
     /// - Throws: `StoreError.damaged` when the image shows damage while the objects are read.
-    public func migrationPlan(to target: Schema) throws -> SchemaMigration {
-        var plan = SchemaMigration(from: schema, to: target.keepingRenames(recordedIn: schema.descriptions))
+    public func plan(to target: Schema) throws -> SchemaMigration {
+        var plan = SchemaMigration(from: store.schema, to: target.keepingRenames(recordedIn: store.schema.descriptions))
         guard !plan.isEmpty else { return plan }
         // The objects are carried over into a table in memory that is then
         // dropped: what the new shape breaks shows only there, and a dry run
         // must refuse what the migration would.
-        let scratch = Store(folder: files.folder, schema: target, access: .read, options: options)
+        let scratch = Store(folder: store.files.folder, schema: target, access: .read, options: store.options)
         defer { scratch.state = .closed }
         _ = try convert(plan: &plan, into: scratch)
         return plan
@@ -45,17 +53,17 @@ extension Store {
     /// the store wholly before or wholly after.
     ///
     /// ```swift
-    /// let done = try store.migrate(to: try SchemaFile.read(bytes), author: "alice")
+    /// let done = try Migrator(store).migrate(to: try SchemaFile.read(bytes), author: "alice")
     /// let store = done.store   // the old value is `.migrated`
     /// ```
     /// - Throws: `StoreError.migrationRefused` listing every change it cannot
     ///   make (nothing changed); `.notWritable`; what `compact` throws (the
     ///   store is then as before).
     public func migrate(to target: Schema, author: String, timestamp: Double? = nil) throws -> MigrationResult {
-        try checkWritable(.migrate)
+        try store.checkWritable(.migrate)
         // The renames the store records stay recorded (see `keepingRenames`).
-        let plan = SchemaMigration(from: schema, to: target.keepingRenames(recordedIn: schema.descriptions))
-        guard !plan.isEmpty else { throw StoreError.migrationRefused(["the store already has this schema (fingerprint \(schema.fingerprint)); there is nothing to migrate"]) }
+        let plan = SchemaMigration(from: store.schema, to: target.keepingRenames(recordedIn: store.schema.descriptions))
+        guard !plan.isEmpty else { throw StoreError.migrationRefused(["the store already has this schema (fingerprint \(store.schema.fingerprint)); there is nothing to migrate"]) }
         return try migrate(plan, author: author, timestamp: timestamp)
     }
 
@@ -66,12 +74,12 @@ extension Store {
     /// - Throws: `StoreError.notWritable`, or `.migrationRefused` when `target` has another shape.
     @discardableResult
     public func recordVersion(of target: Schema) throws -> Bool {
-        try checkWritable(.migrate)
-        guard target.fingerprint == schema.fingerprint else {
+        try store.checkWritable(.migrate)
+        guard target.fingerprint == store.schema.fingerprint else {
             throw StoreError.migrationRefused(["the schema has another shape (fingerprint \(target.fingerprint)); migrate to it instead"])
         }
-        guard try Store.readSchemaRecord(files)?.version != target.version else { return false }
-        try writeSchemaRecord(of: target.keepingRenames(recordedIn: schema.descriptions), to: files.schemaRecord)
+        guard try SchemaRecord.read(store.files)?.version != target.version else { return false }
+        try store.writeSchemaRecord(of: target.keepingRenames(recordedIn: store.schema.descriptions), to: store.files.schemaRecord)
         return true
     }
 
@@ -83,10 +91,10 @@ extension Store {
         // drop history that could not be read.
         // The snapshot's history lines not read yet go to the new snapshot
         // as they are (see `compact`); the others are read, and must read.
-        let carried = historyLog.snapshotLastCommit == nil ? nil : historyLog.pending
-        let next = Store(folder: files.folder, schema: target, access: .write, options: options)
-        let (saved, oldValues) = try whileCheckingSnapshotChecksum {
-            let saved = carried == nil ? try checkedHistory() : historyLog.loaded
+        let carried = store.historyLog.snapshotLastCommit == nil ? nil : store.historyLog.pending
+        let next = Store(folder: store.files.folder, schema: target, access: .write, options: store.options)
+        let (saved, oldValues) = try store.whileCheckingSnapshotChecksum {
+            let saved = carried == nil ? try store.checkedHistory() : store.historyLog.loaded
             Trace.mark("migrate: history")
             return (saved, try convert(plan: &plan, into: next))
         }
@@ -94,44 +102,44 @@ extension Store {
         guard plan.problems.isEmpty else {
             // Rows from an image whose relationships' sides disagree look like
             // a migration that would break them: the image is what is wrong.
-            if let image = table.image, let first = table.referenceProblems(limit: 1).first {
+            if let image = store.table.image, let first = store.table.referenceProblems(limit: 1).first {
                 image.noteDamage("relationships whose sides disagree (\(first))")
-                throw StoreError.imageDamaged(file: imagePath, detail: table.imageDamage ?? first)
+                throw StoreError.imageDamaged(file: store.imagePath, detail: store.table.imageDamage ?? first)
             }
             throw StoreError.migrationRefused(plan.problems)
         }
 
-        let record = MigrationRecord(from: schema.fingerprint, to: target.fingerprint, steps: plan.steps,
-                                     schema: SchemaFile.value(target), previous: SchemaFile.value(schema), oldValues: oldValues)
+        let record = MigrationRecord(from: store.schema.fingerprint, to: target.fingerprint, steps: plan.steps,
+                                     schema: SchemaFile.value(target), previous: SchemaFile.value(store.schema), oldValues: oldValues)
         var change = Change(kind: .migrate, type: "", id: "")
         change.migration = record
-        let t = HistoryTransaction(token: lastToken + 1, timestamp: max(timestamp ?? Store.now(), try lastCommitTime() ?? 0),
+        let t = HistoryTransaction(token: store.lastToken + 1, timestamp: max(timestamp ?? Store.now(), try store.lastCommitTime() ?? 0),
                                    author: author, changes: [change])
         if let carried {
             let fd = dup(carried.fd)
             guard fd >= 0 else { throw IOError(operation: "dup", path: carried.file, code: errno) }
             next.historyLog.pending = (fd, carried.bytes, carried.firstLine, carried.file)
-            next.historyLog.snapshotCount = historyLog.snapshotCount
-            next.historyLog.snapshotLastCommit = historyLog.snapshotLastCommit
+            next.historyLog.snapshotCount = store.historyLog.snapshotCount
+            next.historyLog.snapshotLastCommit = store.historyLog.snapshotLastCommit
         }
-        next.historyLog.oldestReachableCommit = historyLog.oldestReachableCommit
+        next.historyLog.oldestReachableCommit = store.historyLog.oldestReachableCommit
         next.historyLog.loaded = saved + [t]
         next.lastToken = t.token
-        next.snapshotToken = snapshotToken
-        next.hasSnapshot = hasSnapshot
-        next.recordedFingerprint = recordedFingerprint
-        next.recordedDescriptions = recordedDescriptions
-        next.lock = lock
-        lock = nil
+        next.snapshotToken = store.snapshotToken
+        next.hasSnapshot = store.hasSnapshot
+        next.recordedFingerprint = store.recordedFingerprint
+        next.recordedDescriptions = store.recordedDescriptions
+        next.lock = store.lock
+        store.lock = nil
         do {
             try next.compact(tableIsChecked: true, migrating: true)
         } catch {
-            guard FileIO.exists(files.snapshot(t.token)) else {
+            guard FileIO.exists(store.files.snapshot(t.token)) else {
                 // Before the snapshot's rename: the files are as before, and so is this store.
-                lock = next.lock
+                store.lock = next.lock
                 next.lock = nil
                 next.state = .closed
-                FileIO.unlink(files.pendingSchemaRecord)
+                FileIO.unlink(store.files.pendingSchemaRecord)
                 throw error
             }
             // After it the migration is committed: the pending record stays
@@ -140,9 +148,9 @@ extension Store {
             next.warnings.append(.migrationUnfinished(reason: "\(error)"))
             next.markBroken(by: error)
         }
-        journal.close()
-        historyLog.close()
-        state = .migrated(token: t.token)
+        store.journal.close()
+        store.historyLog.close()
+        store.state = .migrated(token: t.token)
         return MigrationResult(store: next, transaction: t, plan: plan)
     }
 
@@ -151,16 +159,16 @@ extension Store {
     /// refuse. Returns the old values history keeps, by id. The objects are
     /// read and converted on every core, in id order, then added in order.
     private func convert(plan: inout SchemaMigration, into next: Store?) throws -> [JSONMember] {
-        let rows = table.rowsSortedByID()
+        let rows = store.table.rowsSortedByID()
         // Every piece is checked first: reading then changes nothing, and workers may share the table.
-        guard table.checkEverything() else { throw StoreError.imageDamaged(file: imagePath, detail: table.imageDamage ?? "") }
-        var newRow = [Int32](repeating: -1, count: table.rowCount)
+        guard store.table.checkEverything() else { throw StoreError.imageDamaged(file: store.imagePath, detail: store.table.imageDamage ?? "") }
+        var newRow = [Int32](repeating: -1, count: store.table.rowCount)
         for (k, r) in rows.enumerated() { newRow[Int(r)] = Int32(k) }
         let building = next != nil && plan.problems.isEmpty
-        let (view, frozenPlan, oldSchema, rowMap) = (table.readView, plan, schema, newRow)
+        let (view, frozenPlan, oldSchema, rowMap) = (store.table.readView, plan, store.schema, newRow)
         // Most objects go record to record (see `RecordConversion`).
-        let records = building ? RecordConversion(plan, from: schema) : nil
-        let flat = FlatLists(table.lists)
+        let records = building ? RecordConversion(plan, from: store.schema) : nil
+        let flat = FlatLists(store.table.lists)
         defer { withExtendedLifetime(flat) {} }
         let lists = flat.view
         // Blocks of rows converted on every core a few ahead of the thread
@@ -189,10 +197,10 @@ extension Store {
             "\(label): \(n) integer value\(n == 1 ? "" : "s") past 2^53 \(n == 1 ? "becomes" : "become") the nearest Double; history keeps the exact integer\(n == 1 ? "" : "s")"
         }
         let added = Self.addedInverses(plan)
-        plan.problems += Self.addedInverseConflicts(added, plan: plan, in: table)
+        plan.problems += Self.addedInverseConflicts(added, plan: plan, in: store.table)
         guard building, let next, plan.problems.isEmpty else { return oldValues }
         if next.table.adoptSnapshotOrder() != nil {
-            throw StoreError.damaged(file: files.folder, line: nil, detail: "the objects' ids are not unique", repairable: false)
+            throw StoreError.damaged(file: store.files.folder, line: nil, detail: "the objects' ids are not unique", repairable: false)
         }
         Self.fillAddedInverses(added, plan: plan, in: next)
         plan.problems += Self.inverseProblems(plan, in: next)
@@ -410,7 +418,7 @@ struct ObjectConversion: Sendable {
                                 v = .double(d)
                             }
                         case .removedCases(let gone):
-                            if let c = Store.firstCase(in: v, of: gone) {
+                            if let c = Migrator.firstCase(in: v, of: gone) {
                                 out.refusals.note("remove enum case \(label) \"\(c)\": objects use it", id: o.id)
                             }
                         }

@@ -10,14 +10,14 @@ import TripStoreSystem
 /// false (its key is absent from `data`, so the value is SQL NULL and every
 /// test is `COALESCE`d to false), nil is JSON `null`, and `~`/`^=` fold both
 /// sides with `fold()`.
-extension Store {
+extension SQLWriter {
     /// The `SELECT` for `query` (`count`: `SELECT count(*)`, limit and offset aside, as `--count` does).
     /// - Throws: `QueryError` as `run` throws it.
     public func sql(for query: Query, count: Bool, in sql: SQLSchema) throws(QueryError) -> String {
-        let from = try root(of: query)
-        let compiler = QueryCompiler(schema: schema, indexes: nil, query: query.text, scope: from.closure)
+        let from = try store.root(of: query)
+        let compiler = QueryCompiler(schema: store.schema, indexes: nil, query: query.text, scope: from.closure)
         let predicate = try compiler.compile(query.predicate)
-        var translator = SQLPredicate(schema: schema, sql: sql)
+        var translator = SQLPredicate(schema: store.schema, sql: sql)
         var conditions = ["o.types @> \(SQLText.textArray([from.name]))"]
         let condition = translator.boolean(predicate, object: "o")
         if condition != "TRUE" { conditions.append(condition) }

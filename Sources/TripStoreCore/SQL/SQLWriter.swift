@@ -2,17 +2,23 @@ import TripStoreFormat
 import TripStoreJSON
 import TripStoreSystem
 
-/// The change feed as SQL for `psql` (SPEC §11): one transaction per token,
-/// which checks the cursor first, so that a resumed stream applies every
-/// token exactly once.
-extension Store {
+/// A store as SQL for PostgreSQL: its DDL, its change feed one SQL
+/// transaction per token (the cursor checked first, so that a resumed
+/// stream applies every token exactly once), its objects, and a query as
+/// one `SELECT`.
+public struct SQLWriter {
+    public let store: Store
+
+    /// Works on `store`.
+    public init(_ store: Store) { self.store = store }
+
     /// `tripstore schema --format sql` for this store: the DDL, whose
     /// indexes are created only in a database that has reached the store's
     /// last migration (before it, that migration's transaction creates them).
     /// - Throws: what reading history throws.
-    public func sqlDDL(in sql: SQLSchema) throws -> String {
-        let lastMigration = try checkedHistory().last { t in t.changes.contains { $0.kind == .migrate } }?.token ?? 0
-        return sql.ddl(for: schema, indexesFrom: lastMigration)
+    public func ddl(in sql: SQLSchema) throws -> String {
+        let lastMigration = try store.checkedHistory().last { t in t.changes.contains { $0.kind == .migrate } }?.token ?? 0
+        return sql.ddl(for: store.schema, indexesFrom: lastMigration)
     }
 
     /// Rows per `INSERT … VALUES` statement.
@@ -21,19 +27,19 @@ extension Store {
     /// Writes `transactions` (retained history, oldest first, without a gap)
     /// as SQL, each as its own SQL transaction, to `out` a piece at a time.
     /// - Throws: what reading history and time travel throw.
-    public func writeSQL(_ transactions: [HistoryTransaction], in sql: SQLSchema, to write: ([UInt8]) -> Void) throws {
+    public func writeHistory(_ transactions: [HistoryTransaction], in sql: SQLSchema, to write: ([UInt8]) -> Void) throws {
         guard !transactions.isEmpty else { return }
         func out(_ s: String) { write(Array(s.utf8)) }
-        func isBulk(_ t: HistoryTransaction) -> Bool { Store.isBulkInsert(t) }
+        func isBulk(_ t: HistoryTransaction) -> Bool { InsertEnvelopeSources.isBulkInsert(t) }
         // Every insert of an ordinary transaction is walked back, and the
         // objects of a bulk import that changed after it (the rest are
         // written from their records).
-        let sources = try insertEnvelopeSources(for: transactions)
+        let sources = try InsertEnvelopeSources.of(transactions, in: store)
         let envelopes = sources.walked
         let timeline = try schemaTimeline()
-        let retained = try checkedHistory()
+        let retained = try store.checkedHistory()
         for t in transactions {
-            let then = timeline.schema(at: t.token, current: schema)
+            let then = timeline.schema(at: t.token, current: store.schema)
             var s = "BEGIN;\n" + sql.expect(t.token - 1, t.token)
             if let m = t.changes.first(where: { $0.kind == .migrate }), m.migration != nil {
                 // Every object changes shape: the table is written anew from
@@ -43,10 +49,10 @@ extension Store {
                 s += "SET LOCAL client_min_messages = warning;\n" + sql.indexDrops(for: then) + "DELETE FROM \(sql.objects);\n"
                 out(s)
                 s = ""
-                let store = t.token == lastToken ? self : try past(at: .token(t.token))
-                store.writeSQLObjects(in: sql, token: t.token, to: write)
+                let past = t.token == store.lastToken ? store : try store.past(at: .token(t.token))
+                SQLWriter(past).writeSQLObjects(in: sql, token: t.token, to: write)
                 s = sql.indexCreations(for: then)
-            } else if isBulk(t) && sources.changedSince[t.token] == nil && table.count == t.changes.count {
+            } else if isBulk(t) && sources.changedSince[t.token] == nil && store.table.count == t.changes.count {
                 // Every live object is one this import inserted, unchanged since: the table as it is.
                 out(s)
                 s = ""
@@ -59,8 +65,8 @@ extension Store {
                 chunk.reserveCapacity(1 << 21)
                 var types: [String: [UInt8]] = [:]
                 var w = JSONWriter()
-                let writer = RecordEnvelopeWriter(schema: schema, everyRelationship: true)
-                let lists = FlatLists(table.lists)
+                let writer = RecordEnvelopeWriter(schema: store.schema, everyRelationship: true)
+                let lists = FlatLists(store.table.lists)
                 defer { withExtendedLifetime(lists) {} }
                 var data = ByteOutput(capacity: 4096)
                 for c in t.changes {
@@ -71,9 +77,9 @@ extension Store {
                     if types[c.type] == nil { types[c.type] = Array(SQLText.copyArray(Self.types(c.type, then)).utf8) }
                     chunk += types[c.type] ?? []
                     chunk.append(0x09)
-                    if sources.fromRecord(t.token, c.id), let row = table.row(for: c.id), table.entity(at: row) != nil {
+                    if sources.fromRecord(t.token, c.id), let row = store.table.row(for: c.id), store.table.entity(at: row) != nil {
                         data.removeAll()
-                        writer.writeData(row: row, table: table.readView, lists: lists.view, to: &data, scratch: &w)
+                        writer.writeData(row: row, table: store.table.readView, lists: lists.view, to: &data, scratch: &w)
                         SQLText.appendCopyEscaped(Array(data.bytes), to: &chunk)
                     } else {
                         w.bytes.removeAll(keepingCapacity: true)
@@ -122,11 +128,11 @@ extension Store {
     /// The whole store as of its last token, as one SQL transaction for an
     /// empty database (its cursor 0): objects and retained history through
     /// `COPY`, then the cursor and the schema's indexes (`export --format sql`).
-    public func writeSQLExport(in sql: SQLSchema, to write: ([UInt8]) -> Void) throws {
-        let retained = try checkedHistory()
+    public func writeExport(in sql: SQLSchema, to write: ([UInt8]) -> Void) throws {
+        let retained = try store.checkedHistory()
         func out(_ s: String) { write(Array(s.utf8)) }
-        out("BEGIN;\n" + sql.expect(0, lastToken))
-        writeSQLObjects(in: sql, token: lastToken, to: write)
+        out("BEGIN;\n" + sql.expect(0, store.lastToken))
+        writeSQLObjects(in: sql, token: store.lastToken, to: write)
         out("COPY \(sql.history) (token, \"timestamp\", author, changes) FROM STDIN;\n")
         var chunk = ""
         for t in retained {
@@ -141,17 +147,17 @@ extension Store {
         out(chunk + "\\.\n")
         // The schema's indexes, which the DDL leaves to a database that has
         // reached the store's last migration (this one has, once it commits).
-        out("UPDATE \(sql.cursor) SET token = \(lastToken);\nSET LOCAL client_min_messages = warning;\n"
-            + sql.indexDrops(for: schema) + sql.indexCreations(for: schema) + "COMMIT;\n")
+        out("UPDATE \(sql.cursor) SET token = \(store.lastToken);\nSET LOCAL client_min_messages = warning;\n"
+            + sql.indexDrops(for: store.schema) + sql.indexCreations(for: store.schema) + "COMMIT;\n")
     }
 
     /// Every live object as `COPY` rows, in id order: encoded on every core
     /// a block of rows at a time, written in order.
     func writeSQLObjects(in sql: SQLSchema, token: Int64, to write: ([UInt8]) -> Void) {
         write(Array("COPY \(sql.objects) (id, type, types, data, token) FROM STDIN;\n".utf8))
-        let rows = table.rowsSortedByID()
+        let rows = store.table.rowsSortedByID()
         // Checked whole first, the table is only read by the workers.
-        let view = table.readView, schema = self.schema, shared = table.checkEverything()
+        let view = store.table.readView, schema = store.schema, shared = store.table.checkEverything()
         let types = schema.entities.map { Array(SQLText.copyArray(SQLSchema.types(of: $0, in: schema)).utf8) }
         let tokenText = Array(String(token).utf8)
         // Per entity, what follows an id: the type, its ancestors, and the tab before `data`.
@@ -160,7 +166,7 @@ extension Store {
             SQLText.appendCopyEscaped(Array(e.name.utf8), to: &field)
             return field + [0x09] + types[e.id] + [0x09]
         }
-        let lists = FlatLists(table.lists)
+        let lists = FlatLists(store.table.lists)
         defer { withExtendedLifetime(lists) {} }
         let flat = lists.view
         let blockRows = 4096
@@ -216,16 +222,16 @@ extension Store {
                 let data = envelopes[c.id]?["data"] ?? .object([])
                 rows.append("(\(SQLText.literal(c.id)), \(SQLText.literal(c.type)), \(SQLText.textArray(Self.types(c.type, then))), "
                             + "\(SQLText.jsonb(data)), \(t.token))")
-                if rows.count >= Store.sqlRowsPerInsert { flushInserts() }
+                if rows.count >= SQLWriter.sqlRowsPerInsert { flushInserts() }
             case .update where c.redacted:
                 // Its values were redacted from history: the object as it is
                 // now (later changes follow in their own transactions, so the
                 // database ends as the store is). Gone now: its delete follows.
-                guard let row = table.row(for: c.id), let o = table.object(at: row) else { continue }
-                let e = schema.entities[o.entity]
+                guard let row = store.table.row(for: c.id), let o = store.table.object(at: row) else { continue }
+                let e = store.schema.entities[o.entity]
                 var w = JSONWriter()
-                EnvelopeEncoder.writeData(o, entity: e, schema: schema, lookup: table, to: &w)
-                rows.append("(\(SQLText.literal(c.id)), \(SQLText.literal(e.name)), \(SQLText.textArray(SQLSchema.types(of: e, in: schema))), "
+                EnvelopeEncoder.writeData(o, entity: e, schema: store.schema, lookup: store.table, to: &w)
+                rows.append("(\(SQLText.literal(c.id)), \(SQLText.literal(e.name)), \(SQLText.textArray(SQLSchema.types(of: e, in: store.schema))), "
                             + "\(SQLText.literal(w.string))::jsonb, \(t.token))")
             case .update:
                 flushInserts()
@@ -238,8 +244,8 @@ extension Store {
             }
         }
         flushInserts()
-        for k in stride(from: 0, to: deletes.count, by: Store.sqlRowsPerInsert) {
-            s += "DELETE FROM \(sql.objects) WHERE id IN (" + deletes[k..<min(deletes.count, k + Store.sqlRowsPerInsert)].joined(separator: ", ") + ");\n"
+        for k in stride(from: 0, to: deletes.count, by: SQLWriter.sqlRowsPerInsert) {
+            s += "DELETE FROM \(sql.objects) WHERE id IN (" + deletes[k..<min(deletes.count, k + SQLWriter.sqlRowsPerInsert)].joined(separator: ", ") + ");\n"
         }
         return s
     }
@@ -264,7 +270,7 @@ extension Store {
 
     /// The schema in force at each retained token: the one before the next migration, else the store's.
     func schemaTimeline() throws -> SchemaTimeline {
-        SchemaTimeline(migrations: try migrationPlans().map { ($0.key, $0.value.from) }.sorted { $0.0 < $1.0 })
+        SchemaTimeline(migrations: try Rewinder(store).migrationPlans().map { ($0.key, $0.value.from) }.sorted { $0.0 < $1.0 })
     }
 }
 

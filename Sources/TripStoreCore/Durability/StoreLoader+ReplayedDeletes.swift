@@ -11,53 +11,53 @@ struct ReplayedDelete {
     var line: Int
 }
 
-extension Store {
+extension StoreLoader {
     /// After the journal is replayed: no live object may still refer to an
     /// object the journal deleted (older versions wrote deletes that left
     /// such references behind). Damage, naming `verify --repair`; a
     /// salvaging open takes the references out and lists them instead.
     func checkReplayedDeletes() throws {
-        defer { replayedDeletes = [] }
-        guard !replayedDeletes.isEmpty else { return }
+        defer { store.replayedDeletes = [] }
+        guard !store.replayedDeletes.isEmpty else { return }
         var found: [(holder: RowID, slot: Int, target: RowID, delete: ReplayedDelete)] = []
         var byRow: [RowID: ReplayedDelete] = [:]
-        for d in replayedDeletes where table.entity(at: d.row) == nil { byRow[d.row] = d }
+        for d in store.replayedDeletes where store.table.entity(at: d.row) == nil { byRow[d.row] = d }
         // Through an inverse: the deleted object's own lists say who to look at.
         for d in byRow.values {
-            for p in schema.entities[d.object.entity].properties {
+            for p in store.schema.entities[d.object.entity].properties {
                 guard let inverse = p.relationship?.inverseSlot else { continue }
-                for t in d.object.values[p.slot].rows where table.entity(at: t) != nil && table.value(at: t, slot: inverse).rows.contains(d.row) {
+                for t in d.object.values[p.slot].rows where store.table.entity(at: t) != nil && store.table.value(at: t, slot: inverse).rows.contains(d.row) {
                     found.append((t, inverse, d.row, d))
                 }
             }
         }
         // Without an inverse: every holder of such a relationship.
-        if table.oneWay.isNeeded {
-            table.forEachEntity { row, entity in
-                for slot in table.oneWay.slotsByEntity[entity] {
-                    for t in table.value(at: row, slot: slot).rows { if let d = byRow[t] { found.append((row, slot, t, d)) } }
+        if store.table.oneWay.isNeeded {
+            store.table.forEachEntity { row, entity in
+                for slot in store.table.oneWay.slotsByEntity[entity] {
+                    for t in store.table.value(at: row, slot: slot).rows { if let d = byRow[t] { found.append((row, slot, t, d)) } }
                 }
             }
         }
         guard let first = found.first else { return }
         func describe(_ f: (holder: RowID, slot: Int, target: RowID, delete: ReplayedDelete)) -> (type: String, id: String, property: String) {
-            let e = schema.entities[table.entity(at: f.holder) ?? 0]
-            return (e.name, table.id(at: f.holder) ?? "?", e.properties[f.slot].name)
+            let e = store.schema.entities[store.table.entity(at: f.holder) ?? 0]
+            return (e.name, store.table.id(at: f.holder) ?? "?", e.properties[f.slot].name)
         }
-        guard options.salvageDanglingReferences else {
+        guard store.options.salvageDanglingReferences else {
             let (type, id, property) = describe(first)
             throw StoreError.danglingReferences(file: first.delete.file, line: first.delete.line,
                                                 detail: "\(type) '\(id)'.\(property) still holds '\(first.delete.object.id)', which this line deletes")
         }
         for f in found {
             let (type, id, property) = describe(f)
-            let before = table.value(at: f.holder, slot: f.slot)
+            let before = store.table.value(at: f.holder, slot: f.slot)
             let recorded = referencesJSON(before)
-            danglingReferences.append(DanglingReference(file: f.delete.file, line: f.delete.line, type: type, id: id,
+            store.danglingReferences.append(DanglingReference(file: f.delete.file, line: f.delete.line, type: type, id: id,
                                                         property: property, missingID: f.delete.object.id, recorded: recorded))
             switch before {
-            case .toMany(let l): table.setValue(.toMany(l.filter { $0 != f.target }), row: f.holder, slot: f.slot)
-            default: table.setValue(.null, row: f.holder, slot: f.slot)
+            case .toMany(let l): store.table.setValue(.toMany(l.filter { $0 != f.target }), row: f.holder, slot: f.slot)
+            default: store.table.setValue(.null, row: f.holder, slot: f.slot)
             }
         }
     }
@@ -65,9 +65,9 @@ extension Store {
     /// A relationship value as references, naming deleted rows by the id they had.
     private func referencesJSON(_ v: Value) -> JSONValue {
         func ref(_ r: RowID) -> JSONValue {
-            let type = table.entity(at: r).map { schema.entities[$0].name }
-                ?? replayedDeletes.first { $0.row == r }.map { schema.entities[$0.object.entity].name } ?? "?"
-            return .object([JSONMember("type", .string(type)), JSONMember("id", .string(table.recordedID(r) ?? "?"))])
+            let type = store.table.entity(at: r).map { store.schema.entities[$0].name }
+                ?? store.replayedDeletes.first { $0.row == r }.map { store.schema.entities[$0.object.entity].name } ?? "?"
+            return .object([JSONMember("type", .string(type)), JSONMember("id", .string(store.table.recordedID(r) ?? "?"))])
         }
         switch v {
         case .toOne(let r): return ref(r)

@@ -2,7 +2,15 @@ import TripStoreFormat
 import TripStoreJSON
 import TripStoreSystem
 
-extension Store {
+/// The bulk path of an import: a big input into a store that has never
+/// held an object goes in as opening a snapshot loads one, not as a
+/// staged transaction. `EnvelopeImporter` chooses between the two paths.
+public struct BulkImporter {
+    let store: Store
+
+    /// The bulk importer of an open store.
+    public init(_ store: Store) { self.store = store }
+
     /// Imports a big input into an empty store as opening a snapshot loads
     /// one: envelopes are decoded straight into records on every core, sorted
     /// by id, linked through an id hash, and committed as a new snapshot
@@ -18,24 +26,24 @@ extension Store {
     /// `input` is emptied as soon as it has been read, before the snapshot
     /// is written, so that its memory is not held twice.
     /// - Throws: as `commit` when writing the snapshot fails (the store must then be opened again).
-    public func importInBulk(_ input: inout [UInt8], author: String, timestamp: Double? = nil) throws -> BulkImportResult? {
-        try checkWritable(.bulkImport)
-        guard isEmptyForBulkImport, let plan = Store.planBulkImport(&input, schema: schema, options: options) else { return nil }
+    public func insert(_ input: inout [UInt8], author: String, timestamp: Double? = nil) throws -> BulkImportResult? {
+        try store.checkWritable(.bulkImport)
+        guard storeIsEmpty, let plan = BulkImporter.plan(&input, schema: store.schema, options: store.options) else { return nil }
         // Every reference has its row: the input can go before the snapshot is written.
         input = []
-        return try importInBulk(plan, author: author, timestamp: timestamp)
+        return try insert(plan, author: author, timestamp: timestamp)
     }
 
-    /// Decodes, sorts and links an input for `importInBulk(_:author:timestamp:)`
+    /// Decodes, sorts and links an input for `insert(_:author:timestamp:)`
     /// without a store (so that an input it does not take leaves no trace);
     /// nil where the bulk path does not apply to the input.
-    public static func planBulkImport(_ input: inout [UInt8], schema: Schema, options: StoreOptions) -> BulkImportPlan? {
+    public static func plan(_ input: inout [UInt8], schema: Schema, options: StoreOptions) -> BulkImportPlan? {
         guard input.count / 16 >= options.snapshotCommitChanges, !BulkLinks.hasSelfInverse(schema),
               let chunks = input.withUnsafeBufferPointer({ BulkImportPlan.decode($0, schema: schema) }) else { return nil }
         return BulkImportPlan(chunks, schema: schema, minimum: options.snapshotCommitChanges)
     }
 
-    /// `planBulkImport` for a file, read (or, where it is nearly all in the
+    /// `plan` for a file, read (or, where it is nearly all in the
     /// page cache and the process allows it, mapped: see `MappedInput`) and
     /// decoded a window at a time: the input is never held whole, only its
     /// records. Nil, with `identity` set
@@ -43,13 +51,13 @@ extension Store {
     /// then reads the file whole, and can tell from `identity` whether it is
     /// still what was read here.
     /// - Throws: `IOError` when the file cannot be opened or read.
-    public static func planBulkImport(file path: String, schema: Schema, options: StoreOptions,
+    public static func plan(file path: String, schema: Schema, options: StoreOptions,
                                       identity: inout FileIdentity?) throws -> BulkImportPlan? {
-        try planBulkImport(file: path, schema: schema, options: options, identity: &identity, window: bulkImportWindow)
+        try plan(file: path, schema: schema, options: options, identity: &identity, window: bulkImportWindow)
     }
 
-    /// `planBulkImport(file:schema:options:identity:)`, reading `window` bytes at a time.
-    package static func planBulkImport(file path: String, schema: Schema, options: StoreOptions, identity: inout FileIdentity?,
+    /// `plan(file:schema:options:identity:)`, reading `window` bytes at a time.
+    package static func plan(file path: String, schema: Schema, options: StoreOptions, identity: inout FileIdentity?,
                                        window: Int) throws -> BulkImportPlan? {
         let fd = try FileIO.openRegular(path)
         defer { FileIO.close(fd) }
@@ -91,8 +99,8 @@ extension Store {
         // other core while this one sorts and links (more
         // is memory the import never uses, each page of it fresh).
         var populating: Parallel.Pending<Bool>?
-        if size >= Store.populateFrom,
-           let space = MemoryTuning.preferHugePagesForHeap(reserving: size, hugePages: size >= Store.hugePagesFrom) {
+        if size >= BulkImporter.populateFrom,
+           let space = MemoryTuning.preferHugePagesForHeap(reserving: size, hugePages: size >= BulkImporter.hugePagesFrom) {
             populating = MemoryTuning.populateInBackground(space, byteCount: size / 2)
         }
         guard whole else {
@@ -114,7 +122,7 @@ extension Store {
     /// Whether the store in `folder` may take a bulk import, judged from its
     /// files alone (no snapshot, no journal line): planning one for a store
     /// that holds objects would be work thrown away.
-    static func mayTakeBulkImport(_ folder: String) -> Bool {
+    static func mayTake(_ folder: String) -> Bool {
         let files = StoreFiles(folder: folder)
         guard let listing = try? files.list(), listing.snapshots.isEmpty else { return false }
         return listing.journals.allSatisfy { (FileIO.fileSize(files.journal($0)) ?? 0) == 0 }
@@ -123,33 +131,33 @@ extension Store {
     /// Whether this store takes the planned bulk import: it is open to write
     /// and has never held an object since it was opened, the plan has not
     /// been imported before, and it has the plan's schema.
-    public func acceptsBulkImport(_ plan: BulkImportPlan) -> Bool {
-        isEmptyForBulkImport && !plan.spent && plan.schema.fingerprint == schema.fingerprint
+    public func accepts(_ plan: BulkImportPlan) -> Bool {
+        storeIsEmpty && !plan.spent && plan.schema.fingerprint == store.schema.fingerprint
     }
 
-    var isEmptyForBulkImport: Bool {
-        state == .writing && lock != nil && table.rowCount == 0 && table.image == nil
+    var storeIsEmpty: Bool {
+        store.state == .writing && store.lock != nil && store.table.rowCount == 0 && store.table.image == nil
     }
 
     /// Commits a planned bulk import; nil (nothing changed) where this store
-    /// does not take it (see `acceptsBulkImport`).
-    public func importInBulk(_ plan: BulkImportPlan, author: String, timestamp: Double? = nil) throws -> BulkImportResult? {
-        try checkWritable(.bulkImport)
-        guard acceptsBulkImport(plan) else { return nil }
-        let time = max(timestamp ?? Store.now(), try lastCommitTime() ?? -.infinity)
-        let token = lastToken + 1
+    /// does not take it (see `accepts`).
+    public func insert(_ plan: BulkImportPlan, author: String, timestamp: Double? = nil) throws -> BulkImportResult? {
+        try store.checkWritable(.bulkImport)
+        guard accepts(plan) else { return nil }
+        let time = max(timestamp ?? Store.now(), try store.lastCommitTime() ?? -.infinity)
+        let token = store.lastToken + 1
         // Never return while the plan's thread reads records a failed store may free.
         defer { _ = plan.ahead.wait() }
         // From here on the table changes: nothing gives up.
         defer { plan.releaseWorkingState() }
-        var objects = plan.adopt(into: table)
+        var objects = plan.adopt(into: store.table)
         let n = objects.count, rowOf = objects.rowOf
         // History lists the inserts by the rows they get, the runs back to back.
         let inserted: [BulkImportResult.Inserted]
         var rows: [RowID] = []
         do {
             let runs = plan.takeRuns()
-            inserted = runs.map { .init(type: schema.entities[$0.entity].name, count: $0.objects.count) }
+            inserted = runs.map { .init(type: store.schema.entities[$0.entity].name, count: $0.objects.count) }
             rows.reserveCapacity(n)
             for run in runs { rows += run.objects.lazy.map { rowOf[Int($0)] } }
         }
@@ -159,29 +167,29 @@ extension Store {
         let columns = objects.inIDOrder()
         // Only `rowOf` is needed from here on: what the rest held is reused for the rows and lists.
         objects = BulkObjects()
-        guard table.adoptRowsInIDOrder(n, entities: columns.entities, locators: columns.locators, prefixes: columns.prefixes) == nil else {
-            let e = StoreError.damaged(file: files.folder, line: nil, detail: "the imported objects could not be ordered by id; open the store again",
+        guard store.table.adoptRowsInIDOrder(n, entities: columns.entities, locators: columns.locators, prefixes: columns.prefixes) == nil else {
+            let e = StoreError.damaged(file: store.files.folder, line: nil, detail: "the imported objects could not be ordered by id; open the store again",
                                      repairable: false)
-            markBroken(by: e)
+            store.markBroken(by: e)
             throw e
         }
-        for row in 0..<n { indexes.appendType(RowID(row), Int(columns.entities[row])) }
+        for row in 0..<n { store.indexes.appendType(RowID(row), Int(columns.entities[row])) }
         Trace.mark("bulk: rows in id order")
-        plan.links.fill(table, rowOf: rowOf)
+        plan.links.fill(store.table, rowOf: rowOf)
         Trace.mark("bulk: fill lists")
         // The snapshot's encoders can use what decoding and linking held.
         plan.releaseWorkingState()
-        table.oneWay.reset()
-        indexes.rebuildValueIndexes()
-        Trace.mark("bulk: add and link \(table.count) objects")
+        store.table.oneWay.reset()
+        store.indexes.rebuildValueIndexes()
+        Trace.mark("bulk: add and link \(store.table.count) objects")
 
-        lastToken = token
+        store.lastToken = token
         do {
-            try compact(tableIsChecked: true, bulk: ahead)
+            try store.compact(tableIsChecked: true, bulk: ahead)
         } catch {
             // Nothing was committed: a new store's folder can still go (see `StoreFiles.removeIfUnused`).
-            lastToken = token - 1
-            markBroken(by: error)
+            store.lastToken = token - 1
+            store.markBroken(by: error)
             throw error
         }
         return BulkImportResult(token: token, timestamp: time, author: author, inserted: inserted)
@@ -216,7 +224,7 @@ public final class BulkImportPlan {
 
     /// The input's envelopes as records; nil where the decoder gives up.
     static func decode(_ input: UnsafeBufferPointer<UInt8>, schema: Schema) -> [ImportRecordDecoder.Chunk]? {
-        guard let envelopes = Store.envelopeRanges(input) else { return nil }
+        guard let envelopes = BulkImporter.envelopeRanges(input) else { return nil }
         Trace.mark("bulk: split \(envelopes.count) envelopes")
         let chunks = ImportRecordDecoder.decodeInParallel(envelopes, in: input, schema: schema)
         Trace.mark("bulk: decode into records")
@@ -236,7 +244,7 @@ public final class BulkImportPlan {
     let ahead: Parallel.Pending<BulkWorkAhead>
 
     /// Sorts and links decoded records (which it owns from here on); nil
-    /// where the bulk path does not apply (see `Store.importInBulk`) or there
+    /// where the bulk path does not apply (see `BulkImporter.insert`) or there
     /// are fewer than `minimum` objects. The work ahead starts once `after`
     /// is done: memory being faulted in for the steps that follow the sort
     /// has the idle core first, or they fault it in themselves.

@@ -7,39 +7,39 @@ import Glibc
 import Darwin
 #endif
 
-extension Store {
+extension StoreLoader {
     /// Loads a snapshot into the empty table. The file is read in pieces, so
     /// the whole file and all its objects are never in memory at once: each
     /// piece is checksummed, its object lines decoded into records on every
     /// core, and the history lines left in the file until they are asked for.
     /// Nothing decoded is used before the whole checksum has matched.
     func loadSnapshot(_ token: Int64) throws {
-        let path = files.snapshot(token)
+        let path = store.files.snapshot(token)
         Trace.mark("load start")
         let fd = try FileIO.openRegular(path)
         ReplacedFiles.holdForReading(fd)
         var keepOpen = false
         defer { if !keepOpen { FileIO.close(fd) } }
         let size = try FileIO.size(fd, path: path)
-        let trailer = try Store.readTrailer(fd, size: size, path: path)
+        let trailer = try StoreLoader.readTrailer(fd, size: size, path: path)
         let objectCount = trailer.objects
         let headerStart = try readHeaderStart(fd, path: path)
-        try Store.checkLastCommitIsSaid(headerStart, trailer, path: path)
-        historyLog.oldestReachableCommit = headerStart?.oldestReachableCommit
-        if options.useSnapshotImage, let file = FileIdentity.of(fd), loadImage(token, binding: SnapshotImage.Binding(
-            token: token, snapshotBytes: Int64(size), snapshotCRC: trailer.crc, fingerprint: SnapshotImage.fingerprint(schema), file: file),
+        try StoreLoader.checkLastCommitIsSaid(headerStart, trailer, path: path)
+        store.historyLog.oldestReachableCommit = headerStart?.oldestReachableCommit
+        if store.options.useSnapshotImage, let file = FileIdentity.of(fd), loadImage(token, binding: SnapshotImage.Binding(
+            token: token, snapshotBytes: Int64(size), snapshotCRC: trailer.crc, fingerprint: SnapshotImage.fingerprint(store.schema), file: file),
             objects: objectCount, history: trailer.history, historyEnd: trailer.start) {
             if trailer.history > 0 {
-                historyLog.pending = (fd, Int(historyLog.imageStart)..<trailer.start, 2 + objectCount, path)
+                store.historyLog.pending = (fd, Int(store.historyLog.imageStart)..<trailer.start, 2 + objectCount, path)
                 keepOpen = true
             }
-            historyLog.snapshotCount = trailer.history
-            historyLog.snapshotLastCommit = headerStart?.lastCommit ?? trailer.lastCommit
-            lastToken = token
+            store.historyLog.snapshotCount = trailer.history
+            store.historyLog.snapshotLastCommit = headerStart?.lastCommit ?? trailer.lastCommit
+            store.lastToken = token
             return
         }
 
-        var work = UnsafeMutableRawBufferPointer.allocate(byteCount: max(4096, options.snapshotReadBytes), alignment: 16)
+        var work = UnsafeMutableRawBufferPointer.allocate(byteCount: max(4096, store.options.snapshotReadBytes), alignment: 16)
         var workFreed = false
         defer { if !workFreed { work.deallocate() } }
         var filled = 0, workOffset = 0, readTo = 0
@@ -95,9 +95,9 @@ extension Store {
                 start = end + 1
             }
             if !objectLines.isEmpty && firstError == nil && headerError == nil {
-                for c in SnapshotRecordDecoder.decodeInParallel(objectLines, in: bytes, firstLine: max(2, firstObjectLine), schema: schema) {
+                for c in SnapshotRecordDecoder.decodeInParallel(objectLines, in: bytes, firstLine: max(2, firstObjectLine), schema: store.schema) {
                     // The arena owns the records from here on, whatever happens next.
-                    bases.append(c.base.map { table.arena.adopt(base: $0, count: c.byteCount) } ?? 0)
+                    bases.append(c.base.map { store.table.arena.adopt(base: $0, count: c.byteCount) } ?? 0)
                     if firstError == nil, let e = c.error { firstError = (e.line, e.message, c.errorIsDangling) }
                     chunks.append(c)
                 }
@@ -134,25 +134,25 @@ extension Store {
             throw StoreError.damaged(file: path, line: line, detail: message, repairable: false)
         }
         try addObjects(chunks, bases: bases, count: objectCount, file: path)
-        guard table.count == objectCount else {
-            throw StoreError.damaged(file: path, line: nil, detail: "the trailer counts \(objectCount) objects, the file holds \(table.count)", repairable: false)
+        guard store.table.count == objectCount else {
+            throw StoreError.damaged(file: path, line: nil, detail: "the trailer counts \(objectCount) objects, the file holds \(store.table.count)", repairable: false)
         }
         if trailer.history > 0, let h = historyStart {
-            historyLog.pending = (fd, h..<trailer.start, 2 + objectCount, path)
+            store.historyLog.pending = (fd, h..<trailer.start, 2 + objectCount, path)
             keepOpen = true
         }
-        historyLog.snapshotCount = trailer.history
-        historyLog.snapshotLastCommit = headerStart?.lastCommit ?? trailerTime
-        lastToken = token
+        store.historyLog.snapshotCount = trailer.history
+        store.historyLog.snapshotLastCommit = headerStart?.lastCommit ?? trailerTime
+        store.lastToken = token
         // A writer rebuilds a missing, stale or damaged image now, while the
         // table holds exactly the snapshot (the journal is replayed after);
         // not for a 0.9.0 trailer whose time the checksum does not cover (an
         // open from the image would take that time on trust).
         let trailerTimeUnchecked = headerStart?.lastCommit == nil && trailer.lastCommit != nil && trailerTime == nil
-        if options.useSnapshotImage && mayWrite(.repair) && !trailerTimeUnchecked, let file = FileIdentity.of(fd) {
-            snapshotHasImage = bindImage(table.writeImage(order: table.rowsSortedByID(), indexed: IndexedProperty.of(indexes.valueIndexes),
-                                       lists: FlatLists(table.lists), path: files.image(token) + ".tmp"), binding: SnapshotImage.Binding(
-                token: token, snapshotBytes: Int64(size), snapshotCRC: trailer.crc, fingerprint: SnapshotImage.fingerprint(schema), file: file),
+        if store.options.useSnapshotImage && store.mayWrite(.repair) && !trailerTimeUnchecked, let file = FileIdentity.of(fd) {
+            store.snapshotHasImage = store.bindImage(store.table.writeImage(order: store.table.rowsSortedByID(), indexed: IndexedProperty.of(store.indexes.valueIndexes),
+                                       lists: FlatLists(store.table.lists), path: store.files.image(token) + ".tmp"), binding: SnapshotImage.Binding(
+                token: token, snapshotBytes: Int64(size), snapshotCRC: trailer.crc, fingerprint: SnapshotImage.fingerprint(store.schema), file: file),
                 historyStart: historyStart ?? trailer.start, historyCount: trailer.history)
         }
     }
@@ -160,30 +160,30 @@ extension Store {
     /// Loads the snapshot's image if it matches; false when there is none or it does not.
     /// Its counts and history range must agree with the snapshot's trailer too.
     private func loadImage(_ token: Int64, binding: SnapshotImage.Binding, objects: Int, history: Int, historyEnd: Int) -> Bool {
-        guard let fd = try? FileIO.openRegular(files.image(token)) else { return false }
+        guard let fd = try? FileIO.openRegular(store.files.image(token)) else { return false }
         defer { FileIO.close(fd) }
         // Held while mapped, after the descriptor is closed.
         ReplacedFiles.holdForReading(fd)
-        guard let image = MappedImage(fd: fd, schema: schema, binding: binding, accept: { h in
+        guard let image = MappedImage(fd: fd, schema: store.schema, binding: binding, accept: { h in
             h.rows == Int64(objects) && h.historyCount == Int64(history) && h.historyStart >= 0 && h.historyStart <= Int64(historyEnd)
         }) else {
             Trace.mark("snapshot image does not match; reading the JSON")
             return false
         }
-        let checked = options.imageChecks == .atOpen
+        let checked = store.options.imageChecks == .atOpen
         if checked && !image.checkEverything().isEmpty || image.damage != nil {
             Trace.mark("snapshot image damaged: \(image.damage ?? ""); reading the JSON")
             image.discard()
             return false
         }
-        guard table.adoptImage(image, checked: checked) else {
+        guard store.table.adoptImage(image, checked: checked) else {
             image.discard()
             return false
         }
-        historyLog.imageStart = Int(image.header.historyStart)
-        loadedFromImage = true
-        snapshotChecksumChecked = false
-        indexes.adoptImage(image)
+        store.historyLog.imageStart = Int(image.header.historyStart)
+        store.loadedFromImage = true
+        store.snapshotChecksumChecked = false
+        store.indexes.adoptImage(image)
         Trace.mark("snapshot image \(image.rows) rows, \(image.header.recordBytes) record bytes")
         return true
     }
@@ -244,29 +244,29 @@ extension Store {
 
     /// Adds the decoded object lines to the empty table, in file order, and links them.
     private func addObjects(_ chunks: [SnapshotRecordDecoder.Chunk], bases: [Int64], count: Int, file path: String) throws {
-        table.reserve(count)
+        store.table.reserve(count)
         var firstRows: [Int] = []
         var pending: [(RowID, [PendingLink])] = []
         for (k, chunk) in chunks.enumerated() {
-            firstRows.append(table.rowCount)
+            firstRows.append(store.table.rowCount)
             for i in chunk.entities.indices {
                 let entity = Int(chunk.entities[i]), offset = chunk.offsets[i]
-                let row = RowID(table.rowCount)
+                let row = RowID(store.table.rowCount)
                 if offset >= 0 {
-                    table.appendRecord(entity: entity, locator: bases[k] | Int64(offset))
+                    store.table.appendRecord(entity: entity, locator: bases[k] | Int64(offset))
                 } else {
                     let d = chunk.fallback[-1 - offset]
-                    table.append(StoredObject(entity: d.entity, id: d.id, values: d.values))
+                    store.table.append(StoredObject(entity: d.entity, id: d.id, values: d.values))
                     if !d.links.isEmpty { pending.append((row, d.links)) }
                 }
-                indexes.appendType(row, entity)
+                store.indexes.appendType(row, entity)
             }
         }
-        if let bad = table.adoptSnapshotOrder() {
+        if let bad = store.table.adoptSnapshotOrder() {
             throw StoreError.damaged(file: path, line: bad + 2, detail: "objects are not in strictly increasing id order (a duplicate or misplaced id)", repairable: false)
         }
         Trace.mark("snapshot add objects")
-        let (targetRows, missing) = SnapshotRecordDecoder.resolveTargets(chunks, table: table)
+        let (targetRows, missing) = SnapshotRecordDecoder.resolveTargets(chunks, table: store.table)
         Trace.mark("find reference targets")
         for (k, m) in missing.enumerated() {
             guard let t = m else { continue }
@@ -274,7 +274,7 @@ extension Store {
             let id = c.targets.string(t)
             throw StoreError.danglingReferences(file: path, line: nil, detail: "a reference points at missing id '\(id)'")
         }
-        let plans = LinkPlan.all(schema)
+        let plans = LinkPlan.all(store.schema)
         let fits = kindTable()
         for (k, c) in chunks.enumerated() {
             try targetRows[k].withUnsafeBufferPointer { targets in
@@ -285,23 +285,23 @@ extension Store {
                     let slice = targets[first..<(first + Int(f.targetCount))]
                     // A reference must name an object of its relationship's type: never
                     // write a derived side into an object of another layout.
-                    for t in slice where !(table.entity(at: t).map { fits[plan.destination][$0] } ?? false) {
+                    for t in slice where !(store.table.entity(at: t).map { fits[plan.destination][$0] } ?? false) {
                         throw wrongType(row: row, slot: Int(f.slot), target: t, file: path)
                     }
-                    table.fill(table.arena.pointer(bases[k] | Int64(f.slotOffset)), toMany: plan.toMany, slice)
+                    store.table.fill(store.table.arena.pointer(bases[k] | Int64(f.slotOffset)), toMany: plan.toMany, slice)
                     guard plan.inverseSlot >= 0 else { continue }
                     for t in slice {
                         if plan.inverseToMany {
-                            table.appendReference(row, to: t, slot: plan.inverseSlot)
+                            store.table.appendReference(row, to: t, slot: plan.inverseSlot)
                         } else {
-                            table.fill(table.slotPointer(t, plan.inverseSlot), toOne: row)
+                            store.table.fill(store.table.slotPointer(t, plan.inverseSlot), toOne: row)
                         }
                     }
                 }
             }
         }
         try resolveSnapshotLinks(pending, file: path)
-        Trace.mark("resolve links (records \(table.recordBytes.total) bytes, \(table.lists.count) lists)")
+        Trace.mark("resolve links (records \(store.table.recordBytes.total) bytes, \(store.table.lists.count) lists)")
     }
 
     /// How a snapshot's relationship slot is filled: its kind, and the derived
@@ -332,7 +332,7 @@ extension Store {
     /// with their derived sides.
     func resolveSnapshotLinks(_ pending: [(RowID, [PendingLink])], file: String) throws {
         let parts = pending.count >= 4096 ? 2 : 1
-        let view = table.readView
+        let view = store.table.readView
         let work = pending
         // Per part: each pending object's resolved targets, or the first id not found.
         let results = Parallel.map(parts) { k -> (resolved: [[[RowID]]], missing: String?) in
@@ -360,32 +360,32 @@ extension Store {
         }
         let fits = kindTable()
         for (i, (row, links)) in pending.enumerated() {
-            guard let e = table.entity(at: row) else { continue }
+            guard let e = store.table.entity(at: row) else { continue }
             for (k, link) in links.enumerated() {
-                guard let rel = schema.entities[e].properties[link.slot].relationship else { continue }
+                guard let rel = store.schema.entities[e].properties[link.slot].relationship else { continue }
                 for (t, target) in zip(resolved[i][k], link.targets) {
-                    let te = table.entity(at: t)
-                    guard let te, fits[rel.destination][te], target.type.map({ $0 == schema.entities[te].name }) ?? true else {
+                    let te = store.table.entity(at: t)
+                    guard let te, fits[rel.destination][te], target.type.map({ $0 == store.schema.entities[te].name }) ?? true else {
                         throw wrongType(row: row, slot: link.slot, target: t, file: file)
                     }
                 }
-                set(resolved[i][k], row: row, slot: link.slot, deriveInverses: true)
+                store.table.setLinks(resolved[i][k], row: row, slot: link.slot, deriveInverses: true)
             }
         }
     }
 
     /// `fits[destination][entity]`: whether an object of `entity` may stand in a relationship to `destination`.
     func kindTable() -> [[Bool]] {
-        schema.entities.map { d in schema.entities.map { schema.isKind($0.id, of: d.id) } }
+        store.schema.entities.map { d in store.schema.entities.map { store.schema.isKind($0.id, of: d.id) } }
     }
 
     func wrongType(row: RowID, slot: Int, target: RowID, file: String) -> StoreError {
-        let owner = table.entity(at: row).map { schema.entities[$0] }
+        let owner = store.table.entity(at: row).map { store.schema.entities[$0] }
         let property = owner.map { $0.properties[slot] }
-        let destination = property?.relationship.map { schema.entities[$0.destination].name } ?? "?"
-        let actual = table.entity(at: target).map { schema.entities[$0].name } ?? "nothing"
+        let destination = property?.relationship.map { store.schema.entities[$0.destination].name } ?? "?"
+        let actual = store.table.entity(at: target).map { store.schema.entities[$0].name } ?? "nothing"
         return .damaged(file: file, line: nil,
-                        detail: "\(owner?.name ?? "?") '\(table.id(at: row) ?? "?")'.\(property?.name ?? "?") refers to '\(table.id(at: target) ?? "?")', "
+                        detail: "\(owner?.name ?? "?") '\(store.table.id(at: row) ?? "?")'.\(property?.name ?? "?") refers to '\(store.table.id(at: target) ?? "?")', "
                               + "a \(actual), where a \(destination) belongs (a reference of the wrong type)", repairable: false)
     }
 

@@ -1,48 +1,18 @@
 import TripStoreFormat
 import TripStoreJSON
 import TripStoreSystem
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
-/// A reference in the store's files to an object that does not exist (left
-/// by an older tripstore): where it is, who holds it, what it names.
-public struct DanglingReference: Sendable, Equatable, CustomStringConvertible {
-    /// The file that holds it.
-    public var file: String
-    /// Its line in that file.
-    public var line: Int
-    /// The holder's type and id.
-    public var type: String
-    /// The holder's id.
-    public var id: String
-    /// The relationship that holds it.
-    public var property: String
-    /// The id it names; nil where the file holds `null` in place of a reference.
-    public var missingID: String?
-    /// The relationship's whole value as the file holds it (history's old value after a repair).
-    public var recorded: JSONValue
-
-    /// "FILE line N: Type 'id'.property holds 'x', which does not exist (a dangling reference)".
-    public var description: String {
-        let what = missingID.map { "holds '\($0)', which does not exist" } ?? "holds null in place of a reference"
-        return "\(file) line \(line): \(type) '\(id)'.\(property) \(what) (a dangling reference)"
-    }
-}
-
-extension Store {
+extension StoreLoader {
     /// Loads a snapshot the slow, forgiving way: every line read as JSON after
     /// the whole checksum matched, references to missing objects left out and
     /// listed in `danglingReferences`. Any other damage is still damage.
     func loadSnapshotSalvaging(_ token: Int64) throws {
-        let path = files.snapshot(token)
+        let path = store.files.snapshot(token)
         let fd = try FileIO.openRegular(path)
         var keepOpen = false
         defer { if !keepOpen { FileIO.close(fd) } }
         let size = try FileIO.size(fd, path: path)
-        let trailer = try Store.readTrailer(fd, size: size, path: path)
+        let trailer = try StoreLoader.readTrailer(fd, size: size, path: path)
         func damaged(_ line: Int?, _ detail: String) -> StoreError {
             .damaged(file: path, line: line, detail: detail, repairable: false)
         }
@@ -68,7 +38,7 @@ extension Store {
             }
         }
         let headerStart = try readHeaderStart(fd, path: path)
-        try Store.checkLastCommitIsSaid(headerStart, trailer, path: path)
+        try StoreLoader.checkLastCommitIsSaid(headerStart, trailer, path: path)
         try checkHeader(try parse(0), start: headerStart, path: path, token: token)
         var envelopes: [JSONValue] = []
         envelopes.reserveCapacity(trailer.objects)
@@ -78,7 +48,7 @@ extension Store {
             if case .string(let id)? = v["id"] { ids.insert(id) }
             envelopes.append(v)
         }
-        var decoder = EnvelopeDecoder(schema: schema)
+        var decoder = EnvelopeDecoder(schema: store.schema)
         decoder.bareReferences = true
         var pending: [(RowID, [PendingLink])] = []
         for (k, envelope) in envelopes.enumerated() {
@@ -92,23 +62,23 @@ extension Store {
             guard decoded.count == 1, let d = decoded.first else {
                 throw damaged(k + 2, "a snapshot line holds one object, not inline related objects")
             }
-            let row = table.append(StoredObject(entity: d.entity, id: d.id, values: d.values))
-            indexes.appendType(row, d.entity)
+            let row = store.table.append(StoredObject(entity: d.entity, id: d.id, values: d.values))
+            store.indexes.appendType(row, d.entity)
             if !d.links.isEmpty { pending.append((row, d.links)) }
         }
-        if let bad = table.adoptSnapshotOrder() {
+        if let bad = store.table.adoptSnapshotOrder() {
             throw damaged(bad + 2, "objects are not in strictly increasing id order (a duplicate or misplaced id)")
         }
         try resolveSnapshotLinks(pending, file: path)
         if trailer.history > 0 {
-            historyLog.pending = (fd, lines[1 + trailer.objects].lowerBound..<trailer.start, 2 + trailer.objects, path)
+            store.historyLog.pending = (fd, lines[1 + trailer.objects].lowerBound..<trailer.start, 2 + trailer.objects, path)
             keepOpen = true
         }
-        historyLog.snapshotCount = trailer.history
+        store.historyLog.snapshotCount = trailer.history
         // The repair's snapshot keeps the oldest reachable state's time, as any other does.
-        historyLog.oldestReachableCommit = headerStart?.oldestReachableCommit
-        historyLog.snapshotLastCommit = headerStart?.lastCommit ?? trailerTime
-        lastToken = token
+        store.historyLog.oldestReachableCommit = headerStart?.oldestReachableCommit
+        store.historyLog.snapshotLastCommit = headerStart?.lastCommit ?? trailerTime
+        store.lastToken = token
     }
 
     /// A journal line with its references to missing objects left out (and listed).
@@ -119,12 +89,12 @@ extension Store {
         for c in changes where c["kind"] == .string("insert") {
             if case .string(let id)? = c["id"] { inserted.insert(id) }
         }
-        let known: (String) -> Bool = { [table] id in inserted.contains(id) || table.row(for: id) != nil }
+        let known: (String) -> Bool = { [table = store.table] id in inserted.contains(id) || table.row(for: id) != nil }
         for k in changes.indices {
             if changes[k]["kind"] == .string("insert") {
                 changes[k] = withoutDanglingReferences(changes[k], file: file, line: number, known: known)
             } else if changes[k]["kind"] == .string("update"), case .string(let type)? = changes[k]["type"],
-                      case .string(let id)? = changes[k]["id"], let entity = schema.entity(named: type),
+                      case .string(let id)? = changes[k]["id"], let entity = store.schema.entity(named: type),
                       case .object(var fields) = changes[k], let vi = fields.firstIndex(where: { $0.key == "values" }),
                       case .object(var values) = fields[vi].value {
                 for j in values.indices {
@@ -145,7 +115,7 @@ extension Store {
     private func withoutDanglingReferences(_ envelope: JSONValue, file: String, line: Int,
                                            known: (String) -> Bool) -> JSONValue {
         guard case .object(var members) = envelope, case .string(let type)? = envelope["type"],
-              case .string(let id)? = envelope["id"], let entity = schema.entity(named: type),
+              case .string(let id)? = envelope["id"], let entity = store.schema.entity(named: type),
               let di = members.firstIndex(where: { $0.key == "data" }), case .object(var data) = members[di].value else {
             return envelope
         }
@@ -161,7 +131,7 @@ extension Store {
                              known: (String) -> Bool) -> JSONValue {
         // History's old value names each reference's type, as every other reference in history does;
         // a snapshot writes `{"id":…}` where the destination has no subclasses.
-        let destination = schema.entity(named: type)?.property(named: property)?.relationship.map { schema.entities[$0.destination].name }
+        let destination = store.schema.entity(named: type)?.property(named: property)?.relationship.map { store.schema.entities[$0.destination].name }
         func typed(_ v: JSONValue) -> JSONValue {
             switch v {
             case .array(let items): return .array(items.map(typed))
@@ -171,7 +141,7 @@ extension Store {
             }
         }
         func note(_ missing: String?) {
-            danglingReferences.append(DanglingReference(file: file, line: line, type: type, id: id, property: property,
+            store.danglingReferences.append(DanglingReference(file: file, line: line, type: type, id: id, property: property,
                                                         missingID: missing, recorded: typed(value)))
         }
         switch value {
@@ -196,57 +166,5 @@ extension Store {
         default:
             return value
         }
-    }
-
-    /// Removes the dangling references found by a salvaging open as one
-    /// transaction (by `author`), committed by writing a snapshot, so the
-    /// damaged files are replaced. History records each relationship's value
-    /// as the files held it and as it is now. Nil when there was nothing to
-    /// record (nothing found, or every holder was deleted later; the files
-    /// are rewritten all the same).
-    ///
-    /// - Throws: `StoreError.notWritable` / `.salvageNotEnabled` unless the store was opened for writing
-    ///   with `salvageDanglingReferences`; `StoreError.damaged` (changing
-    ///   nothing) when the store has other damage that this cannot mend;
-    ///   file-system errors from the snapshot.
-    public func removeDanglingReferences(author: String) throws -> HistoryTransaction? {
-        try checkWritable(.repair)
-        guard options.salvageDanglingReferences else { throw StoreError.salvageNotEnabled }
-        guard !danglingReferences.isEmpty else { return nil }
-        let remaining = checkInvariants()
-        if !remaining.isEmpty {
-            throw StoreError.damaged(file: files.folder, line: nil,
-                                     detail: "besides dangling references: " + remaining.prefix(5).joined(separator: "; ")
-                                         + "; removing the dangling references would not mend it, so nothing was changed",
-                                     repairable: false)
-        }
-        var changes: [Change] = []
-        var done = Set<String>()
-        for d in danglingReferences where done.insert(d.id + "\u{0}" + d.property).inserted {
-            guard let row = table.row(for: d.id), let o = table.object(at: row),
-                  let p = schema.entities[o.entity].property(named: d.property) else { continue }
-            let now = EnvelopeEncoder.jsonValue(o.values[p.slot], of: p, schema: schema, lookup: table)
-            let change = ValueChange(name: d.property, old: d.recorded, new: now)
-            if let k = changes.firstIndex(where: { $0.id == d.id }) {
-                changes[k].values.append(change)
-            } else {
-                changes.append(Change(kind: .update, type: schema.entities[o.entity].name, id: d.id, values: [change]))
-            }
-        }
-        var t: HistoryTransaction?
-        if !changes.isEmpty {
-            let repair = HistoryTransaction(token: lastToken + 1, timestamp: Store.now(), author: author, changes: changes)
-            historyLog.loaded.append(repair)
-            lastToken = repair.token
-            t = repair
-        }
-        do {
-            try compact()
-        } catch {
-            markBroken(by: error)
-            throw error
-        }
-        danglingReferences = []
-        return t
     }
 }

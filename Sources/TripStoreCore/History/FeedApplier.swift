@@ -25,17 +25,24 @@ public struct AppliedFeedLine {
     public let store: Store
 }
 
-extension Store {
+/// Replays a change feed (`history --format feed`) into a standby store,
+/// one line at a time, as the same transactions with the same tokens.
+public struct FeedApplier {
+    public let store: Store
+
+    /// Works on `store`.
+    public init(_ store: Store) { self.store = store }
+
     /// Reads one line of `history --format feed` and checks that it is the
     /// transaction `token` for a store whose last token is `last` and whose
     /// last commit time is `notBefore`, without applying it.
-    public static func readFeedLine(_ value: JSONValue, line: Int, expecting token: Int64, after last: Int64,
+    public static func read(_ value: JSONValue, line: Int, expecting token: Int64, after last: Int64,
                                      notBefore: Double?) throws(FeedError) -> HistoryTransaction {
-        try readFeedLine(FeedLine(value, number: line), expecting: token, after: last, notBefore: notBefore)
+        try read(FeedLine(value, number: line), expecting: token, after: last, notBefore: notBefore)
     }
 
-    /// `readFeedLine(_:line:expecting:after:notBefore:)` for a line already read.
-    public static func readFeedLine(_ feedLine: FeedLine, expecting token: Int64, after last: Int64,
+    /// `read(_:line:expecting:after:notBefore:)` for a line already read.
+    public static func read(_ feedLine: FeedLine, expecting token: Int64, after last: Int64,
                                      notBefore: Double?) throws(FeedError) -> HistoryTransaction {
         let line = feedLine.number
         guard let t = feedLine.transaction else {
@@ -71,20 +78,20 @@ extension Store {
     /// A migration is made again from the schema the line carries, and the
     /// result names the store of the new schema (this one is `.migrated`).
     @discardableResult
-    public func applyFeedLine(_ value: JSONValue, line: Int) throws -> AppliedFeedLine {
-        try applyFeedLine(FeedLine(value, number: line))
+    public func apply(_ value: JSONValue, line: Int) throws -> AppliedFeedLine {
+        try apply(FeedLine(value, number: line))
     }
 
-    /// `applyFeedLine(_:line:)` for a line read from bytes: a bulk import
+    /// `apply(_:line:)` for a line read from bytes: a bulk import
     /// (nothing but inserts, at least `snapshotCommitChanges` of them) into
     /// a store that has never held an object is decoded straight from the
     /// line's bytes into records, as `import` does, and committed with the
     /// feed's token, timestamp and author.
     @discardableResult
-    public func applyFeedLine(_ feedLine: FeedLine) throws -> AppliedFeedLine {
-        try checkWritable(.apply)
+    public func apply(_ feedLine: FeedLine) throws -> AppliedFeedLine {
+        try store.checkWritable(.apply)
         let line = feedLine.number
-        let t = try Store.readFeedLine(feedLine, expecting: lastToken + 1, after: lastToken, notBefore: try lastCommitTime())
+        let t = try FeedApplier.read(feedLine, expecting: store.lastToken + 1, after: store.lastToken, notBefore: try store.lastCommitTime())
         func diverged(_ m: String) -> FeedError { FeedError(line: line, message: m + "; nothing of this line was applied (the standby has diverged from its primary)") }
         // Errors of the envelopes name this line themselves: said once, by `FeedError`.
         func withoutLine(_ error: any Error) -> String {
@@ -94,12 +101,12 @@ extension Store {
         }
         if t.changes.contains(where: { $0.kind == .redact }) {
             guard t.changes.allSatisfy({ $0.kind == .redact }) else { throw diverged("a redact transaction holds other changes") }
-            return AppliedFeedLine(transaction: try redact(ids: t.changes.map(\.id), author: t.author, timestamp: t.timestamp), store: self)
+            return AppliedFeedLine(transaction: try Redactor(store).redact(ids: t.changes.map(\.id), author: t.author, timestamp: t.timestamp), store: store)
         }
         if let m = t.changes.first(where: { $0.kind == .migrate })?.migration {
             guard t.changes.count == 1 else { throw diverged("a migrate transaction holds other changes") }
-            guard m.from == schema.fingerprint else {
-                throw diverged("it migrates from schema \(m.from), but this store's schema is \(schema.fingerprint)")
+            guard m.from == store.schema.fingerprint else {
+                throw diverged("it migrates from schema \(m.from), but this store's schema is \(store.schema.fingerprint)")
             }
             let target: Schema
             do {
@@ -108,17 +115,17 @@ extension Store {
                 throw diverged("its schema: \(error)")
             }
             guard target.fingerprint == m.to else { throw diverged("its schema is \(target.fingerprint), not the \(m.to) it names") }
-            guard SchemaMigration(from: schema, to: target).steps == m.steps else {
+            guard SchemaMigration(from: store.schema, to: target).steps == m.steps else {
                 throw diverged("migrating here plans other changes than the feed says")
             }
-            let done = try migrate(to: target, author: t.author, timestamp: t.timestamp)
+            let done = try Migrator(store).migrate(to: target, author: t.author, timestamp: t.timestamp)
             return AppliedFeedLine(transaction: done.transaction, store: done.store)
         }
         guard feedLine.elements == t.changes.count else { throw diverged("unreadable changes") }
         if let applied = try applyInBulk(t, feedLine) { return applied }
-        var tx = transaction()
+        var tx = store.transaction()
         var inserts: [DecodedObject] = []
-        let decoder = EnvelopeDecoder(schema: schema)
+        let decoder = EnvelopeDecoder(schema: store.schema)
         for (i, c) in t.changes.enumerated() where c.kind == .insert {
             guard let envelope = try feedLine.envelope(at: i) else { throw diverged("the insert of '\(c.id)' carries no envelope") }
             do {
@@ -128,17 +135,17 @@ extension Store {
             }
         }
         do {
-            if !inserts.isEmpty { try stage(inserts, mode: .insert, into: &tx) }
+            if !inserts.isEmpty { try store.stage(inserts, mode: .insert, into: &tx) }
         } catch {
             throw diverged(withoutLine(error))
         }
         for c in t.changes where c.kind == .update {
             guard let row = tx.row(for: c.id), let o = tx.object(at: row) else { throw diverged("it updates '\(c.id)', which is not here") }
-            let entity = schema.entities[o.entity]
+            let entity = store.schema.entities[o.entity]
             for v in c.values {
                 guard let p = entity.property(named: v.name) else { throw diverged("'\(c.id)' has no property '\(v.name)'") }
-                if let existing = table.object(at: row), Int(row) < tx.base {
-                    let here = EnvelopeEncoder.jsonValue(existing.values[p.slot], of: p, schema: schema, lookup: table)
+                if let existing = store.table.object(at: row), Int(row) < tx.base {
+                    let here = EnvelopeEncoder.jsonValue(existing.values[p.slot], of: p, schema: store.schema, lookup: store.table)
                     guard here == v.old else {
                         throw diverged("'\(c.id)'.\(v.name) is \(describe(here)) here, but the feed says it was \(describe(v.old))")
                     }
@@ -162,7 +169,7 @@ extension Store {
             }
         }
         for c in t.changes where c.kind == .delete {
-            guard let row = table.row(for: c.id) else { throw diverged("it deletes '\(c.id)', which is not here") }
+            guard let row = store.table.row(for: c.id) else { throw diverged("it deletes '\(c.id)', which is not here") }
             try tx.delete(row)
         }
         try tx.checkDenyRules()
@@ -182,10 +189,10 @@ extension Store {
         for (a, b) in zip(expected, got) where a.kind == .update && a.values != b.values {
             throw diverged("replaying it here gives '\(a.id)' other values than the feed says")
         }
-        guard let committed = try commit(tx, author: t.author, timestamp: t.timestamp, orderedLike: t.changes) else {
+        guard let committed = try store.commit(tx, author: t.author, timestamp: t.timestamp, orderedLike: t.changes) else {
             throw diverged("it changes nothing here")
         }
-        return AppliedFeedLine(transaction: committed, store: self)
+        return AppliedFeedLine(transaction: committed, store: store)
     }
 
     /// A bulk import replayed as `import` makes one: nil, with nothing
@@ -194,9 +201,9 @@ extension Store {
     /// would not be the feed's inserts in the feed's order; the line is then
     /// replayed object by object, which words any difference exactly.
     func applyInBulk(_ t: HistoryTransaction, _ line: FeedLine) throws -> AppliedFeedLine? {
-        guard isEmptyForBulkImport, t.changes.count >= max(1, options.snapshotCommitChanges),
-              t.changes.allSatisfy({ $0.kind == .insert }), !BulkLinks.hasSelfInverse(schema) else { return nil }
-        let schema = self.schema, minimum = options.snapshotCommitChanges
+        guard BulkImporter(store).storeIsEmpty, t.changes.count >= max(1, store.options.snapshotCommitChanges),
+              t.changes.allSatisfy({ $0.kind == .insert }), !BulkLinks.hasSelfInverse(store.schema) else { return nil }
+        let schema = store.schema, minimum = store.options.snapshotCommitChanges
         let planned = line.withEnvelopeBytes { (buf, ranges) -> BulkImportPlan? in
             let chunks = ImportRecordDecoder.decodeInParallel(ranges, in: buf, schema: schema)
             guard !chunks.contains(where: \.gaveUp) else {
@@ -207,10 +214,10 @@ extension Store {
             return BulkImportPlan(chunks, schema: schema, minimum: minimum)
         }
         guard let plan = planned ?? nil, plan.lists(t.changes) else { return nil }
-        guard let result = try importInBulk(plan, author: t.author, timestamp: t.timestamp) else { return nil }
+        guard let result = try BulkImporter(store).insert(plan, author: t.author, timestamp: t.timestamp) else { return nil }
         return AppliedFeedLine(transaction: HistoryTransaction(token: result.token, timestamp: result.timestamp, author: result.author,
                                                                changes: t.changes),
-                               store: self)
+                               store: store)
     }
 
     private func describe(_ v: JSONValue) -> String {

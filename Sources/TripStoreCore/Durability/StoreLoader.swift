@@ -1,0 +1,210 @@
+import TripStoreFormat
+import TripStoreJSON
+import TripStoreSystem
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Opens a store's files into its table: the newest snapshot (from its
+/// image where one is bound to it, else from the JSON), then the journal
+/// replayed line by line. A loader is used once, by `Store.open`, by a
+/// background snapshot's frozen copy, and by a follower catching up.
+struct StoreLoader {
+    let store: Store
+
+    init(_ store: Store) { self.store = store }
+
+    /// Loads the newest snapshot and replays its journal.
+    func load() throws {
+        do {
+            try loadFiles()
+        } catch let e as IOError where e.code == IOError.notRegularFile {
+            // A FIFO, a device or a folder where a store file belongs.
+            throw StoreError.damaged(file: e.path, line: nil, detail: "not a regular file", repairable: false)
+        }
+    }
+
+    private func loadFiles() throws {
+        try loadSchemaRecord()
+        let listing = try store.files.list()
+        store.table.oneWay.reset()
+        if let snap = listing.snapshots.last {
+            if store.options.salvageDanglingReferences {
+                try loadSnapshotSalvaging(snap)
+            } else {
+                try loadSnapshot(snap)
+            }
+            store.snapshotToken = snap
+            store.journal = Journal(folder: store.files.folder, path: store.files.journal(snap))
+            store.hasSnapshot = true
+        } else if let j = listing.journals.first(where: { $0 != 0 }), !listing.journals.contains(0) {
+            // (Beside journal-0, a later one was carried over for a first snapshot that never took its place.)
+            throw StoreError.damaged(file: store.files.journal(j), line: nil,
+                                     detail: "it follows snapshot-\(j).jsonl, which is missing", repairable: false)
+        }
+        let journal = store.files.journal(store.snapshotToken)
+        if FileIO.exists(journal) {
+            try loadJournal(journal)
+        } else if !store.mayWrite(.repair), let newest = try store.files.list().snapshots.last, newest > store.snapshotToken {
+            // A writer compacted while we read: its journal is gone. Read again, from the new snapshot.
+            throw IOError(operation: "open", path: journal, code: ENOENT)
+        }
+        try checkReplayedDeletes()
+        if store.hasSnapshot && store.mayWrite(.repair) {
+            // Files a compaction cut short before removing them (the newest snapshot holds all they held).
+            for s in listing.snapshots where s < store.snapshotToken {
+                FileIO.unlink(store.files.image(s))
+                FileIO.unlink(store.files.snapshot(s))
+            }
+            for j in listing.journals where j < store.snapshotToken { FileIO.unlink(store.files.journal(j)) }
+            for h in store.files.historyIndexTokens() where h < store.snapshotToken { FileIO.unlink(store.files.historyIndex(h)) }
+        }
+        if listing.journals.contains(store.snapshotToken) && store.mayWrite(.repair) {
+            // A journal after the newest snapshot was carried over for a
+            // snapshot that never took its place: the current journal holds its lines.
+            for j in listing.journals where j > store.snapshotToken { FileIO.unlink(store.files.journal(j)) }
+        }
+        // The type index followed the snapshot's rows and the journal's inserts and deletes as they were read.
+        Trace.mark("replay journal")
+    }
+
+    func checkHeader(_ header: JSONValue, start: SnapshotFormat.HeaderStart?, path: String, token: Int64) throws {
+        func damaged(_ detail: String) -> StoreError { .damaged(file: path, line: 1, detail: detail, repairable: false) }
+        guard case .int(let format)? = header["format"] else { throw damaged("the header has no format version") }
+        guard format <= SnapshotFormat.version else { throw StoreError.newerFormat(file: path, version: Int(format)) }
+        // One value a key: a reader that took the last of two would see another time than this one.
+        if case .object(let members) = header, Set(members.map(\.key)).count != members.count {
+            throw damaged("the header holds a key twice")
+        }
+        // Format 4 and `oldestReachableCommit` go together (`readHeaderStart` read its value).
+        guard (format == 4) == (header["oldestReachableCommit"] != nil) else {
+            throw damaged("the header's format \(format) does not match its oldestReachableCommit")
+        }
+        // The times are dates, where the format puts them (the first bytes, read before this).
+        for (key, read) in [("oldestReachableCommit", start?.oldestReachableCommit), ("lastCommit", start?.lastCommit)] {
+            guard let value = header[key] else { continue }
+            guard case .string(let text) = value, let time = ISODate.parse(text) else { throw damaged("the header's \(key) is not a date") }
+            guard read == time else { throw damaged("the header's \(key) is not where the format puts it (right after the format)") }
+        }
+        guard case .int(let t)? = header["token"], t == token else {
+            throw StoreError.damaged(file: path, line: 1, detail: "the header's token does not match the file name", repairable: false)
+        }
+        if let s = header["schema"], case .string(let fp)? = s["fingerprint"] {
+            guard let entities = s["entities"], let stored = SchemaCoding.read(entities) else {
+                throw StoreError.damaged(file: path, line: 1, detail: "the header's schema is unreadable", repairable: false)
+            }
+            // The fingerprint must be the one of the schema the header describes.
+            guard (try? Schema(stored)) != nil, SchemaCoding.fingerprint(of: stored) == fp else {
+                throw StoreError.damaged(file: path, line: 1, detail: "the header's schema fingerprint \(fp) is not the fingerprint of the schema it describes",
+                                         repairable: false)
+            }
+            // The record is written before any snapshot, so it holds at least what the header does.
+            if let recorded = store.recordedDescriptions, fp != store.recordedFingerprint {
+                let problems = SchemaCompatibility.differences(stored: stored, current: recorded)
+                if !problems.isEmpty {
+                    throw StoreError.damaged(file: store.files.schemaRecord, line: 1,
+                                             detail: "it does not describe \(path)'s schema: " + problems.joined(separator: "; "), repairable: false)
+                }
+            }
+            if fp != store.schema.fingerprint {
+                let problems = SchemaCompatibility.differences(stored: stored, current: store.schema.descriptions)
+                if !problems.isEmpty { throw StoreError.schemaMismatch(problems) }
+            }
+        }
+    }
+
+    func loadJournal(_ path: String) throws {
+        var bytes = try FileIO.readFile(path)
+        if let limit = store.journalReadLimit, bytes.count > limit { bytes.removeSubrange(limit...) }
+        store.journal.size = bytes.count
+        var ahead: JournalTouchAhead?
+        if bytes.count >= StoreLoader.longJournalBytes {
+            store.table.prepareForScatteredChanges(bytes.count / StoreLoader.updateLineBytes)
+            ahead = store.table.image.map { JournalTouchAhead.start(bytes, image: $0) }
+        }
+        defer { ahead?.stop() }
+        try bytes.withUnsafeBufferPointer { buf in
+            try JSONLines.forEachLine(in: buf) { number, range, complete in
+                guard complete else {
+                    store.journal.tornTail = range.lowerBound
+                    store.journal.size = range.lowerBound
+                    return
+                }
+                try replayJournalLine(UnsafeBufferPointer(rebasing: buf[range]), number: number, path: path)
+            }
+        }
+        // Bytes after the last newline that make no line (white space: the
+        // lines skip it) are a torn tail all the same: the next line appended
+        // after them would not read back.
+        let ended = (bytes.lastIndex(of: 0x0A) ?? -1) + 1
+        if store.journal.tornTail == nil && ended < bytes.count {
+            store.journal.tornTail = ended
+            store.journal.size = ended
+        }
+        if store.journal.tornTail != nil {
+            // A reader that met a writer's line half-written is silent: the
+            // writer holds the lock, or has finished the line since (the file grew).
+            let finishedSince = (FileIO.fileSize(path) ?? 0) > bytes.count
+            let cuts = store.mayWrite(.repair)
+            if cuts || !finishedSince && !StoreLock.isHeld(folder: store.files.folder) {
+                store.warnings.append(.tornTail(file: path, cut: cuts))
+            }
+        }
+    }
+
+    /// A journal from this size on changes enough rows, scattered over the
+    /// image, that the table readies for them (`prepareForScatteredChanges`).
+    static let longJournalBytes = 256 << 10
+    /// About the size of a journal line that updates one attribute.
+    static let updateLineBytes = 256
+
+    /// Checks one complete journal line and applies it to memory.
+    func replayJournalLine(_ line: UnsafeBufferPointer<UInt8>, number: Int, path: String) throws {
+        guard JournalFormat.isIntact(line) else {
+            throw StoreError.damaged(file: path, line: number, detail: "checksum mismatch", repairable: false)
+        }
+        // Most lines set a few attributes: read from the bytes, not as a tree.
+        if !store.options.salvageDanglingReferences, let t = HistoryFastReader.readJournalUpdates(line) {
+            guard t.token == store.lastToken + 1 else {
+                throw StoreError.damaged(file: path, line: number, detail: "token \(t.token) follows \(store.lastToken)", repairable: false)
+            }
+            try JournalReplay.apply(updates: t.changes, to: store, file: path, line: number)
+            store.historyLog.loaded.append(t)
+            store.lastToken = t.token
+            store.journal.transactions += 1
+            return
+        }
+        var reader = JSONReader(buffer: line)
+        let value: JSONValue
+        do {
+            value = try reader.parseDocument()
+        } catch {
+            throw StoreError.damaged(file: path, line: number, detail: "\(error)", repairable: false)
+        }
+        guard let t = HistoryCoding.read(value) else {
+            throw StoreError.damaged(file: path, line: number, detail: "unreadable transaction", repairable: false)
+        }
+        guard t.token == store.lastToken + 1 else {
+            throw StoreError.damaged(file: path, line: number, detail: "token \(t.token) follows \(store.lastToken)", repairable: false)
+        }
+        let replayed = store.options.salvageDanglingReferences ? salvage(journalLine: value, file: path, line: number) : value
+        try JournalReplay.apply(replayed, to: store, file: path, line: number)
+        store.historyLog.loaded.append(t)
+        store.lastToken = t.token
+        store.journal.transactions += 1
+    }
+
+    /// At open: reads `schema.json` and checks that this program's schema can
+    /// use the store (equal, or only additions).
+    func loadSchemaRecord() throws {
+        guard try store.files.exists(), let recorded = try SchemaRecord.read(store.files, known: store.schema) else { return }
+        store.recordedDescriptions = recorded.descriptions
+        store.recordedFingerprint = recorded.fingerprint
+        if recorded.fingerprint != store.schema.fingerprint {
+            let problems = SchemaCompatibility.differences(stored: recorded.descriptions, current: store.schema.descriptions)
+            if !problems.isEmpty { throw StoreError.schemaMismatch(problems) }
+        }
+    }
+}
