@@ -155,4 +155,28 @@ import TripStoreModels
         #expect(!FileManager.default.fileExists(atPath: leftover))
         #expect(!CLIRunner.run(["verify"], store: store).out.contains("note:"))
     }
+
+    /// A first import killed before it committed leaves no store but its
+    /// snapshot's temporary files (as big as the store would be): `verify`
+    /// names them instead of only saying there is no store, and `--repair`
+    /// removes them, with the folder they were all that was left in.
+    @Test func verifyNamesWhatAnInterruptedFirstImportLeft() throws {
+        let folder = CLIRunner.scratch()
+        let made = folder + "/made", store = folder + "/store", file = folder + "/input.json"
+        try Self.inputs[0].1.write(toFile: file, atomically: false, encoding: .utf8)
+        #expect(CLIRunner.run(["import", file], store: made).code == 0)
+        try FileManager.default.createDirectory(atPath: store, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: made + "/schema.json", toPath: store + "/schema.json")
+        let leftovers = [store + "/snapshot-1.jsonl.tmp", store + "/snapshot-1.image.tmp"]
+        for l in leftovers { try "half a snapshot".write(toFile: l, atomically: false, encoding: .utf8) }
+        let noted = CLIRunner.run(["verify"], store: store)
+        #expect(noted.code == 1)
+        #expect(leftovers.allSatisfy { noted.err.contains($0) } && noted.err.contains("nothing was committed"), "\(noted.err)")
+        #expect(leftovers.allSatisfy { FileManager.default.fileExists(atPath: $0) }, "verify alone changes nothing")
+        let repaired = CLIRunner.run(["verify", "--repair"], store: store)
+        #expect(repaired.code == 0 && repaired.out.contains("repaired: removed"), "\(repaired.out)\(repaired.err)")
+        #expect(!FileManager.default.fileExists(atPath: store))
+        let after = CLIRunner.run(["verify"], store: store)
+        #expect(after.code == 1 && after.err.contains("no store at") && !after.err.contains(".tmp"))
+    }
 }

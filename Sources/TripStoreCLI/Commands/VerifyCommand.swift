@@ -8,14 +8,14 @@ import Darwin
 /// `tripstore verify [--repair]`: checks every file; cuts a torn tail on request.
 enum VerifyCommand {
     static let spec = CommandSpec(
-        name: "verify", summary: "check every snapshot and journal record; --repair cuts a torn journal tail and removes dangling references",
+        name: "verify", summary: "check every snapshot and journal record; --repair cuts a torn journal tail, removes dangling references and what interrupted writes left",
         usage: "tripstore verify [--repair]",
-        flagOptions: ["repair": "cut a torn last journal line, keeping every complete transaction, and remove references to missing objects (one transaction by author 'repair')"],
+        flagOptions: ["repair": "cut a torn last journal line, keeping every complete transaction; remove references to missing objects (one transaction by author 'repair'); remove the temporary files an interrupted write left and a damaged image or history index (caches, written again)"],
         examples: ["tripstore verify", "tripstore verify --repair"], maxPositionals: 0)
 
     static func run(_ ctx: CommandContext) throws -> Int32 {
         let c = ctx.console
-        guard try Store.exists(in: ctx.storePath) else { throw StoreError.noStore(path: ctx.storePath) }
+        guard try Store.exists(in: ctx.storePath) else { return try noStore(ctx) }
         let store: Store
         do {
             var options = try ctx.options()
@@ -181,6 +181,26 @@ enum VerifyCommand {
         c.line("repaired: removed \(n) dangling reference\(n == 1 ? "" : "s")"
                + (t.map { " as transaction \($0.token) by author 'repair'" } ?? " (their holders were deleted later; the files were rewritten)")
                + "; \(counted(store.objectCount, "object")) intact")
+        return 0
+    }
+
+    /// No store, but perhaps what a first import killed before its commit
+    /// left (its snapshot's temporary files, up to the size of the store):
+    /// named, and removed on request, so nothing lingers unseen.
+    private static func noStore(_ ctx: CommandContext) throws -> Int32 {
+        // A first import that holds the lock is writing them now.
+        let leftovers = Store.isLocked(ctx.storePath) ? [] : Store.leftoverTemporaryFiles(in: ctx.storePath)
+        guard !leftovers.isEmpty else { throw StoreError.noStore(path: ctx.storePath) }
+        let names = leftovers.joined(separator: ", ")
+        guard ctx.args.has("repair") else {
+            ctx.console.err("error: no store at \(ctx.storePath); \(names) left by a first write interrupted before it committed "
+                            + "(nothing was committed): 'tripstore verify --repair' removes \(leftovers.count == 1 ? "it" : "them"), "
+                            + "and importing again does too")
+            return CLIError.exitCode(StoreError.noStore(path: ctx.storePath))
+        }
+        try ctx.openStoreForAWhile(.write).close()  // a writer removes them on open
+        Store.removeIfUnused(ctx.storePath)
+        ctx.console.line("repaired: removed \(names), left by a first write interrupted before it committed; there is no store at \(ctx.storePath): import a file to create one")
         return 0
     }
 }

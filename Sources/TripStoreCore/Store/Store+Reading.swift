@@ -31,10 +31,15 @@ extension Store {
     }
 
     /// Temporary files a write cut short left behind (the next writer removes them).
-    public var leftoverTemporaryFiles: [String] {
-        let all = (try? files.list().temporary) ?? []
+    public var leftoverTemporaryFiles: [String] { Store.leftoverTemporaryFiles(in: files.folder) }
+
+    /// Temporary files a write cut short left in `folder`, a store or not:
+    /// a first import killed before it committed leaves its snapshot's, and
+    /// no store. A writer's open removes them.
+    public static func leftoverTemporaryFiles(in folder: String) -> [String] {
+        let all = (try? StoreFiles(folder: folder).list().temporary) ?? []
         // A compaction running without the lock is writing its own.
-        guard LocklessCompaction.isRunning(in: files.folder) else { return all }
+        guard LocklessCompaction.isRunning(in: folder) else { return all }
         return all.filter { !LocklessCompaction.isItsFile($0) }
     }
 
