@@ -89,6 +89,26 @@ extension Store {
         #expect(!files.contains { $0.hasPrefix("snapshot") || $0.hasPrefix("journal") }, "\(files)")
     }
 
+    /// An input another process writes to while the bulk path reads it, or
+    /// between the bulk path's read and the usual path's (when the bulk path
+    /// declined it), is refused: imported half old and half new, or as a file
+    /// other than the one checked, it would be neither. Exit 1, no store.
+    @Test(arguments: ["input-grows-while-read", "input-grows-after-bulk-read"])
+    func anInputWrittenWhileImportedIsRefused(_ point: String) throws {
+        let store = CLIRunner.runRoot + "grow-store-\(UUID().uuidString)"
+        let input = try file(300, seed: 5)
+        defer { unlink(input) }
+        let p = try CLIRunner.start(["--store", store, "import", input],
+                                    env: ["TRIPSTORE_CRASH_AT": point, "TRIPSTORE_SNAPSHOT_COMMIT_CHANGES": "10"], stderr: true)
+        let err = String(decoding: (p.standardError as? Pipe)?.fileHandleForReading.readDataToEndOfFile() ?? Data(), as: UTF8.self)
+        p.waitUntilExit()
+        #expect(p.terminationReason == .exit && p.terminationStatus == 1)
+        #expect(err == "error: \(input) changed while it was imported (it is not the file first read); nothing was imported: import it again\n",
+                "\(point): \(err)")
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: store)) ?? []
+        #expect(!files.contains { $0.hasPrefix("snapshot") || $0.hasPrefix("journal") }, "\(point): \(files)")
+    }
+
     @Test func twoWritersAtOnceNeitherLosesNorDuplicates() throws {
         let store = CLIRunner.runRoot + "lock-store-\(UUID().uuidString)"
         let a = try file(400, seed: 11), b = try file(400, seed: 12)

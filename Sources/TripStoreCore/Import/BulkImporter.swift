@@ -85,12 +85,19 @@ public struct BulkImporter {
             let input = StreamingFileReader(fd: fd, path: path)
             whole = try EnvelopeWindows.forEach(window: window, guessLines: true, read: { try input.read(into: $0) }, decode)
         }
+        CrashPoint.grow(path, at: "input-grows-while-read")
         identity = FileIdentity.of(fd)
         guard identity == opened else {
             for c in chunks { c.discard() }
             throw ImportError.inputChanged(path: path)
         }
         Trace.mark("bulk: read, split and decode \(envelopes) envelopes")
+        if CrashPoint.armed == "input-grows-after-bulk-read" {
+            // As if the bulk path declined the input, which another process then wrote to.
+            for c in chunks { c.discard() }
+            CrashPoint.grow(path, at: "input-grows-after-bulk-read")
+            return nil
+        }
         // Sorting, linking and writing take about as much again as the input,
         // in arrays read and written all over: past `hugePagesFrom` they
         // outgrow what the TLB covers in 4 KB pages, and 2 MB pages then spare

@@ -80,8 +80,8 @@ enum CLIRunner {
         }
     }
 
-    /// Starts the binary as a child process.
-    static func start(_ args: [String], env: [String: String] = [:], executable: String? = nil) throws -> Process {
+    /// Starts the binary as a child process (`stderr`: into a `Pipe` at `standardError`).
+    static func start(_ args: [String], env: [String: String] = [:], executable: String? = nil, stderr: Bool = false) throws -> Process {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: executable ?? binary)
         p.arguments = executable == nil ? args : Array(args.dropFirst())
@@ -90,7 +90,7 @@ enum CLIRunner {
         for (k, v) in env { e[k] = v }
         p.environment = e
         p.standardOutput = FileHandle.nullDevice
-        p.standardError = FileHandle.nullDevice
+        p.standardError = stderr ? Pipe() : FileHandle.nullDevice
         try p.run()
         return p
     }
