@@ -179,4 +179,28 @@ import TripStoreModels
         let after = CLIRunner.run(["verify"], store: store)
         #expect(after.code == 1 && after.err.contains("no store at") && !after.err.contains(".tmp"))
     }
+
+    /// Only the temporary files a write of the store makes are a writer's
+    /// or `verify --repair`'s to remove: a user's own `.tmp` in the folder
+    /// (or in a folder wrongly given as the store) stays, and so does a
+    /// folder named like a leftover, which no write makes.
+    @Test func aUsersTemporaryFilesAreNeverRemoved() throws {
+        let folder = CLIRunner.scratch()
+        let notAStore = folder + "/documents", store = folder + "/store"
+        try FileManager.default.createDirectory(atPath: notAStore, withIntermediateDirectories: true)
+        try "precious".write(toFile: notAStore + "/report.tmp", atomically: false, encoding: .utf8)
+        for args in [["verify"], ["verify", "--repair"]] {
+            let r = CLIRunner.run(args, store: notAStore)
+            #expect(r.code == 1 && r.err.contains("no store at") && !r.err.contains("report.tmp"), "\(args): \(r.err)")
+        }
+        #expect(FileManager.default.fileExists(atPath: notAStore + "/report.tmp"))
+        #expect(CLIRunner.run(["import", CLIRunner.projectRoot + "/SampleData/trips.json"], store: store).code == 0)
+        try "mine".write(toFile: store + "/notes.tmp", atomically: false, encoding: .utf8)
+        try FileManager.default.createDirectory(atPath: store + "/snapshot-9.jsonl.tmp", withIntermediateDirectories: true)
+        let verified = CLIRunner.run(["verify", "--repair"], store: store)
+        #expect(verified.code == 0 && !verified.out.contains("removed"), "\(verified.out)")
+        #expect(CLIRunner.run(["update", "rome-summit", "--set", "expenseCode=EX-TMP"], store: store).code == 0)
+        #expect(FileManager.default.fileExists(atPath: store + "/notes.tmp"))
+        #expect(FileManager.default.fileExists(atPath: store + "/snapshot-9.jsonl.tmp"))
+    }
 }

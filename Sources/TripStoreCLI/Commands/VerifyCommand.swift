@@ -188,8 +188,12 @@ enum VerifyCommand {
     /// left (its snapshot's temporary files, up to the size of the store):
     /// named, and removed on request, so nothing lingers unseen.
     private static func noStore(_ ctx: CommandContext) throws -> Int32 {
-        // A first import that holds the lock is writing them now.
-        let leftovers = Store.isLocked(ctx.storePath) ? [] : Store.leftoverTemporaryFiles(in: ctx.storePath)
+        if Store.isLocked(ctx.storePath) && !Store.leftoverTemporaryFiles(in: ctx.storePath).isEmpty {
+            // A first import holds the lock and is writing them now.
+            ctx.console.err("error: no store at \(ctx.storePath) yet: a first import is writing it (it holds the lock); verify once it has finished")
+            return CLIError.exitCode(StoreError.noStore(path: ctx.storePath))
+        }
+        let leftovers = Store.leftoverTemporaryFiles(in: ctx.storePath)
         guard !leftovers.isEmpty else { throw StoreError.noStore(path: ctx.storePath) }
         let names = leftovers.joined(separator: ", ")
         guard ctx.args.has("repair") else {

@@ -68,8 +68,9 @@ package struct StoreFiles: Sendable {
         var journals: [Int64] = []
         var temps: [String] = []
         for name in try FileIO.listDirectory(folder) {
-            if name.hasSuffix(".tmp") {
-                temps.append(folder + "/" + name)
+            if StoreFiles.isOwnTemporary(name) {
+                // Not a folder: a write makes files, and a folder by that name is not what it left.
+                if !FileIO.isDirectory(folder + "/" + name) { temps.append(folder + "/" + name) }
             } else if let t = StoreFiles.token(name, prefix: "snapshot-") {
                 snaps.append(t)
             } else if let t = StoreFiles.token(name, prefix: "journal-") {
@@ -77,6 +78,16 @@ package struct StoreFiles: Sendable {
             }
         }
         return (snaps.sorted(), journals.sorted(), temps)
+    }
+
+    /// Whether `name` is a temporary file a write of this store makes (a
+    /// snapshot's, its image's or history index's, a journal's copy, the
+    /// schema record's): only those are a writer's to remove, never another
+    /// `.tmp` a user keeps in the folder.
+    static func isOwnTemporary(_ name: String) -> Bool {
+        guard name.hasSuffix(".tmp") else { return false }
+        return name.hasPrefix("snapshot-") || name.hasPrefix("journal-")
+            || name.hasPrefix(SchemaRecordFormat.fileName + ".") || name.hasPrefix(SchemaRecordFormat.pendingFileName + ".")
     }
 
     static func token(_ name: String, prefix: String) -> Int64? {
