@@ -43,4 +43,21 @@ import TripStoreModels
         #expect(CLIRunner.run(["query", "--sql", "--sort", "frequentFlyerCodes"], store: store).code == 1)
         #expect(CLIRunner.run(["schema", "--format", "sql", "--sql-schema", "x\nDROP"], store: store).code == 1)
     }
+
+    /// A redaction after a migration: the migration's copy of every object
+    /// is rebuilt from history, which the redaction then emptied of the
+    /// object's values. A database built afterwards from the whole feed
+    /// still holds the object as the store does.
+    @Test func aRedactionAfterAMigrationLeavesTheObjectAsItIs() throws {
+        guard Postgres.available() else { return }
+        let db = Postgres.database()
+        let store = CLIMigrateTests.sampleStore()
+        #expect(CLIRunner.run(["migrate", "--schema", try CLIMigrateTests.version2()], store: store).code == 0)
+        #expect(CLIRunner.run(["history", "redact", "--id", "rome-summit"], store: store).code == 0)
+        let feed = PostgresFeedTests()
+        #expect(feed.pipe(["schema", "--format", "sql"], store: store, into: db).status == 0)
+        let r = feed.pipe(["history", "--format", "sql", "--since", "0"], store: store, into: db)
+        #expect(r.status == 0, "\(r.err)")
+        try feed.sameObjects(db, store, "a redaction after a migration")
+    }
 }

@@ -205,6 +205,19 @@ public struct SQLWriter {
         write(Array("\\.\n".utf8))
     }
 
+    /// The row of a live object as it is now, for a transaction whose
+    /// history lost its values to a redaction: later changes follow in their
+    /// own transactions, so the database ends as the store is. Nil for an
+    /// object gone now (its delete follows).
+    private func currentRow(_ id: String, token: Int64) -> String? {
+        guard let row = store.table.row(for: id), let o = store.table.object(at: row) else { return nil }
+        let e = store.schema.entities[o.entity]
+        var w = JSONWriter()
+        EnvelopeEncoder.writeData(o, entity: e, schema: store.schema, lookup: store.table, to: &w)
+        return "(\(SQLText.literal(id)), \(SQLText.literal(e.name)), \(SQLText.textArray(SQLSchema.types(of: e, in: store.schema))), "
+            + "\(SQLText.literal(w.string))::jsonb, \(token))"
+    }
+
     /// Upserts for inserts, merges for updates, deletes: in that order, as the transaction's changes are.
     private func objectStatements(_ t: HistoryTransaction, envelopes: [String: JSONValue], schema then: Schema, sql: SQLSchema) -> String {
         var s = ""
@@ -224,15 +237,8 @@ public struct SQLWriter {
                             + "\(SQLText.jsonb(data)), \(t.token))")
                 if rows.count >= SQLWriter.sqlRowsPerInsert { flushInserts() }
             case .update where c.redacted:
-                // Its values were redacted from history: the object as it is
-                // now (later changes follow in their own transactions, so the
-                // database ends as the store is). Gone now: its delete follows.
-                guard let row = store.table.row(for: c.id), let o = store.table.object(at: row) else { continue }
-                let e = store.schema.entities[o.entity]
-                var w = JSONWriter()
-                EnvelopeEncoder.writeData(o, entity: e, schema: store.schema, lookup: store.table, to: &w)
-                rows.append("(\(SQLText.literal(c.id)), \(SQLText.literal(e.name)), \(SQLText.textArray(SQLSchema.types(of: e, in: store.schema))), "
-                            + "\(SQLText.literal(w.string))::jsonb, \(t.token))")
+                // Its values were redacted from history: the object as it is now.
+                if let row = currentRow(c.id, token: t.token) { rows.append(row) }
             case .update:
                 flushInserts()
                 let values = JSONValue.object(c.values.map { JSONMember($0.name, $0.new) })
@@ -242,6 +248,12 @@ public struct SQLWriter {
             case .redact, .migrate:
                 break
             }
+        }
+        // A redacted object as it is now: rows written before from its
+        // history (a migration's copy of every object, rebuilt from history)
+        // hold nils where its values were.
+        for c in t.changes where c.kind == .redact {
+            if let row = currentRow(c.id, token: t.token) { rows.append(row) }
         }
         flushInserts()
         for k in stride(from: 0, to: deletes.count, by: SQLWriter.sqlRowsPerInsert) {
