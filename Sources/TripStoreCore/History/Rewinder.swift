@@ -89,7 +89,12 @@ struct Rewinder {
                 }
                 r.states[c.id] = .present(type: type, base: base, data: data)
             case .redact:
-                break
+                // Before its redaction an object shows its preserved values
+                // only: what history no longer holds is unknown, not its value now.
+                guard let state = r.states[c.id] ?? currentState(c.id), case .present(let type, _, _) = state else { continue }
+                let kept = Redactor(store).keptPart(of: Change(kind: .delete, type: type, id: c.id, deletedValues: fullData(state)),
+                                                    in: r.schema ?? store.schema).deletedValues ?? []
+                r.states[c.id] = .present(type: type, base: nil, data: kept)
             case .migrate:
                 guard let m = c.migration else { continue }
                 try undoMigration(m, token: t.token, in: &r)

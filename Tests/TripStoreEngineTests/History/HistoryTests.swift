@@ -245,5 +245,23 @@ import TripStoreModels
         #expect(throws: StoreError.self) { try store.commit(stale, author: "late") }
         #expect(store.object(id: "rome-summit")?.values[slot] == .string("Oslo"))
     }
-}
 
+    /// The insert envelope history shows for a redacted object (`history
+    /// --id`, `get --history`, the feed) is its state right after the insert
+    /// as time travel rebuilds it: preserved values only, not the values the
+    /// object holds now, which it did not hold then.
+    @Test func aRedactedObjectsInsertEnvelopeShowsWhatTimeTravelShows() throws {
+        let store = try sampleStore()
+        let trip = store.schema.entity(named: "Trip")!
+        let row = try #require(store.table.row(for: "rome-summit"))
+        let slot = trip.property(named: "destination")!.slot
+        let inserted = try #require(store.history.first { $0.changes.contains { $0.kind == .insert && $0.id == "rome-summit" } }?.token)
+        try commit(store) { tx in tx.setAttribute(row, slot: slot, to: .string("Oslo")) }
+        try Redactor(store).redact(ids: ["rome-summit"], author: "dpo")
+        let envelope = try #require(try store.insertEnvelopes(after: inserted - 1, wanted: [inserted], only: "rome-summit")[inserted]?["rome-summit"])
+        let then = try store.past(at: .token(inserted))
+        let past = try #require(then.object(id: "rome-summit"))
+        #expect(envelope["data"]?["destination"] == .null || envelope["data"]?["destination"] == nil, "\(envelope)")
+        #expect(past.values[slot] == .null)
+    }
+}
