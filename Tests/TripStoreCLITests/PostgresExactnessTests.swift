@@ -60,4 +60,20 @@ import TripStoreModels
         #expect(r.status == 0, "\(r.err)")
         try feed.sameObjects(db, store, "a redaction after a migration")
     }
+
+    /// `export --format sql` seeds an empty database by itself, as its help
+    /// says (the tables made first), and a feed then follows from its token.
+    @Test func anExportSeedsAnEmptyDatabaseByItself() throws {
+        guard Postgres.available() else { return }
+        let db = Postgres.database()
+        let store = CLIMigrateTests.sampleStore()
+        let feed = PostgresFeedTests()
+        let r = feed.pipe(["export", "--format", "sql"], store: store, into: db)
+        #expect(r.status == 0, "\(r.err)")
+        try feed.sameObjects(db, store, "seeded by an export alone")
+        #expect(CLIRunner.run(["update", "rome-summit", "--set", "perDiemRate=150"], store: store).code == 0)
+        let token = Postgres.value(db, "select token from tripstore.cursor")
+        #expect(feed.pipe(["history", "--format", "sql", "--since", token], store: store, into: db).status == 0)
+        try feed.sameObjects(db, store, "seeded, then followed")
+    }
 }

@@ -131,6 +131,9 @@ public struct SQLWriter {
     public func writeExport(in sql: SQLSchema, to write: ([UInt8]) -> Void) throws {
         let retained = try store.checkedHistory()
         func out(_ s: String) { write(Array(s.utf8)) }
+        // The tables first (the DDL changes nothing where they are), so that
+        // an empty database takes the export as it is.
+        out(try ddl(in: sql))
         out("BEGIN;\n" + sql.expect(0, store.lastToken))
         writeSQLObjects(in: sql, token: store.lastToken, to: write)
         out("COPY \(sql.history) (token, \"timestamp\", author, changes) FROM STDIN;\n")
