@@ -33,6 +33,10 @@ import TripStoreModels
             try context.save(author: who)
         }
         let seen = try await feed.value
+        // Each commit's time as a `Date`, the instant its `timestamp` counts.
+        let saved = try #require(context.history(since: 1).last)
+        #expect(saved.date == Date(timeIntervalSinceReferenceDate: saved.timestamp))
+        #expect(abs(saved.date.timeIntervalSinceNow) < 600)
         #expect(seen.map(\.0) == [2, 3, 4])
         #expect(seen.map(\.1) == ["ann", "bob", "cy"])
         // From the beginning, the setup's insert comes first.
