@@ -20,7 +20,7 @@ struct Options {
     var cli: String?
     var coldProcesses = true
     var historyTransactions = 10_000
-    /// Changes of a trip's destination before SPEC §13's aged audit reads (0: one bulk update).
+    /// Changes of a trip's destination before the aged audit reads of docs/benchmarks.md (0: one bulk update).
     var historyChanges = 0
     var postgres = false
     /// Measure single durable commits on this store and nothing else (the
@@ -36,14 +36,14 @@ func usage() -> Never {
       --budget SECONDS  time per query figure (default 2)
       --cli PATH        the tripstore binary for the cold-process figures (default: next to this one)
       --compare-sqlite  also run the repository's SQLite peer, scripts/peer_sqlite.py (python3 and the
-                        sqlite3 CLI), on the same file and print ratios and SPEC §8 and §13 goals side by side
+                        sqlite3 CLI), on the same file and print ratios and the goals of docs/benchmarks.md side by side
       --no-cli          skip the cold-process figures (each loads the whole store)
       --postgres        also stream the data into the PostgreSQL server PGHOST/PGPORT/PGUSER name
                         (against its own COPY of the same rows) and time a follower's lag
       --history-transactions K
                         random transactions for the --as-of and standby figures (default 10000)
       --history-changes K
-                        before SPEC §13's aged audit reads, update every trip's destination in about
+                        before the aged audit reads of docs/benchmarks.md, update every trip's destination in about
                         K / trips rounds (default 0: the one bulk update); the product's aged store is
                         --trips 100000 --history-changes 2000000 (20 rounds, then the "Q1…" delete)
       --commits-in STORE
@@ -433,7 +433,7 @@ if options.coldProcesses && FileManager.default.isExecutableFile(atPath: cli) {
         ("e", ["get", middleID]),
     ]
     for (name, arguments) in cold {
-        // Cold as SPEC §9 measures it: the store's files in the page cache
+        // Cold as docs/benchmarks.md measures it: the store's files in the page cache
         // (one run first), then the median of five fresh processes.
         var times: [Double] = []
         var output = runCLI(arguments).1
@@ -490,7 +490,7 @@ emit("resident_bytes_in_bench", residentBytes(), "bytes")
 store.close()
 
 // The library opens in place: the image mapped, each piece checked when
-// a read first touches it (SPEC §8: open ≤ 20 ms at any size).
+// a read first touches it (the goal: open ≤ 20 ms at any size).
 do {
     let opens = try (0..<5).map { _ -> Double in
         let start = now()
@@ -508,10 +508,10 @@ do {
 do {
     let container = try ModelContainer(folder: storePath, models: TripSchema.models)
     // The name of a trip in the middle (slot 0 of Trip is its name).
-    let tripRows = try container.store.run(Query("is Trip")).rows
-    var middleName = ""
-    if !tripRows.isEmpty, case .string(let s) = container.store.table.value(at: tripRows[tripRows.count / 2], slot: 0) {
-        middleName = s
+    let middleName: String = try container.withStore { store in
+        let tripRows = try store.run(Query("is Trip")).rows
+        guard !tripRows.isEmpty, case .string(let s) = store.table.value(at: tripRows[tripRows.count / 2], slot: 0) else { return "" }
+        return s
     }
     var registered = 0
     let fetchTimes = try timeRuns {
@@ -536,7 +536,7 @@ do {
         }
         emit("library_save_one_after_\(fetched)_ms", percentile(saveTimes, 50) * 1000, "ms")
     }
-    container.store.close()
+    container.close()
 }
 
 // Single durable commits: one small update per transaction, fsync each, in
@@ -565,13 +565,13 @@ if options.coldProcesses && FileManager.default.isExecutableFile(atPath: cli) {
     mismatches += h.mismatches
 }
 
-// The feed into PostgreSQL (SPEC §11), on a server the environment names.
+// The feed into PostgreSQL (docs/postgres.md), on a server the environment names.
 if options.postgres && FileManager.default.isExecutableFile(atPath: cli) {
     var p = PostgresFigures(data: dataPath, work: options.work, cli: cli, emit: { emit($0, $1, $2) })
     try p.run()
 }
 
-// Migration (SPEC §10): one rename, one added attribute with a default and
+// Migration (docs/cli.md, migrate): one rename, one added attribute with a default and
 // one removed attribute, beside a `compact` of the same store, each a fresh
 // process. Last, because it changes the store.
 if options.coldProcesses && FileManager.default.isExecutableFile(atPath: cli) {
@@ -601,7 +601,7 @@ if options.coldProcesses && FileManager.default.isExecutableFile(atPath: cli) {
     emit("migrate_vs_compact", migrate.0 / compact, "x")
 }
 
-// SPEC §13's bulk update and delete and the audit read before and after
+// The bulk update and delete and the audit read before and after
 // them, on a store of their own made by `tripstore import`.
 if options.coldProcesses && FileManager.default.isExecutableFile(atPath: cli) {
     let historyStore = options.work + "/history-store"
@@ -636,7 +636,7 @@ if options.compareSQLite {
         let ratio = higherIsBetter ? ours / theirs : theirs / ours
         print("peer=ratio n=\(n) figure=\(mine) value=\(String(format: "%.3g", ratio)) unit=x_better_than_sqlite")
     }
-    // The import's figures beside SQLite's from this run, with their goals (SPEC §8).
+    // The import's figures beside SQLite's from this run, with their goals (docs/benchmarks.md).
     func side(_ figure: String, _ ours: Double?, _ theirs: Double?, goal: String) {
         func text(_ v: Double?) -> String { v.map { String(format: "%.3g", $0) } ?? "-" }
         print("peer=side n=\(n) figure=\(figure) tripstore=\(text(ours)) sqlite=\(text(theirs)) goal=\(goal)")
@@ -655,7 +655,7 @@ if options.compareSQLite {
     side("cli_write_one_ms", figures["cli_write_one_ms"], nil, goal: "<=10")
     side("cli_write_run_mean_ms", figures["cli_write_run_mean_ms"], nil, goal: "<=10")
     side("commits_per_s", figures["commits_per_s"], sqlite["commit_full_per_s"], goal: ">=sqlite")
-    // SPEC §13 (its goals are at 1,000,000 and 100,000 trips after 2,000,000
+    // The growth goals (at are at 1,000,000 and 100,000 trips after 2,000,000
     // changes; here on this run's store). A "-" is a figure this benchmark
     // does not measure on tripstore yet.
     side("cli_write_stream_mean_ms", figures["cli_write_run_mean_ms"], sqlite["cli_write_stream_mean_ms"], goal: "<=sqlite")

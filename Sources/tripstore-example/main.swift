@@ -132,32 +132,27 @@ func run() throws {
     try context.save(author: "example")
     for t in context.history(types: [Vehicle.self], kinds: [.delete]) {
         for c in t.changes {
-            print("deleted \(c.type) \(c.id) at token \(t.token) by \(t.author); name was \(c.preservedValue("name").map(text) ?? "nil")")
+            print("deleted \(c.type) \(c.id) at token \(t.token) by \(t.author); name was \(c.preservedValue("name") ?? .null)")
         }
     }
 
     // The next version of the app: opening the store with its models
     // migrates it in one transaction, keeping every object and its history.
-    context.container.store.close()
+    context.container.close()
     let v2 = try ModelSchema([Vehicle.self, Car.self, ElectricCar.self, BicycleV2.self, Owner.self], version: "2.0.0")
     let plan = MigrationPlan([.lightweight(from: models, to: v2)])
     let upgraded = ModelContext(try ModelContainer(folder: folder, models: v2, migrationPlan: plan))
     let bikes = try upgraded.fetch(FetchDescriptor<BicycleV2>())
     print("version 2.0.0:", bikes.map { "\($0.name) has \($0.gearCount) gears and is \($0.colour)" })
-    if let t = upgraded.container.store.history.last, let m = t.changes.first?.migration {
+    if let t = upgraded.history().last, let m = t.changes.first?.migration {
         print("migrated at token \(t.token):", m.steps.joined(separator: "; "))
     }
     // Before the migration, the store answers as version 1.0.0 did.
-    let before = try upgraded.container.store.past(at: .token(upgraded.container.store.lastToken - 1))
-    print("before it, the schema was version \(before.schema.version ?? "?") with \(before.objectCount) objects")
-}
-
-/// A tombstone value as text.
-func text(_ v: JSONValue) -> String {
-    if case .string(let s) = v { return s }
-    var w = JSONWriter()
-    w.value(v)
-    return w.string
+    let before = try upgraded.container.withStore { store in
+        let past = try store.past(at: .token(store.lastToken - 1))
+        return (version: past.schema.version ?? "?", objects: past.objectCount)
+    }
+    print("before it, the schema was version \(before.version) with \(before.objects) objects")
 }
 
 do {

@@ -67,6 +67,11 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     /// An object that belongs to another context was given to `insert` or
     /// `delete` (`action`); nothing was saved.
     case modelOfAnotherContext(type: String, id: String, action: String)
+    /// An object read from the past (`fetch(_:asOf:)`, a context on
+    /// `container.asOf`) was changed (`action`) and a save was asked for:
+    /// the past is read-only. Nothing was saved; the pending changes stay
+    /// until `rollback()`.
+    case pastModel(type: String, id: String, token: Int64, action: String)
     /// A system call failed (permission denied, disk full, a failed write).
     case io(IOError)
     /// Later commits changed what the transaction changes (see `Store.commit`); nothing was written.
@@ -136,6 +141,9 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
                 + (oldest.map { "the oldest retained transaction is token \($0)" } ?? "no transaction is retained; the last token is \(last)")
         case .salvageNotEnabled:
             return "dangling references are removed only by a store opened for writing with salvageDanglingReferences"
+        case .pastModel(let type, let id, let token, let action):
+            return "\(type) '\(id)' was \(action), but it was read as the store was at token \(token), which is read-only; "
+                + "nothing was saved (rollback() drops the change; fetch the object without asOf to change it)"
         case .undeclaredProperty(let m, let kp, let use): return "\(use): \(kp) is not a declared property of \(m)"
         case .unsortable(let kp): return "cannot sort by \(kp)"
         case .modelOfAnotherContext(let t, let id, let action):

@@ -28,10 +28,38 @@ extension ModelContainer {
 
 extension ModelContext {
     /// Fetches as the store was right after `token` (time travel). The
-    /// objects belong to a read-only context of their own: their
-    /// relationships load from the same past, and saving them throws.
+    /// objects belong to a read-only context of their own, and their
+    /// relationships load from the same past. They are read-only: once one
+    /// is changed, this context's `save()` throws `StoreError.pastModel`
+    /// naming it (nothing is saved, the change stays), and `rollback()`
+    /// drops the change.
     public func fetch<T: PersistentModel>(_ descriptor: FetchDescriptor<T>, asOf token: Int64) throws -> [T] {
-        try ModelContext(container.asOf(token)).fetch(descriptor)
+        let past = ModelContext(try container.asOf(token))
+        let objects = try past.fetch(descriptor)
+        container.lock.lock()
+        defer { container.lock.unlock() }
+        pastContexts = pastContexts.filter { $0.context != nil } + [PastContext(context: past)]
+        return objects
+    }
+
+    /// The first change made to an object of the past that a save of this
+    /// context would be asked to write (here, or in a context `fetch(_:asOf:)` made).
+    func changeToThePast() -> StoreError? {
+        if case .past(let token) = store.state, let (m, action) = firstPendingChange() {
+            return .pastModel(type: "\(type(of: m))", id: m.persistentModelID, token: token, action: action)
+        }
+        for past in pastContexts {
+            if let error = past.context?.changeToThePast() { return error }
+        }
+        return nil
+    }
+
+    /// The first object with a pending change, and what the change is.
+    private func firstPendingChange() -> (PersistentModel, String)? {
+        if let m = inserted.first { return (m, "inserted") }
+        if let m = deleted.first { return (m, "deleted") }
+        if let m = changed.values.first(where: { differs($0) }) { return (m, "changed") }
+        return nil
     }
 }
 

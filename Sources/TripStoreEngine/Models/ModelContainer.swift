@@ -3,10 +3,13 @@ import TripStoreFormat
 import TripStoreJSON
 import Foundation
 // Sendable: `models` is immutable, and the store is only used under `lock`
-// (every context operation takes it), so contexts in different isolation
-// domains can share one container.
+// (every context operation and `withStore` take it, and no public member
+// hands the store out), so contexts in different isolation domains can
+// share one container.
 /// A store opened for model classes: the folder and the model schema.
-/// `Sendable`: contexts on any actor share it, taking turns with the store.
+/// `Sendable`: contexts on any actor or thread share it, taking turns with
+/// the store under the container's lock (see "Threads and actors" in
+/// `docs/library.md`).
 ///
 /// ```swift
 /// let container = try ModelContainer(folder: "trips", models: ModelSchema([Trip.self, BusinessTrip.self]))
@@ -15,19 +18,34 @@ import Foundation
 public final class ModelContainer: @unchecked Sendable {
     /// The model classes.
     public let models: ModelSchema
-    /// The open store (writing; it holds the lock while the container lives).
-    /// Use it directly only where no context on another actor runs, or inside `withStore`.
-    public let store: Store
+    /// The open store (writing; it holds the writer's lock while the
+    /// container lives). A `Store` belongs to one thread at a time, so the
+    /// container never hands it out: a program reaches it inside `withStore`.
+    package let store: Store
     /// Serialises the contexts' use of the store (shared by every container on it).
     let lock: NSRecursiveLock
     /// The open store this container shares with other containers on the same folder in this process.
     private let shared: SharedStore
 
-    /// Runs `body` with the store while no context uses it.
+    /// Runs `body` with the store while no context uses it: the one way to
+    /// the `Store` API (queries by text, the bulk importer, the feed) from a
+    /// container that contexts on other threads share. Keep the store inside
+    /// `body`: used after it returns, it races with those contexts.
     public func withStore<R>(_ body: (Store) throws -> R) rethrows -> R {
         lock.lock()
         defer { lock.unlock() }
         return try body(store)
+    }
+
+    /// Closes the store: a snapshot being written in the background is put
+    /// in place, and the writer's lock is released, so another process (or
+    /// a new container) may write. Contexts on this container then throw
+    /// `StoreError.closed` at their next fetch or save. Closing twice does
+    /// nothing; a container that goes out of use closes by itself.
+    public func close() {
+        lock.lock()
+        defer { lock.unlock() }
+        if store.state != .closed { store.close() }
     }
 
     /// Opens (or creates) the store in `folder` for these models. A store of
@@ -68,7 +86,7 @@ public final class ModelContainer: @unchecked Sendable {
 /// outlive its last use; a new container on the same folder then shares its
 /// store instead of finding it locked by its own process.
 final class SharedStore: @unchecked Sendable {
-    let store: Store
+    package let store: Store
     let lock = NSRecursiveLock()
     private let closing: Bool
 

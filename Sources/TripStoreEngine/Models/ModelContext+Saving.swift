@@ -16,8 +16,10 @@ extension ModelContext {
     ///   changed by another save after this context read it, or an object it
     ///   changes, deletes or links to was deleted since. Nothing is written and
     ///   the pending changes stay: call `refresh` to take in what others saved
-    ///   (pending changes are kept), then `save` again. Also `StoreError.denied`
-    ///   for a deny rule, and file-system errors.
+    ///   (pending changes are kept), then `save` again. `StoreError.pastModel`
+    ///   when an object read from the past (`fetch(_:asOf:)`) was changed:
+    ///   nothing is written, and `rollback()` drops the change. Also
+    ///   `StoreError.denied` for a deny rule, and file-system errors.
     @discardableResult
     public func save(author: String = ProcessInfo.processInfo.environment["USER"] ?? "unknown") throws -> HistoryTransaction? {
         container.lock.lock()
@@ -25,6 +27,7 @@ extension ModelContext {
         if let m = misused.first {
             throw StoreError.modelOfAnotherContext(type: m.type, id: m.id, action: m.what)
         }
+        if let error = changeToThePast() { throw error }
         let staged = try stagePendingChanges(forSave: true)
         // What to read back afterwards: what the transaction touched, and the
         // changed objects (an edit the save did not write, such as an inverse
@@ -228,6 +231,7 @@ extension ModelContext {
         }
         changed.removeAll()
         writtenSlots.removeAll()
+        for past in pastContexts { past.context?.rollback() }
     }
 
     /// Takes in what other contexts and saves changed since this context read

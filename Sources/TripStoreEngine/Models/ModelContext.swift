@@ -55,6 +55,13 @@ public final class ModelContext {
     /// Objects of another context given to `insert` or `delete`: the next
     /// `save()` refuses, naming the first (Core Data raises on such a call).
     var misused: [(type: String, id: String, what: String)] = []
+    /// The read-only contexts `fetch(_:asOf:)` made, while their objects
+    /// live: a save refuses while one of them holds a change, and a
+    /// rollback drops it.
+    var pastContexts: [PastContext] = []
+    struct PastContext {
+        weak var context: ModelContext?
+    }
 
     /// A context with nothing pending; it belongs to the isolation domain that uses it.
     public init(_ container: ModelContainer) {

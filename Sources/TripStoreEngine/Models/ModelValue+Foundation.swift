@@ -62,7 +62,7 @@ struct CodableAttribute<V: Codable> {
     static func stored(_ v: V) -> Value {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        // The store's own date text (SPEC §2): every digit a `Date` needs to
+        // The store's own date text (docs/format.md): every digit a `Date` needs to
         // read back equal, where `.iso8601` would drop the fraction.
         encoder.dateEncodingStrategy = .custom { date, encoder in
             var c = encoder.singleValueContainer()

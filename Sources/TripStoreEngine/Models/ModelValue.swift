@@ -121,9 +121,15 @@ extension Array: ModelValue where Element: ModelValue {
 /// A Swift enum stored by its raw value: conform and the rest is provided.
 ///
 /// ```swift
-/// enum Reason: String, CaseIterable, ModelEnum { case family, vacation }
+/// enum Reason: String, ModelEnum { case family, vacation }
 /// ```
-public protocol ModelEnum: ModelValue, RawRepresentable, CaseIterable where RawValue == String {}
+///
+/// It is `Codable` and `Sendable` (Swift provides both for such an enum),
+/// which `#Predicate` asks of a value it compares: `$0.reason == wanted`
+/// works as declared. As in SwiftData, the predicate compares with a value
+/// captured from outside it (`let wanted = Reason.family`), not with a
+/// case named inside it.
+public protocol ModelEnum: ModelValue, RawRepresentable, CaseIterable, Codable, Sendable where RawValue == String {}
 
 extension ModelEnum {
     /// The stored type.

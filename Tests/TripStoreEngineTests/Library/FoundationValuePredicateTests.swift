@@ -41,4 +41,33 @@ import TripStoreCore
         #expect(try context.fetch(cheap).count == 4)
         #expect(try context.explain(cheap).evaluatedCandidates)
     }
+
+    // An enum declared as the docs show it (`String, ModelEnum`, nothing
+    // more) compares in `#Predicate`, through the index.
+    @Test func aModelEnumComparesInAPredicateAsDeclared() throws {
+        let context = ModelContext(try ModelContainer(folder: TestFolders.make("enum-predicates"), models: try ModelSchema([GenreShelf.self])))
+        for (k, g) in [GenreShelf.Genre.science, .fiction, .science].enumerated() {
+            let s = GenreShelf()
+            s.name = "shelf \(k)"
+            s.genre = g
+            context.insert(s)
+        }
+        try context.save(author: "t")
+        let science = GenreShelf.Genre.science
+        let wanted = FetchDescriptor<GenreShelf>(predicate: #Predicate { $0.genre == science }, sortBy: [SortDescriptor(\GenreShelf.name)])
+        #expect(try context.fetch(wanted).map(\.name) == ["shelf 0", "shelf 2"])
+        #expect(try !context.explain(wanted).evaluatedCandidates)
+        // `explain` reads as its plan wherever text is wanted.
+        let explained = "plan: \(try context.explain(wanted))"
+        #expect(explained.contains("genre"), "\(explained)")
+    }
+}
+
+final class GenreShelf: PersistentModel {
+    enum Genre: String, ModelEnum { case science, fiction }
+    @Attribute var name = ""
+    @Attribute var genre = Genre.fiction
+    override class var properties: [ModelProperty] {
+        [.attribute("name", \GenreShelf.name), .attribute("genre", \GenreShelf.genre, options: [.indexed])]
+    }
 }

@@ -65,4 +65,70 @@ import TripStoreModels
         #expect(throws: StoreError.self) { try past.modelContext?.save(author: "x") }
         #expect(throws: StoreError.self) { try context.fetch(FetchDescriptor<Trip>(), asOf: 9) }
     }
+
+    // SwiftData's habit: change what a fetch returned, then save the
+    // context that fetched it. An object of the past is not saved, and the
+    // save says so rather than doing nothing.
+    @Test func aChangedObjectOfThePastMakesTheSaveThrowUntilRolledBack() throws {
+        let container = try container()
+        let context = ModelContext(container)
+        let now = try #require(try context.fetch(FetchDescriptor<Trip>()).first)
+        now.destination = "Milan"
+        try context.save(author: "ann")
+        let past = try #require(try context.fetch(FetchDescriptor<Trip>(), asOf: 1).first)
+        past.destination = "Paris"
+        now.name = "Kept"
+        do {
+            try context.save(author: "bob")
+            Issue.record("a save with a changed object of the past succeeded")
+        } catch StoreError.pastModel(let type, let id, let token, let action) {
+            #expect(type == "Trip" && id == "t1" && token == 1 && action == "changed")
+        }
+        #expect(past.destination == "Paris" && context.hasChanges)  // the pending changes stay
+        #expect(container.withStore { $0.lastToken } == 2)  // nothing was written
+        context.rollback()
+        #expect(past.destination == "Rome, Italy" && now.name != "Kept")
+        now.name = "Saved"
+        #expect(try context.save(author: "bob")?.token == 3)
+        // A context on the past names the object too.
+        let then = ModelContext(try container.asOf(1))
+        let old = try #require(try then.fetch(FetchDescriptor<Trip>()).first)
+        then.delete(old)
+        let error = #expect(throws: StoreError.self) { try then.save() }
+        #expect("\(error.map { "\($0)" } ?? "")".hasPrefix("Trip 't1' was deleted, but it was read as the store was at token 1"))
+    }
+
+    @Test func historyPrintsAsTheAuditViewReadsIt() throws {
+        let container = try container()
+        let context = ModelContext(container)
+        let trip = try #require(try context.fetch(FetchDescriptor<Trip>()).first)
+        trip.destination = "Milan"
+        try context.save(author: "ann")
+        context.delete(trip)
+        try context.save(author: "bob")
+        let history = context.history(since: 1)
+        let update = try #require(history.first), delete = try #require(history.last)
+        #expect("\(update)" == "#2 \(ISODate.format(update.timestamp)) ann\n  update Trip t1: destination: \"Rome, Italy\" → \"Milan\"")
+        let deleted = try #require(delete.changes.first { $0.kind == .delete && $0.type == "Trip" })
+        #expect("\(deleted)".hasPrefix("delete Trip t1 {\"name\":"))
+        // A tombstone value by key prints as the value, as a `String` would.
+        let name = try #require(deleted.preservedValue("name"))
+        #expect("\(name)" == trip.name && name.stringValue == trip.name)
+        #expect(String(describing: deleted.preservedValue("name")) == "Optional(\"\(trip.name)\")")
+        #expect("\(JSONValue.array([.int(1), .null, .bool(true)]))" == "[1,null,true]")
+    }
+
+    @Test func aClosedContainerReleasesTheStore() throws {
+        let folder = TestFolders.make("close-container")
+        let container = try ContextWriteTests().tripContainer(folder)
+        container.close()
+        container.close()  // twice is nothing
+        let late = ModelContext(container)
+        late.insert(Trip(name: "Late", destination: "Oslo", startDate: .now, endDate: .now))
+        #expect(throws: StoreError.self) { try late.save(author: "x") }
+        // The lock is free: another writer opens the folder.
+        let other = try Store.open(folder, schema: TripSchema.models.schema, access: .write)
+        #expect(other.objectCount > 0)
+        other.close()
+    }
 }
