@@ -22,7 +22,7 @@ Each figure is one line on standard output,
 (`peer=sqlite-childtable` with `--children table`); progress and each
 query's plan go to standard error.
 
-The database, as SPEC §13 describes SQLite's side:
+The database, as docs/benchmarks.md describes SQLite's side:
   * page size 16 KB, WAL, every write with `synchronous=FULL`;
   * single-table inheritance: one row per trip in `trip`, whatever its class,
     with its type, real columns for the attributes the queries and the

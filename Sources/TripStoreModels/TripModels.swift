@@ -1,7 +1,7 @@
 import Foundation
 import TripStoreEngine
 
-// The trip domain of SPEC §1 as model classes with real inheritance.
+// The trip domain as model classes with real inheritance.
 
 /// A trip: the base class of `BusinessTrip` and `PersonalTrip`.
 public class Trip: PersistentModel {

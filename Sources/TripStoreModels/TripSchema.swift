@@ -1,6 +1,6 @@
 import TripStoreEngine
 
-/// The trip domain of SPEC §1: `Trip` with its subclasses `BusinessTrip` and
+/// The trip domain: `Trip` with its subclasses `BusinessTrip` and
 /// `PersonalTrip`, and their related models, declared once as model classes.
 public enum TripSchema {
     /// `BusinessTrip.itinerary`'s stored fields.
@@ -9,7 +9,7 @@ public enum TripSchema {
         AttributeDescription("location", .string, optional: true),
     ])
 
-    /// The model classes (SPEC §1); the schema is made from their declarations.
+    /// The model classes; the schema is made from their declarations.
     public static let modelTypes: [PersistentModel.Type] = [
         Trip.self, BusinessTrip.self, PersonalTrip.self, LivingAccommodation.self, BucketListItem.self,
         BusinessMeal.self, DailyMileageRecord.self, ConferenceSession.self, Attraction.self, FamilyMember.self,

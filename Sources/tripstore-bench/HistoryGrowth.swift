@@ -2,7 +2,7 @@ import Foundation
 import TripStoreEngine
 import TripStoreModels
 
-/// SPEC §13's bulk writes and audit reads, as a user runs them: each step a
+/// The bulk writes and audit reads, as a user runs them: each step a
 /// fresh `tripstore` process on a store of its own, made by `tripstore
 /// import` from the benchmark's data (so that nothing the rest of the
 /// benchmark writes ages it, and its figures are left as they were).

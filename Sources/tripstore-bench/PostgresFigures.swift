@@ -7,7 +7,7 @@ import Foundation
 import TripStoreEngine
 import TripStoreModels
 
-/// The feed into PostgreSQL (SPEC §11) on the benchmark's data, through
+/// The feed into PostgreSQL (docs/postgres.md) on the benchmark's data, through
 /// `psql` on the server that `PGHOST`/`PGPORT`/`PGUSER` name: the import
 /// streamed as SQL against PostgreSQL's own `COPY` of the same rows, and a
 /// follower's lag while a writer commits 1,000 single-object transactions a second.

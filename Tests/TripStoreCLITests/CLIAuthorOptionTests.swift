@@ -2,8 +2,8 @@ import Foundation
 import Testing
 @testable import TripStoreCLI
 
-/// SPEC §3: every command that changes the store accepts `--author`
-/// (`verify --repair` records its transaction by author `repair`, SPEC §9).
+/// Every command that changes the store accepts `--author`
+/// (`verify --repair` records its transaction by author `repair`).
 @Suite struct CLIAuthorOptionTests {
     @Test(arguments: [["compact"], ["update", "rome-summit", "--set", "destination=Roma"], ["delete", "rome-summit"],
                       ["history", "prune", "--before", "1"], ["history", "redact", "--id", "rome-summit"]])

@@ -68,7 +68,7 @@ import Testing
     }
 
     /// The names that complete the word typed: the last item of a comma
-    /// list, and for a sort key after its '-' (SPEC §12).
+    /// list, and for a sort key after its '-' (docs/cli.md).
     @Test func theNamesCompleteTheWordTyped() {
         let store = CLIRunner.scratch() + "/none"
         func names(_ kind: String, _ word: String) -> String { CLIRunner.run(["completions", "names", kind, "--", word], store: store).out }

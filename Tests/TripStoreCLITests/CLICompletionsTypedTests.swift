@@ -4,7 +4,7 @@ import Testing
 
 extension CLICompletionsTests {
     /// The scripts in real bash, zsh and fish sessions, typed into through
-    /// tmux as a person types (SPEC §12): a name from the store is data,
+    /// tmux as a person types (docs/cli.md): a name from the store is data,
     /// and completion works however the program is reached. One session at
     /// a time, so that the shells' waits stay short on a small machine.
     @Suite(.serialized) struct Typed {

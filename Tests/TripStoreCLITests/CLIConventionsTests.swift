@@ -3,7 +3,7 @@ import Testing
 @testable import TripStoreCLI
 import TripStoreEngine
 
-/// SPEC §12: `--version`, `help [COMMAND]` as `--help`, `-h` everywhere.
+/// `--version`, `help [COMMAND]` as `--help`, `-h` everywhere.
 @Suite struct CLIConventionsTests {
     @Test func versionNamesTheProgramAndTheStoreFormats() {
         let r = CLIRunner.run(["--version"])

@@ -3,7 +3,7 @@ import Testing
 import TripStoreEngine
 import TripStoreModels
 
-/// `tripstore migrate --schema NEW.json` as a user runs it on the sample data (SPEC §10).
+/// `tripstore migrate --schema NEW.json` as a user runs it on the sample data (docs/cli.md, migrate).
 @Suite struct CLIMigrateTests {
     /// The trip schema, version 2.0.0: `destination` renamed to `place`,
     /// `BusinessTrip.costCentre` added with a default, `mileageRate` removed.

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// An `originalName` applies once (SPEC §10): where the store's recorded
+/// An `originalName` applies once (docs/cli.md, migrate): where the store's recorded
 /// schema does not already record that rename, whatever else changes; a
 /// schema the store records changes nothing, and a chain that keeps the
 /// original names applies them at the first step only. Driven through the

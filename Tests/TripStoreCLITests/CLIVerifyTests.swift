@@ -171,7 +171,7 @@ import TripStoreCLI
     }
 }
 
-/// Canonically equivalent ids are one id, stored in NFC (SPEC §2).
+/// Canonically equivalent ids are one id, stored in NFC (docs/format.md).
 @Suite struct CLIIdentifierTests {
     func trip(_ id: String, destination: String = "d") -> String {
         #"{"type":"Trip","id":"\#(id)","data":{"name":"n","destination":"\#(destination)","startDate":"2026-01-01","endDate":"2026-01-02"}}"#

@@ -3,7 +3,7 @@ import Testing
 import TripStoreEngine
 import TripStoreModels
 
-/// The store streamed into a real PostgreSQL through `psql` (SPEC §11).
+/// The store streamed into a real PostgreSQL through `psql` (docs/postgres.md).
 @Suite(.serialized) struct PostgresFeedTests {
     /// Runs the SQL a tripstore command prints through `psql -v ON_ERROR_STOP=1` into `db`.
     @discardableResult

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// The feed's indexes follow the store's schema (SPEC §11): a migration's
+/// The feed's indexes follow the store's schema (docs/postgres.md): a migration's
 /// transaction drops the indexes its schema no longer declares (a property
 /// renamed, re-typed, re-added or no longer indexed) and creates the new
 /// ones, and the DDL run again converges on the same set, so no index of

@@ -1,7 +1,7 @@
 import TripStoreEngine
 
 /// `tripstore migrate --schema NEW.json`: moves the store to a new schema
-/// in one transaction (SPEC §10), printing the plan first.
+/// in one transaction (docs/cli.md, migrate), printing the plan first.
 enum MigrateCommand {
     static let spec = CommandSpec(
         name: "migrate", summary: "move the store to a new schema (renames, additions, removals), keeping its history",

@@ -6,7 +6,7 @@ import TripStoreEngine
 /// `tripstore completions names types|properties|keys`, which reads only the
 /// store's schema record; ids through `completions names ids`.
 ///
-/// A name taken from a store is data, never code (SPEC §12): the scripts
+/// A name taken from a store is data, never code (docs/cli.md): the scripts
 /// hand each one to the shell's own quoting (zsh's `compadd`, fish) or quote
 /// it themselves (bash), so it lands on the line as one word whatever it holds.
 enum Completions {

@@ -47,7 +47,7 @@ public struct Migrator {
     }
 
     /// Moves the store to `target` in one transaction of one `migrate`
-    /// change (SPEC §10): each object is carried over (renamed, converted,
+    /// change (docs/cli.md, migrate): each object is carried over (renamed, converted,
     /// given defaults; removed values kept in history), then a snapshot is
     /// written, then the new `schema.json`. A crash at any moment leaves
     /// the store wholly before or wholly after.

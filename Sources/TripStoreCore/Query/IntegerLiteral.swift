@@ -1,7 +1,7 @@
 /// Where a number literal's exact value lies among the `Int` values, read
 /// from its text: a `Double` would round `9007199254740992.5` to a whole
 /// number and `-9223372036854775809` to `Int.min`, and an `Int` attribute
-/// compares with the value written (SPEC §4, "exact values").
+/// compares with the value written (the query language's exact values).
 enum IntegerLiteral: Equatable {
     /// A whole number an `Int` holds.
     case exact(Int64)

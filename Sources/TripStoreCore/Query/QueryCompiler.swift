@@ -206,7 +206,7 @@ struct QueryCompiler {
                 guard case .string(let s) = lit.kind else {
                     throw error("'\(path)' is \(type.withArticle); compare it with text in quotes, found \(lit.text)", column)
                 }
-                // Ordering compares raw values as strings and takes any string (SPEC §4).
+                // Ordering compares raw values as strings and takes any string (as the query language says).
                 let isOrdering = op == .less || op == .lessOrEqual || op == .greater || op == .greaterOrEqual
                 if case .enumeration(let e) = type, !isText, !isOrdering, !e.cases.contains(s) {
                     throw error("'\(s)' is not a \(e.name); expected one of " + e.cases.map { "\"\($0)\"" }.joined(separator: ", "), column)

@@ -1,7 +1,7 @@
 import TripStoreFormat
 import TripStoreJSON
 import TripStoreSystem
-/// Parses the query language of SPEC §4 into a `QueryExpression`.
+/// Parses the query language (README.md, docs/cli.md) into a `QueryExpression`.
 ///
 /// ```swift
 /// try QueryParser.parse(#"is BusinessTrip && destination ~ "Rome""#)
@@ -13,7 +13,7 @@ package struct QueryParser {
     /// Open `(`, `!` and `not`: the parser recurses once for each, so a
     /// hostile query could otherwise run it out of stack.
     var depth = 0
-    /// SPEC §4: 256 levels are accepted; the 257th opener is the error.
+    /// 256 levels are accepted; the 257th opener is the error.
     static let maximumDepth = 256
 
     mutating func open(_ t: QueryToken) throws(QueryError) {

@@ -2,7 +2,7 @@ import TripStoreFormat
 import TripStoreJSON
 import TripStoreSystem
 
-/// The PostgreSQL tables a store streams into (SPEC §11), in one schema
+/// The PostgreSQL tables a store streams into (docs/postgres.md), in one schema
 /// (`tripstore` unless named otherwise):
 ///
 /// - `objects(id, type, types, data, token)`: one row per live object; `types`
@@ -13,7 +13,7 @@ import TripStoreSystem
 /// - `cursor(token)`: one row, the last token applied (0 in a new database);
 /// - `expect(previous, next)`: raises unless the cursor is `previous`, so a
 ///   gap or a repeat stops `psql -v ON_ERROR_STOP=1` naming both tokens;
-/// - `fold(text)`: §4's text folding as PostgreSQL can give it.
+/// - `fold(text)`: the query language's text folding as PostgreSQL can give it.
 public struct SQLSchema: Sendable {
     /// The PostgreSQL schema's name.
     public let name: String
@@ -38,7 +38,7 @@ public struct SQLSchema: Sendable {
     /// (see `indexCreations`); running it twice is harmless.
     public func ddl(for schema: Schema, indexesFrom: Int64 = 0) -> String {
         let s = """
-        -- tripstore: the tables \(name) that 'tripstore history --format sql' streams into (SPEC §11).
+        -- tripstore: the tables \(name) that 'tripstore history --format sql' streams into (docs/postgres.md).
         SET client_min_messages = warning;
         BEGIN;
         CREATE SCHEMA IF NOT EXISTS \(qualified);
@@ -94,7 +94,7 @@ public struct SQLSchema: Sendable {
                    + ('0' || coalesce(substring(t FROM '[.][0-9]+'), ''))::numeric
         $tripstore$;
 
-        -- §4's folding for ~ and ^=: canonical decomposition, combining marks
+        -- the query language's folding for ~ and ^=: canonical decomposition, combining marks
         -- dropped, lower case (PostgreSQL's lower(), not full case folding),
         -- and Greek final sigma as sigma, as case folding has it.
         CREATE OR REPLACE FUNCTION \(qualified).fold(t text) RETURNS text

@@ -2,7 +2,7 @@ import TripStoreFormat
 import TripStoreJSON
 import TripStoreSystem
 
-/// SQL text for PostgreSQL, as `psql` reads it (SPEC §11): quoted literals
+/// SQL text for PostgreSQL, as `psql` reads it (docs/postgres.md): quoted literals
 /// and names, `jsonb` and array literals, and `COPY` text-format fields.
 /// Literals are standard-conforming (`'it''s'`), as PostgreSQL reads them
 /// by default since 9.1.

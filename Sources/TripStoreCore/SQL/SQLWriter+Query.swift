@@ -2,7 +2,7 @@ import TripStoreFormat
 import TripStoreJSON
 import TripStoreSystem
 
-/// `query --sql`: a query of §4 as one `SELECT` over the tables the feed
+/// `query --sql`: a query of the query language as one `SELECT` over the tables the feed
 /// fills, returning the ids `--format ids` prints, in the same order (or
 /// the count). The query is compiled against the schema first, so it
 /// fails as `run` fails; then each construct becomes SQL with the same

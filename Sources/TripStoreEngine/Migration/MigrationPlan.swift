@@ -25,7 +25,7 @@ public struct MigrationPlan: Sendable {
     /// One step from a version to the next.
     public enum Stage: Sendable {
         /// Renames (from `originalName`), additions, removals and the other
-        /// changes of SPEC §10, with nothing to run.
+        /// lightweight changes, with nothing to run.
         case lightweight(from: ModelSchema, to: ModelSchema)
         /// A lightweight migration with work around it: `willMigrate` gets a
         /// context on the old schema before it, `didMigrate` one on the new

@@ -73,7 +73,7 @@ public struct Change: Sendable, Equatable {
     }
 }
 
-/// What a `migrate` change records (SPEC §10): the fingerprints and plan
+/// What a `migrate` change records (docs/cli.md, migrate): the fingerprints and plan
 /// the audit views print, the new schema the change feed carries, and, in
 /// stored history, the old schema and the old values the migration did not
 /// carry over, so that time travel can go back across it.

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Text in NFC, the form SPEC §2 stores ids in and indexes order text by.
+/// Text in NFC, the form a store keeps ids in (docs/format.md) and indexes order text by.
 ///
 /// Foundation's composition, with the one case it leaves undone on Linux
 /// (swift-corelibs-foundation of Swift 6.3, checked against every canonical

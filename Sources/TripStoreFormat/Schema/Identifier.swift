@@ -1,6 +1,6 @@
 import Foundation
 
-/// Persistent identifiers as SPEC §2 settles them: compared as Swift compares
+/// Persistent identifiers as docs/format.md settles them: compared as Swift compares
 /// strings, so canonically equivalent ids (NFC `café`, NFD `café`) are one id,
 /// stored in NFC; an id is non-empty and holds no control characters.
 public enum Identifier {

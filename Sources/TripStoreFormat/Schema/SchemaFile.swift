@@ -179,7 +179,7 @@ public enum SchemaFile {
                                        originalName: try originalName(v, at: at))
     }
 
-    /// `"originalName"`: the name before a rename (SPEC §10).
+    /// `"originalName"`: the name before a rename (docs/cli.md, migrate).
     private static func originalName(_ v: JSONValue, at: String) throws(SchemaError) -> String? {
         switch v["originalName"] {
         case nil: return nil

@@ -2,7 +2,7 @@ import TripStoreJSON
 import TripStoreSystem
 
 /// How a store moves from one schema to another by lightweight migration
-/// (SPEC §10): the plan, one line a change, what cannot be done from the
+/// (docs/cli.md, migrate): the plan, one line a change, what cannot be done from the
 /// schemas alone, and how each object's values are carried over. The store
 /// adds what only its objects can tell (an enum case in use, an object
 /// without a value for an attribute that becomes required).

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// The PostgreSQL server the feed's tests use (SPEC §11): the one `.ci/run`
+/// The PostgreSQL server the feed's tests use (docs/postgres.md): the one `.ci/run`
 /// starts (`PGHOST`, `PGPORT`, `PGUSER`), reached through `psql`. Each test
 /// makes a database of its own. Where `TRIPSTORE_TEST_POSTGRES=required`
 /// (CI), a server that cannot be reached fails the tests instead of

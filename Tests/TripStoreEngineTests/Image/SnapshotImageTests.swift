@@ -404,8 +404,8 @@ import TripStoreModels
         #expect(store.imageDamage != nil)
     }
 
-    /// A missing or damaged image is written again by the next writer (SPEC
-    /// §5), from the snapshot alone though the journal holds changes after it.
+    /// A missing or damaged image is written again by the next writer (docs/format.md),
+    /// from the snapshot alone though the journal holds changes after it.
     @Test func theNextWriterRebuildsAMissingOrDamagedImage() throws {
         let folder = try makeStore()
         let path = try imagePath(folder)

@@ -63,7 +63,7 @@ enum PeopleNumbered {
     static let models = try! ModelSchema([Person.self], version: "1.2.0")
 }
 
-/// `ModelContainer(folder:models:migrationPlan:)` (SPEC §10).
+/// `ModelContainer(folder:models:migrationPlan:)` (docs/cli.md, migrate).
 @Suite struct MigrationPlanTests {
     func v1Store(_ name: String) throws -> String {
         let folder = TestFolders.make(name)

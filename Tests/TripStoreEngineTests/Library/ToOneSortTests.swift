@@ -6,7 +6,7 @@ import TripStoreModels
 
 /// Sorting by a to-one path, as SwiftData sorts by
 /// `SortDescriptor(\Trip.livingAccommodation?.name)`: nil first ascending,
-/// last descending (SPEC §4), ties by id.
+/// last descending (as the query language sorts), ties by id.
 @Suite struct ToOneSortTests {
     @Test(arguments: [false, true])
     func aToOnePathSortsAsAReferenceSortDoes(_ reverse: Bool) throws {

@@ -6,7 +6,7 @@ import Testing
 @testable import TripStoreJSON
 @testable import TripStoreSystem
 
-/// `Migrator.migrate(to:)` on the film hierarchy (SPEC §10): each lightweight
+/// `Migrator.migrate(to:)` on the film hierarchy (docs/cli.md, migrate): each lightweight
 /// change on a store with history, tombstones, a snapshot image and a
 /// journal; then the objects, the history, time travel before and after,
 /// the checks, and a reopen from the JSON alone.
@@ -252,7 +252,7 @@ import Testing
     }
 
     /// An inverse added to a relationship the store has is filled from it
-    /// (SPEC §10 lists a changed inverse as lightweight); a to-one inverse
+    /// (a changed inverse is a lightweight change); a to-one inverse
     /// that two objects would point back to is refused, and nothing changes.
     @Test func anInverseAddedToARelationshipIsFilledFromIt() throws {
         func boxes(_ inverse: RelationshipDescription?) throws -> Schema {

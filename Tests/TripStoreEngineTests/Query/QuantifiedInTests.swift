@@ -6,7 +6,7 @@ import Testing
 @testable import TripStoreSystem
 import TripStoreModels
 
-/// SPEC §4 lists `in` among the comparisons `any` and `all` take.
+/// The query language lists `in` among the comparisons `any` and `all` take.
 @Suite struct QuantifiedInTests {
     @Test func anyAndAllTakeIn() throws {
         let store = try TestStores.sampleTrips("quantified-in")

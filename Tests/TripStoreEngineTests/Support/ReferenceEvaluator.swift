@@ -6,7 +6,7 @@ import Foundation
 @testable import TripStoreSystem
 
 /// A naive evaluator of the query language over exported envelopes: a plain
-/// scan with SPEC §4's semantics, written independently of the engine, so the
+/// scan with the query language's semantics, written independently of the engine, so the
 /// differential test can compare the two.
 struct ReferenceEvaluator {
     let schema: Schema
