@@ -60,10 +60,12 @@ let package = Package(
         // Measures import, open, queries, commits and memory; compares with SQLite.
         .executableTarget(name: "tripstore-bench", dependencies: ["TripStoreEngine", "TripStoreModels"], swiftSettings: strict),
         .testTarget(
-            name: "TripStoreEngineTests", dependencies: ["TripStoreEngine", "TripStoreModels"],
+            name: "TripStoreEngineTests",
+            dependencies: ["TripStoreEngine", "TripStoreModels", "TripStoreCore", "TripStoreFormat", "TripStoreJSON", "TripStoreSystem"],
             exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(
-            name: "TripStoreCLITests", dependencies: ["TripStoreCLI", "TripStoreModels", "TripStoreEngine", "TripStoreFormat"],
+            name: "TripStoreCLITests",
+            dependencies: ["TripStoreCLI", "TripStoreModels", "TripStoreEngine", "TripStoreFormat", "TripStoreSystem"],
             swiftSettings: strict),
     ]
 )

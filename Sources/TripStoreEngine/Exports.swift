@@ -93,3 +93,4 @@ public typealias JSONWriter = TripStoreJSON.JSONWriter
 public typealias FileIO = TripStoreSystem.FileIO
 public typealias FileIdentity = TripStoreSystem.FileIdentity
 public typealias IOError = TripStoreSystem.IOError
+public typealias OutputFile = TripStoreSystem.OutputFile

@@ -10,8 +10,8 @@ public struct IOError: Error, Sendable, Equatable, CustomStringConvertible {
     public var operation: String
     /// The file or folder it was about.
     public var path: String
-    /// The `errno` value.
-    public var code: Int32
+    /// The `errno` value, or `notRegularFile` (see `reason` for the typed form).
+    package var code: Int32
 
     package init(operation: String, path: String, code: Int32) {
         self.operation = operation
@@ -27,13 +27,24 @@ public struct IOError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The code for a path that is a folder, a FIFO, a device or a socket
     /// where a regular file is needed (no errno says that).
     package static let notRegularFile: Int32 = -1
+
+    /// Why a system call failed.
+    public enum Reason: Sendable, Equatable {
+        /// The call set `errno` to this (`ENOENT`, `EACCES`, `ENOSPC`, …).
+        case system(errno: Int32)
+        /// The path is a folder, a FIFO, a device or a socket where a regular file is needed.
+        case notARegularFile
+    }
+
+    /// Why it failed.
+    public var reason: Reason { code == Self.notRegularFile ? .notARegularFile : .system(errno: code) }
 }
 
 /// Every system call the store makes goes through here: retried on `EINTR`,
 /// returning typed errors.
 public enum FileIO {
 
-    public static func open(_ path: String, _ flags: Int32, mode: mode_t = 0o644) throws -> Int32 {
+    package static func open(_ path: String, _ flags: Int32, mode: mode_t = 0o644) throws -> Int32 {
         while true {
             let fd = systemOpen(path, flags | O_CLOEXEC, mode)
             if fd >= 0 { return fd }
@@ -41,7 +52,7 @@ public enum FileIO {
         }
     }
 
-    public static func close(_ fd: Int32) {
+    package static func close(_ fd: Int32) {
         _ = systemClose(fd)
     }
 
@@ -188,7 +199,7 @@ public enum FileIO {
         }
     }
 
-    public static func writeAll(_ fd: Int32, _ bytes: [UInt8], path: String) throws {
+    package static func writeAll(_ fd: Int32, _ bytes: [UInt8], path: String) throws {
         try bytes.withUnsafeBytes { p in try writeAll(fd, p, path: path) }
     }
 

@@ -41,22 +41,12 @@ enum ExportCommand {
             let typeName = from ?? store.schema.roots[0].name
             rows = try QuerySupport.matchingRows(store, from: typeName, predicate: ctx.args.positionals.joined(separator: " "))
         }
-        let output = ctx.args.value("output")
-        var fd: Int32 = -1
-        if let output {
-            fd = try FileIO.open(output, O_WRONLY | O_CREAT | O_TRUNC)
-        }
-        defer { if fd >= 0 { FileIO.close(fd) } }
+        let file = try ctx.args.value("output").map { try OutputFile(creating: $0) }
         try store.writeExport(rows: rows, inlineOwned: from != nil || !ctx.args.positionals.isEmpty,
                               jsonLines: format == "jsonl", pretty: false) { w in
-            if fd >= 0 { try FileIO.writeAll(fd, w.bytes, path: output!) } else { ctx.console.out(w.bytes) }
+            if let file { try file.write(w.bytes) } else { ctx.console.out(w.bytes) }
             w.bytes.removeAll(keepingCapacity: true)
         }
         return 0
     }
 }
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
