@@ -23,6 +23,7 @@ extension ModelContext {
         writtenSlots[ObjectIdentifier(m), default: []].insert(slot)
         guard let before, case .relationship(_, _, let get, _) = models.properties[e][slot].kind else { return }
         let now = heldTargets(m, get) ?? []
+        noteObjectsOfAnotherContext(now)
         let new = now.filter { $0.modelContext == nil }
         if !new.isEmpty { adopt(new) }
         guard let inverse = models.schema.entities[e].properties[slot].relationship?.inverseSlot else { return }
@@ -46,7 +47,9 @@ extension ModelContext {
             guard let e = models.entityID(of: m) else { continue }
             for p in models.properties[e] {
                 guard case .relationship(_, _, let get, _) = p.kind else { continue }
-                work.append(contentsOf: (heldTargets(m, get) ?? []).filter { $0.modelContext == nil })
+                let targets = heldTargets(m, get) ?? []
+                noteObjectsOfAnotherContext(targets)
+                work.append(contentsOf: targets.filter { $0.modelContext == nil })
             }
         }
         for m in adopted {
@@ -56,6 +59,15 @@ extension ModelContext {
                       let inverse = models.schema.entities[e].properties[slot].relationship?.inverseSlot else { continue }
                 for t in heldTargets(m, get) ?? [] { link(t, slot: inverse, to: m) }
             }
+        }
+    }
+
+    /// Related objects that belong to another context: the next `save()`
+    /// throws `StoreError.modelOfAnotherContext` naming the first (Core Data
+    /// refuses a relationship between objects of two contexts).
+    private func noteObjectsOfAnotherContext(_ targets: [PersistentModel]) {
+        for t in targets where t.modelContext != nil && t.modelContext !== self {
+            misused.append(("\(type(of: t))", t.persistentModelID, "linked"))
         }
     }
 

@@ -28,6 +28,32 @@ extension ContextHostileTests {
         #expect(other.modelContext === theirs)
     }
 
+    // Core Data refuses a relationship between objects of two contexts;
+    // without the check, a to-one silently mixed them and a to-many failed
+    // as a conflict whose advice (refresh, save again) could not help.
+    @Test func relatingAnotherContextsObjectIsAnErrorThatNamesIt() throws {
+        let container = try seeded(["a", "b"])
+        let mine = ModelContext(container), theirs = ModelContext(container)
+        let myTrip = try #require(try trips(mine).first)
+        let theirItem = BucketListItem(title: "theirs")
+        theirs.insert(theirItem)
+        try theirs.save(author: "them")
+        myTrip.bucketList.append(theirItem)  // a to-many
+        do {
+            try mine.save(author: "me")
+            Issue.record("a link to another context's object was saved")
+        } catch StoreError.modelOfAnotherContext(let type, let id, let action) {
+            #expect(type == "BucketListItem" && id == theirItem.persistentModelID && action == "linked")
+        }
+        mine.rollback()
+        let item = BucketListItem(title: "mine")
+        item.trip = try #require(try trips(theirs).first)  // a to-one, from a new object
+        mine.insert(item)
+        #expect(throws: StoreError.self) { try mine.save(author: "me") }
+        mine.rollback()
+        #expect(try mine.save(author: "me") == nil)
+    }
+
     @Test func resetForgetsChangesAndObjects() throws {
         let container = try seeded(["a", "b"])
         let c = ModelContext(container)
