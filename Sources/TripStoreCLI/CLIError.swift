@@ -35,7 +35,7 @@ public struct CLIError: Error {
         case .noStore, .notAFolder, .invalid, .invalidMany, .notFound, .denied, .conflict, .inconsistent, .schemaMismatch, .schemaNotRecorded,
              .notWritable, .foreignTransaction, .unknownType, .unknownProperty, .notAnAttribute, .notARelationship, .idInUse,
              .tokenOutOfReach, .timeOutOfReach, .deletedValuesNotKept, .historyNotRetained, .salvageNotEnabled,
-             .undeclaredProperty, .unsortable, .modelNotInSchema, .modelOfAnotherContext, .pastModel, .migrationRefused: return 1
+             .undeclaredProperty, .unsortable, .modelNotInSchema, .modelOfAnotherContext, .pastModel, .containerClosed, .migrationRefused: return 1
         case .damaged, .danglingReferences, .locked, .newerFormat, .imageDamaged, .newerSchema: return 2
         case .io: return 3
         }

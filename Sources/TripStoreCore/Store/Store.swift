@@ -188,6 +188,46 @@ public final class Store {
         return store
     }
 
+    /// This store read again from its JSON files, for damage to the image
+    /// that a read or a commit met after the open (`imageDamage`): what the
+    /// store holds is the JSON's, so nothing committed is lost, and the work
+    /// that met the damage can run again on the store this returns. A writer
+    /// hands its lock over (no other writer can come between), removes the
+    /// damaged image and writes a new one from the JSON; a reader leaves the
+    /// image to the next writer. This store is closed afterwards. The new
+    /// store's `warnings` end with `.imageReadAgain`. Reading the JSON costs
+    /// what an open without an image costs: tens of seconds at a million objects.
+    /// - Throws: what opening throws (a damaged JSON file, `IOError`); this
+    ///   store then stays as it was.
+    public func reopenedFromJSON() throws -> Store {
+        settleBackgroundSnapshot()
+        let damage = imageDamage ?? "damaged"
+        let file = imagePath
+        let writer = state == .writing
+        var again = options
+        again.imageChecks = .onFirstTouch
+        if writer {
+            // Gone, the image is written again by the load below.
+            FileIO.unlink(file)
+        } else {
+            again.useSnapshotImage = false
+        }
+        let store = Store(folder: files.folder, schema: schema, access: writer ? .write : .read, options: again)
+        store.lock = lock
+        do {
+            try StoreLoader(store).load()
+        } catch {
+            store.lock = nil
+            throw error
+        }
+        lock = nil
+        state = .closed
+        journal.close()
+        historyLog.close()
+        store.warnings = warnings + [.imageReadAgain(file: file, detail: damage, rebuilt: writer && store.snapshotHasImage)]
+        return store
+    }
+
     /// `load`, except that a failure while the image shows damage is the
     /// image's fault: the caller opens again from the JSON.
     private func loadFallingBackToJSON() throws {

@@ -72,6 +72,8 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     /// the past is read-only. Nothing was saved; the pending changes stay
     /// until `rollback()`.
     case pastModel(type: String, id: String, token: Int64, action: String)
+    /// The `ModelContainer` a context works on was closed (`close()`).
+    case containerClosed
     /// A system call failed (permission denied, disk full, a failed write).
     case io(IOError)
     /// Later commits changed what the transaction changes (see `Store.commit`); nothing was written.
@@ -83,9 +85,8 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     case danglingReferences(file: String, line: Int?, detail: String)
     /// The snapshot image, checked piece by piece (`ImageChecks.onFirstTouch`),
     /// showed damage before a commit or in what a fetch read: nothing was
-    /// written or answered; open the store again with its checks at open
-    /// (`ImageChecks.atOpen`: a writer then makes a new image) or without the
-    /// image (`StoreOptions.useSnapshotImage`) and retry.
+    /// written or answered; do the work again on `Store.reopenedFromJSON()`
+    /// (a `ModelContext` does so itself).
     case imageDamaged(file: String, detail: String)
 
     private static func hint(_ suggestion: String?) -> String {
@@ -144,6 +145,7 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
         case .pastModel(let type, let id, let token, let action):
             return "\(type) '\(id)' was \(action), but it was read as the store was at token \(token), which is read-only; "
                 + "nothing was saved (rollback() drops the change; fetch the object without asOf to change it)"
+        case .containerClosed: return "the container was closed; open a new ModelContainer on the folder to go on"
         case .undeclaredProperty(let m, let kp, let use): return "\(use): \(kp) is not a declared property of \(m)"
         case .unsortable(let kp): return "cannot sort by \(kp)"
         case .modelOfAnotherContext(let t, let id, let action):

@@ -36,10 +36,10 @@ public struct StoreOptions: Sendable {
     public var useSnapshotImage = true
     /// When the image's pieces are checked: each the first time it is
     /// touched (the default: an open costs the same at any size, and a read
-    /// that meets damage notes it in `Store.imageDamage`, where the command
-    /// line answers from the JSON instead and `ModelContext` refuses with
-    /// `StoreError.imageDamaged`), or all at open (a program that would
-    /// rather pay once, at open, and never meet damage later).
+    /// that meets damage notes it in `Store.imageDamage`, where the work is
+    /// done again on `Store.reopenedFromJSON()`, as `ModelContext` and the
+    /// command line do), or all at open (a program that would rather pay
+    /// once, at open, and never meet damage later).
     public var imageChecks: ImageChecks = .onFirstTouch
     /// Open a store whose files hold references to missing objects, leaving
     /// those references out and listing them in `Store.danglingReferences`

@@ -12,6 +12,12 @@ public enum StoreWarning: Sendable, Equatable, CustomStringConvertible {
     /// A migration committed (its snapshot is on disk), but a step after
     /// that failed; the next writer finishes it. This store takes no writes.
     case migrationUnfinished(reason: String)
+    /// A read or a commit met a damaged piece of the snapshot image after
+    /// the store was open; the store was read again from its JSON files
+    /// (which takes as long as an open without an image: tens of seconds
+    /// at a million objects) and went on from there. `rebuilt`: this writer
+    /// removed the image and wrote a new one; otherwise the next writer does.
+    case imageReadAgain(file: String, detail: String, rebuilt: Bool)
 
     /// Whether this is only for information (nothing was wrong).
     public var isNote: Bool {
@@ -30,6 +36,9 @@ public enum StoreWarning: Sendable, Equatable, CustomStringConvertible {
             return "the store's schema was extended by this program's (fingerprint \(fingerprint)); \(record) records it"
         case .migrationUnfinished(let reason):
             return "the migration is committed, but a step after it failed (\(reason)); the next writer finishes it"
+        case .imageReadAgain(let file, let detail, let rebuilt):
+            return "\(file): \(detail); the store was read again from its JSON files"
+                + (rebuilt ? " and a new image written" : " (the next writer writes a new image)")
         }
     }
 }

@@ -21,7 +21,11 @@ public final class ModelContainer: @unchecked Sendable {
     /// The open store (writing; it holds the writer's lock while the
     /// container lives). A `Store` belongs to one thread at a time, so the
     /// container never hands it out: a program reaches it inside `withStore`.
-    package let store: Store
+    /// Read it under `lock`: after damage to the image it is replaced by the
+    /// store read again from the JSON.
+    package var store: Store { shared.store }
+    /// How many times the store was read again from its JSON (see `store`).
+    var storeGeneration: Int { shared.generation }
     /// Serialises the contexts' use of the store (shared by every container on it).
     let lock: NSRecursiveLock
     /// The open store this container shares with other containers on the same folder in this process.
@@ -37,15 +41,49 @@ public final class ModelContainer: @unchecked Sendable {
         return try body(store)
     }
 
-    /// Closes the store: a snapshot being written in the background is put
-    /// in place, and the writer's lock is released, so another process (or
-    /// a new container) may write. Contexts on this container then throw
-    /// `StoreError.closed` at their next fetch or save. Closing twice does
-    /// nothing; a container that goes out of use closes by itself.
+    /// Notes worth showing a person that did not stop the work: a torn
+    /// journal tail that was ignored, an automatic snapshot that failed,
+    /// damage to the image after which the store was read again from its
+    /// JSON (`StoreWarning.imageReadAgain`, which took as long as opening
+    /// without the image: tens of seconds at a million objects).
+    public var warnings: [StoreWarning] { withStore { $0.warnings } }
+
+    /// Reads the store again from its JSON files after damage to its image
+    /// (see `Store.reopenedFromJSON`); the contexts on it go on with the new
+    /// one, each taking in the rows of the objects it holds at its next use.
+    /// Called with `lock` held.
+    func readAgainFromJSON() throws {
+        shared.store = try shared.store.reopenedFromJSON()
+        shared.generation += 1
+    }
+
+    /// Closes this container: its contexts then throw
+    /// `StoreError.containerClosed` at their next fetch or save. When it is
+    /// the last open container on its folder in this process, the store
+    /// closes too: a snapshot being written in the background is put in
+    /// place, and the writer's lock is released, so another process may
+    /// write. Closing twice does nothing; a container that goes out of use
+    /// closes by itself.
     public func close() {
         lock.lock()
         defer { lock.unlock() }
-        if store.state != .closed { store.close() }
+        guard !isClosed else { return }
+        isClosed = true
+        shared.release()
+    }
+
+    /// Set by `close()` (under `lock`).
+    private(set) var isClosed = false
+
+    /// Throws when this container was closed (the store may still be open for others).
+    func checkOpen() throws {
+        if isClosed { throw StoreError.containerClosed }
+    }
+
+    deinit {
+        lock.lock()
+        defer { lock.unlock() }
+        if !isClosed { shared.release() }
     }
 
     /// Opens (or creates) the store in `folder` for these models. A store of
@@ -66,7 +104,6 @@ public final class ModelContainer: @unchecked Sendable {
         try MigrationPlan.prepare(folder: folder, models: models, plan: migrationPlan, options: options)
         self.models = models
         shared = try SharedStore.open(folder, schema: models.schema, options: options)
-        store = shared.store
         lock = shared.lock
     }
 
@@ -76,7 +113,7 @@ public final class ModelContainer: @unchecked Sendable {
     init(models: ModelSchema, unshared store: Store, closing: Bool = true) {
         self.models = models
         shared = SharedStore(store: store, closing: closing)
-        self.store = store
+        shared.retain()
         lock = shared.lock
     }
 }
@@ -86,13 +123,30 @@ public final class ModelContainer: @unchecked Sendable {
 /// outlive its last use; a new container on the same folder then shares its
 /// store instead of finding it locked by its own process.
 final class SharedStore: @unchecked Sendable {
-    package let store: Store
+    /// Replaced (under `lock`) only by `ModelContainer.readAgainFromJSON`.
+    var store: Store
+    var generation = 0
     let lock = NSRecursiveLock()
     private let closing: Bool
+    /// Containers on it not yet closed (under `lock`); the last one's `close()` closes the store.
+    private var users = 0
 
     init(store: Store, closing: Bool = true) {
         self.store = store
         self.closing = closing
+    }
+
+    /// A container starts using it.
+    func retain() {
+        lock.lock()
+        defer { lock.unlock() }
+        users += 1
+    }
+
+    /// A container closed: the store closes with the last one (called under `lock`).
+    func release() {
+        users -= 1
+        if users == 0 && closing && store.state != .closed { store.close() }
     }
 
     deinit {
@@ -112,9 +166,11 @@ final class SharedStore: @unchecked Sendable {
         registryLock.lock()
         defer { registryLock.unlock() }
         if let open = registry[key]?.shared, open.store.state != .closed, open.store.schema.fingerprint == schema.fingerprint {
+            open.retain()
             return open
         }
         let shared = SharedStore(store: try Store.open(folder, schema: schema, access: .write, options: options))
+        shared.retain()
         registry = registry.filter { $0.value.shared != nil }
         registry[key] = Entry(shared: shared)
         return shared

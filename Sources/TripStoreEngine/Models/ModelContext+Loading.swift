@@ -64,6 +64,13 @@ extension ModelContext {
         case .program:
             guard let e = models.entityID(of: m), let slot = models.slot(of: keyPath, in: e) else { return }
             load(m, entity: e, slot: slot)
+            // A fault filled from a damaged piece of the image is filled
+            // again from the store read from its JSON (a read cannot throw:
+            // if that fails, the damage stays noted and the next fetch or
+            // save reports it).
+            if store.imageDamage != nil, (try? readAgainAfterDamage()) != nil {
+                load(m, entity: e, slot: slot)
+            }
         }
     }
 

@@ -24,6 +24,21 @@ extension ModelContext {
     public func save(author: String = ProcessInfo.processInfo.environment["USER"] ?? "unknown") throws -> HistoryTransaction? {
         container.lock.lock()
         defer { container.lock.unlock() }
+        // A commit that met damage to the image refused before writing; one
+        // that committed and then met it while reading back keeps its
+        // transaction, and what this context holds is read again.
+        try container.checkOpen()
+        var saved: HistoryTransaction?
+        var committed = false
+        try recoveringFromDamage {
+            if committed { return }
+            saved = try saveOnce(author: author)
+            committed = true
+        }
+        return saved
+    }
+
+    private func saveOnce(author: String) throws -> HistoryTransaction? {
         if let m = misused.first {
             throw StoreError.modelOfAnotherContext(type: m.type, id: m.id, action: m.what)
         }

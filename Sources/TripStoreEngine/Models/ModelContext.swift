@@ -22,7 +22,15 @@ import Foundation
 public final class ModelContext {
     /// The container whose store it reads and writes.
     public let container: ModelContainer
-    var store: Store { container.store }
+    /// The container's store; when it was read again from the JSON since
+    /// this context last used it, the rows of what the context read are
+    /// looked up again by id first (a row names an object in one open store).
+    var store: Store {
+        if storeGeneration != container.storeGeneration { takeRowsFromNewStore() }
+        return container.store
+    }
+    /// The `container.storeGeneration` this context's rows belong to.
+    var storeGeneration = 0
     var models: ModelSchema { container.models }
     /// One instance per id (weakly held).
     var identity = IdentityMap()
@@ -66,6 +74,7 @@ public final class ModelContext {
     /// A context with nothing pending; it belongs to the isolation domain that uses it.
     public init(_ container: ModelContainer) {
         self.container = container
+        storeGeneration = container.storeGeneration
     }
 
     /// Adds a new object; it and the new objects it relates to are written
@@ -134,6 +143,11 @@ public final class ModelContext {
     public func fetch<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> [T] {
         container.lock.lock()
         defer { container.lock.unlock() }
+        try container.checkOpen()
+        return try recoveringFromDamage { try fetchOnce(descriptor) }
+    }
+
+    private func fetchOnce<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> [T] {
         var (query, exact) = try makeQuery(descriptor)
         let fetching = try propertyNames(descriptor.propertiesToFetch, "propertiesToFetch")
         var out: [T] = []
@@ -171,15 +185,7 @@ public final class ModelContext {
         if let prefetch = try propertyNames(descriptor.relationshipKeyPathsForPrefetching, "relationshipKeyPathsForPrefetching") {
             for m in out { load(m, properties: prefetch) }
         }
-        try refuseDamagedImage()
         return out
-    }
-
-    /// The image is checked a piece at a time as reads touch it
-    /// (`ImageChecks.onFirstTouch`); a piece that failed read as empty, so
-    /// a fetch that met one answers nothing rather than something wrong.
-    private func refuseDamagedImage() throws {
-        if let damage = store.imageDamage { throw StoreError.imageDamaged(file: store.imagePath, detail: damage) }
     }
 
     /// The stored names of a descriptor's key paths; nil for none (everything).
@@ -198,11 +204,11 @@ public final class ModelContext {
     public func fetchCount<T: PersistentModel>(_ descriptor: FetchDescriptor<T>) throws -> Int {
         container.lock.lock()
         defer { container.lock.unlock() }
+        try container.checkOpen()
         if hasChanges { return try fetch(descriptor).count }
         let (query, exact) = try makeQuery(descriptor)
         let plain = descriptor.allPredicates.isEmpty && descriptor.fetchLimit == nil && descriptor.fetchOffset == nil
-        let result = try run(query, hasPredicate: !descriptor.allPredicates.isEmpty, countOnly: plain)
-        try refuseDamagedImage()
+        let result = try recoveringFromDamage { try run(query, hasPredicate: !descriptor.allPredicates.isEmpty, countOnly: plain) }
         if plain { return result.plan.steps.last?.actual ?? 0 }
         if exact && !result.scanned { return result.rows.count }
         return try fetch(descriptor).count
@@ -214,7 +220,7 @@ public final class ModelContext {
         container.lock.lock()
         defer { container.lock.unlock() }
         let (query, exact) = try makeQuery(descriptor)
-        let result = try run(query, hasPredicate: !descriptor.allPredicates.isEmpty, countOnly: false)
+        let result = try recoveringFromDamage { try run(query, hasPredicate: !descriptor.allPredicates.isEmpty, countOnly: false) }
         return FetchPlan(query: result.scanned ? "" : query.text, plan: result.plan, evaluatedCandidates: !exact || result.scanned)
     }
 

@@ -8,7 +8,8 @@ import TripStoreModels
 
 /// A `ModelContainer` maps the snapshot image and checks each piece when a
 /// read first touches it, as the command line does: the open costs the same
-/// at any size, and a fetch that touches a damaged piece refuses to answer.
+/// at any size, and work that touches a damaged piece is done again on the
+/// store read from its JSON.
 @Suite struct ContainerImageTests {
     /// A store of the sample data with a snapshot and its image; the names of
     /// two trips whose rows are in different groups of the image.
@@ -47,15 +48,47 @@ import TripStoreModels
         try context.fetch(FetchDescriptor<Trip>(predicate: #Predicate { $0.name == name }))
     }
 
-    @Test func aFetchThatTouchesADamagedPieceRefusesAndOthersAnswer() throws {
+    // Damage met in the middle of a context's work: the container reads the
+    // store again from its JSON, once, and the work goes on with what the
+    // context holds (fetched objects, pending changes) as it was.
+    @Test func aFetchThatTouchesADamagedPieceIsAnsweredFromTheJSON() throws {
         let (folder, damaged, sound, row) = try Self.makeStore("container-image-lazy")
         try Self.damageRecord(folder, row: row)
         let container = try ModelContainer(folder: folder, models: TripSchema.models)
         #expect(container.store.loadedFromImage)
         let context = ModelContext(container)
-        #expect(try Self.fetch(context, name: sound).map(\.name) == [sound])
-        #expect(throws: StoreError.self) { try Self.fetch(context, name: damaged) }
+        let kept = try #require(try Self.fetch(context, name: sound).first)
+        kept.destination = "Pending, still"
+        #expect(try Self.fetch(context, name: damaged).map(\.name) == [damaged])
+        guard case .imageReadAgain(_, _, let rebuilt)? = container.warnings.last else {
+            Issue.record("no warning: \(container.warnings)")
+            return
+        }
+        #expect(rebuilt && container.store.imageDamage == nil)
+        #expect(kept.destination == "Pending, still" && context.hasChanges)
+        _ = kept.bucketList.map(\.title)  // a fault loads from the new store
+        #expect(try context.save(author: "t") != nil)
+        // The writer wrote a new image: another process opens it sound.
+        container.close()
+        let next = try Store.open(folder, schema: TripSchema.schema, access: .read, options: { var o = StoreOptions(); o.imageChecks = .atOpen; return o }())
+        #expect(next.loadedFromImage && next.imageDamage == nil)
+        #expect(next.object(id: kept.persistentModelID)?.values[1] == .string("Pending, still"))
+        next.close()
+    }
+
+    @Test func aSaveThatMeetsDamageCommitsFromTheJSON() throws {
+        let (folder, _, sound, row) = try Self.makeStore("container-image-save")
+        try Self.damageRecord(folder, row: row)
+        let container = try ModelContainer(folder: folder, models: TripSchema.models)
+        let context = ModelContext(container)
+        let trip = try #require(try Self.fetch(context, name: sound).first)
+        trip.destination = "Saved after the damage"
+        _ = container.store.table.object(at: row)  // another read meets the damaged piece first
         #expect(container.store.imageDamage != nil)
+        let saved = try #require(try context.save(author: "t"))
+        #expect(saved.changes.map(\.id) == [trip.persistentModelID])
+        #expect(container.store.imageDamage == nil && !context.hasChanges)
+        #expect(try Self.fetch(context, name: sound).first?.destination == "Saved after the damage")
     }
 
     @Test func checksAtOpenReadTheJSONInsteadOfADamagedImage() throws {

@@ -121,14 +121,23 @@ import TripStoreModels
     @Test func aClosedContainerReleasesTheStore() throws {
         let folder = TestFolders.make("close-container")
         let container = try ContextWriteTests().tripContainer(folder)
+        // Another container on the folder shares the store: closing it
+        // leaves this one working.
+        let other = try ModelContainer(folder: folder, models: TripSchema.models)
+        other.close()
+        #expect(throws: StoreError.self) { try ModelContext(other).fetch(FetchDescriptor<Trip>()) }
+        let trip = try #require(try ModelContext(container).fetch(FetchDescriptor<Trip>()).first)
+        trip.destination = "Still open"
+        #expect(try trip.modelContext?.save(author: "t") != nil)
         container.close()
+        #expect(throws: StoreError.self) { try ModelContext(container).fetchCount(FetchDescriptor<Trip>()) }
         container.close()  // twice is nothing
         let late = ModelContext(container)
         late.insert(Trip(name: "Late", destination: "Oslo", startDate: .now, endDate: .now))
         #expect(throws: StoreError.self) { try late.save(author: "x") }
         // The lock is free: another writer opens the folder.
-        let other = try Store.open(folder, schema: TripSchema.models.schema, access: .write)
-        #expect(other.objectCount > 0)
-        other.close()
+        let writer = try Store.open(folder, schema: TripSchema.models.schema, access: .write)
+        #expect(writer.objectCount > 0)
+        writer.close()
     }
 }
