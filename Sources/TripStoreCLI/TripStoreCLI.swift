@@ -46,7 +46,7 @@ public enum TripStoreCLI {
             let schema = try SchemaResolution.resolve(parsed, storePath: storePath)
             let ctx = CommandContext(args: parsed, console: console, environment: environment,
                                      schema: schema, spec: spec, input: input, program: program)
-            code = try runCheckingImage(name, ctx)
+            code = try runRecovering(name, ctx)
         } catch {
             let e = CLIError.from(error)
             console.err("error: " + e.message.split(separator: "\n", omittingEmptySubsequences: false)
@@ -70,62 +70,46 @@ public enum TripStoreCLI {
         """
     }
 
-    /// Commands that touch little of a store: they open its image without
-    /// checking every piece, and run again from the JSON if a piece they
-    /// touch turns out damaged (their output held back until then).
-    static let touchLittle: Set<String> = ["query", "get", "stats", "history", "update", "delete", "import", "completions"]
-
-    private static func runCheckingImage(_ name: String, _ ctx: CommandContext) throws -> Int32 {
-        guard touchLittle.contains(name) else { return try runCheckedAtOpen(name, ctx) }
+    /// Runs a command through the library's `ImageRecovery`: damage to an
+    /// image that the command meets after the open runs it again from the
+    /// JSON (its output held back until then, where it checks pieces as it
+    /// touches them), unless it already committed.
+    private static func runRecovering(_ name: String, _ ctx: CommandContext) throws -> Int32 {
         let console = ctx.console
-        ctx.session.imageChecks = .onFirstTouch
-        console.hold(check: { ctx.session.checkEverything() })
-        var outcome: Result<Int32, any Error>
+        let touchesLittle = ctx.spec.touchesLittle
+        if touchesLittle {
+            ctx.session.imageChecks = .onFirstTouch
+            console.hold(check: { ctx.session.checkEverything() })
+        }
         do {
-            outcome = .success(try Commands.run(name, ctx))
+            let (code, outcome) = try ImageRecovery.run(
+                damage: { ctx.session.damage.map { (file: $0.image, detail: $0.detail) } },
+                committed: { ctx.session.committed },
+                // `shell` reads its input once.
+                mayRunAgain: name != "shell",
+                beforeRunningAgain: { file, detail in
+                    if touchesLittle { console.discardHeld() }
+                    ctx.session.closeAll()
+                    console.err("warning: \(file): \(detail); \(touchesLittle ? "answered" : "done") from the JSON instead\(imageAdvice)")
+                }) { fromJSON in
+                    guard fromJSON else { return try Commands.run(name, ctx) }
+                    var again = ctx
+                    again.session = CommandSession()
+                    again.session.useImage = false
+                    return try Commands.run(name, again)
+                }
+            if touchesLittle { console.release() }
+            if case .damagedAfterCommit(let file, let detail) = outcome {
+                console.err("warning: \(file): \(detail)\(imageAdvice)")
+            }
+            return code
         } catch {
-            outcome = .failure(error)
+            if touchesLittle { console.release() }
+            throw error
         }
-        var found = ctx.session.damage
-        if found == nil, case .failure(let e) = outcome, case StoreError.imageDamaged(let file, let detail)? = e as? StoreError, !ctx.session.committed {
-            found = (file, detail)  // a store that never reached the session (time travel's past)
-        }
-        guard let damage = found else {
-            console.release()
-            return try outcome.get()
-        }
-        if ctx.session.committed {
-            // What the command wrote was checked before it was written; only this process's view was hurt.
-            console.release()
-            console.err("warning: \(damage.image): \(damage.detail)\(imageAdvice)")
-            return try outcome.get()
-        }
-        console.discardHeld()
-        return try runFromJSON(name, ctx, warning: "warning: \(damage.image): \(damage.detail); answered from the JSON instead\(imageAdvice)")
     }
 
     private static let imageAdvice = "; 'tripstore compact' writes a new one, 'tripstore verify --repair' deletes it"
-
-    /// A command that checks the image whole at open may still meet damage
-    /// before it writes: relationships whose two sides disagree, which only
-    /// the check of every reference before a snapshot finds. Nothing was
-    /// written; it runs again from the JSON. (Not `shell`: its input is read once.)
-    private static func runCheckedAtOpen(_ name: String, _ ctx: CommandContext) throws -> Int32 {
-        do {
-            return try Commands.run(name, ctx)
-        } catch StoreError.imageDamaged(let file, let detail) where name != "shell" && !ctx.session.committed {
-            return try runFromJSON(name, ctx, warning: "warning: \(file): \(detail); done from the JSON instead\(imageAdvice)")
-        }
-    }
-
-    private static func runFromJSON(_ name: String, _ ctx: CommandContext, warning: String) throws -> Int32 {
-        ctx.session.closeAll()
-        ctx.console.err(warning)
-        var again = ctx
-        again.session = CommandSession()
-        again.session.useImage = false
-        return try Commands.run(name, again)
-    }
 }
 
 /// Where `import -`, `apply -` and `shell` read from: standard input, or text in tests.

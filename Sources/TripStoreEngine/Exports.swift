@@ -20,6 +20,7 @@ public typealias HistoryFilter = TripStoreCore.HistoryFilter
 public typealias HistoryFollower = TripStoreCore.HistoryFollower
 public typealias HistoryTypeNames = TripStoreCore.HistoryTypeNames
 public typealias ImageChecks = TripStoreCore.ImageChecks
+public typealias ImageRecovery = TripStoreCore.ImageRecovery
 public typealias ImportError = TripStoreCore.ImportError
 public typealias ImportMode = TripStoreCore.ImportMode
 public typealias ImportOutcome = TripStoreCore.ImportOutcome

@@ -11,6 +11,10 @@ struct CommandSpec: Sendable {
     var flagOptions: [String: String] = [:]
     var examples: [String] = []
     var needsStore = true
+    /// It touches little of a store (a query, one object, a small write): it
+    /// checks the image's pieces as it reads them, not all at open, and holds
+    /// its output back until it knows none was damaged.
+    var touchesLittle = false
     /// The most words after the command (a file, an id), where it takes a
     /// fixed number; nil where it takes any (ids, a predicate in pieces).
     var maxPositionals: Int?

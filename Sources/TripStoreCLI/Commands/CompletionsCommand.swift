@@ -10,7 +10,7 @@ enum CompletionsCommand {
         examples: ["tripstore completions bash > ~/.local/share/bash-completion/completions/tripstore",
                    "tripstore completions zsh > ~/.zsh/tripstore.zsh   # then source it from ~/.zshrc",
                    "tripstore completions fish > ~/.config/fish/completions/tripstore.fish"],
-        needsStore: false)
+        needsStore: false, touchesLittle: true)
 
     static func run(_ ctx: CommandContext) throws -> Int32 {
         let shell = try ctx.positional(0, "the shell: bash, zsh or fish")

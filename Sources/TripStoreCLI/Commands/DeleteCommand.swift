@@ -9,7 +9,7 @@ enum DeleteCommand {
                        "from": "the root type for --where (default: the store's first root type, Trip for trips)",
                        "author": "who made the change, for history (default $USER)"],
         flagOptions: ["dry-run": "show what would be deleted (cascades included) and change nothing"],
-        examples: ["tripstore delete rome-summit", "tripstore delete --where 'name ^= \"Draft:\"' --dry-run"])
+        examples: ["tripstore delete rome-summit", "tripstore delete --where 'name ^= \"Draft:\"' --dry-run"], touchesLittle: true)
 
     static func run(_ ctx: CommandContext) throws -> Int32 {
         guard let (store, rows) = try QuerySupport.openAndSelect(ctx, verb: "delete") else { return 0 }

@@ -9,7 +9,7 @@ enum GetCommand {
                        "format": "with --history: table (default on a terminal), json or jsonl"],
         flagOptions: ["expand": "put related objects inline instead of references",
                       "history": "the object's timeline instead: its insert with the envelope, updates, delete with tombstone"],
-        examples: ["tripstore get 7C1E4D2A-0000-4000-8000-000000000001 --expand", "tripstore get rome-summit --as-of 3"], maxPositionals: 1)
+        examples: ["tripstore get 7C1E4D2A-0000-4000-8000-000000000001 --expand", "tripstore get rome-summit --as-of 3"], touchesLittle: true, maxPositionals: 1)
 
     static func run(_ ctx: CommandContext) throws -> Int32 {
         let id = try ctx.positional(0, "ID")

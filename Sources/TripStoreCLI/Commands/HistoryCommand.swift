@@ -29,7 +29,7 @@ enum HistoryCommand {
                    "tripstore history --id rome-summit", "tripstore history --after 2026-11-16 --limit 20 --reverse",
                    "tripstore history --follow --format feed | ssh standby tripstore --store /srv/trips apply -",
                    "tripstore history --follow --format sql --since \"$(psql -tAc 'select token from tripstore.cursor')\" | psql -v ON_ERROR_STOP=1",
-                   "tripstore history prune --before 10", "tripstore history redact --id family-7"])
+                   "tripstore history prune --before 10", "tripstore history redact --id family-7"], touchesLittle: true)
 
     static func run(_ ctx: CommandContext) throws -> Int32 {
         switch ctx.args.positionals.first {

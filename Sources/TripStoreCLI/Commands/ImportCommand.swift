@@ -9,7 +9,7 @@ enum ImportCommand {
                        "author": "who made the change, for history (default $USER)"],
         examples: ["tripstore import SampleData/trips.json",
                    "tripstore import --mode upsert changes.jsonl",
-                   "cat trips.jsonl | tripstore import -"], maxPositionals: 1)
+                   "cat trips.jsonl | tripstore import -"], touchesLittle: true, maxPositionals: 1)
 
     static func run(_ ctx: CommandContext) throws -> Int32 {
         // An import that fails leaves no trace: not even the new store's folder it opened.

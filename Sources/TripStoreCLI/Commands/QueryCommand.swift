@@ -19,7 +19,7 @@ enum QueryCommand {
                    "tripstore query 'perDiemRate > 100' --sort=-startDate --limit 20 --format ids",
                    "tripstore query --from BusinessMeal 'cost > 80' --count",
                    "tripstore query 'destination ~ \"Rome\"' --as-of 2026-11-16",
-                   "psql -tA -c \"$(tripstore query --sql 'is BusinessTrip && destination ~ \\\"Rome\\\"')\""])
+                   "psql -tA -c \"$(tripstore query --sql 'is BusinessTrip && destination ~ \\\"Rome\\\"')\""], touchesLittle: true)
 
     /// What a query prints, as the command line or the shell sets it.
     struct Settings {

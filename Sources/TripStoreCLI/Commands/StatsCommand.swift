@@ -4,7 +4,7 @@ import TripStoreEngine
 enum StatsCommand {
     static let spec = CommandSpec(
         name: "stats", summary: "objects per type, indexes, file sizes and the last token",
-        usage: "tripstore stats", examples: ["tripstore stats"], maxPositionals: 0)
+        usage: "tripstore stats", examples: ["tripstore stats"], touchesLittle: true, maxPositionals: 0)
 
     static func run(_ ctx: CommandContext) throws -> Int32 {
         let store = try ctx.openStore(.read)

@@ -10,7 +10,7 @@ enum UpdateCommand {
                        "from": "the root type for --where (default: the store's first root type, Trip for trips)",
                        "author": "who made the change, for history (default $USER)"],
         examples: ["tripstore update rome-summit --set perDiemRate=175 --set 'purpose=Sales summit 2026'",
-                   "tripstore update --where 'is PersonalTrip && notes == nil' --set 'notes=\"to plan\"'"])
+                   "tripstore update --where 'is PersonalTrip && notes == nil' --set 'notes=\"to plan\"'"], touchesLittle: true)
 
     static func run(_ ctx: CommandContext) throws -> Int32 {
         let sets = ctx.args.all("set")

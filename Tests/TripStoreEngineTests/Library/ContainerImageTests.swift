@@ -91,6 +91,35 @@ import TripStoreModels
         #expect(try Self.fetch(context, name: sound).first?.destination == "Saved after the damage")
     }
 
+    // The policy a program that opens stores for a piece of work uses (each
+    // `tripstore` command does): run again from the JSON unless committed.
+    @Test func imageRecoveryRunsTheWorkAgainFromTheJSON() throws {
+        let (folder, damaged, _, row) = try Self.makeStore("image-recovery")
+        try Self.damageRecord(folder, row: row)
+        var opened: Store?
+        var runs: [Bool] = []
+        let query = try Query("name == \"\(damaged)\"")
+        let (count, outcome) = try ImageRecovery.run(damage: { opened?.imageDamage.map { (opened!.imagePath, $0) } },
+                                                     committed: { false }) { fromJSON in
+            runs.append(fromJSON)
+            var options = StoreOptions()
+            options.useSnapshotImage = !fromJSON
+            let store = try Store.open(folder, schema: TripSchema.schema, access: .read, options: options)
+            opened = store
+            return try store.run(query).rows.compactMap { store.object(at: $0)?.id }.count
+        }
+        #expect(runs == [false, true] && count == 1)
+        guard case .ranAgainFromJSON(let file, _) = outcome else {
+            Issue.record("\(outcome)")
+            return
+        }
+        #expect(file.hasSuffix(".image"))
+        // Work that committed keeps its result: it is not done twice.
+        var twice = 0
+        let (_, after) = try ImageRecovery.run(damage: { (file: "x.image", detail: "bad") }, committed: { true }) { _ in twice += 1 }
+        #expect(twice == 1 && after == .damagedAfterCommit(file: "x.image", detail: "bad"))
+    }
+
     @Test func checksAtOpenReadTheJSONInsteadOfADamagedImage() throws {
         let (folder, damaged, sound, row) = try Self.makeStore("container-image-at-open")
         try Self.damageRecord(folder, row: row)
