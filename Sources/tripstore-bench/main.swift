@@ -11,82 +11,6 @@ import TripStoreModels
 // on it, checks every query's rows against a scan, and prints one line per
 // figure: `peer=tripstore n=N figure=NAME value=V unit=U`.
 
-struct Options {
-    var trips = 100_000
-    var seed: UInt64 = 1
-    var work = NSTemporaryDirectory() + "tripstore-bench"
-    var compareSQLite = false
-    var budget = 2.0
-    var cli: String?
-    var coldProcesses = true
-    var historyTransactions = 10_000
-    /// Changes of a trip's destination before the aged audit reads of docs/benchmarks.md (0: one bulk update).
-    var historyChanges = 0
-    var postgres = false
-    /// Measure single durable commits on this store and nothing else (the
-    /// benchmark runs itself so, in a process of its own, as SQLite's peer does).
-    var commitsIn: String?
-}
-
-func usage() -> Never {
-    print("""
-    usage: tripstore-bench [--trips N] [--seed S] [--work DIR] [--budget SECONDS] [--cli PATH] [--compare-sqlite] [--postgres]
-      --trips N         trips to generate (default 100000; about 8.5 objects and 1.7 KB each)
-      --work DIR        where the data file and the store go (default $TMPDIR/tripstore-bench)
-      --budget SECONDS  time per query figure (default 2)
-      --cli PATH        the tripstore binary for the cold-process figures (default: next to this one)
-      --compare-sqlite  also run the repository's SQLite peer, scripts/peer_sqlite.py (python3 and the
-                        sqlite3 CLI), on the same file and print ratios and the goals of docs/benchmarks.md side by side
-      --no-cli          skip the cold-process figures (each loads the whole store)
-      --postgres        also stream the data into the PostgreSQL server PGHOST/PGPORT/PGUSER name
-                        (against its own COPY of the same rows) and time a follower's lag
-      --history-transactions K
-                        random transactions for the --as-of and standby figures (default 10000)
-      --history-changes K
-                        before the aged audit reads of docs/benchmarks.md, update every trip's destination in about
-                        K / trips rounds (default 0: the one bulk update); the product's aged store is
-                        --trips 100000 --history-changes 2000000 (20 rounds, then the "Q1…" delete)
-      --commits-in STORE
-                        only single durable commits on an existing store of trips, for --budget seconds
-    """)
-    exit(1)
-}
-
-func fail(_ message: String) -> Never {
-    FileHandle.standardError.write(Data("tripstore-bench: \(message)\n".utf8))
-    exit(2)
-}
-
-func parseOptions() -> Options {
-    var options = Options()
-    var args = Array(CommandLine.arguments.dropFirst())
-    func value() -> String {
-        if args.isEmpty { usage() }
-        return args.removeFirst()
-    }
-    func number<T: LosslessStringConvertible>(_ type: T.Type) -> T {
-        guard let v = T(value()) else { usage() }
-        return v
-    }
-    while !args.isEmpty {
-        switch args.removeFirst() {
-        case "--trips": options.trips = number(Int.self)
-        case "--seed": options.seed = number(UInt64.self)
-        case "--work": options.work = value()
-        case "--budget": options.budget = number(Double.self)
-        case "--cli": options.cli = value()
-        case "--compare-sqlite": options.compareSQLite = true
-        case "--no-cli": options.coldProcesses = false
-        case "--postgres": options.postgres = true
-        case "--history-transactions": options.historyTransactions = number(Int.self)
-        case "--history-changes": options.historyChanges = number(Int.self)
-        case "--commits-in": options.commitsIn = value()
-        default: usage()
-        }
-    }
-    return options
-}
-
 func runBenchmark(_ options: Options) throws {
 
 let n = options.trips
@@ -195,13 +119,6 @@ func settle(_ path: String) {
     defer { close(fd) }
     var buffer = [UInt8](repeating: 0, count: 1 << 20)
     while buffer.withUnsafeMutableBytes({ read(fd, $0.baseAddress, $0.count) }) > 0 {}
-}
-/// The child's own high-water mark (VmHWM, which its trace prints): its
-/// ru_maxrss would start from this process's size at fork.
-func tracedPeak(_ traced: String) -> Double {
-    let peakMB = traced.split(separator: "\n").last { $0.contains("peak ") }
-        .flatMap { $0.components(separatedBy: "peak ").last?.split(separator: " ").first.flatMap { Double($0) } } ?? 0
-    return peakMB * 1024 * 1024
 }
 // `tripstore import` as a user runs it, into a new store, before this
 // process holds anything but the data (later it holds the store it
@@ -361,10 +278,6 @@ let benches = [
     Bench(name: "c", predicate: #"is PersonalTrip && reason == "family" && startDate >= 2026-06-01"#),
     Bench(name: "d", predicate: "perDiemRate > 100", sort: [SortKey("startDate", descending: true)], limit: 20),
 ]
-func percentile(_ xs: [Double], _ p: Double) -> Double {
-    let s = xs.sorted()
-    return s[max(0, min(s.count - 1, Int((p / 100 * Double(s.count)).rounded(.up)) - 1))]
-}
 func timeRuns(_ body: () throws -> Void) rethrows -> [Double] {
     var times: [Double] = []
     let start = now()
@@ -410,14 +323,6 @@ do {
 }
 
 // Memory: resident size of this process with the store open, per object and against the JSON size.
-func residentBytes() -> Double {
-    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
-    for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
-        return Double(line.split(separator: " ").dropFirst().first.flatMap { Double($0) } ?? 0) * 1024
-    }
-    return 0
-}
-
 // Cold CLI processes: a fresh `tripstore` per query, loading the store each time.
 if options.coldProcesses && FileManager.default.isExecutableFile(atPath: cli) {
 
@@ -678,52 +583,6 @@ if options.compareSQLite {
 
 if mismatches > 0 { fail("\(mismatches) result(s) differ from a scan") }
 print("bench: all query results equal a scan")
-}
-
-/// Single durable commits on an existing store: one small update of the
-/// trip in the middle per transaction, each flushed, for 25,000 commits (or
-/// five times `budget` seconds). The 10,000th commit since a snapshot
-/// starts the next one, written in the background while the commits go on
-/// and put in place between two of them, so the run pays for two (SQLite's
-/// peer pays for its checkpoints the same way). Returns the rate, how many
-/// snapshots took their place, how long `close()` then waited for one still
-/// being written, and the 99th percentile and the slowest commit.
-func measureCommits(_ path: String, budget: Double) throws -> (perSecond: Double, snapshots: Int, closeSeconds: Double, p99: Double, max: Double) {
-    sync()
-    sleep(1)
-    var options = StoreOptions()
-    // To compare with the commit that writes the snapshot itself.
-    options.snapshotsInBackground = ProcessInfo.processInfo.environment["TRIPSTORE_BENCH_FOREGROUND_SNAPSHOTS"] == nil
-    // The command line's setting, to measure other thresholds.
-    if let t = ProcessInfo.processInfo.environment["TRIPSTORE_SNAPSHOT_TRANSACTIONS"].flatMap(Int.init) { options.snapshotAfterTransactions = t }
-    let w = try Store.open(path, schema: try Store.recordedSchema(in: path) ?? TripSchema.schema, access: .write, options: options)
-    let trips = try w.run(Query("is Trip")).rows
-    guard let slot = w.schema.entity(named: "Trip")?.property(named: "name")?.slot, !trips.isEmpty else { fail("\(path) holds no trips") }
-    let row = trips[trips.count / 2]
-    var commits = 0, snapshots = 0
-    var token = w.snapshotToken
-    let start = ProcessInfo.processInfo.systemUptime
-    var times: [Double] = []
-    times.reserveCapacity(25_000)
-    while (ProcessInfo.processInfo.systemUptime - start < 5 * budget || commits < 20) && commits < 25_000 {
-        let t0 = ProcessInfo.processInfo.systemUptime
-        var tx = w.transaction()
-        tx.setAttribute(row, slot: slot, to: .string("bench \(commits)"))
-        try w.commit(tx, author: "bench")
-        commits += 1
-        let dt = ProcessInfo.processInfo.systemUptime - t0
-        times.append(dt)
-        if w.snapshotToken != token {
-            token = w.snapshotToken
-            snapshots += 1
-        }
-    }
-    let rate = Double(commits) / (ProcessInfo.processInfo.systemUptime - start)
-    let sorted = times.sorted()
-    let closing = ProcessInfo.processInfo.systemUptime
-    w.close()
-    if !w.warnings.isEmpty { fail("the commits warned: \(w.warnings)") }
-    return (rate, snapshots, ProcessInfo.processInfo.systemUptime - closing, sorted[sorted.count * 99 / 100], sorted[sorted.count - 1])
 }
 
 do {
