@@ -85,8 +85,8 @@ public enum TripStoreCLI {
             let (code, outcome) = try ImageRecovery.run(
                 damage: { ctx.session.damage.map { (file: $0.image, detail: $0.detail) } },
                 committed: { ctx.session.committed },
-                // `shell` reads its input once.
-                mayRunAgain: name != "shell",
+                // Input read line by line (`shell`, `apply -`) is gone; input read whole is kept.
+                mayRunAgain: { ctx.input.mayBeReadAgain },
                 beforeRunningAgain: { file, detail in
                     if touchesLittle { console.discardHeld() }
                     ctx.session.closeAll()
@@ -173,12 +173,27 @@ public final class InputSource {
     /// of being read to its end.
     func readAll(looksLikeJSON: ([UInt8]) -> Bool) throws -> [UInt8] {
         if let text { return text }
+        if let whole { return whole }
+        let out = try readAllOnce(looksLikeJSON: looksLikeJSON)
+        whole = out
+        return out
+    }
+
+    /// Standard input read whole, kept: a command run again (from the JSON,
+    /// after damage to an image) reads the same bytes.
+    private var whole: [UInt8]?
+    /// Whether input was read a line at a time: what was read is gone.
+    private var readByLines = false
+
+    /// Whether a command that read this input may read it again from the start.
+    var mayBeReadAgain: Bool { !readByLines }
+
+    private func readAllOnce(looksLikeJSON: ([UInt8]) -> Bool) throws -> [UInt8] {
         var out: [UInt8] = []
         var buf = [UInt8](repeating: 0, count: 1 << 16)
         var checked = false
         while true {
-            let n = buf.withUnsafeMutableBytes { read(0, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
+            let n = buf.withUnsafeMutableBytes { readSome(into: $0) }
             if n <= 0 { break }
             out.append(contentsOf: buf[0..<n])
             // Only the new bytes are looked at: leading white space costs one pass.
@@ -194,6 +209,7 @@ public final class InputSource {
     /// the end: a line of any length (a feed line runs to gigabytes), handed
     /// over as soon as its newline arrives.
     public func readLineBytes() -> [UInt8]? {
+        readByLines = true
         if let text, !ended {
             pending = text
             ended = true
@@ -236,6 +252,7 @@ public final class InputSource {
 
     /// The next line without its newline, or nil at the end.
     public func readLine() -> String? {
+        readByLines = true
         guard let text else { return Swift.readLine(strippingNewline: true) }
         if lines == nil {
             lines = String(decoding: text, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)

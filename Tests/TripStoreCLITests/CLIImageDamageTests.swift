@@ -90,6 +90,29 @@ import TripStoreModels
         #expect(!FileManager.default.fileExists(atPath: path))
     }
 
+    // Run again from the JSON, an import reads the same standard input: a
+    // pipe's bytes are gone once read, and an empty second read once
+    // committed nothing, saying "unchanged", exit 0.
+    @Test func anImageDamagedUnderAnImportFromAPipeImportsEverything() throws {
+        let (folder, ids) = try Self.makeStore()
+        let image = try #require(try FileManager.default.contentsOfDirectory(atPath: folder).first { $0.hasSuffix(".image") })
+        let path = folder + "/" + image
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        let last = ids.sorted().last!
+        let at = try #require(bytes.lastRange(of: CLIRunner.packedRecordID(last))).upperBound + 3
+        bytes[at] ^= 0x01
+        try bytes.write(to: URL(fileURLWithPath: path))
+        let envelope = CLIRunner.run(["get", last], store: folder).out
+            .replacingOccurrences(of: #""name" : "[^"]*""#, with: #""name" : "Piped""#, options: .regularExpression)
+            .replacingOccurrences(of: #""name": "[^"]*""#, with: #""name": "Piped""#, options: .regularExpression)
+        let half = envelope.utf8.count / 2
+        let pieces = [Array(envelope.utf8.prefix(half)), Array(envelope.utf8.dropFirst(half))]
+        let r = CLIRunner.run(["import", "--mode", "upsert", "-"], store: folder, input: .arriving(pieces))
+        #expect(r.code == 0 && r.out.contains("committed"), "\(r.out) \(r.err)")
+        #expect(r.err.contains("answered from the JSON instead"), "\(r.err)")
+        #expect(CLIRunner.run(["get", last], store: folder).out.contains("\"name\": \"Piped\""))
+    }
+
     /// A copied folder's image is bound to the other copy of the snapshot:
     /// stale, not damage. `verify` says so and succeeds; the next writer writes it again.
     @Test func aCopiedStoresImageIsStaleNotDamagedAndTheNextWriterRewritesIt() throws {

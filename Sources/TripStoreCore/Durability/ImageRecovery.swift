@@ -37,10 +37,11 @@ public enum ImageRecovery {
     /// `StoreError.imageDamaged`) and nothing was committed (`committed()`),
     /// `beforeRunningAgain` with the damage (drop what the first run
     /// produced, close its stores) and `work` once more with `fromJSON`
-    /// true. With `mayRunAgain` false (work whose input cannot be read
-    /// twice) the first run's result or error stands.
+    /// true. Where `mayRunAgain()` says no (the work consumed input it
+    /// cannot read twice), it throws `StoreError.imageDamaged` instead:
+    /// nothing was committed, so the work may be done again from the start.
     public static func run<R>(damage: () -> (file: String, detail: String)?, committed: () -> Bool,
-                              mayRunAgain: Bool = true,
+                              mayRunAgain: () -> Bool = { true },
                               beforeRunningAgain: (_ file: String, _ detail: String) -> Void = { _, _ in },
                               _ work: (_ fromJSON: Bool) throws -> R) throws -> (result: R, outcome: Outcome) {
         let first: Result<R, any Error>
@@ -55,7 +56,7 @@ public enum ImageRecovery {
         }
         guard let (file, detail) = found else { return (try first.get(), .sound) }
         if committed() { return (try first.get(), .damagedAfterCommit(file: file, detail: detail)) }
-        guard mayRunAgain else { return (try first.get(), .sound) }
+        guard mayRunAgain() else { throw StoreError.imageDamaged(file: file, detail: detail) }
         beforeRunningAgain(file, detail)
         return (try work(true), .ranAgainFromJSON(file: file, detail: detail))
     }

@@ -44,11 +44,15 @@ enum CLIRunner {
 
     /// In-process, with a captured console.
     static func run(_ args: [String], store: String? = nil, stdin: String = "", env: [String: String] = [:]) -> Result {
+        run(args, store: store, input: .text(stdin), env: env)
+    }
+
+    /// In-process, reading `input` (`.arriving` reads as a pipe does: once).
+    static func run(_ args: [String], store: String? = nil, input: InputSource, env: [String: String] = [:]) -> Result {
         let console = Console.captured()
         var full = args
         if let store { full = ["--store", store] + args }
-        let code = TripStoreCLI.run(full, console: console, environment: ["USER": "tester"].merging(env) { $1 },
-                                    input: .text(stdin))
+        let code = TripStoreCLI.run(full, console: console, environment: ["USER": "tester"].merging(env) { $1 }, input: input)
         return Result(code: code, out: console.outText, err: console.errText)
     }
 
