@@ -63,6 +63,8 @@ extension ModelContext {
         case .filling, .faulting: break
         case .program:
             guard let e = models.entityID(of: m), let slot = models.slot(of: keyPath, in: e) else { return }
+            container.lock.lock()
+            defer { container.lock.unlock() }
             load(m, entity: e, slot: slot)
             // A fault filled from a damaged piece of the image is filled
             // again from the store read from its JSON (a read cannot throw:

@@ -117,6 +117,8 @@ extension ModelContext {
         var seen = Set<ObjectIdentifier>()
         while let m = pending.popLast() {
             guard seen.insert(ObjectIdentifier(m)).inserted, read[m.persistentModelID] == nil else { continue }
+            // Another context's object (a save refuses it, naming it) is never taken in.
+            if let owner = m.modelContext, owner !== self { continue }
             // A deleted object a relationship still reaches is not written back.
             if m.isDeleted {
                 if forSave, let gone = m.deletedElsewhere { throw StoreError.conflict([gone]) }

@@ -39,6 +39,10 @@ extension ContextHostileTests {
         theirs.insert(theirItem)
         try theirs.save(author: "them")
         myTrip.bucketList.append(theirItem)  // a to-many
+        // Fetches in this context never hand out the other context's object.
+        let id = theirItem.persistentModelID
+        let fetched = try mine.fetch(FetchDescriptor<BucketListItem>(predicate: #Predicate { $0.persistentModelID == id }))
+        #expect(fetched.count == 1 && fetched.allSatisfy { $0 !== theirItem && $0.modelContext === mine })
         do {
             try mine.save(author: "me")
             Issue.record("a link to another context's object was saved")
@@ -46,6 +50,8 @@ extension ContextHostileTests {
             #expect(type == "BucketListItem" && id == theirItem.persistentModelID && action == "linked")
         }
         mine.rollback()
+        let again = try mine.fetch(FetchDescriptor<BucketListItem>(predicate: #Predicate { $0.persistentModelID == id }))
+        #expect(again.count == 1 && again[0] !== theirItem)
         let item = BucketListItem(title: "mine")
         item.trip = try #require(try trips(theirs).first)  // a to-one, from a new object
         mine.insert(item)

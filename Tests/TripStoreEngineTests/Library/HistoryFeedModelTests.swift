@@ -140,4 +140,38 @@ import TripStoreModels
         #expect(writer.objectCount > 0)
         writer.close()
     }
+
+    // The history index is a cache like the image: damaged while a context
+    // works, it changes no answer, and it is built again.
+    @Test func aDamagedHistoryIndexFoundInTheMiddleOfWorkChangesNoAnswer() throws {
+        let first = try container()
+        let setup = ModelContext(first)
+        let saved = try #require(try setup.fetch(FetchDescriptor<Trip>()).first)
+        for k in 0..<3 {
+            saved.destination = "Stop \(k)"
+            try setup.save(author: "ann")
+        }
+        try first.withStore { try $0.compact() }
+        let folder = first.withStore { $0.files.folder }
+        first.close()
+        // Opened afresh, the snapshot's history is read through its index.
+        let container = try ModelContainer(folder: folder, models: TripSchema.models)
+        let context = ModelContext(container)
+        let trip = try #require(try context.fetch(FetchDescriptor<Trip>()).first)
+        trip.name = "Pending"  // work in the middle: a change not yet saved
+        let before = context.history(forID: "t1")
+        let index = container.withStore { $0.historyIndexPath }
+        #expect(FileIO.exists(index) && before.count == 4)
+        var bytes = try FileIO.readFile(index)
+        for k in stride(from: 0, to: bytes.count, by: 97) { bytes[k] ^= 0x5A }
+        try bytes.withUnsafeBytes { raw in
+            let out = try OutputFile(creating: index)
+            try out.write(Array(raw))
+        }
+        #expect(context.history(forID: "t1") == before)
+        #expect(context.history(of: trip) == before)
+        #expect(trip.name == "Pending" && context.hasChanges)
+        try context.save(author: "bob")
+        #expect(context.history(forID: "t1").count == 5)
+    }
 }
