@@ -136,11 +136,16 @@ final class SharedStore: @unchecked Sendable {
         self.closing = closing
     }
 
-    /// A container starts using it.
-    func retain() {
+    /// A container starts using it; false when the store closed meanwhile
+    /// (the last container's `close()` ran first) or has another schema
+    /// (`fingerprint`, when given), so a new one is opened.
+    @discardableResult
+    func retain(fingerprint: String? = nil) -> Bool {
         lock.lock()
         defer { lock.unlock() }
+        guard store.state != .closed, fingerprint.map({ $0 == store.schema.fingerprint }) ?? true else { return false }
         users += 1
+        return true
     }
 
     /// A container closed: the store closes with the last one (called under `lock`).
@@ -165,8 +170,7 @@ final class SharedStore: @unchecked Sendable {
         let key = URL(fileURLWithPath: folder).standardizedFileURL.resolvingSymlinksInPath().path
         registryLock.lock()
         defer { registryLock.unlock() }
-        if let open = registry[key]?.shared, open.store.state != .closed, open.store.schema.fingerprint == schema.fingerprint {
-            open.retain()
+        if let open = registry[key]?.shared, open.retain(fingerprint: schema.fingerprint) {
             return open
         }
         let shared = SharedStore(store: try Store.open(folder, schema: schema, access: .write, options: options))
