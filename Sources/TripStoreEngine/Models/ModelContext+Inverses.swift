@@ -23,7 +23,6 @@ extension ModelContext {
         writtenSlots[ObjectIdentifier(m), default: []].insert(slot)
         guard let before, case .relationship(_, _, let get, _) = models.properties[e][slot].kind else { return }
         let now = heldTargets(m, get) ?? []
-        noteObjectsOfAnotherContext(now)
         let new = now.filter { $0.modelContext == nil }
         if !new.isEmpty { adopt(new) }
         guard let inverse = models.schema.entities[e].properties[slot].relationship?.inverseSlot else { return }
@@ -47,9 +46,7 @@ extension ModelContext {
             guard let e = models.entityID(of: m) else { continue }
             for p in models.properties[e] {
                 guard case .relationship(_, _, let get, _) = p.kind else { continue }
-                let targets = heldTargets(m, get) ?? []
-                noteObjectsOfAnotherContext(targets)
-                work.append(contentsOf: targets.filter { $0.modelContext == nil })
+                work.append(contentsOf: (heldTargets(m, get) ?? []).filter { $0.modelContext == nil })
             }
         }
         for m in adopted {
@@ -62,13 +59,19 @@ extension ModelContext {
         }
     }
 
-    /// Related objects that belong to another context: the next `save()`
-    /// throws `StoreError.modelOfAnotherContext` naming the first (Core Data
-    /// refuses a relationship between objects of two contexts).
-    private func noteObjectsOfAnotherContext(_ targets: [PersistentModel]) {
-        for t in targets where t.modelContext != nil && t.modelContext !== self {
-            misused.append(("\(type(of: t))", t.persistentModelID, "linked"))
+    /// The first object of another context that an inserted or changed
+    /// object of this one relates to (Core Data refuses a relationship
+    /// between objects of two contexts); a link undone before the save is
+    /// none. Looks at what the save looks at: inserted and changed objects.
+    func objectOfAnotherContext() -> PersistentModel? {
+        for m in inserted + Array(changed.values) {
+            guard let e = models.entityID(of: m) else { continue }
+            for p in models.properties[e] {
+                guard case .relationship(_, _, let get, _) = p.kind else { continue }
+                if let t = (heldTargets(m, get) ?? []).first(where: { $0.modelContext != nil && $0.modelContext !== self }) { return t }
+            }
         }
+        return nil
     }
 
     /// Takes an object being withdrawn (an unsaved insert that is deleted)

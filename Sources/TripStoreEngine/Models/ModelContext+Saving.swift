@@ -42,6 +42,9 @@ extension ModelContext {
         if let m = misused.first {
             throw StoreError.modelOfAnotherContext(type: m.type, id: m.id, action: m.what)
         }
+        if let t = objectOfAnotherContext() {
+            throw StoreError.modelOfAnotherContext(type: "\(type(of: t))", id: t.persistentModelID, action: "linked")
+        }
         if let error = changeToThePast() { throw error }
         let staged = try stagePendingChanges(forSave: true)
         // What to read back afterwards: what the transaction touched, and the

@@ -58,6 +58,11 @@ extension ContextHostileTests {
         #expect(throws: StoreError.self) { try mine.save(author: "me") }
         mine.rollback()
         #expect(try mine.save(author: "me") == nil)
+        // A link undone before the save is no link.
+        myTrip.bucketList.append(theirItem)
+        myTrip.bucketList.removeAll { $0 === theirItem }
+        myTrip.name = "renamed"
+        #expect(try mine.save(author: "me") != nil)
     }
 
     @Test func resetForgetsChangesAndObjects() throws {
