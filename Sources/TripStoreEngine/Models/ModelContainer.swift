@@ -155,7 +155,7 @@ final class SharedStore: @unchecked Sendable {
     }
 
     deinit {
-        if closing { store.close() }
+        if closing && store.state != .closed { store.close() }
     }
 
     private struct Entry {
