@@ -125,9 +125,11 @@ public final class ModelContext {
     }
 
     /// True when there are inserts, deletes or changed attributes or relationships not yet saved.
+    /// Changes to objects of the past this context fetched (`fetch(_:asOf:)`)
+    /// count: a save refuses them until `rollback()`.
     public var hasChanges: Bool {
         if !inserted.isEmpty || !deleted.isEmpty { return true }
-        return changed.values.contains { differs($0) }
+        return changed.values.contains { differs($0) } || pastContexts.contains { $0.context?.hasChanges == true }
     }
 
     // MARK: - Fetch

@@ -77,6 +77,7 @@ import TripStoreModels
         try context.save(author: "ann")
         let past = try #require(try context.fetch(FetchDescriptor<Trip>(), asOf: 1).first)
         past.destination = "Paris"
+        #expect(context.hasChanges)  // the past's change counts
         now.name = "Kept"
         do {
             try context.save(author: "bob")
