@@ -5,8 +5,10 @@
 /// where both round to the same `Double`.
 ///
 /// ```swift
-/// let t = ISOTime("2026-11-16T09:00:01.95399999Z")!
-/// t.isAtOrAfter(commitTimestamp)   // exact, not after rounding
+/// let commitTimestamp = 785_062_801.954    // a commit's time, seconds since 2001
+/// if let t = ISOTime("2026-11-16T09:00:01.95399999Z") {
+///     print(t.isAtOrAfter(commitTimestamp))   // exact, not after rounding
+/// }
 /// ```
 public struct ISOTime: Sendable, Equatable, CustomStringConvertible {
     /// Whole seconds since the reference date (2001-01-01T00:00:00Z).

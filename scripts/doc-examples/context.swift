@@ -1,6 +1,4 @@
-// An open container and a context on it.
+// A context on a container.
 import TripStoreEngine
 
-nonisolated(unsafe) let models: ModelSchema = declared()
-nonisolated(unsafe) let container: ModelContainer = declared()
 nonisolated(unsafe) let context: ModelContext = declared()

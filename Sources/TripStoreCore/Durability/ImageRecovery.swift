@@ -11,11 +11,12 @@
 /// work, as each `tripstore` command does:
 ///
 /// ```swift
+/// var opened: Store?
 /// let (count, outcome) = try ImageRecovery.run(damage: { opened?.imageDamage.map { (opened!.imagePath, $0) } },
 ///                                              committed: { false }) { fromJSON in
 ///     var options = StoreOptions()
 ///     options.useSnapshotImage = !fromJSON
-///     opened = try Store.open(folder, schema: schema, access: .read, options: options)
+///     opened = try Store.open("trips", schema: schema, access: .read, options: options)
 ///     return try opened!.run(Query("is Trip"), countOnly: true).rows.count
 /// }
 /// ```

@@ -137,7 +137,7 @@ extension Store {
     ///
     /// ```swift
     /// let then = try store.past(at: .token(41))
-    /// let rows = try then.run(Query.parse("is BusinessTrip", schema: then.schema)).rows
+    /// let rows = try then.run(Query("is BusinessTrip")).rows
     /// ```
     /// - Throws: `StoreError.tokenOutOfReach` / `.timeOutOfReach` naming what
     ///   retained history reaches; what `Store.open` throws.

@@ -54,7 +54,7 @@ public struct Migrator {
     ///
     /// ```swift
     /// let done = try Migrator(store).migrate(to: try SchemaFile.read(bytes), author: "alice")
-    /// let store = done.store   // the old value is `.migrated`
+    /// let migrated = done.store   // the old value is `.migrated`
     /// ```
     /// - Throws: `StoreError.migrationRefused` listing every change it cannot
     ///   make (nothing changed); `.notWritable`; what `compact` throws (the

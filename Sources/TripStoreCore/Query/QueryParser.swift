@@ -3,7 +3,7 @@ import TripStoreJSON
 import TripStoreSystem
 /// Parses the query language (README.md, docs/cli.md) into a `QueryExpression`.
 ///
-/// ```swift
+/// ```
 /// try QueryParser.parse(#"is BusinessTrip && destination ~ "Rome""#)
 /// ```
 package struct QueryParser {

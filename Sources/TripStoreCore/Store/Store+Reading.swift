@@ -12,7 +12,7 @@ extension Store {
     /// Whether `folder` holds a store (a snapshot, a journal or a schema record).
     ///
     /// ```swift
-    /// guard try Store.exists(in: "trips") else { print("no store yet"); return }
+    /// if try !Store.exists(in: "trips") { print("no store yet") }
     /// ```
     public static func exists(in folder: String) throws -> Bool {
         try StoreFiles(folder: folder).exists()

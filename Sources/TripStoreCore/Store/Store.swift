@@ -12,7 +12,7 @@ import Darwin
 /// ```swift
 /// let store = try Store.open("trips", schema: TripSchema.schema, access: .write)
 /// var tx = store.transaction()
-/// try store.stage(try EnvelopeInput.decode(json, schema: store.schema), mode: .insert, into: &tx)
+/// try store.stage(try EnvelopeInput.decode(bytes, schema: store.schema), mode: .insert, into: &tx)
 /// try tx.set("destination", of: "t1", to: .string("Roma"))
 /// try store.commit(tx, author: "alice")
 /// ```

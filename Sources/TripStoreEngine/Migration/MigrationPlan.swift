@@ -9,13 +9,13 @@ import Foundation
 ///
 /// ```swift
 /// let plan = MigrationPlan([
-///     .lightweight(from: v1, to: v2),
-///     .custom(from: v2, to: v3, willMigrate: { old in
-///         for p in try old.fetch(FetchDescriptor<V2.Person>()) { (p.first, p.last) = split(p.name) }
+///     .lightweight(from: PeopleV1.models, to: PeopleV2.models),
+///     .custom(from: PeopleV2.models, to: PeopleV3.models, willMigrate: { old in
+///         for p in try old.fetch(FetchDescriptor<PeopleV2.Person>()) { p.last = p.name.split(separator: " ").last.map(String.init) }
 ///         try old.save()
 ///     }),
 /// ])
-/// let container = try ModelContainer(folder: "people", models: v3, migrationPlan: plan)
+/// let container = try ModelContainer(folder: "people", models: PeopleV3.models, migrationPlan: plan)
 /// ```
 ///
 /// Each stage is one `migrate` transaction (and the saves of its closures
