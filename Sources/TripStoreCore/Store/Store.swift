@@ -194,7 +194,8 @@ public final class Store {
     /// that met the damage can run again on the store this returns. A writer
     /// hands its lock over (no other writer can come between), removes the
     /// damaged image and writes a new one from the JSON; a reader leaves the
-    /// image to the next writer. This store is closed afterwards. The new
+    /// image to the next writer; the past (`past(at:)`) is rebuilt from the
+    /// JSON at its token. This store is closed afterwards. The new
     /// store's `warnings` end with `.imageReadAgain`. Reading the JSON costs
     /// what an open without an image costs: tens of seconds at a million objects.
     /// - Throws: what opening throws (a damaged JSON file, `IOError`); this
@@ -206,6 +207,16 @@ public final class Store {
         let writer = state == .writing
         var again = options
         again.imageChecks = .onFirstTouch
+        if case .past(let token) = state {
+            // The past stays the past: rebuilt from the JSON at the same token.
+            again.useSnapshotImage = false
+            let past = try Store.open(files.folder, schema: schema, asOf: .token(token), options: again)
+            state = .closed
+            journal.close()
+            historyLog.close()
+            past.warnings = warnings + [.imageReadAgain(file: file, detail: damage, rebuilt: false)]
+            return past
+        }
         if writer {
             // Gone, the image is written again by the load below.
             FileIO.unlink(file)

@@ -76,6 +76,24 @@ import TripStoreModels
         next.close()
     }
 
+    // Read again from the JSON, the past stays the past (not the store now).
+    @Test func thePastThatMeetsDamageIsRebuiltAtItsToken() throws {
+        let (folder, damaged, _, row) = try Self.makeStore("container-image-past")
+        try Self.damageRecord(folder, row: row)
+        let container = try ModelContainer(folder: folder, models: TripSchema.models)
+        let token = container.withStore { $0.lastToken }
+        let past = try container.asOf(token)  // mapping the damaged image
+        let now = ModelContext(container)
+        let renamed = try #require(try Self.fetch(now, name: damaged).first)
+        renamed.name = "Renamed later"
+        try now.save(author: "t")
+        let then = ModelContext(past)
+        #expect(try Self.fetch(then, name: damaged).map(\.name) == [damaged])
+        #expect(try Self.fetch(then, name: "Renamed later").isEmpty)
+        if case .past(let t) = past.withStore({ $0.state }) { #expect(t == token) } else { Issue.record("not the past") }
+        #expect(past.warnings.contains { if case .imageReadAgain = $0 { true } else { false } })
+    }
+
     @Test func aSaveThatMeetsDamageCommitsFromTheJSON() throws {
         let (folder, _, sound, row) = try Self.makeStore("container-image-save")
         try Self.damageRecord(folder, row: row)
