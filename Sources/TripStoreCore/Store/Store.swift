@@ -204,7 +204,8 @@ public final class Store {
         settleBackgroundSnapshot()
         let damage = imageDamage ?? "damaged"
         let file = imagePath
-        let writer = state == .writing
+        // The one check of whether this store may write decides whether it removes the image.
+        let writer = mayWrite(.repair)
         var again = options
         again.imageChecks = .onFirstTouch
         if case .past(let token) = state {
