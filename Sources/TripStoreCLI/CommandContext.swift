@@ -66,8 +66,13 @@ struct CommandContext {
     /// Commits, then prints what the store warned about meanwhile (an automatic
     /// snapshot that failed: the transaction is durable in the journal).
     func commit(_ tx: TransactionBuilder, to store: Store) throws -> HistoryTransaction? {
+        try reportingWarnings(of: store) { try store.commit(tx, author: author) }
+    }
+
+    /// Runs a write on the store, printing the warnings it added (an automatic snapshot that failed) on stderr.
+    func reportingWarnings<T>(of store: Store, _ write: () throws -> T) throws -> T {
         let before = store.warnings.count
-        let t = try store.commit(tx, author: author)
+        let t = try write()
         for w in store.warnings.dropFirst(before) { console.err(CLIError.sentence(w)) }
         return t
     }

@@ -21,9 +21,7 @@ enum UpdateCommand {
             assignments.append((String(s[..<eq]).trimmed, String(s[s.index(after: eq)...])))
         }
         guard let (store, rows) = try QuerySupport.openAndSelect(ctx, verb: "update") else { return 0 }
-        var tx = store.transaction()
-        try store.stageUpdate(rows, set: assignments, into: &tx)
-        guard let t = try ctx.commit(tx, to: store) else {
+        guard let t = try ctx.reportingWarnings(of: store, { try store.update(rows, set: assignments, author: ctx.author) }) else {
             ctx.console.line("the values are already set; nothing changed")
             return 0
         }

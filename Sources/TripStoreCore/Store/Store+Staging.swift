@@ -210,34 +210,36 @@ extension Store {
     /// ```
     public func stageUpdate(_ rows: [RowID], set assignments: [(name: String, text: String)],
                             into tx: inout TransactionBuilder) throws {
-        var parsed: [Int: [(Int, Value)]] = [:]  // by entity: (slot, value)
+        var parsed = AssignedValues(schema: schema, assignments: assignments)
         for row in rows {
             guard let o = tx.object(at: row) else { continue }
-            if parsed[o.entity] == nil {
-                let entity = schema.entities[o.entity]
-                var values: [(Int, Value)] = []
-                for (name, text) in assignments {
-                    guard let p = entity.property(named: name) else {
-                        throw StoreError.unknownProperty(entity: entity.name, id: o.id, name: name,
-                                                         suggestion: NameSuggestion.closest(to: name, in: entity.properties.map(\.name)))
-                    }
-                    guard let a = p.attribute else {
-                        throw StoreError.notAnAttribute(entity: entity.name, name: name)
-                    }
-                    do {
-                        values.append((p.slot, try ValueText.parse(text, as: a)))
-                    } catch {
-                        var e = error
-                        e.entity = "\(entity.name) '\(o.id)'"
-                        throw StoreError.invalid(e)
-                    }
-                }
-                parsed[o.entity] = values
-            }
-            for (slot, value) in parsed[o.entity]! where o.values[slot] != value {
+            for (slot, value) in try parsed.values(for: o) where o.values[slot] != value {
                 tx.setAttribute(row, slot: slot, to: value)
             }
         }
         Trace.mark("staged \(rows.count) rows")
+    }
+
+    /// Sets attributes (written as text, as `stageUpdate` reads them) on
+    /// objects and commits it as one transaction; nil when every value is
+    /// set already. An update of `StoreOptions.snapshotCommitChanges`
+    /// objects or more is made without staging the objects, in memory that
+    /// grows with what it changes (see `BulkUpdater`); fewer are staged and
+    /// committed as `commit` does. The history is the same either way.
+    ///
+    /// ```swift
+    /// let rows = try store.run(try Query("destination == \"Rome\"", from: "Trip")).rows
+    /// try store.update(rows, set: [("destination", "Roma")], author: "alice")
+    /// ```
+    /// - Throws: what `stageUpdate` and `commit` throw; nothing is written then.
+    @discardableResult
+    public func update(_ rows: [RowID], set assignments: [(name: String, text: String)], author: String,
+                       timestamp: Double? = nil) throws -> HistoryTransaction? {
+        if rows.count >= options.snapshotCommitChanges {
+            return try BulkUpdater(store: self).run(rows, set: assignments, author: author, timestamp: timestamp)
+        }
+        var tx = transaction()
+        try stageUpdate(rows, set: assignments, into: &tx)
+        return try commit(tx, author: author, timestamp: timestamp)
     }
 }
