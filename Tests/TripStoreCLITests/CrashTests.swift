@@ -63,6 +63,28 @@ extension Store {
         #expect(try count(store) > after)
     }
 
+    /// `update --where` of many objects (made without staging, committed by
+    /// a snapshot) killed at each point of that snapshot: every trip renamed, or none.
+    @Test(arguments: ["snapshot-mid-write", "snapshot-before-rename", "snapshot-after-rename", "image-mid-write"])
+    func killedBulkUpdateIsAllOrNothing(_ point: String) throws {
+        let store = CLIRunner.runRoot + "crash-bulk-update-\(UUID().uuidString)"
+        #expect(try CLIRunner.runProcess(["--store", store, "import", try file(60, seed: 6)]).status == 0)
+        let r = try CLIRunner.runProcess(["--store", store, "update", "--where", "is Trip", "--set", "destination=Killed"],
+                                         env: ["TRIPSTORE_CRASH_AT": point, "TRIPSTORE_SNAPSHOT_COMMIT_CHANGES": "10"])
+        #expect(r.killed, "the process should have been killed at \(point)")
+        #expect(try CLIRunner.runProcess(["--store", store, "verify"]).status == 0)
+        let s = try Store.open(store, schema: TripSchema.schema, access: .read)
+        let renamed = try s.run(try Query("destination == \"Killed\"", from: "Trip")).rows.count
+        let trips = try s.run(try Query("is Trip", from: "Trip")).rows.count
+        s.close()
+        switch point {
+        case "snapshot-mid-write", "snapshot-before-rename": #expect(renamed == 0)
+        default: #expect(renamed == trips, "\(point): \(renamed) of \(trips)")
+        }
+        // The store still takes writes.
+        #expect(try CLIRunner.runProcess(["--store", store, "update", "--where", "is Trip", "--set", "destination=After"]).status == 0)
+    }
+
     /// An input that another process shrinks while the import has it mapped
     /// ends the import with exit 1 and a message (not a crash), and the
     /// store is not written.
