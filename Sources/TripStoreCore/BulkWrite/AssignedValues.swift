@@ -18,12 +18,17 @@ struct AssignedValues {
     /// - Throws: `StoreError.unknownProperty` or `.notAnAttribute` naming
     ///   the type, `.invalid` for a value its attribute cannot hold.
     mutating func values(for object: StoredObject) throws -> [(slot: Int, value: Value)] {
-        if let known = parsed[object.entity] { return known }
-        let entity = schema.entities[object.entity]
+        try values(entity: object.entity, id: object.id)
+    }
+
+    /// The slots and values for an object of entity `entityID`; `id` names it in an error.
+    mutating func values(entity entityID: Int, id: @autoclosure () -> String) throws -> [(slot: Int, value: Value)] {
+        if let known = parsed[entityID] { return known }
+        let entity = schema.entities[entityID]
         var values: [(slot: Int, value: Value)] = []
         for (name, text) in assignments {
             guard let p = entity.property(named: name) else {
-                throw StoreError.unknownProperty(entity: entity.name, id: object.id, name: name,
+                throw StoreError.unknownProperty(entity: entity.name, id: id(), name: name,
                                                  suggestion: NameSuggestion.closest(to: name, in: entity.properties.map(\.name)))
             }
             guard let a = p.attribute else { throw StoreError.notAnAttribute(entity: entity.name, name: name) }
@@ -31,11 +36,11 @@ struct AssignedValues {
                 values.append((p.slot, try ValueText.parse(text, as: a)))
             } catch {
                 var e = error
-                e.entity = "\(entity.name) '\(object.id)'"
+                e.entity = "\(entity.name) '\(id())'"
                 throw StoreError.invalid(e)
             }
         }
-        parsed[object.entity] = values
+        parsed[entityID] = values
         return values
     }
 }

@@ -23,13 +23,15 @@ struct BulkUpdater {
         try store.checkWritable(.commit)
         let table = store.table, schema = store.schema
         var parsed = AssignedValues(schema: schema, assignments: assignments)
-        // Every value is read before the first is changed: a bad one changes nothing.
-        for row in rows {
-            guard let o = table.object(at: row) else { continue }
-            _ = try parsed.values(for: o)
-        }
+        // The image is checked through first (the snapshot below reads all of
+        // it): damage stops the update before anything is read from it or changed.
         guard table.checkEverything() else {
             throw StoreError.imageDamaged(file: store.imagePath, detail: table.imageDamage ?? "")
+        }
+        // Every value is read before the first is changed: a bad one changes nothing.
+        for row in rows {
+            guard let e = table.entity(at: row) else { continue }
+            _ = try parsed.values(entity: e, id: table.id(at: row) ?? "")
         }
         Trace.mark("bulk update: \(rows.count) rows read")
         let firstTime = try store.lastCommitTime() ?? -.infinity
