@@ -36,7 +36,7 @@ enum CompactCommand {
             return 0
         }
         if outcome == .overtaken {
-            ctx.console.line("another snapshot took its place while this one was written (a migration, a prune or a redaction); nothing more to do")
+            ctx.console.line("another snapshot took its place while this one was written (a commit of many changes, a migration, a prune or a redaction); nothing more to do")
             return 0
         }
         let store = try ctx.open(.read, options: options)

@@ -222,10 +222,11 @@ extension Store {
 
     /// Sets attributes (written as text, as `stageUpdate` reads them) on
     /// objects and commits it as one transaction; nil when every value is
-    /// set already. An update of `StoreOptions.snapshotCommitChanges`
-    /// objects or more is made without staging the objects, in memory that
-    /// grows with what it changes (see `BulkUpdater`); fewer are staged and
-    /// committed as `commit` does. The history is the same either way.
+    /// set already. An update that changes `StoreOptions.snapshotCommitChanges`
+    /// objects or more is made without staging them, in memory that grows
+    /// with what it changes, and committed by a snapshot (see `BulkUpdater`);
+    /// one that changes fewer, however many it matches, is staged and
+    /// committed as a journal line, as `commit` does. The history is the same either way.
     ///
     /// ```swift
     /// let rows = try store.run(try Query("destination == \"Rome\"", from: "Trip")).rows
@@ -235,8 +236,13 @@ extension Store {
     @discardableResult
     public func update(_ rows: [RowID], set assignments: [(name: String, text: String)], author: String,
                        timestamp: Double? = nil) throws -> HistoryTransaction? {
+        var rows = rows
         if rows.count >= options.snapshotCommitChanges {
-            return try BulkUpdater(store: self).run(rows, set: assignments, author: author, timestamp: timestamp)
+            var updater = BulkUpdater(store: self, assignments: assignments)
+            rows = try updater.rowsThatChange(rows)
+            if rows.count >= options.snapshotCommitChanges {
+                return try updater.run(rows, author: author, timestamp: timestamp)
+            }
         }
         var tx = transaction()
         try stageUpdate(rows, set: assignments, into: &tx)

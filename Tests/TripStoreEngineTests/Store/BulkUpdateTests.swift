@@ -82,6 +82,26 @@ import TripStoreModels
         #expect(x.exportAllRows().map { x.table.object(at: $0)! } == y.exportAllRows().map { y.table.object(at: $0)! })
     }
 
+    /// The way is chosen by what changes, not by what matches: an update
+    /// matching every trip and changing one is a journal line, not a snapshot.
+    @Test func matchingManyAndChangingFewIsAJournalLine() throws {
+        let folder = TestFolders.make("bulk-update-few")
+        try TestStores.bulkImported(folder, seed: 5, trips: 40, timestamp: Self.time).close()
+        var o = StoreOptions()
+        o.snapshotCommitChanges = 10
+        let store = try Store.open(folder, schema: TripSchema.schema, access: .write, options: o)
+        defer { store.close() }
+        let rows = try Self.rows(store, "is Trip")
+        #expect(rows.count >= 10)
+        let many = try #require(try store.update(rows, set: [("destination", "Oslo")], author: "u"))
+        #expect(store.snapshotToken == many.token, "changing them all is a snapshot")
+        try store.update([rows[3]], set: [("destination", "Bergen")], author: "u")
+        let few = try #require(try store.update(rows + rows, set: [("destination", "Oslo")], author: "u"))
+        #expect(few.changes.count == 1)
+        #expect(store.snapshotToken == many.token, "changing one is a journal line")
+        #expect(store.journalTransactionCount == 2)
+    }
+
     @Test func aRefusedBulkUpdateWritesNothing() throws {
         let (store, _) = try Self.pair("bulk-update-refused", seed: 4)
         defer { store.close() }
