@@ -71,12 +71,36 @@ final class HistoryIndex {
         guard let f = file.elements(header.fanout, size: 4, bucket..<(bucket + 2)) else { return nil }
         let lo = Int(f.get(UInt32.self, at: 0)), hi = Int(f.get(UInt32.self, at: 4))
         guard lo <= hi, hi <= Int(header.ids.count) else { return nil }
-        guard let b = file.elements(header.ids, size: HistoryIndexFile.idEntrySize, lo..<hi) else { return nil }
+        /// Entry `k` of the bucket, or nil when its page is damaged or it is not the bucket's.
+        func entry(_ k: Int) -> HistoryIndexFile.IDEntry? {
+            guard let b = file.elements(header.ids, size: HistoryIndexFile.idEntrySize, k..<(k + 1)) else { return nil }
+            let e = HistoryIndexFile.IDEntry(b, at: 0)
+            return HistoryIndexFile.bucket(e.hash) == bucket && Int(e.transaction) < transactionCount ? e : nil
+        }
+        // The entries are sorted by hash: a bucket holds ids / 4,096 of them
+        // (thousands after a big import), so its first entry of this hash is
+        // found by binary search, reading a page per step, not the bucket whole.
+        var a = lo, z = hi
+        while a < z {
+            let mid = (a + z) / 2
+            guard let e = entry(mid) else { return nil }
+            if e.hash < hash { a = mid + 1 } else { z = mid }
+        }
+        // The run of this hash, a page's worth of entries at a time.
+        let perPage = PagedFile.payload / HistoryIndexFile.idEntrySize
         var out: [HistoryIndexFile.IDEntry] = []
-        for k in 0..<(hi - lo) {
-            let e = HistoryIndexFile.IDEntry(b, at: k * HistoryIndexFile.idEntrySize)
-            guard HistoryIndexFile.bucket(e.hash) == bucket, Int(e.transaction) < transactionCount else { return nil }
-            if e.hash == hash { out.append(e) }
+        while a < hi {
+            let end = min(hi, a + perPage)
+            guard let b = file.elements(header.ids, size: HistoryIndexFile.idEntrySize, a..<end) else { return nil }
+            for k in 0..<(end - a) {
+                let e = HistoryIndexFile.IDEntry(b, at: k * HistoryIndexFile.idEntrySize)
+                // Past the run comes a later hash; an earlier one is an index out of order, not believed.
+                guard HistoryIndexFile.bucket(e.hash) == bucket, Int(e.transaction) < transactionCount,
+                      e.hash >= hash, out.last.map({ !(e < $0) }) ?? true else { return nil }
+                if e.hash != hash { return out }
+                out.append(e)
+            }
+            a = end
         }
         return out
     }

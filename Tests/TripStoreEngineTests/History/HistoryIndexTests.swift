@@ -192,6 +192,33 @@ import Darwin
         try expectSameAnswers(folder, "read from the file")
     }
 
+    /// An index of thousands of ids holds several in each of its 4,096
+    /// buckets, each with a run of changes: every id's history, looked up
+    /// by binary search in its bucket, is what reading the whole history says.
+    @Test func idsThatShareABucketAreFoundByTheirHash() throws {
+        let folder = TestFolders.make("history-index-buckets")
+        let store = try TestStores.bulkImported(folder, seed: 9, trips: 3000, timestamp: 1_790_000_000)
+        let trips = try store.run(try Query("is Trip", from: "Trip")).rows
+        for (k, place) in ["Aachen", "Bergen"].enumerated() {
+            try store.update(trips, set: [("destination", place)], author: "u", timestamp: 1_790_000_100 + Double(k))
+        }
+        try store.update(Array(trips.prefix(7)), set: [("name", "seven")], author: "u", timestamp: 1_790_000_200)
+        try store.compact()
+        store.close()
+        let reference = try open(folder)
+        var tokens: [String: [Int64]] = [:]
+        for t in try reference.checkedHistory() {
+            for id in Set(t.changes.map(\.id)) { tokens[id, default: []].append(t.token) }
+        }
+        #expect(tokens.count > 8 * HistoryIndexFile.buckets / 2)
+        let indexed = try open(folder)
+        for (k, id) in tokens.keys.sorted().enumerated() where k % 3 == 0 || tokens[id]!.count > 2 {
+            #expect(try indexed.history(matching: HistoryFilter(id: id)).map(\.token) == tokens[id], "\(id)")
+        }
+        #expect(try indexed.history(matching: HistoryFilter(id: "no-such-id")).isEmpty)
+        if case .open = indexed.historyLog.index {} else { Issue.record("the index was not used") }
+    }
+
     @Test func aDamagedForeignOrMissingIndexChangesNoAnswer() throws {
         let (folder, path, good) = try indexedStore(seed: 7)
         var random = SplitMix64(seed: 99)
