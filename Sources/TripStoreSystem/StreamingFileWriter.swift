@@ -17,7 +17,8 @@ import Darwin
 /// `O_DIRECT` is refused (some file systems, tmpfs before Linux 6.6, Darwin,
 /// an alignment the disk does not take) it writes through the page cache
 /// instead. Either way the file holds the same bytes, and the caller flushes
-/// it (`fsync`) as before.
+/// it (`fsync`) as before. Through the page cache it writes in pieces of
+/// `FileIO.mappedWritePiece`, as an image it writes is mapped.
 package final class StreamingFileWriter: @unchecked Sendable {
     private let fd: Int32
     private let path: String
@@ -122,7 +123,7 @@ package final class StreamingFileWriter: @unchecked Sendable {
         guard length > 0, failure == nil else { return }
         var done = 0
         while done < length {
-            let n = pwrite(fd, p + done, length - done, off_t(at + done))
+            let n = pwrite(fd, p + done, direct ? length - done : min(length - done, FileIO.mappedWritePiece), off_t(at + done))
             if n < 0 {
                 let code = errno
                 if code == EINTR { continue }

@@ -234,7 +234,9 @@ extension ObjectTable {
             directory += Array(repeating: 0, count: whole - directory.count)
             let checked = (layout.directory.lowerBound - SnapshotImage.Header.byteCount)..<whole
             h.directoryHash = directory[checked].withUnsafeBytes { PageHash.hash($0) }
-            try directory.withUnsafeBytes { try FileIO.writeAll(fd, $0, at: SnapshotImage.Header.byteCount, path: path) }
+            try directory.withUnsafeBytes {
+                try FileIO.writeAll(fd, $0, at: SnapshotImage.Header.byteCount, path: path, piece: FileIO.mappedWritePiece)
+            }
             // Every section's padding is in the file, the last one's included.
             guard FileIO.truncate(fd, to: layout.fileBytes) else { return nil }
         } catch {

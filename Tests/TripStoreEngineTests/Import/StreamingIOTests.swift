@@ -324,14 +324,16 @@ struct StreamingIOTests {
     /// File sizes on either side of a page and of the 4 MB pieces the streaming reader and writer work in.
     static let sizesAroundPieces = [0, 1, 4095, 4096, 4097, (4 << 20) - 1, 4 << 20, (4 << 20) + 1, (9 << 20) + 123]
 
-    @Test func streamingFileWriterWritesTheBytesGiven() throws {
+    /// Past the page cache, and through it (in pieces of `FileIO.mappedWritePiece`).
+    @Test(arguments: [true, false])
+    func streamingFileWriterWritesTheBytesGiven(pastThePageCache: Bool) throws {
         let folder = TestFolders.make("streaming-writer")
         var rng = Random(state: 11)
-        for total in StreamingIOTests.sizesAroundPieces {
+        for total in StreamingIOTests.sizesAroundPieces + [FileIO.mappedWritePiece - 1, FileIO.mappedWritePiece + 1] {
             let path = folder + "/file-\(total)"
             let bytes = (0..<total).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 9) }
             let fd = try FileIO.open(path, O_RDWR | O_CREAT | O_TRUNC)
-            let out = StreamingFileWriter(fd: fd, path: path)
+            let out = StreamingFileWriter(fd: fd, path: path, pastThePageCache: pastThePageCache)
             var at = 0
             while at < total {
                 let n = min(total - at, 1 + rng.next(3 << 20))
