@@ -71,36 +71,60 @@ final class HistoryIndex {
         guard let f = file.elements(header.fanout, size: 4, bucket..<(bucket + 2)) else { return nil }
         let lo = Int(f.get(UInt32.self, at: 0)), hi = Int(f.get(UInt32.self, at: 4))
         guard lo <= hi, hi <= Int(header.ids.count) else { return nil }
-        /// Entry `k` of the bucket, or nil when its page is damaged or it is not the bucket's.
-        func entry(_ k: Int) -> HistoryIndexFile.IDEntry? {
-            guard let b = file.elements(header.ids, size: HistoryIndexFile.idEntrySize, k..<(k + 1)) else { return nil }
-            let e = HistoryIndexFile.IDEntry(b, at: 0)
-            return HistoryIndexFile.bucket(e.hash) == bucket && Int(e.transaction) < transactionCount ? e : nil
+        // The fanout is checked where it says the bucket starts and ends: the
+        // entry before is of an earlier bucket, the one after of a later one.
+        func bucketOf(_ k: Int) -> Int? {
+            file.elements(header.ids, size: HistoryIndexFile.idEntrySize, k..<(k + 1)).map { HistoryIndexFile.bucket($0.get(UInt64.self, at: 0)) }
         }
+        if lo > 0 { guard let b = bucketOf(lo - 1), b < bucket else { return nil } }
+        if hi < Int(header.ids.count) { guard let b = bucketOf(hi), b > bucket else { return nil } }
         // The entries are sorted by hash: a bucket holds ids / 4,096 of them
         // (thousands after a big import), so its first entry of this hash is
         // found by binary search, reading a page per step, not the bucket whole.
+        // Each page read is checked whole: every entry of it that is the
+        // bucket's must be of the bucket, of a transaction there is, and in
+        // order, or the index is not believed (a small bucket, on a page or
+        // two, is so checked throughout).
+        let perPage = PagedFile.payload / HistoryIndexFile.idEntrySize
+        var pages: [Int: [HistoryIndexFile.IDEntry]] = [:]
+        func page(_ p: Int) -> [HistoryIndexFile.IDEntry]? {
+            if let read = pages[p] { return read }
+            let from = max(lo, p * perPage), to = min(hi, (p + 1) * perPage)
+            guard from < to, let b = file.elements(header.ids, size: HistoryIndexFile.idEntrySize, from..<to) else { return nil }
+            var entries: [HistoryIndexFile.IDEntry] = []
+            entries.reserveCapacity(to - from)
+            for k in 0..<(to - from) {
+                let e = HistoryIndexFile.IDEntry(b, at: k * HistoryIndexFile.idEntrySize)
+                guard HistoryIndexFile.bucket(e.hash) == bucket, Int(e.transaction) < transactionCount,
+                      entries.last.map({ $0 < e }) ?? true else { return nil }
+                entries.append(e)
+            }
+            pages[p] = entries
+            return entries
+        }
+        /// Entry `k` of the bucket (from `lo` to `hi`).
+        func entry(_ k: Int) -> HistoryIndexFile.IDEntry? {
+            let p = k / perPage
+            guard let entries = page(p) else { return nil }
+            let i = k - max(lo, p * perPage)
+            return i < entries.count ? entries[i] : nil
+        }
         var a = lo, z = hi
         while a < z {
             let mid = (a + z) / 2
             guard let e = entry(mid) else { return nil }
             if e.hash < hash { a = mid + 1 } else { z = mid }
         }
-        // The run of this hash, a page's worth of entries at a time.
-        let perPage = PagedFile.payload / HistoryIndexFile.idEntrySize
+        // Just before the run, a smaller hash (the search's answer, checked where it is on another page).
+        if a > lo { guard let e = entry(a - 1), e.hash < hash else { return nil } }
         var out: [HistoryIndexFile.IDEntry] = []
         while a < hi {
-            let end = min(hi, a + perPage)
-            guard let b = file.elements(header.ids, size: HistoryIndexFile.idEntrySize, a..<end) else { return nil }
-            for k in 0..<(end - a) {
-                let e = HistoryIndexFile.IDEntry(b, at: k * HistoryIndexFile.idEntrySize)
-                // Past the run comes a later hash; an earlier one is an index out of order, not believed.
-                guard HistoryIndexFile.bucket(e.hash) == bucket, Int(e.transaction) < transactionCount,
-                      e.hash >= hash, out.last.map({ !(e < $0) }) ?? true else { return nil }
-                if e.hash != hash { return out }
-                out.append(e)
-            }
-            a = end
+            guard let e = entry(a) else { return nil }
+            // Entries in order across pages too.
+            guard out.last.map({ $0 < e }) ?? true else { return nil }
+            if e.hash != hash { return out }
+            out.append(e)
+            a += 1
         }
         return out
     }

@@ -192,24 +192,32 @@ import Darwin
         try expectSameAnswers(folder, "read from the file")
     }
 
+    /// A store of `trips` generated trips, every trip updated twice in
+    /// bulk and seven of them once more, compacted: its folder, and each
+    /// id's tokens as reading the whole history gives them.
+    func storeOfManyIDs(_ name: String, trips: Int) throws -> (folder: String, tokens: [String: [Int64]], history: [HistoryTransaction]) {
+        let folder = TestFolders.make(name)
+        let store = try TestStores.bulkImported(folder, seed: 9, trips: trips, timestamp: 1_790_000_000)
+        let rows = try store.run(try Query("is Trip", from: "Trip")).rows
+        for (k, place) in ["Aachen", "Bergen"].enumerated() {
+            try store.update(rows, set: [("destination", place)], author: "u", timestamp: 1_790_000_100 + Double(k))
+        }
+        try store.update(Array(rows.prefix(7)), set: [("name", "seven")], author: "u", timestamp: 1_790_000_200)
+        try store.compact()
+        store.close()
+        let history = try open(folder).checkedHistory()
+        var tokens: [String: [Int64]] = [:]
+        for t in history {
+            for id in Set(t.changes.map(\.id)) { tokens[id, default: []].append(t.token) }
+        }
+        return (folder, tokens, history)
+    }
+
     /// An index of thousands of ids holds several in each of its 4,096
     /// buckets, each with a run of changes: every id's history, looked up
     /// by binary search in its bucket, is what reading the whole history says.
     @Test func idsThatShareABucketAreFoundByTheirHash() throws {
-        let folder = TestFolders.make("history-index-buckets")
-        let store = try TestStores.bulkImported(folder, seed: 9, trips: 3000, timestamp: 1_790_000_000)
-        let trips = try store.run(try Query("is Trip", from: "Trip")).rows
-        for (k, place) in ["Aachen", "Bergen"].enumerated() {
-            try store.update(trips, set: [("destination", place)], author: "u", timestamp: 1_790_000_100 + Double(k))
-        }
-        try store.update(Array(trips.prefix(7)), set: [("name", "seven")], author: "u", timestamp: 1_790_000_200)
-        try store.compact()
-        store.close()
-        let reference = try open(folder)
-        var tokens: [String: [Int64]] = [:]
-        for t in try reference.checkedHistory() {
-            for id in Set(t.changes.map(\.id)) { tokens[id, default: []].append(t.token) }
-        }
+        let (folder, tokens, _) = try storeOfManyIDs("history-index-buckets", trips: 3000)
         #expect(tokens.count > 8 * HistoryIndexFile.buckets / 2)
         let indexed = try open(folder)
         for (k, id) in tokens.keys.sorted().enumerated() where k % 3 == 0 || tokens[id]!.count > 2 {
@@ -282,6 +290,64 @@ import Darwin
         // The first line said to start a byte later.
         try forged(Int(header.transactions.firstPage) * PagedFile.pageSize, UInt64(header.binding.historyStart) + 1)
         try expectSameAnswers(folder, "the first line moved", indexUsed: false)
+    }
+
+    /// Id entries and the fanout changed and sealed again: two entries of a
+    /// bucket swapped (one id's run out of order, another's with a hole), an
+    /// entry made a copy of its neighbour, a bucket said to start one entry
+    /// early or end one late, the fanout's first page zeroed. A lookup reads
+    /// its bucket by binary search; each is found where it reads, the index
+    /// is not believed, and the answers are the whole history's.
+    @Test func forgedIDEntriesAndFanoutAreFound() throws {
+        let (folder, tokens, history) = try storeOfManyIDs("history-index-forged", trips: 1000)
+        let built = try open(folder)
+        _ = try built.history(matching: HistoryFilter(id: tokens.keys.sorted()[0]))
+        let path = built.historyIndexPath
+        let good = try FileIO.readFile(path)
+        let header = try #require(HistoryIndexFile.Header.decode(Array(good[0..<PagedFile.pageSize]), pages: Int64(good.count / PagedFile.pageSize)))
+        let size = HistoryIndexFile.idEntrySize, per = PagedFile.payload / size, count = Int(header.ids.count)
+        func at(_ k: Int) -> Int { Int(header.ids.firstPage) * PagedFile.pageSize + (k / per) * PagedFile.pageSize + (k % per) * size }
+        func fanoutAt(_ b: Int) -> Int { Int(header.fanout.firstPage) * PagedFile.pageSize + (b / (PagedFile.payload / 4)) * PagedFile.pageSize + (b % (PagedFile.payload / 4)) * 4 }
+        func hash(_ k: Int) -> UInt64 { good[at(k)..<(at(k) + 8)].reversed().reduce(0) { $0 << 8 | UInt64($1) } }
+        let idsByBucket = Dictionary(grouping: tokens.keys) { HistoryIndexFile.bucket(HistoryIndexFile.hash($0)) }
+        /// Writes `bytes` sealed again where `offsets` are; every id of `buckets` then reads as the whole history says.
+        func expectRight(_ bytes: [UInt8], at offsets: [Int], buckets: [Int], _ note: String) throws {
+            var bytes = bytes
+            for p in Set(offsets.map { $0 / PagedFile.pageSize }) { reseal(&bytes, page: p) }
+            try overwrite(path, with: bytes)
+            let ids = buckets.flatMap { idsByBucket[$0] ?? [] }
+            #expect(!ids.isEmpty, "\(note)")
+            for id in ids {
+                let store = try open(folder)
+                #expect(try store.history(matching: HistoryFilter(id: id)) == HistoryFilter(id: id).apply(to: history), "\(note): \(id)")
+            }
+        }
+        // Two neighbours of one bucket with different hashes, swapped.
+        let k = try #require((0..<(count - 1)).first { HistoryIndexFile.bucket(hash($0)) == HistoryIndexFile.bucket(hash($0 + 1)) && hash($0) != hash($0 + 1) })
+        let b = HistoryIndexFile.bucket(hash(k))
+        var bytes = good
+        for i in 0..<size { (bytes[at(k) + i], bytes[at(k + 1) + i]) = (good[at(k + 1) + i], good[at(k) + i]) }
+        try expectRight(bytes, at: [at(k), at(k + 1)], buckets: [b], "two entries of a bucket swapped")
+        // An entry a copy of the one before it, of the same id.
+        let d = try #require((0..<(count - 1)).first { hash($0) == hash($0 + 1) })
+        bytes = good
+        for i in 0..<size { bytes[at(d + 1) + i] = good[at(d) + i] }
+        try expectRight(bytes, at: [at(d + 1)], buckets: [HistoryIndexFile.bucket(hash(d))], "an entry a copy of the one before")
+        // Bucket b said to start one entry early, then to end one entry late.
+        let start = good[fanoutAt(b)..<(fanoutAt(b) + 4)].reversed().reduce(0) { $0 << 8 | UInt32($1) }
+        let end = good[fanoutAt(b + 1)..<(fanoutAt(b + 1) + 4)].reversed().reduce(0) { $0 << 8 | UInt32($1) }
+        let moves = (start > 0 ? [(b, start - 1)] : []) + (Int(end) < count ? [(b + 1, end + 1)] : [])
+        #expect(!moves.isEmpty)
+        for (slot, value) in moves {
+            bytes = good
+            for i in 0..<4 { bytes[fanoutAt(slot) + i] = UInt8(truncatingIfNeeded: value >> (8 * UInt32(i))) }
+            try expectRight(bytes, at: [fanoutAt(slot)], buckets: [max(0, b - 1), b, b + 1], "bucket \(b)'s bound at fanout \(slot) moved")
+        }
+        // The fanout's first page zeroed: every bucket it covers said to be empty.
+        bytes = good
+        let first = Int(header.fanout.firstPage) * PagedFile.pageSize
+        for i in first..<(first + PagedFile.payload) { bytes[i] = 0 }
+        try expectRight(bytes, at: [first], buckets: [1, 100, 700], "the fanout's first page zeroed")
     }
 
     /// Read in pieces smaller than a line, the history gives the same index.
