@@ -120,8 +120,8 @@ final class HistoryIndex {
         var out: [HistoryIndexFile.IDEntry] = []
         while a < hi {
             guard let e = entry(a) else { return nil }
-            // Entries in order across pages too.
-            guard out.last.map({ $0 < e }) ?? true else { return nil }
+            // Entries in order across pages too, and none below the hash searched for.
+            guard e.hash >= hash, out.last.map({ $0 < e }) ?? true else { return nil }
             if e.hash != hash { return out }
             out.append(e)
             a += 1
