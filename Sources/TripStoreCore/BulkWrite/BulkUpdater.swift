@@ -54,15 +54,9 @@ struct BulkUpdater {
             guard let old = table.object(at: row) else { continue }
             var new = old
             for (slot, value) in try parsed.values(for: old) { new.values[slot] = value }
-            let entity = schema.entities[old.entity]
-            var values: [ValueChange] = []
-            for p in entity.properties where old.values[p.slot] != new.values[p.slot] {
-                let a = EnvelopeEncoder.jsonValue(old.values[p.slot], of: p, schema: schema, lookup: table)
-                let b = EnvelopeEncoder.jsonValue(new.values[p.slot], of: p, schema: schema, lookup: table)
-                if a != b { values.append(ValueChange(name: p.name, old: a, new: b)) }
-            }
+            let values = TransactionBuilder.valueChanges(from: old, in: table, to: new, in: table, schema: schema)
             guard !values.isEmpty else { continue }
-            changes.append(Change(kind: .update, type: entity.name, id: old.id, values: values))
+            changes.append(Change(kind: .update, type: schema.entities[old.entity].name, id: old.id, values: values))
             store.indexes.update(row, old: old, new: new)
             table.set(new, at: row)
         }

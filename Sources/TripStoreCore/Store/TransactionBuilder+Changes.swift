@@ -16,12 +16,7 @@ extension TransactionBuilder {
         for row in changedOrder where !deleted.contains(row) {
             guard let old = table.object(at: row), let new = changed[row] else { continue }
             let entity = schema.entities[new.entity]
-            var values: [ValueChange] = []
-            for p in entity.properties where old.values[p.slot] != new.values[p.slot] {
-                let a = EnvelopeEncoder.jsonValue(old.values[p.slot], of: p, schema: schema, lookup: table)
-                let b = EnvelopeEncoder.jsonValue(new.values[p.slot], of: p, schema: schema, lookup: self)
-                if a != b { values.append(ValueChange(name: p.name, old: a, new: b)) }
-            }
+            let values = Self.valueChanges(from: old, in: table, to: new, in: self, schema: schema)
             if !values.isEmpty {
                 out.append(Change(kind: .update, type: entity.name, id: new.id, values: values))
             }
@@ -33,6 +28,20 @@ extension TransactionBuilder {
                               deletedValues: Tombstone.allValues(of: o, schema: schema, lookup: table)))
         }
         return out
+    }
+
+    /// Each value that differs between `old` (its references read in
+    /// `before`) and `new` (in `after`), as history records it: the JSON
+    /// each would be written as, and only where those differ.
+    static func valueChanges(from old: StoredObject, in before: some ObjectLookup, to new: StoredObject, in after: some ObjectLookup,
+                             schema: Schema) -> [ValueChange] {
+        var values: [ValueChange] = []
+        for p in schema.entities[new.entity].properties where old.values[p.slot] != new.values[p.slot] {
+            let a = EnvelopeEncoder.jsonValue(old.values[p.slot], of: p, schema: schema, lookup: before)
+            let b = EnvelopeEncoder.jsonValue(new.values[p.slot], of: p, schema: schema, lookup: after)
+            if a != b { values.append(ValueChange(name: p.name, old: a, new: b)) }
+        }
+        return values
     }
 
     /// The new objects that are still there at commit, by index in
