@@ -198,22 +198,35 @@ enum SchemaLayout {
         let parents: [Int?] = descriptions.map { $0.parent.flatMap { indexByName[$0] } }
         var children = Array(repeating: [Int](), count: n)
         for i in 0..<n { if let p = parents[i] { children[p].append(i) } }
-        func closure(_ i: Int) -> [Int] { [i] + children[i].flatMap(closure) }
-        func root(_ i: Int) -> Int { parents[i].map(root) ?? i }
-        func chain(_ i: Int) -> [Int] { (parents[i].map(chain) ?? []) + [i] }
+        // Walked without recursion (the validator has ruled out cycles):
+        // a hierarchy may be deeper than the stack.
+        func closure(_ i: Int) -> [Int] {
+            var out: [Int] = [], pending = [i]
+            while let e = pending.popLast() {
+                out.append(e)
+                pending.append(contentsOf: children[e].reversed())
+            }
+            return out
+        }
+        let chains: [[Int]] = (0..<n).map { i in
+            var chain = [i]
+            while let p = parents[chain[chain.count - 1]] { chain.append(p) }
+            return chain.reversed()
+        }
 
         // Slots first, so inverse slots can be looked up.
         var slotMaps = Array(repeating: [String: Int](), count: n)
         for i in 0..<n {
             var slot = 0
-            for e in chain(i) {
+            slotMaps[i].reserveCapacity(chains[i].reduce(0) { $0 + descriptions[$1].attributes.count + descriptions[$1].relationships.count })
+            for e in chains[i] {
                 for a in descriptions[e].attributes { slotMaps[i][a.name] = slot; slot += 1 }
                 for r in descriptions[e].relationships { slotMaps[i][r.name] = slot; slot += 1 }
             }
         }
         return (0..<n).map { i in
             var props: [Property] = []
-            for e in chain(i) {
+            for e in chains[i] {
                 for a in descriptions[e].attributes {
                     props.append(Property(name: a.name, slot: props.count, declaringEntity: e, kind: .attribute(a)))
                 }
@@ -227,7 +240,7 @@ enum SchemaLayout {
             }
             let empty: [Value] = props.map { $0.relationship?.isToMany == true ? .toMany([]) : .null }
             return Entity(id: i, name: descriptions[i].name, parent: parents[i], children: children[i],
-                          closure: closure(i), root: root(i), properties: props, slotByName: slotMaps[i], emptyValues: empty,
+                          closure: closure(i), root: chains[i][0], properties: props, slotByName: slotMaps[i], emptyValues: empty,
                           originalName: descriptions[i].originalName)
         }
     }

@@ -82,7 +82,7 @@ public enum SchemaFile {
             throw .malformedFile(location: "entities[\(index)]", detail: "expected an object with a \"name\" string")
         }
         let at = "entity '\(name)'"
-        try onlyKeys(members, ["name", "originalName", "parent", "attributes", "relationships"], at: at)
+        try onlyKeys(members, entityKeys, at: at)
         var d = EntityDescription(name)
         d.originalName = try originalName(v, at: at)
         switch v["parent"] {
@@ -104,7 +104,7 @@ public enum SchemaFile {
             throw .malformedFile(location: "\(owner), \(list)[\(index)]", detail: "expected an object with a \"name\" string")
         }
         let at = "\(owner), attribute '\(name)'"
-        try onlyKeys(members, ["name", "originalName", "type", "optional", "default", "preserveOnDeletion", "indexed"], at: at)
+        try onlyKeys(members, attributeKeys, at: at)
         guard let tv = v["type"] else { throw .malformedFile(location: at, detail: "it has no \"type\"") }
         var options: AttributeOptions = []
         if try flag(v, "preserveOnDeletion", at: at) { options.insert(.preserveOnDeletion) }
@@ -155,7 +155,7 @@ public enum SchemaFile {
             throw .malformedFile(location: "\(owner), relationships[\(index)]", detail: "expected an object with a \"name\" string")
         }
         let at = "\(owner), relationship '\(name)'"
-        try onlyKeys(members, ["name", "originalName", "destination", "toMany", "inverse", "deleteRule"], at: at)
+        try onlyKeys(members, relationshipKeys, at: at)
         guard case .string(let destination)? = v["destination"] else {
             throw .malformedFile(location: at, detail: "it needs a \"destination\": the related entity's name")
         }
@@ -188,7 +188,14 @@ public enum SchemaFile {
         }
     }
 
-    private static func onlyKeys(_ members: [JSONMember], _ allowed: Set<String>, at: String) throws(SchemaError) {
+    // The keys each object may have. Arrays, not sets: a handful of keys is
+    // found faster by comparing than by hashing, and a command reads the
+    // store's schema at every start.
+    private static let entityKeys = ["name", "originalName", "parent", "attributes", "relationships"]
+    private static let attributeKeys = ["name", "originalName", "type", "optional", "default", "preserveOnDeletion", "indexed"]
+    private static let relationshipKeys = ["name", "originalName", "destination", "toMany", "inverse", "deleteRule"]
+
+    private static func onlyKeys(_ members: [JSONMember], _ allowed: [String], at: String) throws(SchemaError) {
         for m in members where !allowed.contains(m.key) {
             throw .malformedFile(location: at, detail: "unknown key '\(m.key)' (expected " + allowed.sorted().joined(separator: ", ") + ")")
         }

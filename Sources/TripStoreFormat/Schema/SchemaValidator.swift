@@ -41,64 +41,69 @@ enum SchemaValidator {
 
     static func validate(_ ds: [EntityDescription]) throws(SchemaError) {
         guard !ds.isEmpty else { throw .noEntities }
-        var byName: [String: EntityDescription] = [:]
-        for d in ds {
+        var index: [String: Int] = [:]
+        index.reserveCapacity(ds.count)
+        for (i, d) in ds.enumerated() {
             guard isValidName(d.name) else { throw .invalidName(d.name, owner: nil) }
             if let o = d.originalName, !isValidName(o) { throw .invalidName(o, owner: nil) }
-            guard byName[d.name] == nil else { throw .duplicateEntity(d.name) }
-            byName[d.name] = d
+            guard index.updateValue(i, forKey: d.name) == nil else { throw .duplicateEntity(d.name) }
         }
-        for d in ds {
-            if let p = d.parent, byName[p] == nil { throw .unknownParent(entity: d.name, parent: p) }
-            var seen: Set<String> = [d.name]
-            var current = d.parent
+        // Each entity's chain, root first and itself last; found once, by a
+        // walk that a cycle cannot keep going (a chain longer than the
+        // entities holds one entity twice).
+        var chains: [[Int]] = []
+        chains.reserveCapacity(ds.count)
+        for (i, d) in ds.enumerated() {
+            if let p = d.parent, index[p] == nil { throw .unknownParent(entity: d.name, parent: p) }
+            var chain = [i]
+            var current = d.parent.flatMap { index[$0] }
             while let c = current {
-                guard seen.insert(c).inserted else { throw .inheritanceCycle(d.name) }
-                current = byName[c]?.parent
+                guard chain.count <= ds.count else { throw .inheritanceCycle(d.name) }
+                chain.append(c)
+                current = ds[c].parent.flatMap { index[$0] }
             }
+            chains.append(chain.reversed())
         }
-        func chain(_ name: String) -> [EntityDescription] {
-            guard let d = byName[name] else { return [] }
-            return (d.parent.map(chain) ?? []) + [d]
-        }
-        func relationship(_ entity: String, _ name: String) -> (owner: String, RelationshipDescription)? {
-            for e in chain(entity).reversed() {
-                if let r = e.relationships.first(where: { $0.name == name }) { return (e.name, r) }
+        func relationship(_ entity: Int, _ name: String) -> (owner: String, RelationshipDescription)? {
+            for e in chains[entity].reversed() {
+                if let r = ds[e].relationships.first(where: { $0.name == name }) { return (ds[e].name, r) }
             }
             return nil
         }
-        for d in ds {
-            var names: Set<String> = []
-            for e in chain(d.name) {
-                for a in e.attributes {
-                    guard isValidName(a.name) else { throw .invalidName(a.name, owner: e.name) }
+        var names = Set<String>()
+        for (i, d) in ds.enumerated() {
+            names.removeAll(keepingCapacity: true)
+            for e in chains[i] {
+                let owner = ds[e]
+                for a in owner.attributes {
+                    guard isValidName(a.name) else { throw .invalidName(a.name, owner: owner.name) }
                     guard names.insert(a.name).inserted else { throw .duplicateProperty(entity: d.name, property: a.name) }
                     try checkType(a.type, entity: d.name, attribute: a.name)
-                    if let o = a.originalName, !isValidName(o) { throw .invalidName(o, owner: e.name) }
+                    if let o = a.originalName, !isValidName(o) { throw .invalidName(o, owner: owner.name) }
                     if let v = a.defaultValue {
                         do {
                             _ = try ValueDecoding.decode(v, as: a.type, optional: a.isOptional)
                         } catch {
-                            throw .invalidDefault(entity: e.name, attribute: a.name, detail: error.message)
+                            throw .invalidDefault(entity: owner.name, attribute: a.name, detail: error.message)
                         }
                     }
                 }
-                for r in e.relationships {
-                    if let o = r.originalName, !isValidName(o) { throw .invalidName(o, owner: e.name) }
-                    guard isValidName(r.name) else { throw .invalidName(r.name, owner: e.name) }
+                for r in owner.relationships {
+                    if let o = r.originalName, !isValidName(o) { throw .invalidName(o, owner: owner.name) }
+                    guard isValidName(r.name) else { throw .invalidName(r.name, owner: owner.name) }
                     guard names.insert(r.name).inserted else { throw .duplicateProperty(entity: d.name, property: r.name) }
                 }
             }
             for r in d.relationships {
-                guard byName[r.destination] != nil else {
+                guard let destination = index[r.destination] else {
                     throw .unknownDestination(entity: d.name, relationship: r.name, destination: r.destination)
                 }
                 guard let inverseName = r.inverse else { continue }
-                guard let (owner, inv) = relationship(r.destination, inverseName) else {
+                guard let (owner, inv) = relationship(destination, inverseName) else {
                     throw .unknownInverse(entity: d.name, relationship: r.name, inverse: inverseName, destination: r.destination)
                 }
                 // The inverse must point back at this entity or one of its ancestors.
-                guard chain(d.name).contains(where: { $0.name == inv.destination }) else {
+                guard chains[i].contains(where: { ds[$0].name == inv.destination }) else {
                     throw .inverseMismatch(entity: d.name, relationship: r.name,
                                            detail: "its inverse '\(owner).\(inv.name)' points at '\(inv.destination)', not at '\(d.name)'")
                 }
@@ -130,8 +135,14 @@ enum SchemaValidator {
         }
     }
 
+    /// A letter or `_`, then letters, digits and `_` (ASCII).
     static func isValidName(_ s: String) -> Bool {
-        guard let first = s.unicodeScalars.first, !("0"..."9").contains(first) else { return false }
-        return s.unicodeScalars.allSatisfy { $0 == "_" || ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) }
+        var isFirst = true
+        for b in s.utf8 {
+            let letter = b == UInt8(ascii: "_") || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(b) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(b)
+            guard letter || !isFirst && (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(b) else { return false }
+            isFirst = false
+        }
+        return !isFirst
     }
 }
