@@ -58,6 +58,7 @@ struct CommandContext {
         if let b = environment["TRIPSTORE_SNAPSHOT_BYTES"], let n = Int(b) { o.snapshotAfterBytes = n }
         if let c = environment["TRIPSTORE_SNAPSHOT_COMMIT_CHANGES"], let n = Int(c) { o.snapshotCommitChanges = n }
         if let t = environment["TRIPSTORE_SNAPSHOT_TRANSACTIONS"], let n = Int(t) { o.snapshotAfterTransactions = n }
+        if let l = environment["TRIPSTORE_SNAPSHOT_LINE_BYTES"], let n = Int(l) { o.snapshotAfterLineBytes = n }
         o.imageChecks = session.imageChecks
         if !session.useImage { o.useSnapshotImage = false }
         return o

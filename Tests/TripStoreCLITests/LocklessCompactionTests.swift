@@ -48,6 +48,27 @@ import Glibc
         #expect(left.isEmpty, "the next writer removed what a killed compaction left: \(left)")
     }
 
+    /// An update of many objects, too few to commit by a snapshot, leaves a
+    /// big journal line; the command starts the fold at once, so the
+    /// commands after it do not each replay that line.
+    @Test func aCommandThatLeavesABigLineStartsTheFold() throws {
+        let store = CLIRunner.scratch() + "/store"
+        #expect(CLIRunner.run(["import", CLIRunner.projectRoot + "/SampleData/trips.json"], store: store).code == 0)
+        let env = ["TRIPSTORE_SNAPSHOT_LINE_BYTES": "4096"]
+        #expect(try CLIRunner.runProcess(["--store", store, "update", "rome-summit", "--set", "expenseCode=EX-909"], env: env).status == 0)
+        CLIRunner.waitForCompactions(store)
+        #expect(try snapshotToken(store) == 0, "a small line starts no fold")
+        let long = String(repeating: "n", count: 512)
+        #expect(try CLIRunner.runProcess(["--store", store, "update", "--where", "is Trip", "--set", "name=\(long)"], env: env).status == 0)
+        // The fold is a process of its own, which may not have started yet.
+        let deadline = Date().addingTimeInterval(60)
+        while try snapshotToken(store) != 3 && Date() < deadline { usleep(50_000) }
+        CLIRunner.waitForCompactions(store)
+        #expect(try snapshotToken(store) == 3, "the big line was folded into a snapshot")
+        #expect(CLIRunner.run(["stats"], store: store).out.contains("0 transactions"))
+        #expect(CLIRunner.run(["verify"], store: store).code == 0)
+    }
+
     /// A snapshot a command put in place (here an import's) gets its history
     /// index from the process the command starts, so no reader builds it.
     @Test func theHistoryIndexIsBuiltInTheBackgroundAfterAnImport() throws {

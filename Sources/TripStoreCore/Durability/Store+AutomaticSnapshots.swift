@@ -49,11 +49,12 @@ extension Store {
     /// `StoreOptions.snapshotWriter`.
     public var isSnapshotDue: Bool { snapshotWork.dueForCaller }
 
-    /// After a commit: puts a background snapshot that is done in place, and
-    /// starts the automatic snapshot when the journal is due for one. Never
-    /// throws (the commit is durable already): a failure is a warning, and
-    /// the automatic snapshots after it are written in the foreground.
-    func snapshotIfDue() {
+    /// After a commit whose journal line is `lineBytes` long: puts a
+    /// background snapshot that is done in place, and starts the automatic
+    /// snapshot when the journal is due for one. Never throws (the commit
+    /// is durable already): a failure is a warning, and the automatic
+    /// snapshots after it are written in the foreground.
+    func snapshotIfDue(lineBytes: Int) {
         // Commits faster than snapshots can be written wait at some point, so
         // that the journal an open replays stays bounded.
         let far = journal.size >= 8 * options.snapshotAfterBytes || journal.transactions >= 8 * options.snapshotAfterTransactions
@@ -63,6 +64,7 @@ extension Store {
         let transactions = journal.transactions - since.transactions, bytes = journal.size - since.bytes
         let due = bytes >= options.snapshotAfterBytes || transactions >= options.snapshotAfterTransactions
             || bytes >= options.snapshotWhenJournalOutgrowsSnapshotAfter && bytes >= (FileIO.fileSize(files.snapshot(snapshotToken)) ?? 0)
+            || lineBytes >= options.snapshotAfterLineBytes && snapshotWork.failedAt == nil
         guard due, snapshotWork.background == nil else { return }
         if let writer = options.snapshotWriter, !far {
             if !snapshotWork.dueForCaller { writer(files.folder) }

@@ -11,6 +11,10 @@ public struct StoreOptions: Sendable {
     /// (replaying it would cost more than reading the snapshot again; Redis
     /// rewrites its append-only file on the same rule).
     public var snapshotWhenJournalOutgrowsSnapshotAfter: Int = 1 << 20
+    /// … or after a commit whose journal line is at least this big: every
+    /// open until the next snapshot replays it, and a line of a few
+    /// thousand changes costs an open as much as thousands of small ones.
+    public var snapshotAfterLineBytes: Int = 1 << 20
     /// Write the automatic snapshot on a thread of its own while commits go
     /// on, and put it in place between two commits (or at `close()`): a
     /// commit then never waits for the whole store to be written. Off, the

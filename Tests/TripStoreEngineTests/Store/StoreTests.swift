@@ -211,6 +211,36 @@ import TripStoreModels
         #expect(try Store.open(folder, schema: schema, access: .read).lastToken == w.lastToken)
     }
 
+    /// A commit whose journal line is big makes the snapshot due at once:
+    /// every open until the next snapshot would replay that line (found in
+    /// the benchmark: a bulk update just under the changes that commit by a
+    /// snapshot made every later command replay it).
+    @Test func aCommitOfABigLineMakesTheSnapshotDue() throws {
+        let folder = TestFolders.make()
+        var options = StoreOptions()
+        options.snapshotAfterLineBytes = 32 << 10
+        try importBytes(generated(5), into: folder, options: options)
+        let w = try Store.open(folder, schema: schema, access: .write, options: options)
+        defer { w.close() }
+        try w.compact()
+        let name = schema.entity(named: "Trip")!.property(named: "name")!.slot
+        let trip = try w.run(try Query("is Trip")).rows[0]
+        func rename(to length: Int) throws {
+            var tx = w.transaction()
+            tx.setAttribute(trip, slot: name, to: .string(String(repeating: "x", count: length)))
+            try w.commit(tx, author: "t")
+        }
+        // Lines below the threshold, however many bytes they make together
+        // (the journal's own thresholds are far), start nothing.
+        for k in 0..<6 { try rename(to: 8 << 10 + k) }
+        #expect(w.snapshotWork.background == nil && !w.isSnapshotDue)
+        // The line of the old name and a new one of 32 KB is past it.
+        try rename(to: 32 << 10)
+        #expect(w.snapshotWork.background != nil)
+        w.settleBackgroundSnapshot()
+        #expect(w.snapshotToken == w.lastToken && w.journalTransactionCount == 0)
+    }
+
     /// A compaction killed after its rename leaves the older files; the next writer removes them.
     @Test func theNextWriterRemovesFilesACompactionLeftBehind() throws {
         let folder = TestFolders.make()
