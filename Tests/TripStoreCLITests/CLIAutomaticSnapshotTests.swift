@@ -51,4 +51,39 @@ import TripStoreModels
         #expect(CLIRunner.run(["update", "rome-summit", "--set", "expenseCode=EX-103"], store: u, env: env).code == 0)
         #expect(CLIRunner.run(["stats"], store: u).out.contains("2500 transactions"))
     }
+
+    /// `apply` keeps the library's thresholds while it commits, but leaves
+    /// no longer a journal than a command does: past 2,500 transactions it
+    /// starts the fold in a process of its own as it ends.
+    @Test func applyLeavesNoLongerAJournalThanACommand() throws {
+        let primary = CLIRunner.scratch() + "/primary"
+        #expect(CLIRunner.run(["import", CLIRunner.projectRoot + "/SampleData/trips.json"], store: primary).code == 0)
+        try Self.fill(primary, to: 2_600).close()
+        let feed = CLIRunner.scratch() + "/feed.jsonl"
+        try CLIRunner.run(["history", "--format", "feed"], store: primary).out.write(toFile: feed, atomically: false, encoding: .utf8)
+        let standby = CLIRunner.scratch() + "/standby"
+        #expect(try CLIRunner.runProcess(["--store", standby, "apply", feed]).status == 0)
+        // The fold is a process of its own, which may not have started yet.
+        let deadline = Date().addingTimeInterval(60)
+        func snapshotToken() throws -> Int64 {
+            let s = try Store.open(standby, schema: TripSchema.schema, access: .read)
+            defer { s.close() }
+            return s.snapshotToken
+        }
+        while try snapshotToken() != 2_600 && Date() < deadline { usleep(50_000) }
+        CLIRunner.waitForCompactions(standby)
+        let listing = (try? FileManager.default.contentsOfDirectory(atPath: standby)) ?? []
+        #expect(try snapshotToken() == 2_600, "\(CLIRunner.run(["stats"], store: standby).out) \(listing)")
+        #expect(CLIRunner.run(["stats"], store: standby).out.contains("0 transactions"))
+        #expect(CLIRunner.run(["export"], store: standby).out == CLIRunner.run(["export"], store: primary).out)
+
+        // Fewer transactions than a command's threshold leave the journal as it is.
+        let small = CLIRunner.scratch() + "/small"
+        let few = CLIRunner.scratch() + "/few.jsonl"
+        try (try String(contentsOfFile: feed, encoding: .utf8).split(separator: "\n").prefix(5).joined(separator: "\n") + "\n")
+            .write(toFile: few, atomically: false, encoding: .utf8)
+        #expect(try CLIRunner.runProcess(["--store", small, "apply", few]).status == 0)
+        CLIRunner.waitForCompactions(small)
+        #expect(CLIRunner.run(["stats"], store: small).out.contains("5 transactions"))
+    }
 }

@@ -41,6 +41,11 @@ enum ApplyCommand {
                 // The automatic snapshot being written in the background takes its place before the process ends.
                 w.close()
                 warnNew(w)
+                // Every command after this one replays what the journal holds:
+                // past what a command leaves, fold it in a process of its own.
+                if w.journalTransactionCount >= StoreOptions.committingOncePerOpen.snapshotAfterTransactions {
+                    ctx.backgroundCompaction?()
+                }
             }
         }
         defer {
