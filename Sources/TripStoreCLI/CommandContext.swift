@@ -55,13 +55,25 @@ struct CommandContext {
             }
             o.lockWait = s
         }
+        setThresholdsFromEnvironment(&o)
+        o.imageChecks = session.imageChecks
+        if !session.useImage { o.useSnapshotImage = false }
+        return o
+    }
+
+    /// The thresholds of a command that commits once (`apply` folds by
+    /// them as it ends), as the environment sets them.
+    var thresholdsOfACommand: StoreOptions {
+        var o = StoreOptions.committingOncePerOpen
+        setThresholdsFromEnvironment(&o)
+        return o
+    }
+
+    private func setThresholdsFromEnvironment(_ o: inout StoreOptions) {
         if let b = environment["TRIPSTORE_SNAPSHOT_BYTES"], let n = Int(b) { o.snapshotAfterBytes = n }
         if let c = environment["TRIPSTORE_SNAPSHOT_COMMIT_CHANGES"], let n = Int(c) { o.snapshotCommitChanges = n }
         if let t = environment["TRIPSTORE_SNAPSHOT_TRANSACTIONS"], let n = Int(t) { o.snapshotAfterTransactions = n }
         if let l = environment["TRIPSTORE_SNAPSHOT_LINE_BYTES"], let n = Int(l) { o.snapshotAfterLineBytes = n }
-        o.imageChecks = session.imageChecks
-        if !session.useImage { o.useSnapshotImage = false }
-        return o
     }
 
     /// Commits, then prints what the store warned about meanwhile (an automatic

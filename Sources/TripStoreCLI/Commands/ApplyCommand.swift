@@ -43,9 +43,7 @@ enum ApplyCommand {
                 warnNew(w)
                 // Every command after this one replays what the journal holds:
                 // past what a command leaves, fold it in a process of its own.
-                if w.journalTransactionCount >= StoreOptions.committingOncePerOpen.snapshotAfterTransactions {
-                    ctx.backgroundCompaction?()
-                }
+                if w.journalIsDue(by: ctx.thresholdsOfACommand) { ctx.backgroundCompaction?() }
             }
         }
         defer {

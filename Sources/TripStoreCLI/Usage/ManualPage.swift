@@ -10,7 +10,7 @@ enum ManualPage {
         ("USER, LOGNAME", "The author recorded in history when --author is not given."),
         ("TRIPSTORE_SNAPSHOT_BYTES", "A writer writes a snapshot once its journal holds this many bytes."),
         ("TRIPSTORE_SNAPSHOT_TRANSACTIONS", "A writer writes a snapshot once its journal holds this many transactions (default 2500 for a command that commits once, 10000 for apply)."),
-        ("TRIPSTORE_SNAPSHOT_LINE_BYTES", "A writer writes a snapshot after a commit whose journal line holds this many bytes (default 1 MiB)."),
+        ("TRIPSTORE_SNAPSHOT_LINE_BYTES", "A writer writes a snapshot while its journal holds a line of this many bytes (default 1 MiB)."),
         ("TRIPSTORE_SNAPSHOT_COMMIT_CHANGES", "A transaction of this many changes or more commits by writing a snapshot."),
         ("TRIPSTORE_FOLLOW_POLL", "When set, history --follow polls the folder instead of using inotify."),
         ("TRIPSTORE_TRACE", "When set, each phase of a command prints its time and memory on standard error."),

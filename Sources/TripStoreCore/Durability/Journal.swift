@@ -22,6 +22,9 @@ final class Journal {
     var size = 0
     /// Complete lines: the transactions committed since the snapshot.
     var transactions = 0
+    /// The bytes of its longest complete line, newline included (see
+    /// `StoreOptions.snapshotAfterLineBytes`).
+    var longestLine = 0
     /// Where a torn last line starts, if the file ends with one.
     var tornTail: Int?
     /// Open between appends of a writer.
@@ -59,7 +62,14 @@ final class Journal {
         }
         size += line.count
         transactions += 1
+        longestLine = max(longestLine, line.count)
         CrashPoint.hit("journal-after-fsync")
+    }
+
+    /// Counts a complete line read from the file (its newline not in `line`).
+    func counted(_ line: UnsafeBufferPointer<UInt8>) {
+        transactions += 1
+        longestLine = max(longestLine, line.count + 1)
     }
 
     /// Cuts a torn last line off the file, keeping every complete one (writers only).

@@ -121,9 +121,7 @@ public enum LocklessCompaction {
         try writer.install(written, tail: JournalTail(bytes: bytes..<writer.journal.size,
                                                       transactions: writer.journal.transactions - transactions))
         writer.snapshotChecksumChecked = true
-        let o = writer.options
-        return .compacted(written.token, due: writer.journal.transactions >= o.snapshotAfterTransactions || writer.journal.size >= o.snapshotAfterBytes,
-                          replaced: replaced)
+        return .compacted(written.token, due: writer.journalIsDue(by: writer.options), replaced: replaced)
     }
 
     /// What its temporary files' names hold.

@@ -49,23 +49,33 @@ extension Store {
     /// `StoreOptions.snapshotWriter`.
     public var isSnapshotDue: Bool { snapshotWork.dueForCaller }
 
-    /// After a commit whose journal line is `lineBytes` long: puts a
-    /// background snapshot that is done in place, and starts the automatic
-    /// snapshot when the journal is due for one. Never throws (the commit
-    /// is durable already): a failure is a warning, and the automatic
-    /// snapshots after it are written in the foreground.
-    func snapshotIfDue(lineBytes: Int) {
+    /// Whether the journal as it is now makes a snapshot due by the
+    /// thresholds of `options` (`apply` asks with a command's as it ends).
+    public func journalIsDue(by options: StoreOptions) -> Bool {
+        journalIsDue(by: options, sinceFailure: nil)
+    }
+
+    /// Due by what the journal has gained since an automatic snapshot last
+    /// failed, if one did; a line too long to replay makes it due only when
+    /// none failed (it stays in the journal, and would try again at every commit).
+    private func journalIsDue(by o: StoreOptions, sinceFailure: (transactions: Int, bytes: Int)?) -> Bool {
+        let transactions = journal.transactions - (sinceFailure?.transactions ?? 0), bytes = journal.size - (sinceFailure?.bytes ?? 0)
+        return bytes >= o.snapshotAfterBytes || transactions >= o.snapshotAfterTransactions
+            || bytes >= o.snapshotWhenJournalOutgrowsSnapshotAfter && bytes >= (FileIO.fileSize(files.snapshot(snapshotToken)) ?? 0)
+            || sinceFailure == nil && journal.longestLine >= o.snapshotAfterLineBytes
+    }
+
+    /// After a commit: puts a background snapshot that is done in place, and
+    /// starts the automatic snapshot when the journal is due for one. Never
+    /// throws (the commit is durable already): a failure is a warning, and
+    /// the automatic snapshots after it are written in the foreground.
+    func snapshotIfDue() {
         // Commits faster than snapshots can be written wait at some point, so
         // that the journal an open replays stays bounded.
         let far = journal.size >= 8 * options.snapshotAfterBytes || journal.transactions >= 8 * options.snapshotAfterTransactions
         settleBackgroundSnapshot(wait: far)
         // Due by what the journal holds now (one just put in place took most of it over).
-        let since = snapshotWork.failedAt ?? (0, 0)
-        let transactions = journal.transactions - since.transactions, bytes = journal.size - since.bytes
-        let due = bytes >= options.snapshotAfterBytes || transactions >= options.snapshotAfterTransactions
-            || bytes >= options.snapshotWhenJournalOutgrowsSnapshotAfter && bytes >= (FileIO.fileSize(files.snapshot(snapshotToken)) ?? 0)
-            || lineBytes >= options.snapshotAfterLineBytes && snapshotWork.failedAt == nil
-        guard due, snapshotWork.background == nil else { return }
+        guard journalIsDue(by: options, sinceFailure: snapshotWork.failedAt), snapshotWork.background == nil else { return }
         if let writer = options.snapshotWriter, !far {
             if !snapshotWork.dueForCaller { writer(files.folder) }
             snapshotWork.dueForCaller = true

@@ -173,7 +173,7 @@ struct StoreLoader {
             try JournalReplay.apply(updates: t.changes, to: store, file: path, line: number)
             store.historyLog.loaded.append(t)
             store.lastToken = t.token
-            store.journal.transactions += 1
+            store.journal.counted(line)
             return
         }
         var reader = JSONReader(buffer: line)
@@ -193,7 +193,7 @@ struct StoreLoader {
         try JournalReplay.apply(replayed, to: store, file: path, line: number)
         store.historyLog.loaded.append(t)
         store.lastToken = t.token
-        store.journal.transactions += 1
+        store.journal.counted(line)
     }
 
     /// At open: reads `schema.json` and checks that this program's schema can

@@ -63,7 +63,7 @@ extension Store {
     func install(_ written: WrittenSnapshot, migrating: Bool = false, tail: JournalTail = .none) throws {
         let token = written.token, path = files.snapshot(token)
         defer { written.discard() }
-        if tail.transactions > 0 { try copyJournalTail(tail, to: files.journal(token)) }
+        let carriedLongestLine = tail.transactions > 0 ? try copyJournalTail(tail, to: files.journal(token)) : 0
         CrashPoint.hit("snapshot-before-rename")
         do {
             try FileIO.rename(written.temp, path)
@@ -73,7 +73,7 @@ extension Store {
         }
         written.renamed = true
         do {
-            try putInPlace(written, migrating: migrating, tail: tail)
+            try putInPlace(written, migrating: migrating, tail: tail, longestLine: carriedLongestLine)
         } catch {
             // The new snapshot is the store's now: a journal line appended
             // to the old journal would be lost, so this store writes no more.
@@ -83,7 +83,7 @@ extension Store {
     }
 
     /// What follows the rename that committed `install`'s snapshot.
-    private func putInPlace(_ written: WrittenSnapshot, migrating: Bool, tail: JournalTail) throws {
+    private func putInPlace(_ written: WrittenSnapshot, migrating: Bool, tail: JournalTail, longestLine: Int) throws {
         let token = written.token, path = files.snapshot(token)
         try FileIO.fsyncDirectory(files.folder)
         CrashPoint.hit("snapshot-after-rename")
@@ -131,6 +131,7 @@ extension Store {
         journal = Journal(folder: files.folder, path: newJournal)
         journal.size = tail.bytes.count
         journal.transactions = tail.transactions
+        journal.longestLine = longestLine
         snapshotWork.failedAt = nil
         hasSnapshot = true
         if written.historyFD >= 0 {
@@ -177,10 +178,12 @@ extension Store {
     /// Copies the journal's lines after a snapshot's token to that snapshot's
     /// journal, a megabyte at a time (commits that outran the snapshot may
     /// have left hundreds), through a temporary file, flushed with its folder.
-    private func copyJournalTail(_ tail: JournalTail, to path: String) throws {
+    /// Returns the bytes of the longest line it carried.
+    private func copyJournalTail(_ tail: JournalTail, to path: String) throws -> Int {
         let fd = try FileIO.openRegular(journal.path)
         defer { FileIO.close(fd) }
         var chunk = [UInt8](repeating: 0, count: min(tail.bytes.count, 1 << 20))
+        var longest = 0, lineStart = tail.bytes.lowerBound
         try FileIO.replaceDurably(path, folder: files.folder) { out, temp in
             var at = tail.bytes.lowerBound
             while at < tail.bytes.upperBound {
@@ -190,10 +193,15 @@ extension Store {
                     throw StoreError.damaged(file: journal.path, line: nil, detail: "the journal could not be read again to carry it over", repairable: false)
                 }
                 try chunk.withUnsafeBytes { try FileIO.writeAll(out, UnsafeRawBufferPointer(rebasing: $0[0..<got]), path: temp) }
+                for i in 0..<got where chunk[i] == 0x0A {
+                    longest = max(longest, at + i + 1 - lineStart)
+                    lineStart = at + i + 1
+                }
                 at += got
             }
         }
         CrashPoint.hit("snapshot-journal-carried")
+        return longest
     }
 
 

@@ -79,7 +79,7 @@ extension Store {
         Trace.mark("table and indexes updated")
         historyLog.loaded.append(t)
         lastToken = t.token
-        snapshotIfDue(lineBytes: line.count)
+        snapshotIfDue()
         return t
     }
 

@@ -11,9 +11,9 @@ public struct StoreOptions: Sendable {
     /// (replaying it would cost more than reading the snapshot again; Redis
     /// rewrites its append-only file on the same rule).
     public var snapshotWhenJournalOutgrowsSnapshotAfter: Int = 1 << 20
-    /// … or after a commit whose journal line is at least this big: every
-    /// open until the next snapshot replays it, and a line of a few
-    /// thousand changes costs an open as much as thousands of small ones.
+    /// … or while the journal holds a line at least this big: every open
+    /// until the next snapshot replays it, and a line of a few thousand
+    /// changes costs an open as much as thousands of small ones.
     public var snapshotAfterLineBytes: Int = 1 << 20
     /// Write the automatic snapshot on a thread of its own while commits go
     /// on, and put it in place between two commits (or at `close()`): a

@@ -181,16 +181,23 @@ import TripStoreModels
         #expect(store.history.map(\.token) == Array(1...7))
     }
 
+    /// A writer on a new store of five generated trips, just compacted.
+    func compactedWriter(_ options: StoreOptions) throws -> Store {
+        let folder = TestFolders.make()
+        try importBytes(generated(5), into: folder, options: options)
+        let w = try Store.open(folder, schema: schema, access: .write, options: options)
+        try w.compact()
+        return w
+    }
+
     /// A small store's journal never grows far past its snapshot: replaying
     /// it would cost more than reading a new snapshot (found by a hostile review:
     /// 96 updates of a 3,000-trip store made every cold read 70 times slower).
     @Test func aJournalAsBigAsItsSnapshotIsFoldedIntoANewOne() throws {
-        let folder = TestFolders.make()
         var options = StoreOptions()
         options.snapshotWhenJournalOutgrowsSnapshotAfter = 64 << 10
-        try importBytes(generated(5), into: folder, options: options)
-        let w = try Store.open(folder, schema: schema, access: .write, options: options)
-        try w.compact()
+        let w = try compactedWriter(options)
+        let folder = w.files.folder
         let first = w.snapshotToken
         let snapshotBytes = try #require(FileIO.fileSize(w.files.snapshot(first)))
         let name = schema.entity(named: "Trip")!.property(named: "name")!.slot
@@ -216,13 +223,10 @@ import TripStoreModels
     /// the benchmark: a bulk update just under the changes that commit by a
     /// snapshot made every later command replay it).
     @Test func aCommitOfABigLineMakesTheSnapshotDue() throws {
-        let folder = TestFolders.make()
         var options = StoreOptions()
         options.snapshotAfterLineBytes = 32 << 10
-        try importBytes(generated(5), into: folder, options: options)
-        let w = try Store.open(folder, schema: schema, access: .write, options: options)
+        let w = try compactedWriter(options)
         defer { w.close() }
-        try w.compact()
         let name = schema.entity(named: "Trip")!.property(named: "name")!.slot
         let trip = try w.run(try Query("is Trip")).rows[0]
         func rename(to length: Int) throws {
@@ -237,8 +241,39 @@ import TripStoreModels
         // The line of the old name and a new one of 32 KB is past it.
         try rename(to: 32 << 10)
         #expect(w.snapshotWork.background != nil)
+        // Another, committed while that snapshot is written, is carried into
+        // its journal, where it makes the next snapshot due as it did the first
+        // (or, if that snapshot was done already, starts the next itself).
+        try rename(to: 40 << 10)
         w.settleBackgroundSnapshot()
-        #expect(w.snapshotToken == w.lastToken && w.journalTransactionCount == 0)
+        if w.journalTransactionCount > 0 {
+            #expect(w.journalIsDue(by: options))
+            try rename(to: 1)
+            #expect(w.snapshotWork.background != nil)
+            w.settleBackgroundSnapshot()
+        }
+        #expect(w.snapshotToken == w.lastToken && w.journalTransactionCount == 0 && !w.journalIsDue(by: options))
+    }
+
+    /// The journal's longest line is known to every open that reads it, so a
+    /// command or `apply` finds a journal that holds a big line due.
+    @Test func anOpenFindsABigLineInTheJournal() throws {
+        var options = StoreOptions()
+        options.snapshotAfterLineBytes = 32 << 10
+        options.snapshotWriter = { _ in }  // due, and never written
+        let w = try compactedWriter(options)
+        defer { w.close() }
+        let name = schema.entity(named: "Trip")!.property(named: "name")!.slot
+        let trip = try w.run(try Query("is Trip")).rows[0]
+        func renamed(to length: Int) throws -> Bool {
+            var tx = w.transaction()
+            tx.setAttribute(trip, slot: name, to: .string(String(repeating: "y", count: length)))
+            try w.commit(tx, author: "t")
+            return try Store.open(w.files.folder, schema: schema, access: .read, options: options).journalIsDue(by: options)
+        }
+        #expect(try !renamed(to: 8 << 10))
+        #expect(try renamed(to: 32 << 10))
+        #expect(try renamed(to: 1), "the big line is still in the journal")
     }
 
     /// A compaction killed after its rename leaves the older files; the next writer removes them.
