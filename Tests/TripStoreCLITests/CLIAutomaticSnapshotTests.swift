@@ -63,17 +63,7 @@ import TripStoreModels
         try CLIRunner.run(["history", "--format", "feed"], store: primary).out.write(toFile: feed, atomically: false, encoding: .utf8)
         let standby = CLIRunner.scratch() + "/standby"
         #expect(try CLIRunner.runProcess(["--store", standby, "apply", feed]).status == 0)
-        // The fold is a process of its own, which may not have started yet.
-        let deadline = Date().addingTimeInterval(60)
-        func snapshotToken() throws -> Int64 {
-            let s = try Store.open(standby, schema: TripSchema.schema, access: .read)
-            defer { s.close() }
-            return s.snapshotToken
-        }
-        while try snapshotToken() != 2_600 && Date() < deadline { usleep(50_000) }
-        CLIRunner.waitForCompactions(standby)
-        let listing = (try? FileManager.default.contentsOfDirectory(atPath: standby)) ?? []
-        #expect(try snapshotToken() == 2_600, "\(CLIRunner.run(["stats"], store: standby).out) \(listing)")
+        #expect(try Folds.waitForSnapshot(standby, at: 2_600) == 2_600)
         #expect(CLIRunner.run(["stats"], store: standby).out.contains("0 transactions"))
         #expect(CLIRunner.run(["export"], store: standby).out == CLIRunner.run(["export"], store: primary).out)
 

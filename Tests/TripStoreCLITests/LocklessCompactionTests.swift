@@ -11,11 +11,7 @@ import Glibc
 /// processes write on while such compactions run, are killed at each point
 /// of putting the snapshot in place, and start again; no commit is lost.
 @Suite(.serialized) struct LocklessCompactionTests {
-    func snapshotToken(_ store: String) throws -> Int64 {
-        let s = try Store.open(store, schema: TripSchema.schema, access: .read)
-        defer { s.close() }
-        return s.snapshotToken
-    }
+    func snapshotToken(_ store: String) throws -> Int64 { try Folds.snapshotToken(store) }
 
     @Test(arguments: ["", "lockless-compaction-written", "snapshot-journal-carried", "snapshot-before-rename", "snapshot-after-rename"])
     func writesGoOnWhileCompactionsRunAndDie(_ point: String) throws {
@@ -61,11 +57,7 @@ import Glibc
         #expect(try snapshotToken(store) == 1, "a small line starts no fold")
         let long = String(repeating: "n", count: 512)
         #expect(try CLIRunner.runProcess(["--store", store, "update", "--where", "is Trip", "--set", "name=\(long)"], env: env).status == 0)
-        // The fold is a process of its own, which may not have started yet.
-        let deadline = Date().addingTimeInterval(60)
-        while try snapshotToken(store) != 3 && Date() < deadline { usleep(50_000) }
-        CLIRunner.waitForCompactions(store)
-        #expect(try snapshotToken(store) == 3, "the big line was folded into a snapshot")
+        #expect(try Folds.waitForSnapshot(store, at: 3) == 3, "the big line was folded into a snapshot")
         #expect(CLIRunner.run(["stats"], store: store).out.contains("0 transactions"))
         #expect(CLIRunner.run(["verify"], store: store).code == 0)
     }
@@ -83,10 +75,7 @@ import Glibc
             let long = String(repeating: name, count: 100)
             #expect(try CLIRunner.runProcess(["--store", store, "update", "--where", "is Trip", "--set", "name=\(long)\(k)"], env: env).status == 0)
         }
-        let deadline = Date().addingTimeInterval(60)
-        while try snapshotToken(store) != 3 && Date() < deadline { usleep(50_000) }
-        CLIRunner.waitForCompactions(store)
-        #expect(try snapshotToken(store) == 3, "the second big line was folded too")
+        #expect(try Folds.waitForSnapshot(store, at: 3) == 3, "the second big line was folded too")
         #expect(CLIRunner.run(["stats"], store: store).out.contains("0 transactions"))
         #expect(CLIRunner.run(["verify"], store: store).code == 0)
     }
