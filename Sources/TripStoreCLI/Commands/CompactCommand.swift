@@ -7,7 +7,7 @@ enum CompactCommand {
         usage: "tripstore compact [--background]",
         // Accepted as by every command that writes; a compaction records no transaction, so no one is named.
         valueOptions: ["author": "accepted for symmetry with the other writes; a compaction records no transaction"],
-        flagOptions: ["background": "print nothing, and do nothing if a compaction is running already (what a write that makes the journal due starts)"],
+        flagOptions: ["background": "print nothing but an error, and do nothing if a compaction is running already (what a write that makes the journal due starts)"],
         examples: ["tripstore compact"], maxPositionals: 0)
 
     static func run(_ ctx: CommandContext) throws -> Int32 {
