@@ -235,3 +235,56 @@ import TripStoreCLI
         #expect(r.err.contains("must not hold control characters"))
     }
 }
+
+/// `verify` compares the journal's replay state (`journal-N.state`, a cache)
+/// with a replay of the journal, and `--repair` deletes one that disagrees.
+@Suite struct CLIVerifyJournalStateTests {
+    /// The sample store compacted, then `renames` trips renamed one command each.
+    func renamedStore(_ renames: Int) throws -> (store: String, ids: [String]) {
+        let s = CLIRunner.runRoot + "verify-state-\(UUID().uuidString)"
+        #expect(CLIRunner.run(["import", CLIRunner.projectRoot + "/SampleData/trips.json"], store: s).code == 0)
+        #expect(CLIRunner.run(["compact"], store: s).code == 0)
+        let ids = CLIRunner.run(["query", "is Trip", "--format", "ids"], store: s).out.split(separator: "\n").map(String.init)
+        for k in 0..<renames {
+            #expect(CLIRunner.run(["update", ids[k], "--set", "name=Renamed-\(k)"], store: s).code == 0)
+        }
+        return (s, ids)
+    }
+
+    @Test func verifyComparesTheStateWithTheJournal() throws {
+        let (s, _) = try renamedStore(5)
+        let state = s + "/journal-1.state"
+        #expect(FileManager.default.fileExists(atPath: state))
+        let ok = CLIRunner.run(["verify"], store: s)
+        #expect(ok.code == 0)
+        #expect(ok.out.contains("the journal's replay state verified"))
+        // Damage its checksums do not catch (one value forged, the frame sealed again).
+        var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: state)))
+        let value = Array("Renamed-2".utf8)
+        let at = try #require((0..<(bytes.count - value.count)).first { Array(bytes[$0..<($0 + value.count)]) == value })
+        bytes[at + value.count - 1] = UInt8(ascii: "7")
+        // The frame that holds it: frames follow the 64-byte header, each a length, a checksum and its payload.
+        var frame = 64
+        while true {
+            let length = Int(bytes[frame]) | Int(bytes[frame + 1]) << 8 | Int(bytes[frame + 2]) << 16 | Int(bytes[frame + 3]) << 24
+            if at < frame + 8 + length {
+                let crc = bytes.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[(frame + 8)..<(frame + 8 + length)])) }
+                for k in 0..<4 { bytes[frame + 4 + k] = UInt8(truncatingIfNeeded: crc >> (8 * k)) }
+                break
+            }
+            frame += 8 + length
+        }
+        try Data(bytes).write(to: URL(fileURLWithPath: state))
+        let found = CLIRunner.run(["verify"], store: s)
+        #expect(found.code == 2)
+        #expect(found.err.contains("journal-1.state: it holds another"))
+        let repaired = CLIRunner.run(["verify", "--repair"], store: s)
+        #expect(repaired.code == 0)
+        #expect(repaired.out.contains("repaired: deleted"))
+        #expect(!FileManager.default.fileExists(atPath: state))
+        let after = CLIRunner.run(["verify"], store: s)
+        #expect(after.code == 0)
+        #expect(!after.out.contains("replay state"))
+        #expect(CLIRunner.run(["query", "name == \"Renamed-7\"", "--count"], store: s).out == "0\n")
+    }
+}

@@ -55,6 +55,20 @@ enum VerifyCommand {
             c.line("repaired: deleted \(image) (\(problem)); the next writer writes it again")
             return 0
         }
+        let (stateProblem, stateCompared) = try journalStateProblem(ctx, store)
+        if let problem = stateProblem {
+            let state = store.journalStatePath
+            guard ctx.args.has("repair") else {
+                c.err("verify: \(state): \(problem); 'tripstore verify --repair' deletes it (a cache: the next writer writes it again)")
+                return 2
+            }
+            guard removed(state) else {
+                c.err("verify: \(state): \(problem), and it could not be removed (a folder that is not empty?): remove it yourself")
+                return 2
+            }
+            c.line("repaired: deleted \(state) (\(problem)); the next writer writes it again")
+            return 0
+        }
         if let (problem, stale) = indexProblem {
             let index = store.historyIndexPath
             if stale {
@@ -102,6 +116,7 @@ enum VerifyCommand {
         var checked = ["checksums", "order", "references", "ids"]
         if store.hasSnapshotFile && stale == nil && FileIO.exists(store.imagePath) { checked.append("the image") }
         if indexProblem == nil && FileIO.exists(store.historyIndexPath) { checked.append("the history index") }
+        if stateCompared { checked.append("the journal's replay state") }
         let list = checked.dropLast().joined(separator: ", ") + " and " + (checked.last ?? "")
         c.line("ok: \(counted(store.objectCount, "object")), \(counted(store.historyCount, "transaction")) in history, last token \(store.lastToken); \(list) verified")
         return 0
@@ -122,7 +137,9 @@ enum VerifyCommand {
         let path = json.imagePath
         var st = stat()
         guard lstat(path, &st) == 0 else { return nil }  // no image: nothing to check
-        let fromImage = try ctx.open(.read, options: try ctx.options())
+        var options = try ctx.options()
+        options.useJournalState = false  // the image alone (the state is compared with it next)
+        let fromImage = try ctx.open(.read, options: options)
         // A writer committed (or compacted) between the two opens: they replayed
         // different journals, so comparing them would call a sound image damaged.
         guard fromImage.snapshotToken == json.snapshotToken, fromImage.lastToken == json.lastToken else {
@@ -146,6 +163,34 @@ enum VerifyCommand {
             }
         }
         return nil
+    }
+
+    /// What is wrong with the journal's replay state, if there is one: the
+    /// objects an open that takes it sees differ from those a replay of the
+    /// journal over the image gives. A state that binds to nothing (made for
+    /// another image or journal) is ignored, and noted.
+    private static func journalStateProblem(_ ctx: CommandContext, _ json: Store) throws -> (problem: String?, compared: Bool) {
+        guard json.hasSnapshotFile, FileIO.exists(json.journalStatePath) else { return (nil, false) }
+        let options = try ctx.options()
+        var replaying = options
+        replaying.useJournalState = false
+        let fromState = try ctx.open(.read, options: options), replayed = try ctx.open(.read, options: replaying)
+        guard fromState.snapshotToken == json.snapshotToken, fromState.lastToken == json.lastToken,
+              replayed.snapshotToken == json.snapshotToken, replayed.lastToken == json.lastToken else {
+            ctx.console.line("note: the store changed while it was verified; its journal's replay state was not compared (run verify again)")
+            return (nil, false)
+        }
+        guard fromState.journalStateLines > 0 else {
+            ctx.console.line("note: \(json.journalStatePath) covers none of the journal (made for another image or journal): it is ignored, and the next writer writes it again")
+            return (nil, false)
+        }
+        let a = replayed.rowsInIDOrder(), b = fromState.rowsInIDOrder()
+        guard a == b else { return ("it holds other objects than the journal", true) }
+        for row in a where replayed.object(at: row) != fromState.object(at: row) {
+            return ("it holds another '\(replayed.object(at: row)?.id ?? "")' than the journal does", true)
+        }
+        if let d = fromState.imageDamage { return ("it names rows the image holds otherwise (\(d))", true) }
+        return (nil, true)
     }
 
     /// Lists every reference to a missing object; with `--repair`, removes them in one transaction.

@@ -27,6 +27,9 @@ final class Journal {
     var longestLine = 0
     /// Where a torn last line starts, if the file ends with one.
     var tornTail: Int?
+    /// Its replay state, when the store was opened from the snapshot's image
+    /// (whose rows the state names): read at open, kept by the writer.
+    var state: JournalState?
     /// Open between appends of a writer.
     private var fd: Int32 = -1
 
@@ -87,6 +90,7 @@ final class Journal {
     func close() {
         if fd >= 0 { FileIO.close(fd) }
         fd = -1
+        state?.close()
     }
 
     deinit { close() }

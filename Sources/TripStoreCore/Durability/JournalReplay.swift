@@ -64,21 +64,28 @@ enum JournalReplay {
 
     /// Applies a line whose changes are all updates, as `HistoryFastReader`
     /// read it (the same as `apply` does with the line's tree).
-    static func apply(updates: [Change], to store: Store, file: String, line number: Int) throws {
+    /// Returns whether the line only set attributes of the image's rows (what a `JournalState` covers).
+    @discardableResult
+    static func apply(updates: [Change], to store: Store, file: String, line number: Int) throws -> Bool {
         var touched = Set<RowID>()
+        var imageRows = true
         for c in updates {
-            try update(id: c.id, type: c.type, values: c.values.map { ($0.name, $0.old, $0.new) }, in: store, touched: &touched, file: file, line: number)
+            let row = try update(id: c.id, type: c.type, values: c.values.map { ($0.name, $0.old, $0.new) }, in: store, touched: &touched,
+                                 file: file, line: number)
+            if Int(row) >= store.table.baseRows { imageRows = false }
         }
         if let problem = store.table.referenceProblems(of: touched.sorted(), limit: 1).first {
             throw StoreError.damaged(file: file, line: number, detail: problem, repairable: false)
         }
+        return imageRows && touched.isEmpty
     }
 
     /// Sets the new values of one update; `touched` gains the rows whose
     /// references it changes, and the rows they held before.
     /// An old value must be one the property can hold, as time travel reads it back.
+    @discardableResult
     private static func update(id: String, type: String, values: [(name: String, old: JSONValue?, new: JSONValue?)], in store: Store,
-                               touched: inout Set<RowID>, file: String, line number: Int) throws {
+                               touched: inout Set<RowID>, file: String, line number: Int) throws -> RowID {
         let table = store.table
         func damaged(_ detail: String) -> StoreError {
             .damaged(file: file, line: number, detail: detail, repairable: false)
@@ -120,6 +127,7 @@ enum JournalReplay {
                 table.setValue(r.isToMany ? .toMany(rows) : (rows.first.map { .toOne($0) } ?? .null), row: row, slot: p.slot)
             }
         }
+        return row
     }
 }
 

@@ -30,6 +30,12 @@ extension Store {
     /// True when the journal ends with a torn (incomplete) line.
     public var hasTornTail: Bool { journal.tornTail != nil }
 
+    /// The journal's replay state (a cache: `JournalState`).
+    package var journalStatePath: String { files.journalState(snapshotToken) }
+
+    /// The journal lines this open took from the replay state, not replayed.
+    package var journalStateLines: Int { journal.state?.coveredLinesAtOpen ?? 0 }
+
     /// True when the store has a snapshot file.
     public var hasSnapshotFile: Bool { hasSnapshot }
 

@@ -16,6 +16,15 @@ package struct StoreFiles: Sendable {
 
     package func snapshot(_ token: Int64) -> String { folder + "/snapshot-\(token).jsonl" }
     package func journal(_ token: Int64) -> String { folder + "/journal-\(token).jsonl" }
+    /// The replay state of the journal: a cache of the rows its lines changed (`JournalState`).
+    package func journalState(_ token: Int64) -> String { folder + "/journal-\(token).state" }
+    /// The tokens of the journal states in the folder.
+    package func journalStateTokens() -> [Int64] {
+        ((try? FileIO.listDirectory(folder)) ?? []).compactMap { name in
+            guard name.hasPrefix("journal-"), name.hasSuffix(".state") else { return nil }
+            return Int64(name.dropFirst(8).dropLast(6))
+        }
+    }
     /// The snapshot's image: its records as in memory, a cache for fast opening.
     package func image(_ token: Int64) -> String { folder + "/snapshot-\(token).image" }
     /// Where the snapshot's history lines are, by object, delete, type, author and time: a cache.

@@ -60,6 +60,7 @@ struct StoreLoader {
             }
             for j in listing.journals where j < store.snapshotToken { FileIO.unlink(store.files.journal(j)) }
             for h in store.files.historyIndexTokens() where h < store.snapshotToken { FileIO.unlink(store.files.historyIndex(h)) }
+            for j in store.files.journalStateTokens() where j < store.snapshotToken { FileIO.unlink(store.files.journalState(j)) }
         }
         if listing.journals.contains(store.snapshotToken) && store.mayWrite(.repair) {
             // A journal after the newest snapshot was carried over for a
@@ -119,20 +120,34 @@ struct StoreLoader {
         var bytes = try FileIO.readFile(path)
         if let limit = store.journalReadLimit, bytes.count > limit { bytes.removeSubrange(limit...) }
         store.journal.size = bytes.count
+        let state = store.options.salvageDanglingReferences || !store.options.useJournalState ? nil
+            : store.table.image.map { JournalState(path: store.files.journalState(store.snapshotToken), binding: .init($0)) }
+        store.journal.state = state
+        // The lines the replay state covers are read for their history; their rows come from the state.
+        var from = 0, linesBefore = 0
+        if let state, let covered = bytes.withUnsafeBufferPointer({ state.read(journal: $0, table: store.table) }),
+           try readCoveredLines(bytes, covered, path: path) {
+            state.adopt(covered)
+            from = covered.bytes
+            linesBefore = covered.lines
+            Trace.mark("journal state: \(covered.lines) lines, \(covered.records.count) rows")
+        }
+        let rest = bytes.count - from
         var ahead: JournalTouchAhead?
-        if bytes.count >= StoreLoader.longJournalBytes {
-            store.table.prepareForScatteredChanges(bytes.count / StoreLoader.updateLineBytes)
-            ahead = store.table.image.map { JournalTouchAhead.start(bytes, image: $0) }
+        if rest >= StoreLoader.longJournalBytes {
+            store.table.prepareForScatteredChanges(rest / StoreLoader.updateLineBytes)
+            ahead = store.table.image.map { JournalTouchAhead.start(from == 0 ? bytes : Array(bytes[from...]), image: $0) }
         }
         defer { ahead?.stop() }
-        try bytes.withUnsafeBufferPointer { buf in
+        try bytes.withUnsafeBufferPointer { all in
+            let buf = UnsafeBufferPointer(rebasing: all[from...])
             try JSONLines.forEachLine(in: buf) { number, range, complete in
                 guard complete else {
-                    store.journal.tornTail = range.lowerBound
-                    store.journal.size = range.lowerBound
+                    store.journal.tornTail = from + range.lowerBound
+                    store.journal.size = from + range.lowerBound
                     return
                 }
-                try replayJournalLine(UnsafeBufferPointer(rebasing: buf[range]), number: number, path: path)
+                try replayJournalLine(UnsafeBufferPointer(rebasing: buf[range]), number: linesBefore + number, path: path)
             }
         }
         // Bytes after the last newline that make no line (white space: the
@@ -170,7 +185,8 @@ struct StoreLoader {
             guard t.token == store.lastToken + 1 else {
                 throw StoreError.damaged(file: path, line: number, detail: "token \(t.token) follows \(store.lastToken)", repairable: false)
             }
-            try JournalReplay.apply(updates: t.changes, to: store, file: path, line: number)
+            let fits = try JournalReplay.apply(updates: t.changes, to: store, file: path, line: number)
+            store.journal.state?.replayed(fits: fits)
             store.historyLog.loaded.append(t)
             store.lastToken = t.token
             store.journal.counted(line)
@@ -191,9 +207,57 @@ struct StoreLoader {
         }
         let replayed = store.options.salvageDanglingReferences ? salvage(journalLine: value, file: path, line: number) : value
         try JournalReplay.apply(replayed, to: store, file: path, line: number)
+        store.journal.state?.replayed(fits: false)
         store.historyLog.loaded.append(t)
         store.lastToken = t.token
         store.journal.counted(line)
+    }
+
+    /// Reads the journal lines a replay state covers: each checked, its
+    /// token the next, its history kept, as a replayed line is; the state's
+    /// records then take the place of their changes. False, with nothing
+    /// kept, when a line is not one the state can cover (only attributes
+    /// set) or the count of lines differs: the journal is replayed instead.
+    func readCoveredLines(_ bytes: [UInt8], _ covered: JournalState.Covered, path: String) throws -> Bool {
+        let savedToken = store.lastToken, savedHistory = store.historyLog.loaded.count
+        let savedLines = store.journal.transactions, savedLongest = store.journal.longestLine
+        func undo() -> Bool {
+            store.lastToken = savedToken
+            store.historyLog.loaded.removeSubrange(savedHistory...)
+            store.journal.transactions = savedLines
+            store.journal.longestLine = savedLongest
+            return false
+        }
+        let schema = store.schema
+        var lines = 0
+        let whole = try bytes.withUnsafeBufferPointer { all -> Bool in
+            var fits = true
+            try JSONLines.forEachLine(in: UnsafeBufferPointer(rebasing: all[..<covered.bytes])) { number, range, complete in
+                guard fits, complete else { return fits = false }
+                let line = UnsafeBufferPointer(rebasing: all[range])
+                guard JournalFormat.isIntact(line) else {
+                    throw StoreError.damaged(file: path, line: number, detail: "checksum mismatch", repairable: false)
+                }
+                guard let t = HistoryFastReader.readJournalUpdates(line),
+                      t.changes.allSatisfy({ c in
+                          guard let e = schema.entity(named: c.type) else { return false }
+                          return c.values.allSatisfy { v in e.property(named: v.name).map { $0.relationship == nil } ?? false }
+                      }) else { return fits = false }
+                guard t.token == store.lastToken + 1 else {
+                    throw StoreError.damaged(file: path, line: number, detail: "token \(t.token) follows \(store.lastToken)", repairable: false)
+                }
+                store.historyLog.loaded.append(t)
+                store.lastToken = t.token
+                store.journal.counted(line)
+                lines += 1
+            }
+            return fits
+        }
+        guard whole, lines == covered.lines else { return undo() }
+        for r in covered.records {
+            r.bytes.withUnsafeBytes { store.table.adoptReplayedRecord(r.row, entity: r.entity, $0) }
+        }
+        return true
     }
 
     /// At open: reads `schema.json` and checks that this program's schema can

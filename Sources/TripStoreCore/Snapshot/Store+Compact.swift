@@ -122,9 +122,13 @@ extension Store {
             FileIO.close(jfd)
         }
         try FileIO.fsyncDirectory(files.folder)
+        // A replay state names the rows of the image it was made with: one
+        // left by an earlier journal of this token is not the new journal's.
+        FileIO.unlink(files.journalState(token))
         let old = try files.list()
-        removeFiles(old.snapshots.filter { $0 < token }.flatMap { [files.image($0), files.snapshot($0)] }
-                    + files.historyIndexTokens().filter { $0 < token }.map { files.historyIndex($0) }
+        let caches: [String] = files.historyIndexTokens().filter { $0 < token }.map { files.historyIndex($0) }
+            + files.journalStateTokens().filter { $0 < token }.map { files.journalState($0) }
+        removeFiles(old.snapshots.filter { $0 < token }.flatMap { [files.image($0), files.snapshot($0)] } + caches
                     + old.journals.filter { $0 < token }.map { files.journal($0) })
         journal.close()
         snapshotToken = token

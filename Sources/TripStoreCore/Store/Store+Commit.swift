@@ -79,8 +79,26 @@ extension Store {
         Trace.mark("table and indexes updated")
         historyLog.loaded.append(t)
         lastToken = t.token
+        if let state = journal.state {
+            state.committed(line: line, journalBytes: journal.size, journalLines: journal.transactions, rows: imageRowsSetOnly(by: changes),
+                            table: table, changedRows: { table.changedBaseRowList })
+            Trace.mark("journal state")
+        }
         snapshotIfDue()
         return t
+    }
+
+    /// The rows of `changes` when they only set attributes of objects the
+    /// image holds (what a journal's replay state covers), else nil.
+    private func imageRowsSetOnly(by changes: [Change]) -> [RowID]? {
+        var rows: [RowID] = []
+        for c in changes {
+            guard c.kind == .update, let e = schema.entity(named: c.type),
+                  c.values.allSatisfy({ v in e.property(named: v.name).map { $0.relationship == nil } ?? false }),
+                  let row = table.row(for: c.id), Int(row) < table.baseRows else { return nil }
+            rows.append(row)
+        }
+        return rows
     }
 
     /// `changes` in the order the same changes have in `order`; any not

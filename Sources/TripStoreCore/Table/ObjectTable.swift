@@ -47,6 +47,11 @@ package final class ObjectTable: ObjectLookup {
     /// index saved in the image is read with their old entries taken out
     /// (and the rows from `baseRows` on and their values now laid over it).
     @exclusivity(unchecked) private(set) var changedBaseRows: [RowID: (entity: Int16, locator: Int64)] = [:]
+    /// Records a journal's replay state holds for base rows whose unit was
+    /// not checked yet (`adoptReplayedRecord`), by row: they take the place
+    /// of the image's when the unit is checked, so the open that takes them
+    /// reads nothing of the image for them.
+    @exclusivity(unchecked) private var replayedRecords: [Int: (entity: Int16, locator: Int64)] = [:]
     /// The entity and record locator of each row from `baseRows` on.
     @exclusivity(unchecked) var laterEntities: [Int16] = []
     @exclusivity(unchecked) var laterLocators: [Int64] = []
@@ -216,13 +221,38 @@ package final class ObjectTable: ObjectLookup {
         }
     }
 
+    /// Takes a record of a base row whose attributes a journal changed (see
+    /// `adoptReplayedRecord`), reading nothing of the image when its unit is not checked yet.
+    func adoptReplayed(_ i: Int, entity: Int16, locator: Int64) {
+        if UnitState.isReadable(groupState[i >> SnapshotImage.unitShift]) {
+            guard baseEntities[i] == entity else { return image?.noteDamage("rows the journal's replay state names") ?? () }
+            setLocator(i, locator, attributesOnly: true)
+            return
+        }
+        if changedBaseRows[RowID(i)] == nil { changedBaseRows[RowID(i)] = (entity, Self.replayedFromState) }
+        replayedRecords[i] = (entity, locator)
+    }
+
     private func noteChange(_ i: Int) {
         if image != nil && changedBaseRows[RowID(i)] == nil { changedBaseRows[RowID(i)] = (baseEntities[i], baseLocators[i]) }
     }
 
+    /// The locator `changedBaseRows` notes for a row whose record came from
+    /// a journal's replay state before its unit was checked.
+    static let replayedFromState: Int64 = -2
+
+    /// The base rows changed since the table was loaded.
+    var changedBaseRowList: [RowID] { Array(changedBaseRows.keys) }
+
     /// The entity and slot value a changed base row had in the image.
     func imageValue(_ row: RowID, slot: Int) -> (entity: Int, value: Value)? {
-        guard let (e, locator) = changedBaseRows[row], e >= 0, Int(e) < slotCounts.count, slot < slotCounts[Int(e)], locator >= 0 else { return nil }
+        guard var (e, locator) = changedBaseRows[row] else { return nil }
+        if locator == Self.replayedFromState, let image {
+            // A row whose record came from a journal's replay state: its image record is read once its unit is checked.
+            checkedForAttributes(Int(row))
+            locator = image.recordOffset(Int(row))
+        }
+        guard e >= 0, Int(e) < slotCounts.count, slot < slotCounts[Int(e)], locator >= 0 else { return nil }
         return (Int(e), RecordReader.value(RecordReader.slot(UnsafeRawPointer(arena.pointer(locator)), slot), lists: lists))
     }
 
@@ -281,6 +311,21 @@ package final class ObjectTable: ObjectLookup {
             baseLocators[r] = image.recordOffset(r)
         }
         groupState[u] = UnitState.checked
+        if !replayedRecords.isEmpty { takeReplayedRecords(u, from: image) }
+    }
+
+    /// Puts the replayed records of unit `u`'s rows in place of the image's.
+    /// A row the image holds as another entity than the state does makes
+    /// the image damaged: the work is done again from the JSON.
+    private func takeReplayedRecords(_ u: Int, from image: MappedImage) {
+        for r in (u << SnapshotImage.unitShift)..<min(baseRows, (u + 1) << SnapshotImage.unitShift) {
+            guard let replayed = replayedRecords.removeValue(forKey: r) else { continue }
+            if baseEntities[r] == replayed.entity {
+                baseLocators[r] = replayed.locator
+            } else {
+                image.noteDamage("rows the journal's replay state names")
+            }
+        }
     }
 
     /// Readies the table for about `changes` changes of rows scattered over

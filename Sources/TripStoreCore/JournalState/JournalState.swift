@@ -1,0 +1,241 @@
+import TripStoreFormat
+import TripStoreJSON
+import TripStoreSystem
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The replay state of a journal, `journal-<token>.state`: for the journal
+/// lines it covers, the records of the image rows they changed, as the
+/// table holds them after those lines.
+///
+/// Why: every open replays the journal, and replaying a line that updates
+/// an object finds that object's row by id in the image, checks it and
+/// re-encodes it: most of an open's time once the journal holds a few
+/// hundred lines. With the state, an open still reads every covered line
+/// (its history, its token, its checksum: the JSON stays the truth) but
+/// takes each changed row's final record as it is, and replays only the
+/// lines after the state's end.
+///
+/// It is a cache: bound to the snapshot's image and, frame by frame, to the
+/// journal's length and its last line's checksum; checksummed per frame;
+/// ignored from the first frame that disagrees; deleting it changes no
+/// answer. It covers lines that only set attributes of objects the image
+/// holds (the stream of one-object updates it is for); the first line that
+/// does anything else ends what it can cover until the next fold.
+///
+/// The writer appends a frame after each commit it covers (`committed`),
+/// or writes the file anew when more than `rewriteAfterLines` lines are
+/// not covered yet (a writer after another that wrote none, or after a
+/// fold that carried lines over).
+final class JournalState {
+    let path: String
+    private let binding: JournalStateFormat.Binding
+    /// The journal's bytes and lines the state covers.
+    private(set) var coveredBytes = 0
+    private(set) var coveredLines = 0
+    /// The lines an open took from the state.
+    private(set) var coveredLinesAtOpen = 0
+    /// Whether every journal line so far only sets attributes of image rows:
+    /// the state can cover the whole journal.
+    private(set) var linesFit = true
+    /// Off after a write failed (the file was cut back or removed): this
+    /// process writes no more of it.
+    private var writable = true
+    /// The file's bytes up to the end of the last frame this process read
+    /// or wrote, where the next frame goes; nil when none is known.
+    private var fileBytes: Int?
+    /// Open between appends of a writer.
+    private var fd: Int32 = -1
+
+    /// Lines past the covered ones after which a writer writes the state anew.
+    static let rewriteAfterLines = 16
+
+    init(path: String, binding: JournalStateFormat.Binding) {
+        self.path = path
+        self.binding = binding
+    }
+
+    // MARK: Reading
+
+    /// The records the state holds for the journal's `bytes` (the complete
+    /// lines as read), last one per row, and how far they cover; nil when
+    /// there is no state, or it covers nothing of these bytes.
+    func read(journal bytes: UnsafeBufferPointer<UInt8>, table: ObjectTable) -> Covered? {
+        guard let fd = try? FileIO.openRegular(path) else { return nil }
+        defer { FileIO.close(fd) }
+        // Records are smaller than the lines that made them, except for a
+        // line that sets one small value of a big object: the bound is generous, and checked before reading.
+        guard let size = try? FileIO.size(fd, path: path), size > JournalStateFormat.headerBytes,
+              size <= Self.byteLimit(journalBytes: bytes.count) else { return nil }
+        let file = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+            count = max(0, FileIO.read(fd, into: UnsafeMutableRawBufferPointer(buffer), at: 0))
+        }
+        guard file.count == size else { return nil }
+        return file.withUnsafeBytes { raw -> Covered? in
+            guard JournalStateFormat.hasHeader(raw, of: binding) else { return nil }
+            let frames = JournalStateFormat.frames(raw, rows: min(table.baseRows, Int(binding.rows)), entities: table.schema.entities.count)
+            var covered = 0, lines = 0, fileEnd = 0
+            var last: [Int: (entity: Int, offset: Int, count: Int)] = [:]
+            for f in frames {
+                // Bound to the journal as read: its last line ends where the frame does, with its checksum.
+                guard f.end <= bytes.count, bytes[f.end - 1] == 0x0A, f.end - f.lastLineBytes >= f.start,
+                      f.end - f.lastLineBytes == 0 || bytes[f.end - f.lastLineBytes - 1] == 0x0A,
+                      CRC32C.checksum(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(bytes)[(f.end - f.lastLineBytes)..<(f.end - 1)]))
+                        == f.lastLineCRC else { break }
+                // Each record within the bounds a record of its entity has.
+                let bounds = RecordBounds(rows: table.baseRows, lists: table.lists.count, bytes: Int.max)
+                let sound = f.records.allSatisfy { r in
+                    let p = raw.baseAddress! + r.offset
+                    return bounds.check(p, end: p + r.count, slots: table.schema.entities[r.entity].properties.count)
+                }
+                guard sound else { break }
+                for r in f.records { last[r.row] = (r.entity, r.offset, r.count) }
+                covered = f.end
+                lines += f.lines
+                fileEnd = f.fileEnd
+            }
+            guard covered > 0 else { return nil }
+            var records: [(row: RowID, entity: Int, bytes: [UInt8])] = []
+            records.reserveCapacity(last.count)
+            for (row, r) in last {
+                records.append((RowID(row), r.entity, Array(raw[r.offset..<(r.offset + r.count)])))
+            }
+            return Covered(bytes: covered, lines: lines, fileBytes: fileEnd, records: records)
+        }
+    }
+
+    /// What a state read covers: the first `bytes` of the journal, `lines` lines, and each changed row's record.
+    struct Covered {
+        var bytes: Int
+        var lines: Int
+        /// Where the last frame taken ends in the file.
+        var fileBytes: Int
+        var records: [(row: RowID, entity: Int, bytes: [UInt8])]
+    }
+
+    /// The biggest state file worth reading for a journal of this size.
+    static func byteLimit(journalBytes: Int) -> Int { 64 << 20 + 16 * journalBytes }
+
+    /// Takes a read's coverage as this state's.
+    func adopt(_ covered: Covered) {
+        coveredLinesAtOpen = covered.lines
+        fileBytes = covered.fileBytes
+        coveredBytes = covered.bytes
+        coveredLines = covered.lines
+    }
+
+    /// Notes a line replayed after the covered ones: whether it only set attributes of image rows.
+    func replayed(fits: Bool) {
+        if !fits { linesFit = false }
+    }
+
+    // MARK: Writing
+
+    /// After a commit appended `line` (ending the journal at `journalBytes`,
+    /// its `journalLines`th line): covers it, by a frame appended with the
+    /// records of `rows` when the state covers every line before it, or by
+    /// the file written anew from every row the journal changed
+    /// (`changedRows`) once enough lines are not covered. `rows` is nil
+    /// when the line does more than set attributes of image rows. Never
+    /// throws: a failure leaves the state as it was, or removes it.
+    func committed(line: [UInt8], journalBytes: Int, journalLines: Int, rows: [RowID]?, table: ObjectTable,
+                   changedRows: () -> [RowID]) {
+        guard writable else { return }
+        // Rows of a damaged unit read as empty: what the state would hold of them is not what they hold.
+        guard table.imageDamage == nil else {
+            writable = false
+            FileIO.unlink(path)
+            return
+        }
+        guard let rows, linesFit else {
+            linesFit = false
+            return
+        }
+        let start = journalBytes - line.count
+        if coveredBytes == start && (start == 0 || fileBytes != nil) {
+            guard let f = frame(start: start, end: journalBytes, lines: journalLines - coveredLines, line: line, rows: rows, table: table) else {
+                return linesFit = false
+            }
+            append(f, newFile: start == 0, end: journalBytes, lines: journalLines)
+        } else if journalLines - coveredLines > Self.rewriteAfterLines {
+            guard let f = frame(start: 0, end: journalBytes, lines: journalLines, line: line, rows: changedRows(), table: table) else {
+                return linesFit = false
+            }
+            rewrite(f, end: journalBytes, lines: journalLines)
+        }
+    }
+
+    private func frame(start: Int, end: Int, lines: Int, line: [UInt8], rows: [RowID], table: ObjectTable) -> [UInt8]? {
+        let slotCounts = table.schema.entities.map { $0.properties.count }
+        // (Every row is live: a line that deletes one does not fit.)
+        let records = rows.compactMap { row -> (row: Int, entity: Int, bytes: UnsafeRawBufferPointer)? in
+            guard let e = table.entity(at: row) else { return nil }
+            let p = table.record(row)
+            return (Int(row), e, UnsafeRawBufferPointer(start: p, count: RecordReader.length(p, count: slotCounts[e])))
+        }
+        guard records.count == rows.count else { return nil }
+        return line.withUnsafeBytes { JournalStateFormat.frame(start: start, end: end, lines: lines, lastLine: $0, records: records) }
+    }
+
+    private func append(_ frame: [UInt8], newFile: Bool, end: Int, lines: Int) {
+        do {
+            if newFile {
+                close()
+                fd = try FileIO.open(path, O_WRONLY | O_CREAT | O_TRUNC)
+            } else if fd < 0 {
+                fd = try FileIO.open(path, O_WRONLY)
+            }
+        } catch {
+            writable = false
+            return
+        }
+        let at = newFile ? 0 : fileBytes ?? 0
+        // Frames follow the last one this process read or wrote; a file that
+        // does not end there (a damaged frame) is written anew later.
+        guard newFile || (try? FileIO.size(fd, path: path)) == at else {
+            fileBytes = nil
+            return
+        }
+        let bytes = newFile ? JournalStateFormat.header(binding) + frame : frame
+        do {
+            try bytes.withUnsafeBytes { try FileIO.writeAll(fd, $0, at: at, path: path) }
+            fileBytes = at + bytes.count
+            coveredBytes = end
+            coveredLines = lines
+        } catch {
+            // A partial frame would fail its checksum, but nothing could follow it: cut it.
+            FileIO.truncate(fd, to: at)
+            fileBytes = nil
+            writable = false
+        }
+    }
+
+    /// Closes the file if a writer has it open.
+    func close() {
+        if fd >= 0 { FileIO.close(fd) }
+        fd = -1
+    }
+
+    deinit { close() }
+
+    private func rewrite(_ frame: [UInt8], end: Int, lines: Int) {
+        let temporary = path + ".\(getpid()).tmp"
+        do {
+            let fd = try FileIO.open(temporary, O_WRONLY | O_CREAT | O_TRUNC)
+            defer { FileIO.close(fd) }
+            try FileIO.writeAll(fd, JournalStateFormat.header(binding), path: temporary)
+            try FileIO.writeAll(fd, frame, path: temporary)
+            close()
+            try FileIO.rename(temporary, path)
+            fileBytes = JournalStateFormat.headerBytes + frame.count
+            coveredBytes = end
+            coveredLines = lines
+        } catch {
+            FileIO.unlink(temporary)
+            writable = false
+        }
+    }
+}

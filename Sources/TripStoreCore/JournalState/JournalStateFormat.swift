@@ -1,0 +1,166 @@
+import TripStoreSystem
+
+/// The bytes of `journal-<token>.state`, the replay state of a journal: a
+/// cache of what its lines did to the snapshot's image rows, so that an open
+/// takes the rows' records from it instead of finding and changing each
+/// row line by line (see `JournalState`).
+///
+/// A header binds the file to the snapshot and its image; frames follow,
+/// each covering the journal lines from where the one before it ended:
+///
+///     header:  magic "TSJSTATE", format (u32), 0 (u32), snapshot token (i64),
+///              snapshot bytes (i64), snapshot CRC (u32), 0 (u32),
+///              schema fingerprint (16 bytes), image rows (i64)
+///     frame:   payload bytes (u32), CRC-32C of the payload (u32), payload
+///     payload: start, end (u64: journal offsets, end past a newline),
+///              lines (u32), last line's bytes (u32, newline included),
+///              CRC-32C of the last line without its newline (u32),
+///              records (u32), then each record: row (u32), entity (u16),
+///              record bytes (u32), the record as the table encodes it
+///
+/// All numbers are little-endian. A frame is bound to what it covers by
+/// the journal's length at its end and its last line's checksum (SPEC-style
+/// binding of a cache that grows with the journal); a reader takes frames
+/// while each is whole, checksummed and bound, and ignores the rest.
+enum JournalStateFormat {
+    static let magic = Array("TSJSTATE".utf8)
+    static let version: UInt32 = 1
+    static let headerBytes = 8 + 4 + 4 + 8 + 8 + 4 + 4 + 16 + 8
+    static let frameHeaderBytes = 8
+    static let payloadHeaderBytes = 8 + 8 + 4 + 4 + 4 + 4
+    static let recordHeaderBytes = 4 + 2 + 4
+
+    /// What the file is bound to: the snapshot its image was made from, and the image's rows.
+    struct Binding: Equatable {
+        var token: Int64
+        var snapshotBytes: Int64
+        var snapshotCRC: UInt32
+        var fingerprint: [UInt8]
+        var rows: Int64
+
+        init(token: Int64, snapshotBytes: Int64, snapshotCRC: UInt32, fingerprint: [UInt8], rows: Int64) {
+            self.token = token
+            self.snapshotBytes = snapshotBytes
+            self.snapshotCRC = snapshotCRC
+            // The image's fingerprint field is 16 bytes.
+            self.fingerprint = Array(fingerprint.prefix(16)) + Array(repeating: 0, count: max(0, 16 - fingerprint.count))
+            self.rows = rows
+        }
+
+        init(_ image: MappedImage) {
+            let b = image.header.binding
+            self.init(token: b.token, snapshotBytes: b.snapshotBytes, snapshotCRC: b.snapshotCRC, fingerprint: b.fingerprint,
+                      rows: image.header.rows)
+        }
+    }
+
+    /// One frame as read: the journal span it covers and where its records are in the file's bytes.
+    struct Frame {
+        var start: Int
+        var end: Int
+        var lines: Int
+        var lastLineBytes: Int
+        var lastLineCRC: UInt32
+        /// (row, entity, offset of the record in the file, its bytes)
+        var records: [(row: Int, entity: Int, offset: Int, count: Int)]
+        /// Where the frame ends in the file.
+        var fileEnd: Int
+    }
+
+    static func header(_ binding: Binding) -> [UInt8] {
+        var out = magic
+        out.appendLE(version)
+        out.appendLE(UInt32(0))
+        out.appendLE(UInt64(bitPattern: binding.token))
+        out.appendLE(UInt64(bitPattern: binding.snapshotBytes))
+        out.appendLE(binding.snapshotCRC)
+        out.appendLE(UInt32(0))
+        out.append(contentsOf: binding.fingerprint)
+        out.appendLE(UInt64(bitPattern: binding.rows))
+        return out
+    }
+
+    /// A frame covering the journal from `start` to `end`, whose last line
+    /// is `lastLine` (newline included), with each record given.
+    static func frame(start: Int, end: Int, lines: Int, lastLine: UnsafeRawBufferPointer,
+                      records: [(row: Int, entity: Int, bytes: UnsafeRawBufferPointer)]) -> [UInt8] {
+        var payload: [UInt8] = []
+        payload.reserveCapacity(payloadHeaderBytes + records.reduce(0) { $0 + recordHeaderBytes + $1.bytes.count })
+        payload.appendLE(UInt64(start))
+        payload.appendLE(UInt64(end))
+        payload.appendLE(UInt32(lines))
+        payload.appendLE(UInt32(lastLine.count))
+        payload.appendLE(CRC32C.checksum(UnsafeRawBufferPointer(rebasing: lastLine.dropLast())))
+        payload.appendLE(UInt32(records.count))
+        for r in records {
+            payload.appendLE(UInt32(r.row))
+            payload.appendLE(UInt16(r.entity))
+            payload.appendLE(UInt32(r.bytes.count))
+            payload.append(contentsOf: r.bytes)
+        }
+        var out: [UInt8] = []
+        out.reserveCapacity(frameHeaderBytes + payload.count)
+        out.appendLE(UInt32(payload.count))
+        out.appendLE(payload.withUnsafeBytes { CRC32C.checksum($0) })
+        out.append(contentsOf: payload)
+        return out
+    }
+
+    /// Whether `bytes` start with the header of `binding`.
+    static func hasHeader(_ bytes: UnsafeRawBufferPointer, of binding: Binding) -> Bool {
+        guard bytes.count >= headerBytes else { return false }
+        return header(binding).withUnsafeBytes { $0.elementsEqual(bytes.prefix(headerBytes)) }
+    }
+
+    /// The frames after the header, in order, as far as each is whole,
+    /// checksummed and starts where the one before it ended; what follows
+    /// the first that is not is ignored. Each record is within the file and
+    /// names a row below `rows` and an entity below `entities`; nothing
+    /// else about the journal is checked here.
+    static func frames(_ bytes: UnsafeRawBufferPointer, rows: Int, entities: Int) -> [Frame] {
+        var frames: [Frame] = []
+        var at = headerBytes, covered = 0
+        while bytes.count - at >= frameHeaderBytes {
+            let length = Int(bytes.loadLE(UInt32.self, at: at)), crc = bytes.loadLE(UInt32.self, at: at + 4)
+            let p = at + frameHeaderBytes
+            guard length >= payloadHeaderBytes, length <= bytes.count - p,
+                  CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[p..<(p + length)])) == crc else { break }
+            let start = bytes.loadLE(UInt64.self, at: p), end = bytes.loadLE(UInt64.self, at: p + 8)
+            let lines = Int(bytes.loadLE(UInt32.self, at: p + 16)), last = Int(bytes.loadLE(UInt32.self, at: p + 20))
+            let lastCRC = bytes.loadLE(UInt32.self, at: p + 24), count = Int(bytes.loadLE(UInt32.self, at: p + 28))
+            guard start == UInt64(covered), end > start, end <= UInt64(Int.max), lines > 0, last > 0,
+                  UInt64(last) <= end - start, count <= (length - payloadHeaderBytes) / recordHeaderBytes else { break }
+            var records: [(row: Int, entity: Int, offset: Int, count: Int)] = []
+            records.reserveCapacity(count)
+            var r = p + payloadHeaderBytes
+            var sound = true
+            for _ in 0..<count {
+                guard p + length - r >= recordHeaderBytes else { sound = false; break }
+                let row = Int(bytes.loadLE(UInt32.self, at: r)), entity = Int(bytes.loadLE(UInt16.self, at: r + 4))
+                let n = Int(bytes.loadLE(UInt32.self, at: r + 6))
+                r += recordHeaderBytes
+                guard row < rows, entity < entities, n > 0, n <= p + length - r else { sound = false; break }
+                records.append((row, entity, r, n))
+                r += n
+            }
+            guard sound, r == p + length else { break }
+            frames.append(Frame(start: Int(start), end: Int(end), lines: lines, lastLineBytes: last, lastLineCRC: lastCRC, records: records,
+                                fileEnd: p + length))
+            covered = Int(end)
+            at = p + length
+        }
+        return frames
+    }
+}
+
+extension Array where Element == UInt8 {
+    mutating func appendLE<T: FixedWidthInteger>(_ value: T) {
+        Swift.withUnsafeBytes(of: value.littleEndian) { append(contentsOf: $0) }
+    }
+}
+
+extension UnsafeRawBufferPointer {
+    func loadLE<T: FixedWidthInteger>(_ type: T.Type, at offset: Int) -> T {
+        T(littleEndian: loadUnaligned(fromByteOffset: offset, as: T.self))
+    }
+}

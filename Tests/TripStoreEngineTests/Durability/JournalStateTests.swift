@@ -1,0 +1,214 @@
+import Foundation
+import Testing
+@testable import TripStoreCore
+@testable import TripStoreFormat
+@testable import TripStoreSystem
+import TripStoreModels
+
+/// The journal's replay state (`journal-<token>.state`): an open that takes
+/// the rows it holds answers exactly as one that replays the journal, and
+/// a state that is damaged, cut short, missing or bound to another journal
+/// changes no answer.
+@Suite struct JournalStateTests {
+    let schema = TripSchema.schema
+
+    /// Options under which nothing folds the journal during a test.
+    static var noFold: StoreOptions {
+        var o = StoreOptions()
+        o.snapshotAfterTransactions = 1_000_000
+        o.snapshotAfterBytes = 1 << 30
+        o.snapshotWhenJournalOutgrowsSnapshotAfter = 1 << 30
+        return o
+    }
+
+    /// A store with an image and `count` one-trip renames in its journal,
+    /// committed by writers that each make `perWriter` of them.
+    func renamed(_ count: Int, perWriter: Int, seed: UInt64 = 5) throws -> (folder: String, statePath: String) {
+        let folder = try SnapshotImageTests().makeStore()
+        var random = SplitMix64(seed: seed)
+        let name = try #require(schema.entity(named: "Trip")?.property(named: "name")).slot
+        var done = 0
+        while done < count {
+            let w = try Store.open(folder, schema: schema, access: .write, options: Self.noFold)
+            let trips = try w.run(try Query("is Trip")).rows
+            for _ in 0..<min(perWriter, count - done) {
+                var change = w.transaction()
+                change.setAttribute(trips[Int(random.next() % UInt64(trips.count))], slot: name, to: .string("renamed \(done)"))
+                try w.commit(change, author: "test", timestamp: 1_800_001_000 + Double(done))
+                done += 1
+            }
+            w.close()
+        }
+        let store = try Store.open(folder, schema: schema, access: .read)
+        return (folder, store.journalStatePath)
+    }
+
+    func open(_ folder: String, state: Bool = true, image: Bool = true) throws -> Store {
+        var o = StoreOptions()
+        o.useJournalState = state
+        o.useSnapshotImage = image
+        return try Store.open(folder, schema: schema, access: .read, options: o)
+    }
+
+    /// Every row, every query of the name index and the history read the
+    /// same from `store` as from a replay of the journal and from the JSON.
+    func expectSameAnswers(_ store: Store, _ folder: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let replayed = try open(folder, state: false), json = try open(folder, image: false)
+        #expect(store.table.rowCount == replayed.table.rowCount, sourceLocation: sourceLocation)
+        for row in 0..<RowID(replayed.table.rowCount) {
+            #expect(store.table.object(at: row) == replayed.table.object(at: row), "row \(row)", sourceLocation: sourceLocation)
+        }
+        for query in ["name ^= \"renamed\"", "name == \"renamed 3\"", "is BusinessTrip && name ^= \"renamed 1\""] {
+            let q = try Query(query)
+            #expect(try store.run(q).rows == replayed.run(q).rows, "\(query)", sourceLocation: sourceLocation)
+            #expect(try store.run(q).rows.count == json.run(q).rows.count, "\(query)", sourceLocation: sourceLocation)
+        }
+        #expect(store.history == json.history, sourceLocation: sourceLocation)
+        #expect(store.lastToken == json.lastToken, sourceLocation: sourceLocation)
+        #expect(try store.lastCommitTime() == json.lastCommitTime(), sourceLocation: sourceLocation)
+        #expect(store.imageDamage == nil, sourceLocation: sourceLocation)
+    }
+
+    @Test func anOpenTakesTheRowsOfTheStateAndAnswersAsAReplay() throws {
+        // The second writer reads the first one's state and appends to it.
+        let (folder, state) = try renamed(40, perWriter: 20)
+        #expect(FileIO.exists(state))
+        let store = try open(folder)
+        #expect(store.journalStateLines == 40)
+        try expectSameAnswers(store, folder)
+        // With every piece of the image checked at open, the rows are the state's all the same.
+        var atOpen = StoreOptions()
+        atOpen.imageChecks = .atOpen
+        let checked = try Store.open(folder, schema: schema, access: .read, options: atOpen)
+        #expect(checked.journalStateLines == 40)
+        try expectSameAnswers(checked, folder)
+    }
+
+    @Test func aLineThatDoesMoreThanSetAttributesEndsWhatTheStateCovers() throws {
+        let (folder, _) = try renamed(5, perWriter: 5)
+        let w = try Store.open(folder, schema: schema, access: .write, options: Self.noFold)
+        var delete = w.transaction()
+        try delete.delete(try #require(w.run(try Query("is Trip")).rows.last))
+        try w.commit(delete, author: "test", timestamp: 1_800_002_000)
+        let trips = try w.run(try Query("is Trip")).rows
+        let name = try #require(schema.entity(named: "Trip")?.property(named: "name")).slot
+        for k in 0..<(JournalState.rewriteAfterLines + 4) {
+            var change = w.transaction()
+            change.setAttribute(trips[k], slot: name, to: .string("renamed \(k)"))
+            try w.commit(change, author: "test", timestamp: 1_800_002_001 + Double(k))
+        }
+        w.close()
+        let store = try open(folder)
+        #expect(store.journalStateLines == 5)
+        try expectSameAnswers(store, folder)
+    }
+
+    @Test func aWriterWritesAStateThatFellBehindAnew() throws {
+        let (folder, state) = try renamed(JournalState.rewriteAfterLines + 4, perWriter: 100)
+        FileIO.unlink(state)
+        #expect(try open(folder).journalStateLines == 0)
+        let w = try Store.open(folder, schema: schema, access: .write, options: Self.noFold)
+        var change = w.transaction()
+        let name = try #require(schema.entity(named: "Trip")?.property(named: "name")).slot
+        change.setAttribute(try #require(w.run(try Query("is Trip")).rows.first), slot: name, to: .string("renamed again"))
+        try w.commit(change, author: "test", timestamp: 1_800_003_000)
+        w.close()
+        let store = try open(folder)
+        #expect(store.journalStateLines == JournalState.rewriteAfterLines + 5)
+        try expectSameAnswers(store, folder)
+    }
+
+    @Test func theStateIsBoundToTheJournalItCovers() throws {
+        let (folder, _) = try renamed(30, perWriter: 30)
+        let store = try open(folder)
+        let journal = store.files.journal(store.snapshotToken)
+        var bytes = try FileIO.readFile(journal)
+        // The journal without its last line (as a copy restored from before it was written).
+        bytes.removeLast()
+        bytes.removeSubrange(((bytes.lastIndex(of: 0x0A) ?? -1) + 1)...)
+        try Data(bytes).write(to: URL(fileURLWithPath: journal))
+        let shorter = try open(folder)
+        #expect(shorter.journalStateLines == 29)
+        try expectSameAnswers(shorter, folder)
+        // A journal whose last covered line is another (the same length, another checksum) binds nothing after it.
+        let lines = bytes.split(separator: 0x0A, omittingEmptySubsequences: false)
+        let tenth = lines.prefix(10).reduce(0) { $0 + $1.count + 1 }
+        bytes[tenth - 3] = bytes[tenth - 3] == UInt8(ascii: "1") ? UInt8(ascii: "2") : UInt8(ascii: "1")
+        try Data(bytes).write(to: URL(fileURLWithPath: journal))
+        // (The line's own checksum fails too: the journal is damaged, and says so, with or without the state.)
+        #expect(throws: StoreError.self) { try open(folder) }
+        #expect(throws: StoreError.self) { try open(folder, state: false) }
+    }
+
+    /// Bit flips, cuts, bytes appended and headers of another store: every
+    /// open answers as the replay does.
+    @Test func aDamagedStateChangesNoAnswer() throws {
+        let (folder, state) = try renamed(30, perWriter: 30)
+        let good = try FileIO.readFile(state)
+        var rng = RandomQueries(state: 6_161)
+        for k in 0..<(ReaderFuzzTests.cases / 8) {
+            var bytes = good
+            switch k % 4 {
+            case 0:
+                for _ in 0..<(1 + rng.int(4)) { bytes[rng.int(bytes.count)] ^= UInt8(1 << rng.int(8)) }
+            case 1:
+                bytes.removeSubrange(rng.int(bytes.count)...)
+            case 2:
+                bytes += (0..<(1 + rng.int(64))).map { _ in UInt8(rng.int(256)) }
+            default:
+                // The header of another snapshot: nothing binds.
+                bytes[8 + 8 + rng.int(JournalStateFormat.headerBytes - 16)] ^= 1
+            }
+            try Data(bytes).write(to: URL(fileURLWithPath: state))
+            let store = try open(folder)
+            #expect(store.journalStateLines <= 30)
+            try expectSameAnswers(store, folder)
+        }
+        FileIO.unlink(state)
+        let store = try open(folder)
+        #expect(store.journalStateLines == 0)
+        try expectSameAnswers(store, folder)
+    }
+
+    /// A state forged with good checksums that names a row of another type:
+    /// the image's checks of that row's unit find it, and the open answers from the JSON.
+    @Test func aForgedStateNamingAnotherTypesRowIsDamage() throws {
+        let (folder, state) = try renamed(3, perWriter: 3)
+        let bytes = try FileIO.readFile(state)
+        let store = try open(folder)
+        let frames = bytes.withUnsafeBytes {
+            JournalStateFormat.frames($0, rows: store.table.baseRows, entities: schema.entities.count)
+        }
+        let first = try #require(frames.first?.records.first)
+        // Another row, of another entity, with the first record's bytes.
+        let other = try #require((0..<store.table.baseRows).first { store.table.entity(at: RowID($0)) != first.entity })
+        var forged = bytes
+        var payloadAt = JournalStateFormat.headerBytes + JournalStateFormat.frameHeaderBytes
+        let recordAt = payloadAt + JournalStateFormat.payloadHeaderBytes
+        forged.withUnsafeMutableBytes { $0.storeBytes(of: UInt32(other).littleEndian, toByteOffset: recordAt, as: UInt32.self) }
+        let length = Int(forged.withUnsafeBytes { $0.loadLE(UInt32.self, at: JournalStateFormat.headerBytes) })
+        let crc = forged.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[payloadAt..<(payloadAt + length)])) }
+        payloadAt -= 4
+        forged.withUnsafeMutableBytes { $0.storeBytes(of: crc.littleEndian, toByteOffset: payloadAt, as: UInt32.self) }
+        try Data(forged).write(to: URL(fileURLWithPath: state))
+        let fooled = try open(folder)
+        #expect(fooled.journalStateLines == 3)
+        _ = fooled.table.object(at: RowID(other))
+        #expect(fooled.imageDamage != nil)
+        // The library's open answers from the JSON once it has met damage.
+        let again = try fooled.reopenedFromJSON()
+        #expect(again.imageDamage == nil && !again.loadedFromImage)
+    }
+
+    @Test func aFoldLeavesNoStateBehind() throws {
+        let (folder, state) = try renamed(10, perWriter: 10)
+        #expect(FileIO.exists(state))
+        let w = try Store.open(folder, schema: schema, access: .write, options: Self.noFold)
+        try w.compact()
+        w.close()
+        #expect(!FileIO.exists(state))
+        #expect(w.files.journalStateTokens().isEmpty)
+        let store = try open(folder)
+        #expect(store.journalStateLines == 0)
+    }
+}
