@@ -51,7 +51,7 @@ extension Store {
     /// run without a gap up to the snapshot's token.
     public var oldestRetainedToken: Int64? {
         if historyLog.pending != nil && historyLog.snapshotCount > 0 { return snapshotToken - Int64(historyLog.snapshotCount) + 1 }
-        return historyLog.loaded.first?.token
+        return historyLog.firstLoadedToken
     }
 
     /// The retained transactions after `token`, oldest first. Reads only the
@@ -110,7 +110,7 @@ extension Store {
     /// from the line); with no transaction retained, what the trailer says
     /// (nil for a store whose history was pruned before trailers said it).
     public func lastCommitTime() throws -> Double? {
-        if let t = historyLog.loaded.last { return t.timestamp }
+        if let t = historyLog.lastLoadedTimestamp { return t }
         guard let pending = historyLog.pending, historyLog.snapshotCount > 0, !pending.bytes.isEmpty else {
             return historyLog.snapshotLastCommit
         }
@@ -164,6 +164,15 @@ extension Store {
         let value = try? r.parseDocument()
         if let value, let t = HistoryCoding.read(value) { return t }
         why = "unreadable history transaction" + (value.flatMap(HistoryCoding.idProblem).map { ": \($0)" } ?? "")
+        return nil
+    }
+
+    /// Reads a journal line (its checksum checked before) as a transaction, or says why it cannot.
+    static func readJournalLine(_ line: UnsafeBufferPointer<UInt8>, why: inout String) -> HistoryTransaction? {
+        if let t = HistoryFastReader.readJournalUpdates(line) { return t }
+        var r = JSONReader(buffer: line)
+        if let value = try? r.parseDocument(), let t = HistoryCoding.read(value) { return t }
+        why = "unreadable transaction"
         return nil
     }
 

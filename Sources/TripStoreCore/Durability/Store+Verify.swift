@@ -121,7 +121,7 @@ extension Store {
         var t: HistoryTransaction?
         if !changes.isEmpty {
             let repair = HistoryTransaction(token: lastToken + 1, timestamp: Store.now(), author: author, changes: changes)
-            historyLog.loaded.append(repair)
+            historyLog.append(repair)
             lastToken = repair.token
             t = repair
         }

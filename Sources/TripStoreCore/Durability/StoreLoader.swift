@@ -187,7 +187,7 @@ struct StoreLoader {
             }
             let fits = try JournalReplay.apply(updates: t.changes, to: store, file: path, line: number)
             store.journal.state?.replayed(fits: fits)
-            store.historyLog.loaded.append(t)
+            store.historyLog.append(t)
             store.lastToken = t.token
             store.journal.counted(line)
             return
@@ -208,29 +208,24 @@ struct StoreLoader {
         let replayed = store.options.salvageDanglingReferences ? salvage(journalLine: value, file: path, line: number) : value
         try JournalReplay.apply(replayed, to: store, file: path, line: number)
         store.journal.state?.replayed(fits: false)
-        store.historyLog.loaded.append(t)
+        store.historyLog.append(t)
         store.lastToken = t.token
         store.journal.counted(line)
     }
 
     /// Reads the journal lines a replay state covers: each checked, its
-    /// token the next, its history kept, as a replayed line is; the state's
-    /// records then take the place of their changes. False, with nothing
-    /// kept, when a line is not one the state can cover (only attributes
-    /// set) or the count of lines differs: the journal is replayed instead.
+    /// token the next, as a replayed line is; their transactions are read
+    /// only when history is asked for (`HistoryLog.deferred`), and the
+    /// state's records take the place of their changes. False, with nothing
+    /// kept, when a line does not start as the store writes one or the
+    /// count of lines differs: the journal is replayed instead (and says
+    /// what is wrong with a line).
     func readCoveredLines(_ bytes: [UInt8], _ covered: JournalState.Covered, path: String) throws -> Bool {
-        let savedToken = store.lastToken, savedHistory = store.historyLog.loaded.count
         let savedLines = store.journal.transactions, savedLongest = store.journal.longestLine
-        func undo() -> Bool {
-            store.lastToken = savedToken
-            store.historyLog.loaded.removeSubrange(savedHistory...)
-            store.journal.transactions = savedLines
-            store.journal.longestLine = savedLongest
-            return false
-        }
-        let schema = store.schema
-        var lines = 0
-        let whole = try bytes.withUnsafeBufferPointer { all -> Bool in
+        var lines: [Range<Int>] = []
+        lines.reserveCapacity(covered.lines)
+        var token = store.lastToken
+        let read = try bytes.withUnsafeBufferPointer { all -> HistoryTransaction? in
             var fits = true
             try JSONLines.forEachLine(in: UnsafeBufferPointer(rebasing: all[..<covered.bytes])) { number, range, complete in
                 guard fits, complete else { return fits = false }
@@ -238,22 +233,26 @@ struct StoreLoader {
                 guard JournalFormat.isIntact(line) else {
                     throw StoreError.damaged(file: path, line: number, detail: "checksum mismatch", repairable: false)
                 }
-                guard let t = HistoryFastReader.readJournalUpdates(line),
-                      t.changes.allSatisfy({ c in
-                          guard let e = schema.entity(named: c.type) else { return false }
-                          return c.values.allSatisfy { v in e.property(named: v.name).map { $0.relationship == nil } ?? false }
-                      }) else { return fits = false }
-                guard t.token == store.lastToken + 1 else {
-                    throw StoreError.damaged(file: path, line: number, detail: "token \(t.token) follows \(store.lastToken)", repairable: false)
+                guard let t = Store.leadingToken(line) else { return fits = false }
+                guard t == token + 1 else {
+                    throw StoreError.damaged(file: path, line: number, detail: "token \(t) follows \(token)", repairable: false)
                 }
-                store.historyLog.loaded.append(t)
-                store.lastToken = t.token
+                token = t
                 store.journal.counted(line)
-                lines += 1
+                lines.append(range)
             }
-            return fits
+            // The last line read whole: its time is the last commit's.
+            guard fits, let last = lines.last else { return nil }
+            var why = ""
+            return Store.readJournalLine(UnsafeBufferPointer(rebasing: all[last]), why: &why)
         }
-        guard whole, lines == covered.lines else { return undo() }
+        guard let read, read.token == token, lines.count == covered.lines else {
+            store.journal.transactions = savedLines
+            store.journal.longestLine = savedLongest
+            return false
+        }
+        store.historyLog.deferLines(bytes, lines, file: path, firstToken: store.lastToken + 1, lastTimestamp: read.timestamp)
+        store.lastToken = token
         for r in covered.records {
             r.bytes.withUnsafeBytes { store.table.adoptReplayedRecord(r.row, entity: r.entity, $0) }
         }

@@ -7,8 +7,24 @@ import TripStoreSystem
 /// history is asked for (a query never needs them).
 final class HistoryLog {
     /// What is in memory: everything once `pending` is read; before that,
-    /// the transactions committed after the snapshot.
-    var loaded: [HistoryTransaction] = []
+    /// the transactions committed after the snapshot. Reads the `deferred`
+    /// journal lines first.
+    var loaded: [HistoryTransaction] {
+        get {
+            readDeferred()
+            return read
+        }
+        _modify {
+            readDeferred()
+            yield &read
+        }
+    }
+    private var read: [HistoryTransaction] = []
+    /// Journal lines whose rows an open took from the journal's replay
+    /// state (`JournalState`), checked but not yet read as transactions:
+    /// they come before `read`'s. A command that reads no history never
+    /// reads them.
+    private(set) var deferred: DeferredJournalLines?
     /// The snapshot's history lines, not yet read: an open descriptor of the
     /// snapshot (it stays readable if a compaction removes the file), their
     /// byte range in it, and the first one's line number.
@@ -43,7 +59,48 @@ final class HistoryLog {
     }
 
     /// How many transactions are retained, without reading the snapshot's lines.
-    var count: Int { pending == nil ? loaded.count : snapshotCount + loaded.count }
+    var count: Int { (pending == nil ? 0 : snapshotCount) + (deferred?.lines.count ?? 0) + read.count }
+
+    /// Appends a transaction committed or replayed after those in memory
+    /// (reading no deferred line).
+    func append(_ t: HistoryTransaction) { read.append(t) }
+
+    /// The first transaction after the snapshot's, and when the last was
+    /// committed, without reading deferred lines.
+    var firstLoadedToken: Int64? {
+        guard let d = deferred, d.position == 0 else { return read.first?.token }
+        return d.firstToken
+    }
+    var lastLoadedTimestamp: Double? {
+        guard let d = deferred, read.count == d.position else { return read.last?.timestamp }
+        return d.lastTimestamp
+    }
+
+    /// Defers journal lines (`deferred`) to come after the transactions in memory now.
+    func deferLines(_ bytes: [UInt8], _ lines: [Range<Int>], file: String, firstToken: Int64, lastTimestamp: Double) {
+        deferred = DeferredJournalLines(bytes: bytes, lines: lines, file: file, firstToken: firstToken, lastTimestamp: lastTimestamp,
+                                        position: read.count)
+    }
+
+    /// Reads the deferred journal lines; one that cannot be read is noted in
+    /// `problems` (its checksum held at open, so only a forged line can fail).
+    private func readDeferred() {
+        guard let lines = deferred else { return }
+        deferred = nil
+        var parsed: [HistoryTransaction] = []
+        parsed.reserveCapacity(lines.lines.count)
+        lines.bytes.withUnsafeBufferPointer { buf in
+            for (k, range) in lines.lines.enumerated() {
+                var why = ""
+                if let t = Store.readJournalLine(UnsafeBufferPointer(rebasing: buf[range]), why: &why) {
+                    parsed.append(t)
+                } else {
+                    problems.append(HistoryProblem(file: lines.file, line: 1 + k, detail: why))
+                }
+            }
+        }
+        read.insert(contentsOf: parsed, at: min(lines.position, read.count))
+    }
 
     /// Reads the snapshot's history lines, left in the file at load; a line
     /// that cannot be read is noted in `problems`, never dropped silently.
@@ -102,3 +159,16 @@ struct HistoryProblem: CustomStringConvertible {
     var description: String { file + (line.map { " line \($0)" } ?? "") + ": " + detail }
 }
 
+
+/// Journal lines checked at open (checksum, token) and read as
+/// transactions only when history is asked for (see `HistoryLog.deferred`).
+struct DeferredJournalLines {
+    /// The journal's bytes as read, and each line's range in them (line 1 first).
+    let bytes: [UInt8]
+    let lines: [Range<Int>]
+    let file: String
+    let firstToken: Int64
+    let lastTimestamp: Double
+    /// Where they go among the transactions in memory: after those read before them.
+    let position: Int
+}

@@ -102,7 +102,7 @@ struct SnapshotWriter {
         // With no history retained, the header still says when the last
         // commit was (see `pruneHistory`); so does it with the snapshot's
         // lines carried over unread.
-        let lastCommit = bulk?.history.timestamp ?? history.loaded.last?.timestamp ?? history.snapshotLastCommit
+        let lastCommit = bulk?.history.timestamp ?? history.lastLoadedTimestamp ?? history.snapshotLastCommit
         buffer.bytes.append(contentsOf: SnapshotFormat.header(schema: schema, token: token, objects: table.count,
                                                               oldestReachableCommit: history.oldestReachableCommit, lastCommit: lastCommit))
         Trace.mark("snapshot start")

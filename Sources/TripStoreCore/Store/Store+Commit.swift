@@ -77,7 +77,7 @@ extension Store {
         Trace.mark("journal write+fsync")
         apply(tx)
         Trace.mark("table and indexes updated")
-        historyLog.loaded.append(t)
+        historyLog.append(t)
         lastToken = t.token
         if let state = journal.state {
             state.committed(line: line, journalBytes: journal.size, journalLines: journal.transactions, rows: imageRowsSetOnly(by: changes),
@@ -127,7 +127,7 @@ extension Store {
     /// Records a transaction already applied to the table and writes the
     /// new snapshot that makes it durable; a failure leaves this `Store` to be opened again.
     func recordBySnapshot(_ t: HistoryTransaction) throws -> HistoryTransaction {
-        historyLog.loaded.append(t)
+        historyLog.append(t)
         lastToken = t.token
         do {
             try compact(tableIsChecked: true)
