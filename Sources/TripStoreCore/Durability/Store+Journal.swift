@@ -46,6 +46,24 @@ extension Store {
         try journal.cutTornTail()
     }
 
+    /// A writer's last step: after a fold in this process, the journal's
+    /// replay state would name rows of the image this store was opened
+    /// from, so none is kept for the new journal; when that journal holds
+    /// more lines than a writer leaves uncovered, it is read again from the
+    /// files and its state written, so that the next open takes them
+    /// instead of replaying them (a library store's journal after its last
+    /// fold, `compact --background`'s carried lines). Never throws: a cache.
+    func writeJournalStateForNextOpen() {
+        guard mayWrite(.commit), journal.state == nil, snapshotHasImage,
+              journal.transactions > JournalState.rewriteAfterLines else { return }
+        var o = StoreOptions()
+        o.lockWait = 0
+        guard let fresh = try? Store.open(files.folder, schema: schema, access: .read, options: o) else { return }
+        defer { fresh.close() }
+        guard fresh.snapshotToken == snapshotToken, fresh.lastToken == lastToken, fresh.imageDamage == nil else { return }
+        fresh.journal.state?.writeWhole(journal: fresh.journal, table: fresh.table)
+    }
+
     /// The token of the oldest retained transaction (nil when none is
     /// retained), known without reading the snapshot's history lines: they
     /// run without a gap up to the snapshot's token.

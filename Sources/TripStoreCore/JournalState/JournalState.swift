@@ -168,6 +168,18 @@ final class JournalState {
         }
     }
 
+    /// Writes the file anew to cover every line of `journal` as an open
+    /// read it into `table`, when each of them fits (see `Store.writeJournalStateForNextOpen`).
+    func writeWhole(journal: Journal, table: ObjectTable) {
+        guard writable, linesFit, journal.transactions > coveredLines, journal.tornTail == nil,
+              let bytes = try? FileIO.readFile(journal.path), bytes.count >= journal.size, journal.size > 0,
+              bytes[journal.size - 1] == 0x0A else { return }
+        let start = (bytes[..<(journal.size - 1)].lastIndex(of: 0x0A) ?? -1) + 1
+        guard let f = frame(start: 0, end: journal.size, lines: journal.transactions, line: Array(bytes[start..<journal.size]),
+                            rows: table.changedBaseRowList, table: table) else { return }
+        rewrite(f, end: journal.size, lines: journal.transactions)
+    }
+
     private func frame(start: Int, end: Int, lines: Int, line: [UInt8], rows: [RowID], table: ObjectTable) -> [UInt8]? {
         let slotCounts = table.schema.entities.map { $0.properties.count }
         // (Every row is live: a line that deletes one does not fit.)

@@ -277,6 +277,7 @@ public final class Store {
     /// when the store is freed).
     public func close() {
         settleBackgroundSnapshot()
+        writeJournalStateForNextOpen()
         state = .closed
         journal.close()
         historyLog.close()

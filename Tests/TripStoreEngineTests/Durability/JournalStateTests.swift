@@ -214,6 +214,26 @@ import TripStoreModels
         #expect(again.imageDamage == nil && !again.loadedFromImage)
     }
 
+    /// A store that folds in its own process keeps no state for the new
+    /// journal (its rows are the old image's); its close writes one.
+    @Test func aWriterThatFoldedWritesTheStateAsItCloses() throws {
+        let (folder, _) = try renamed(5, perWriter: 5)
+        let w = try Store.open(folder, schema: schema, access: .write, options: Self.noFold)
+        try w.compact()
+        let trips = try w.run(try Query("is Trip")).rows
+        let name = try #require(schema.entity(named: "Trip")?.property(named: "name")).slot
+        for k in 0..<(JournalState.rewriteAfterLines + 3) {
+            var change = w.transaction()
+            change.setAttribute(trips[k * 7 % trips.count], slot: name, to: .string("renamed \(k)"))
+            try w.commit(change, author: "test", timestamp: 1_800_004_000 + Double(k))
+        }
+        #expect(w.journal.state == nil)
+        w.close()
+        let store = try open(folder)
+        #expect(store.journalStateLines == JournalState.rewriteAfterLines + 3)
+        try expectSameAnswers(store, folder)
+    }
+
     @Test func aFoldLeavesNoStateBehind() throws {
         let (folder, state) = try renamed(10, perWriter: 10)
         #expect(FileIO.exists(state))
