@@ -10,7 +10,7 @@ enum VerifyCommand {
     static let spec = CommandSpec(
         name: "verify", summary: "check every snapshot and journal record; --repair cuts a torn journal tail, removes dangling references and what interrupted writes left",
         usage: "tripstore verify [--repair]",
-        flagOptions: ["repair": "cut a torn last journal line, keeping every complete transaction; remove references to missing objects (one transaction by author 'repair'); remove the temporary files an interrupted write left and a damaged image or history index (caches, written again)"],
+        flagOptions: ["repair": "cut a torn last journal line, keeping every complete transaction; remove references to missing objects (one transaction by author 'repair'); remove what an interrupted write left, and a damaged image, history index or journal state (caches, written again)"],
         examples: ["tripstore verify", "tripstore verify --repair"], maxPositionals: 0)
 
     static func run(_ ctx: CommandContext) throws -> Int32 {
@@ -97,7 +97,7 @@ enum VerifyCommand {
             c.line("repaired: removed what stood at fold.lock (\(problem)); the next compaction makes it again")
             return 0
         }
-        // Temporary files an interrupted write left: never read, removed by the next writer.
+        // Files an interrupted write left (temporary ones, and those a newer snapshot replaced): never read, removed by the next writer.
         let leftovers = store.leftoverTemporaryFiles
         if !leftovers.isEmpty {
             let names = leftovers.joined(separator: ", ")
@@ -170,7 +170,10 @@ enum VerifyCommand {
     /// journal over the image gives. A state that binds to nothing (made for
     /// another image or journal) is ignored, and noted.
     private static func journalStateProblem(_ ctx: CommandContext, _ json: Store) throws -> (problem: String?, compared: Bool) {
-        guard json.hasSnapshotFile, FileIO.exists(json.journalStatePath) else { return (nil, false) }
+        var st = stat()
+        guard json.hasSnapshotFile, lstat(json.journalStatePath, &st) == 0 else { return (nil, false) }
+        // Only a file of its own is read or written there.
+        guard (st.st_mode & S_IFMT) == S_IFREG else { return ("it is not a regular file (a folder or a link at its name)", false) }
         let options = try ctx.options()
         var replaying = options
         replaying.useJournalState = false
@@ -181,7 +184,7 @@ enum VerifyCommand {
             return (nil, false)
         }
         guard fromState.journalStateLines > 0 else {
-            ctx.console.line("note: \(json.journalStatePath) covers none of the journal (made for another image or journal): it is ignored, and the next writer writes it again")
+            ctx.console.line("note: \(json.journalStatePath) covers none of the journal (made for another image or journal, or damaged): it is ignored (a cache: a writer writes it again)")
             return (nil, false)
         }
         let a = replayed.rowsInIDOrder(), b = fromState.rowsInIDOrder()

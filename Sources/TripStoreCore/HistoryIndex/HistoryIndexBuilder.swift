@@ -121,7 +121,7 @@ struct HistoryIndexBuilder {
         return true
     }
 
-    /// Writes the index to `path` (through `path.PID.tmp`); false when it could not be written.
+    /// Writes the index to `path` (through `path.PID.N.tmp`); false when it could not be written.
     mutating func write(to path: String) -> Bool {
         ids.sort()
         var fanout = [UInt32](repeating: 0, count: HistoryIndexFile.buckets + 1)
@@ -144,7 +144,7 @@ struct HistoryIndexBuilder {
         guard ids.count < Int(UInt32.max), flat.count < Int(UInt32.max) else { return false }
 
         // Ends in .tmp: a writer removes what a reader killed here left.
-        let temporary = path + ".\(getpid()).tmp"
+        let temporary = path + ".\(TemporaryNames.unique()).tmp"
         // A reader writes this too: made new, never through a link someone left at its name.
         FileIO.unlink(temporary)
         guard let fd = try? FileIO.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW) else { return false }

@@ -78,7 +78,7 @@ extension HistoryLog {
         guard index.checkEveryPage() else { return ("a page of it fails its checksum", false) }
         // Built outside the store's folder: a writer there removes what looks
         // left over, and two verifies must not share a name.
-        let rebuilt = (getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp") + "/tripstore-verify-\(getpid())-\(binding.token).history-index"
+        let rebuilt = (getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp") + "/tripstore-verify-\(TemporaryNames.unique())-\(binding.token).history-index"
         defer { FileIO.unlink(rebuilt) }
         var builder = HistoryIndexBuilder(binding: binding, snapshotFD: pending.fd)
         guard builder.readLines(), builder.write(to: rebuilt) else { return ("the history it describes could not be read", false) }

@@ -20,7 +20,7 @@ import Darwin
 /// lines after the state's end.
 ///
 /// It is a cache: bound to the snapshot's image and, frame by frame, to the
-/// journal's length and its last line's checksum; checksummed per frame;
+/// journal's length and the checksum of the bytes it covers; checksummed per frame;
 /// ignored from the first frame that disagrees; deleting it changes no
 /// answer. It covers lines that only set attributes of objects the image
 /// holds (the stream of one-object updates it is for); the first line that
@@ -64,8 +64,10 @@ final class JournalState {
     /// lines as read), last one per row, and how far they cover; nil when
     /// there is no state, or it covers nothing of these bytes.
     func read(journal bytes: UnsafeBufferPointer<UInt8>, table: ObjectTable) -> Covered? {
-        guard let fd = try? FileIO.openRegular(path) else { return nil }
+        // Never through a link (the history index is not either).
+        guard let fd = try? FileIO.open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW) else { return nil }
         defer { FileIO.close(fd) }
+        guard FileIO.isRegularFile(fd) else { return nil }
         // Records are smaller than the lines that made them, except for a
         // line that sets one small value of a big object: the bound is generous, and checked before reading.
         guard let size = try? FileIO.size(fd, path: path), size > JournalStateFormat.headerBytes,
@@ -80,11 +82,9 @@ final class JournalState {
             var covered = 0, lines = 0, fileEnd = 0
             var last: [Int: (entity: Int, offset: Int, count: Int)] = [:]
             for f in frames {
-                // Bound to the journal as read: its last line ends where the frame does, with its checksum.
-                guard f.end <= bytes.count, bytes[f.end - 1] == 0x0A, f.end - f.lastLineBytes >= f.start,
-                      f.end - f.lastLineBytes == 0 || bytes[f.end - f.lastLineBytes - 1] == 0x0A,
-                      CRC32C.checksum(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(bytes)[(f.end - f.lastLineBytes)..<(f.end - 1)]))
-                        == f.lastLineCRC else { break }
+                // Bound to the journal as read: it holds, where the frame says, bytes of the frame's checksum ending a line.
+                guard f.end <= bytes.count, bytes[f.end - 1] == 0x0A,
+                      CRC32C.checksum(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(bytes)[f.start..<f.end])) == f.coveredCRC else { break }
                 // Each record within the bounds a record of its entity has.
                 let bounds = RecordBounds(rows: table.baseRows, lists: table.lists.count, bytes: Int.max)
                 let sound = f.records.allSatisfy { r in
@@ -141,7 +141,7 @@ final class JournalState {
     /// (`changedRows`) once enough lines are not covered. `rows` is nil
     /// when the line does more than set attributes of image rows. Never
     /// throws: a failure leaves the state as it was, or removes it.
-    func committed(line: [UInt8], journalBytes: Int, journalLines: Int, rows: [RowID]?, table: ObjectTable,
+    func committed(line: [UInt8], journalPath: String, journalBytes: Int, journalLines: Int, rows: [RowID]?, table: ObjectTable,
                    changedRows: () -> [RowID]) {
         guard writable else { return }
         // Rows of a damaged unit read as empty: what the state would hold of them is not what they hold.
@@ -156,12 +156,18 @@ final class JournalState {
         }
         let start = journalBytes - line.count
         if coveredBytes == start && (start == 0 || fileBytes != nil) {
-            guard let f = frame(start: start, end: journalBytes, lines: journalLines - coveredLines, line: line, rows: rows, table: table) else {
+            guard let f = frame(start: start, end: journalBytes, lines: journalLines - coveredLines, crc: CRC32C.checksum(line),
+                                rows: rows, table: table) else {
                 return linesFit = false
             }
             append(f, newFile: start == 0, end: journalBytes, lines: journalLines)
         } else if journalLines - coveredLines > Self.rewriteAfterLines {
-            guard let f = frame(start: 0, end: journalBytes, lines: journalLines, line: line, rows: changedRows(), table: table) else {
+            // Every line is bound: the journal is read again (as far as this line) for its checksum.
+            guard let journal = try? FileIO.readFile(journalPath), journal.count >= journalBytes,
+                  journal[(start)..<journalBytes].elementsEqual(line),
+                  let f = frame(start: 0, end: journalBytes, lines: journalLines,
+                                crc: journal.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[..<journalBytes])) },
+                                rows: changedRows(), table: table) else {
                 return linesFit = false
             }
             rewrite(f, end: journalBytes, lines: journalLines)
@@ -174,13 +180,14 @@ final class JournalState {
         guard writable, linesFit, journal.transactions > coveredLines, journal.tornTail == nil,
               let bytes = try? FileIO.readFile(journal.path), bytes.count >= journal.size, journal.size > 0,
               bytes[journal.size - 1] == 0x0A else { return }
-        let start = (bytes[..<(journal.size - 1)].lastIndex(of: 0x0A) ?? -1) + 1
-        guard let f = frame(start: 0, end: journal.size, lines: journal.transactions, line: Array(bytes[start..<journal.size]),
-                            rows: table.changedBaseRowList, table: table) else { return }
+        let crc = bytes.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[..<journal.size])) }
+        guard let f = frame(start: 0, end: journal.size, lines: journal.transactions, crc: crc, rows: table.changedBaseRowList, table: table) else {
+            return
+        }
         rewrite(f, end: journal.size, lines: journal.transactions)
     }
 
-    private func frame(start: Int, end: Int, lines: Int, line: [UInt8], rows: [RowID], table: ObjectTable) -> [UInt8]? {
+    private func frame(start: Int, end: Int, lines: Int, crc: UInt32, rows: [RowID], table: ObjectTable) -> [UInt8]? {
         let slotCounts = table.schema.entities.map { $0.properties.count }
         // (Every row is live: a line that deletes one does not fit.)
         let records = rows.compactMap { row -> (row: Int, entity: Int, bytes: UnsafeRawBufferPointer)? in
@@ -189,16 +196,23 @@ final class JournalState {
             return (Int(row), e, UnsafeRawBufferPointer(start: p, count: RecordReader.length(p, count: slotCounts[e])))
         }
         guard records.count == rows.count else { return nil }
-        return line.withUnsafeBytes { JournalStateFormat.frame(start: start, end: end, lines: lines, lastLine: $0, records: records) }
+        return JournalStateFormat.frame(start: start, end: end, lines: lines, coveredCRC: crc, records: records)
     }
 
     private func append(_ frame: [UInt8], newFile: Bool, end: Int, lines: Int) {
         do {
             if newFile {
                 close()
-                fd = try FileIO.open(path, O_WRONLY | O_CREAT | O_TRUNC)
+                // Never through a link, never into what is not a file of its own.
+                FileIO.unlink(path)
+                fd = try FileIO.open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW)
             } else if fd < 0 {
-                fd = try FileIO.open(path, O_WRONLY)
+                fd = try FileIO.open(path, O_WRONLY | O_NOFOLLOW | O_NONBLOCK)
+                guard FileIO.isRegularFile(fd) else {
+                    close()
+                    fileBytes = nil
+                    return
+                }
             }
         } catch {
             writable = false
@@ -234,9 +248,10 @@ final class JournalState {
     deinit { close() }
 
     private func rewrite(_ frame: [UInt8], end: Int, lines: Int) {
-        let temporary = path + ".\(getpid()).tmp"
+        let temporary = path + ".\(TemporaryNames.unique()).tmp"
         do {
-            let fd = try FileIO.open(temporary, O_WRONLY | O_CREAT | O_TRUNC)
+            FileIO.unlink(temporary)
+            let fd = try FileIO.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW)
             defer { FileIO.close(fd) }
             try FileIO.writeAll(fd, JournalStateFormat.header(binding), path: temporary)
             try FileIO.writeAll(fd, frame, path: temporary)

@@ -13,15 +13,16 @@ import TripStoreSystem
 ///              schema fingerprint (16 bytes), image rows (i64)
 ///     frame:   payload bytes (u32), CRC-32C of the payload (u32), payload
 ///     payload: start, end (u64: journal offsets, end past a newline),
-///              lines (u32), last line's bytes (u32, newline included),
-///              CRC-32C of the last line without its newline (u32),
-///              records (u32), then each record: row (u32), entity (u16),
-///              record bytes (u32), the record as the table encodes it
+///              lines (u32), 0 (u32), CRC-32C of the journal's bytes from
+///              start to end (u32), records (u32), then each record: row
+///              (u32), entity (u16), record bytes (u32), the record as the
+///              table encodes it
 ///
-/// All numbers are little-endian. A frame is bound to what it covers by
-/// the journal's length at its end and its last line's checksum (SPEC-style
-/// binding of a cache that grows with the journal); a reader takes frames
-/// while each is whole, checksummed and bound, and ignores the rest.
+/// All numbers are little-endian. A frame is bound to what it covers by the
+/// journal's length at its end and the checksum of every byte it covers (a
+/// frame written anew covers many lines: each of them is bound, not only
+/// the last); a reader takes frames while each is whole, checksummed and
+/// bound, and ignores the rest.
 enum JournalStateFormat {
     static let magic = Array("TSJSTATE".utf8)
     static let version: UInt32 = 1
@@ -59,8 +60,8 @@ enum JournalStateFormat {
         var start: Int
         var end: Int
         var lines: Int
-        var lastLineBytes: Int
-        var lastLineCRC: UInt32
+        /// The CRC-32C of the journal's bytes `start..<end`.
+        var coveredCRC: UInt32
         /// (row, entity, offset of the record in the file, its bytes)
         var records: [(row: Int, entity: Int, offset: Int, count: Int)]
         /// Where the frame ends in the file.
@@ -80,17 +81,17 @@ enum JournalStateFormat {
         return out
     }
 
-    /// A frame covering the journal from `start` to `end`, whose last line
-    /// is `lastLine` (newline included), with each record given.
-    static func frame(start: Int, end: Int, lines: Int, lastLine: UnsafeRawBufferPointer,
+    /// A frame covering `lines` lines of the journal from `start` to `end`,
+    /// whose bytes have the CRC-32C `coveredCRC`, with each record given.
+    static func frame(start: Int, end: Int, lines: Int, coveredCRC: UInt32,
                       records: [(row: Int, entity: Int, bytes: UnsafeRawBufferPointer)]) -> [UInt8] {
         var payload: [UInt8] = []
         payload.reserveCapacity(payloadHeaderBytes + records.reduce(0) { $0 + recordHeaderBytes + $1.bytes.count })
         payload.appendLE(UInt64(start))
         payload.appendLE(UInt64(end))
         payload.appendLE(UInt32(lines))
-        payload.appendLE(UInt32(lastLine.count))
-        payload.appendLE(CRC32C.checksum(UnsafeRawBufferPointer(rebasing: lastLine.dropLast())))
+        payload.appendLE(UInt32(0))
+        payload.appendLE(coveredCRC)
         payload.appendLE(UInt32(records.count))
         for r in records {
             payload.appendLE(UInt32(r.row))
@@ -126,10 +127,10 @@ enum JournalStateFormat {
             guard length >= payloadHeaderBytes, length <= bytes.count - p,
                   CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[p..<(p + length)])) == crc else { break }
             let start = bytes.loadLE(UInt64.self, at: p), end = bytes.loadLE(UInt64.self, at: p + 8)
-            let lines = Int(bytes.loadLE(UInt32.self, at: p + 16)), last = Int(bytes.loadLE(UInt32.self, at: p + 20))
-            let lastCRC = bytes.loadLE(UInt32.self, at: p + 24), count = Int(bytes.loadLE(UInt32.self, at: p + 28))
-            guard start == UInt64(covered), end > start, end <= UInt64(Int.max), lines > 0, last > 0,
-                  UInt64(last) <= end - start, count <= (length - payloadHeaderBytes) / recordHeaderBytes else { break }
+            let lines = Int(bytes.loadLE(UInt32.self, at: p + 16))
+            let coveredCRC = bytes.loadLE(UInt32.self, at: p + 24), count = Int(bytes.loadLE(UInt32.self, at: p + 28))
+            guard start == UInt64(covered), end > start, end <= UInt64(Int.max), lines > 0,
+                  count <= (length - payloadHeaderBytes) / recordHeaderBytes else { break }
             var records: [(row: Int, entity: Int, offset: Int, count: Int)] = []
             records.reserveCapacity(count)
             var r = p + payloadHeaderBytes
@@ -144,8 +145,7 @@ enum JournalStateFormat {
                 r += n
             }
             guard sound, r == p + length else { break }
-            frames.append(Frame(start: Int(start), end: Int(end), lines: lines, lastLineBytes: last, lastLineCRC: lastCRC, records: records,
-                                fileEnd: p + length))
+            frames.append(Frame(start: Int(start), end: Int(end), lines: lines, coveredCRC: coveredCRC, records: records, fileEnd: p + length))
             covered = Int(end)
             at = p + length
         }

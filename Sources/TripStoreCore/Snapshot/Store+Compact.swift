@@ -124,7 +124,11 @@ extension Store {
         try FileIO.fsyncDirectory(files.folder)
         // A replay state names the rows of the image it was made with: one
         // left by an earlier journal of this token is not the new journal's.
+        // Nor is a history index of an earlier snapshot of this token this
+        // one's (its binding could match: an inode reused, the same size,
+        // times within the file system's tick).
         FileIO.unlink(files.journalState(token))
+        FileIO.unlink(files.historyIndex(token))
         let old = try files.list()
         let caches: [String] = files.historyIndexTokens().filter { $0 < token }.map { files.historyIndex($0) }
             + files.journalStateTokens().filter { $0 < token }.map { files.journalState($0) }

@@ -80,7 +80,7 @@ extension Store {
         historyLog.append(t)
         lastToken = t.token
         if let state = journal.state {
-            state.committed(line: line, journalBytes: journal.size, journalLines: journal.transactions, rows: imageRowsSetOnly(by: changes),
+            state.committed(line: line, journalPath: journal.path, journalBytes: journal.size, journalLines: journal.transactions, rows: imageRowsSetOnly(by: changes),
                             table: table, changedRows: { table.changedBaseRowList })
             Trace.mark("journal state")
         }

@@ -33,14 +33,26 @@ extension Store {
     /// Temporary files a write cut short left behind (the next writer removes them).
     public var leftoverTemporaryFiles: [String] { Store.leftoverTemporaryFiles(in: files.folder) }
 
-    /// Temporary files a write cut short left in `folder`, a store or not:
-    /// a first import killed before it committed leaves its snapshot's, and
-    /// no store. A writer's open removes them.
+    /// Files a write cut short left in `folder`, a store or not: temporary
+    /// files (a first import killed before it committed leaves its
+    /// snapshot's, and no store), and the files of a snapshot and journal
+    /// that a newer snapshot replaced, which a compaction killed after its
+    /// snapshot took their place had not removed yet (they may hold values
+    /// a redaction removed). A writer's open removes them.
     public static func leftoverTemporaryFiles(in folder: String) -> [String] {
-        let all = (try? StoreFiles(folder: folder).list().temporary) ?? []
-        // A compaction running without the lock is writing its own.
+        let files = StoreFiles(folder: folder)
+        guard let listing = try? files.list() else { return [] }
+        var all = listing.temporary
+        if let newest = listing.snapshots.last {
+            var older: [String] = listing.snapshots.filter { $0 < newest }.flatMap { [files.snapshot($0), files.image($0)] }
+            older += listing.journals.filter { $0 < newest }.map { files.journal($0) }
+            older += files.historyIndexTokens().filter { $0 < newest }.map { files.historyIndex($0) }
+            older += files.journalStateTokens().filter { $0 < newest }.map { files.journalState($0) }
+            all += older.filter { FileIO.exists($0) }
+        }
+        // A compaction running without the lock is writing its own, and removing what its snapshot replaced.
         guard LocklessCompaction.isRunning(in: folder) else { return all }
-        return all.filter { !LocklessCompaction.isItsFile($0) }
+        return listing.temporary.filter { !LocklessCompaction.isItsFile($0) }
     }
 
     /// How many live objects the store holds.

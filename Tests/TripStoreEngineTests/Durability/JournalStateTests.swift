@@ -132,6 +132,35 @@ import TripStoreModels
         try expectSameAnswers(store, folder)
     }
 
+    /// A state written anew covers many lines in one frame: every one of
+    /// them is bound, so a line edited and sealed again (an edit of the
+    /// JSON, or a journal restored from another copy) is replayed, never hidden.
+    @Test func aStateWrittenAnewIsBoundToEveryLineItCovers() throws {
+        let (folder, state) = try renamed(JournalState.rewriteAfterLines + 4, perWriter: 100)
+        FileIO.unlink(state)
+        let w = try Store.open(folder, schema: schema, access: .write, options: Self.noFold)
+        var change = w.transaction()
+        let name = try #require(schema.entity(named: "Trip")?.property(named: "name")).slot
+        change.setAttribute(try #require(w.run(try Query("is Trip")).rows.first), slot: name, to: .string("renamed again"))
+        try w.commit(change, author: "test", timestamp: 1_800_003_000)
+        w.close()
+        #expect(try open(folder).journalStateLines == JournalState.rewriteAfterLines + 5)
+        // The third line's new name changed, the same length, its checksum sealed again.
+        let before = try open(folder)
+        let journal = before.files.journal(before.snapshotToken)
+        var lines = try FileIO.readFile(journal).split(separator: 0x0A).map(Array.init)
+        var text = String(decoding: lines[2], as: UTF8.self)
+        let at = try #require(text.range(of: "\"new\":\"renamed 2\""))
+        text.replaceSubrange(at, with: "\"new\":\"renamed Z\"")
+        let body = Array(text.utf8).prefix(lines[2].count - JournalFormat.checksumSuffixLength)
+        lines[2] = Array(JournalFormat.seal(Array(body) + Array("}".utf8)).dropLast())
+        try Data(lines.flatMap { $0 + [0x0A] }).write(to: URL(fileURLWithPath: journal))
+        let store = try open(folder)
+        #expect(store.journalStateLines == 0)
+        try expectSameAnswers(store, folder)
+        #expect(store.history.contains { $0.changes.contains { $0.values.contains { $0.new == .string("renamed Z") } } })
+    }
+
     @Test func theStateIsBoundToTheJournalItCovers() throws {
         let (folder, _) = try renamed(30, perWriter: 30)
         let store = try open(folder)
