@@ -300,6 +300,8 @@ import TripStoreCLI
         let ok = CLIRunner.run(["verify"], store: s)
         #expect(ok.code == 0)
         #expect(ok.out.contains("the journal's replay state verified"))
+        #expect(CLIRunner.run(["stats"], store: s).out.contains("state        journal-1.state, "))
+        #expect(CLIRunner.run(["stats"], store: s).out.contains("covering 5 transactions (opened from it)"))
         // Damage its checksums do not catch (one value forged, the frame sealed again).
         var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: state)))
         let value = Array("Renamed-2".utf8)

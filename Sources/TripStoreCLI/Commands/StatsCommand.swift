@@ -25,6 +25,10 @@ enum StatsCommand {
             c.line("image        " + (size.map { "snapshot-\(store.snapshotToken).image, \($0) bytes" + (store.loadedFromImage ? " (opened from it)" : " (does not match; opened from the JSON)") } ?? "none (opened from the JSON)"))
         }
         c.line("journal      journal-\(store.snapshotToken).jsonl, \(sizes.journal) bytes, \(store.journalTransactionCount) transactions")
+        if let size = FileIO.fileSize(store.journalStatePath) {
+            let lines = store.journalStateLines
+            c.line("state        journal-\(store.snapshotToken).state, \(size) bytes, " + (lines > 0 ? "covering \(lines) transactions (opened from it)" : "covering none (replayed)"))
+        }
         c.line("history      \(store.historyCount) transactions retained")
         c.line("last token   \(store.lastToken)")
         return 0
