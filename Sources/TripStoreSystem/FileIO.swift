@@ -315,6 +315,18 @@ extension FileIO {
         return fstat(fd, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG
     }
 
+    /// Whether `fd` is a regular file with no other name (no hard link elsewhere shares what is written to it).
+    package static func isRegularFileOfItsOwn(_ fd: Int32) -> Bool {
+        var st = stat()
+        return fstat(fd, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG && st.st_nlink == 1
+    }
+
+    /// Removes a file, or an empty folder, at `path` (what a crash or a
+    /// person may have left where a store's file goes).
+    package static func removeFileOrEmptyFolder(_ path: String) {
+        if systemUnlink(path) != 0 && errno == EISDIR { _ = rmdir(path) }
+    }
+
     /// Takes an advisory lock on the whole file without waiting; true when taken.
     package static func tryLock(_ fd: Int32, exclusive: Bool) -> Bool {
         while true {

@@ -267,6 +267,14 @@ import TripStoreCLI
         #expect(repaired.code == 0)
         #expect(repaired.out.contains("repaired: removed"))
         for (name, _) in kept { #expect(!FileManager.default.fileExists(atPath: s + "/" + name)) }
+        // An empty folder at such a name goes too; one that holds something is named, and stays.
+        try FileManager.default.createDirectory(atPath: s + "/journal-1.state", withIntermediateDirectories: false)
+        #expect(CLIRunner.run(["verify", "--repair"], store: s).out.contains("repaired: removed"))
+        #expect(!FileManager.default.fileExists(atPath: s + "/journal-1.state"))
+        try FileManager.default.createDirectory(atPath: s + "/journal-1.state/inside", withIntermediateDirectories: true)
+        let kept2 = CLIRunner.run(["verify", "--repair"], store: s)
+        #expect(kept2.code == 2)
+        #expect(kept2.err.contains("could not be removed"))
     }
 
     /// Only a file of its own is the state: a folder or a link at its name is an error that `--repair` removes.

@@ -103,7 +103,15 @@ enum VerifyCommand {
             let names = leftovers.joined(separator: ", ")
             if ctx.args.has("repair") {
                 _ = try ctx.openStore(.write)  // a writer removes them on open
-                c.line("repaired: removed \(names), left by an interrupted write")
+                // What is not a file (a folder that is not empty) stays.
+                let remaining = Set(Store.leftoverTemporaryFiles(in: ctx.storePath))
+                let gone = leftovers.filter { !remaining.contains($0) }
+                if !gone.isEmpty { c.line("repaired: removed \(gone.joined(separator: ", ")), left by an interrupted write") }
+                let kept = leftovers.filter { remaining.contains($0) }
+                if !kept.isEmpty {
+                    c.err("verify: \(kept.joined(separator: ", ")) could not be removed (a folder that is not empty?): remove \(kept.count == 1 ? "it" : "them") yourself")
+                    return 2
+                }
             } else {
                 c.line("note: \(names) left by an interrupted write: never read; 'tripstore verify --repair' or the next writer removes \(leftovers.count == 1 ? "it" : "them")")
             }
@@ -173,7 +181,7 @@ enum VerifyCommand {
         var st = stat()
         guard json.hasSnapshotFile, lstat(json.journalStatePath, &st) == 0 else { return (nil, false) }
         // Only a file of its own is read or written there.
-        guard (st.st_mode & S_IFMT) == S_IFREG else { return ("it is not a regular file (a folder or a link at its name)", false) }
+        guard (st.st_mode & S_IFMT) == S_IFREG else { return ("it is not a regular file (a folder, a link or a FIFO at its name)", false) }
         let options = try ctx.options()
         var replaying = options
         replaying.useJournalState = false

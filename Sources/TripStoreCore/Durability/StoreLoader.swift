@@ -60,7 +60,7 @@ struct StoreLoader {
             }
             for j in listing.journals where j < store.snapshotToken { FileIO.unlink(store.files.journal(j)) }
             for h in store.files.historyIndexTokens() where h < store.snapshotToken { FileIO.unlink(store.files.historyIndex(h)) }
-            for j in store.files.journalStateTokens() where j < store.snapshotToken { FileIO.unlink(store.files.journalState(j)) }
+            for j in store.files.journalStateTokens() where j < store.snapshotToken { FileIO.removeFileOrEmptyFolder(store.files.journalState(j)) }
         }
         if listing.journals.contains(store.snapshotToken) && store.mayWrite(.repair) {
             // A journal after the newest snapshot was carried over for a

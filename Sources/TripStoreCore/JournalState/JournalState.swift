@@ -164,7 +164,7 @@ final class JournalState {
         } else if journalLines - coveredLines > Self.rewriteAfterLines {
             // Every line is bound: the journal is read again (as far as this line) for its checksum.
             guard let journal = try? FileIO.readFile(journalPath), journal.count >= journalBytes,
-                  journal[(start)..<journalBytes].elementsEqual(line),
+                  journal[start..<journalBytes].elementsEqual(line),
                   let f = frame(start: 0, end: journalBytes, lines: journalLines,
                                 crc: journal.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[..<journalBytes])) },
                                 rows: changedRows(), table: table) else {
@@ -208,7 +208,7 @@ final class JournalState {
                 fd = try FileIO.open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW)
             } else if fd < 0 {
                 fd = try FileIO.open(path, O_WRONLY | O_NOFOLLOW | O_NONBLOCK)
-                guard FileIO.isRegularFile(fd) else {
+                guard FileIO.isRegularFileOfItsOwn(fd) else {
                     close()
                     fileBytes = nil
                     return
