@@ -30,11 +30,14 @@ extension Store {
     /// True when the journal ends with a torn (incomplete) line.
     public var hasTornTail: Bool { journal.tornTail != nil }
 
-    /// The journal's replay state (a cache: `JournalState`).
-    package var journalStatePath: String { files.journalState(snapshotToken) }
+    /// The journal's replay state, `journal-<token>.state`: a cache of the
+    /// rows the journal's lines changed, which an open takes instead of
+    /// replaying those lines.
+    public var journalStatePath: String { files.journalState(snapshotToken) }
 
-    /// The journal lines this open took from the replay state, not replayed.
-    package var journalStateLines: Int { journal.state?.coveredLinesAtOpen ?? 0 }
+    /// How many journal lines this open took from the replay state instead
+    /// of replaying them (0 when there was none, or it did not bind).
+    public var journalStateLines: Int { journal.state?.coveredLinesAtOpen ?? 0 }
 
     /// True when the store has a snapshot file.
     public var hasSnapshotFile: Bool { hasSnapshot }

@@ -38,10 +38,10 @@ public struct StoreOptions: Sendable {
     /// Open from `snapshot-N.image` when it matches the snapshot (`verify`
     /// turns this off to read and check the JSON itself).
     public var useSnapshotImage = true
-    /// Take the rows a journal's replay state holds (`journal-<token>.state`)
-    /// instead of replaying the lines it covers (`verify` turns this off to
-    /// compare the two).
-    package var useJournalState = true
+    /// Take the rows the journal's replay state holds (`journal-<token>.state`,
+    /// a cache) instead of replaying the lines it covers (`verify` turns
+    /// this off to compare the two).
+    public var useJournalState = true
     /// When the image's pieces are checked: each the first time it is
     /// touched (the default: an open costs the same at any size, and a read
     /// that meets damage notes it in `Store.imageDamage`, where the work is
