@@ -43,31 +43,11 @@ enum VerifyCommand {
             return 0
         }
         if let problem = try imageProblem(ctx, store) {
-            let image = store.imagePath
-            guard ctx.args.has("repair") else {
-                c.err("verify: \(image): \(problem); it is ignored (the JSON decides); 'tripstore verify --repair' deletes it")
-                return 2
-            }
-            guard removed(image) else {
-                c.err("verify: \(image): \(problem), and it could not be removed (a folder that is not empty?): remove it yourself")
-                return 2
-            }
-            c.line("repaired: deleted \(image) (\(problem)); the next writer writes it again")
-            return 0
+            return deleteDamagedCache(store.imagePath, problem, ctx)
         }
         let (stateProblem, stateCompared) = try journalStateProblem(ctx, store)
         if let problem = stateProblem {
-            let state = store.journalStatePath
-            guard ctx.args.has("repair") else {
-                c.err("verify: \(state): \(problem); 'tripstore verify --repair' deletes it (a cache: the next writer writes it again)")
-                return 2
-            }
-            guard removed(state) else {
-                c.err("verify: \(state): \(problem), and it could not be removed (a folder that is not empty?): remove it yourself")
-                return 2
-            }
-            c.line("repaired: deleted \(state) (\(problem)); the next writer writes it again")
-            return 0
+            return deleteDamagedCache(store.journalStatePath, problem, ctx)
         }
         if let (problem, stale) = indexProblem {
             let index = store.historyIndexPath
@@ -127,6 +107,22 @@ enum VerifyCommand {
         if stateCompared { checked.append("the journal's replay state") }
         let list = checked.dropLast().joined(separator: ", ") + " and " + (checked.last ?? "")
         c.line("ok: \(counted(store.objectCount, "object")), \(counted(store.historyCount, "transaction")) in history, last token \(store.lastToken); \(list) verified")
+        return 0
+    }
+
+    /// A damaged cache (the image, the journal's replay state): an error,
+    /// or with `--repair` deleted (the JSON decides; the next writer writes it again).
+    private static func deleteDamagedCache(_ path: String, _ problem: String, _ ctx: CommandContext) -> Int32 {
+        let c = ctx.console
+        guard ctx.args.has("repair") else {
+            c.err("verify: \(path): \(problem); it is ignored (the JSON decides); 'tripstore verify --repair' deletes it")
+            return 2
+        }
+        guard removed(path) else {
+            c.err("verify: \(path): \(problem), and it could not be removed (a folder that is not empty?): remove it yourself")
+            return 2
+        }
+        c.line("repaired: deleted \(path) (\(problem)); the next writer writes it again")
         return 0
     }
 

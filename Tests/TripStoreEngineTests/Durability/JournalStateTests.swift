@@ -117,7 +117,9 @@ import TripStoreModels
         try expectSameAnswers(store, folder)
     }
 
-    @Test func aWriterWritesAStateThatFellBehindAnew() throws {
+    /// A store whose state fell behind by more lines than a writer leaves
+    /// uncovered, and then one more commit, which writes it anew.
+    func stateWrittenAnew() throws -> String {
         let (folder, state) = try renamed(JournalState.rewriteAfterLines + 4, perWriter: 100)
         FileIO.unlink(state)
         #expect(try open(folder).journalStateLines == 0)
@@ -127,6 +129,11 @@ import TripStoreModels
         change.setAttribute(try #require(w.run(try Query("is Trip")).rows.first), slot: name, to: .string("renamed again"))
         try w.commit(change, author: "test", timestamp: 1_800_003_000)
         w.close()
+        return folder
+    }
+
+    @Test func aWriterWritesAStateThatFellBehindAnew() throws {
+        let folder = try stateWrittenAnew()
         let store = try open(folder)
         #expect(store.journalStateLines == JournalState.rewriteAfterLines + 5)
         try expectSameAnswers(store, folder)
@@ -136,14 +143,7 @@ import TripStoreModels
     /// them is bound, so a line edited and sealed again (an edit of the
     /// JSON, or a journal restored from another copy) is replayed, never hidden.
     @Test func aStateWrittenAnewIsBoundToEveryLineItCovers() throws {
-        let (folder, state) = try renamed(JournalState.rewriteAfterLines + 4, perWriter: 100)
-        FileIO.unlink(state)
-        let w = try Store.open(folder, schema: schema, access: .write, options: Self.noFold)
-        var change = w.transaction()
-        let name = try #require(schema.entity(named: "Trip")?.property(named: "name")).slot
-        change.setAttribute(try #require(w.run(try Query("is Trip")).rows.first), slot: name, to: .string("renamed again"))
-        try w.commit(change, author: "test", timestamp: 1_800_003_000)
-        w.close()
+        let folder = try stateWrittenAnew()
         #expect(try open(folder).journalStateLines == JournalState.rewriteAfterLines + 5)
         // The third line's new name changed, the same length, its checksum sealed again.
         let before = try open(folder)
