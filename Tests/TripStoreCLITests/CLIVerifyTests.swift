@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TripStoreCLI
+@testable import TripStoreFormat
 @testable import TripStoreSystem
 
 /// `verify` and `verify --repair` on a store an older version left with a
@@ -299,6 +300,25 @@ import TripStoreCLI
         #expect(CLIRunner.run(["verify", "--repair"], store: s).code == 0)
         #expect(CLIRunner.run(["verify"], store: s).code == 0)
         #expect(try String(contentsOfFile: elsewhere, encoding: .utf8) == "keep")
+    }
+
+    /// An open binds the state to the journal's length and last line; a
+    /// line before it edited and sealed again is found by `verify`, which
+    /// checks every byte the state covers, and `--repair` removes the state.
+    @Test func anEarlierJournalLineEditedIsFoundByVerify() throws {
+        let (s, _) = try renamedStore(4)
+        let journal = s + "/journal-1.jsonl"
+        var lines = try [UInt8](Data(contentsOf: URL(fileURLWithPath: journal))).split(separator: 0x0A).map(Array.init)
+        let text = String(decoding: lines[1], as: UTF8.self).replacingOccurrences(of: "Renamed-1", with: "Renamed-X")
+        let body = Array(text.utf8).prefix(lines[1].count - JournalFormat.checksumSuffixLength)
+        lines[1] = Array(JournalFormat.seal(Array(body) + Array("}".utf8)).dropLast())
+        try Data(lines.flatMap { $0 + [0x0A] }).write(to: URL(fileURLWithPath: journal))
+        let found = CLIRunner.run(["verify"], store: s)
+        #expect(found.code == 2)
+        #expect(found.err.contains("the journal's line 2 is not what it was written for"))
+        #expect(CLIRunner.run(["verify", "--repair"], store: s).code == 0)
+        #expect(CLIRunner.run(["verify"], store: s).code == 0)
+        #expect(CLIRunner.run(["query", "name == \"Renamed-X\"", "--count"], store: s).out.hasPrefix("1"))
     }
 
     @Test func verifyComparesTheStateWithTheJournal() throws {

@@ -117,30 +117,36 @@ struct StoreLoader {
     }
 
     func loadJournal(_ path: String) throws {
-        var bytes = try FileIO.readFile(path)
-        if let limit = store.journalReadLimit, bytes.count > limit { bytes.removeSubrange(limit...) }
-        store.journal.size = bytes.count
+        let fd = try FileIO.openRegular(path)
+        var keptOpen = false
+        defer { if !keptOpen { FileIO.close(fd) } }
         let state = store.options.salvageDanglingReferences || !store.options.useJournalState ? nil
             : store.table.image.map { JournalState(path: store.files.journalState(store.snapshotToken), binding: .init($0)) }
         store.journal.state = state
-        // The lines the replay state covers are read for their history; their rows come from the state.
+        // The lines the replay state covers are not read: their rows come
+        // from the state, their history when it is asked for.
         var from = 0, linesBefore = 0
-        if let state, let covered = bytes.withUnsafeBufferPointer({ state.read(journal: $0, table: store.table) }),
-           try readCoveredLines(bytes, covered, path: path) {
-            state.adopt(covered)
-            from = covered.bytes
-            linesBefore = covered.lines
-            Trace.mark("journal state: \(covered.lines) lines, \(covered.records.count) rows")
+        if let state {
+            var known = try FileIO.size(fd, path: path)
+            if let limit = store.journalReadLimit { known = min(known, limit) }
+            if let covered = state.read(journal: fd, journalBytes: known, table: store.table), takeCoveredLines(covered, fd: fd, path: path) {
+                state.adopt(covered)
+                keptOpen = true
+                from = covered.bytes
+                linesBefore = covered.lines
+                Trace.mark("journal state: \(covered.lines) lines, \(covered.records.count) rows")
+            }
         }
-        let rest = bytes.count - from
+        var bytes = try FileIO.readToEnd(fd, from: from, path: path)
+        if let limit = store.journalReadLimit, from + bytes.count > limit { bytes.removeSubrange(max(0, limit - from)...) }
+        store.journal.size = from + bytes.count
         var ahead: JournalTouchAhead?
-        if rest >= StoreLoader.longJournalBytes {
-            store.table.prepareForScatteredChanges(rest / StoreLoader.updateLineBytes)
-            ahead = store.table.image.map { JournalTouchAhead.start(from == 0 ? bytes : Array(bytes[from...]), image: $0) }
+        if bytes.count >= StoreLoader.longJournalBytes {
+            store.table.prepareForScatteredChanges(bytes.count / StoreLoader.updateLineBytes)
+            ahead = store.table.image.map { JournalTouchAhead.start(bytes, image: $0) }
         }
         defer { ahead?.stop() }
-        try bytes.withUnsafeBufferPointer { all in
-            let buf = UnsafeBufferPointer(rebasing: all[from...])
+        try bytes.withUnsafeBufferPointer { buf in
             try JSONLines.forEachLine(in: buf) { number, range, complete in
                 guard complete else {
                     store.journal.tornTail = from + range.lowerBound
@@ -153,15 +159,15 @@ struct StoreLoader {
         // Bytes after the last newline that make no line (white space: the
         // lines skip it) are a torn tail all the same: the next line appended
         // after them would not read back.
-        let ended = (bytes.lastIndex(of: 0x0A) ?? -1) + 1
-        if store.journal.tornTail == nil && ended < bytes.count {
+        let ended = from + (bytes.lastIndex(of: 0x0A) ?? -1) + 1
+        if store.journal.tornTail == nil && ended < from + bytes.count {
             store.journal.tornTail = ended
             store.journal.size = ended
         }
         if store.journal.tornTail != nil {
             // A reader that met a writer's line half-written is silent: the
             // writer holds the lock, or has finished the line since (the file grew).
-            let finishedSince = (FileIO.fileSize(path) ?? 0) > bytes.count
+            let finishedSince = (FileIO.fileSize(path) ?? 0) > from + bytes.count
             let cuts = store.mayWrite(.repair)
             if cuts || !finishedSince && !StoreLock.isHeld(folder: store.files.folder) {
                 store.warnings.append(.tornTail(file: path, cut: cuts))
@@ -213,46 +219,23 @@ struct StoreLoader {
         store.journal.counted(line)
     }
 
-    /// Reads the journal lines a replay state covers: each checked, its
-    /// token the next, as a replayed line is; their transactions are read
-    /// only when history is asked for (`HistoryLog.deferred`), and the
-    /// state's records take the place of their changes. False, with nothing
-    /// kept, when a line does not start as the store writes one or the
-    /// count of lines differs: the journal is replayed instead (and says
-    /// what is wrong with a line).
-    func readCoveredLines(_ bytes: [UInt8], _ covered: JournalState.Covered, path: String) throws -> Bool {
-        let savedLines = store.journal.transactions, savedLongest = store.journal.longestLine
-        var lines: [Range<Int>] = []
-        lines.reserveCapacity(covered.lines)
-        var token = store.lastToken
-        let read = try bytes.withUnsafeBufferPointer { all -> HistoryTransaction? in
-            var fits = true
-            try JSONLines.forEachLine(in: UnsafeBufferPointer(rebasing: all[..<covered.bytes])) { number, range, complete in
-                guard fits, complete else { return fits = false }
-                let line = UnsafeBufferPointer(rebasing: all[range])
-                guard JournalFormat.isIntact(line) else {
-                    throw StoreError.damaged(file: path, line: number, detail: "checksum mismatch", repairable: false)
-                }
-                guard let t = Store.leadingToken(line) else { return fits = false }
-                guard t == token + 1 else {
-                    throw StoreError.damaged(file: path, line: number, detail: "token \(t) follows \(token)", repairable: false)
-                }
-                token = t
-                store.journal.counted(line)
-                lines.append(range)
-            }
-            // The last line read whole: its time is the last commit's.
-            guard fits, let last = lines.last else { return nil }
-            var why = ""
-            return Store.readJournalLine(UnsafeBufferPointer(rebasing: all[last]), why: &why)
-        }
-        guard let read, read.token == token, lines.count == covered.lines else {
-            store.journal.transactions = savedLines
-            store.journal.longestLine = savedLongest
-            return false
-        }
-        store.historyLog.deferLines(bytes, lines, file: path, firstToken: store.lastToken + 1, lastTimestamp: read.timestamp)
-        store.lastToken = token
+    /// Takes the journal lines a replay state covers without reading them:
+    /// their count and longest line from the state, the last one (read by
+    /// the state, checksummed) for the last token and commit time. Their
+    /// transactions are read, and each line checked, when history is asked
+    /// for (`HistoryLog.deferred`, reading through `fd`, which it then owns).
+    /// False, with nothing taken, when the last line is not the transaction
+    /// that many lines after the snapshot: the journal is replayed instead.
+    func takeCoveredLines(_ covered: JournalState.Covered, fd: Int32, path: String) -> Bool {
+        var why = ""
+        guard covered.lastLine.withUnsafeBufferPointer({ JournalFormat.isIntact($0) }),
+              let last = covered.lastLine.withUnsafeBufferPointer({ Store.readJournalLine($0, why: &why) }),
+              last.token == store.lastToken + Int64(covered.lines) else { return false }
+        store.journal.transactions += covered.lines
+        store.journal.longestLine = max(store.journal.longestLine, covered.longestLine)
+        store.historyLog.deferLines(DeferredJournalLines(fd: fd, bytes: covered.bytes, count: covered.lines, file: path,
+                                                         firstToken: store.lastToken + 1, lastTimestamp: last.timestamp))
+        store.lastToken = last.token
         for r in covered.records {
             r.bytes.withUnsafeBytes { store.table.adoptReplayedRecord(r.row, entity: r.entity, $0) }
         }

@@ -59,7 +59,7 @@ final class HistoryLog {
     }
 
     /// How many transactions are retained, without reading the snapshot's lines.
-    var count: Int { (pending == nil ? 0 : snapshotCount) + (deferred?.lines.count ?? 0) + read.count }
+    var count: Int { (pending == nil ? 0 : snapshotCount) + (deferred?.count ?? 0) + read.count }
 
     /// Appends a transaction committed or replayed after those in memory
     /// (reading no deferred line).
@@ -68,38 +68,60 @@ final class HistoryLog {
     /// The first transaction after the snapshot's, and when the last was
     /// committed, without reading deferred lines.
     var firstLoadedToken: Int64? {
-        guard let d = deferred, d.position == 0 else { return read.first?.token }
+        guard let d = deferred, deferredPosition == 0 else { return read.first?.token }
         return d.firstToken
     }
     var lastLoadedTimestamp: Double? {
-        guard let d = deferred, read.count == d.position else { return read.last?.timestamp }
+        guard let d = deferred, read.count == deferredPosition else { return read.last?.timestamp }
         return d.lastTimestamp
     }
 
-    /// Defers journal lines (`deferred`) to come after the transactions in memory now.
-    func deferLines(_ bytes: [UInt8], _ lines: [Range<Int>], file: String, firstToken: Int64, lastTimestamp: Double) {
-        deferred = DeferredJournalLines(bytes: bytes, lines: lines, file: file, firstToken: firstToken, lastTimestamp: lastTimestamp,
-                                        position: read.count)
+    /// Defers journal lines (`deferred`) to come after the transactions in
+    /// memory now; the log owns their descriptor from here on.
+    func deferLines(_ lines: DeferredJournalLines) {
+        deferred = lines
+        deferredPosition = read.count
     }
+    /// Where the deferred lines go among the transactions in memory: after those read before them.
+    private var deferredPosition = 0
 
-    /// Reads the deferred journal lines; one that cannot be read is noted in
-    /// `problems` (its checksum held at open, so only a forged line can fail).
+    /// Reads the deferred journal lines, checking each as a replay would
+    /// (whole, checksummed, the next token); one that fails is noted in
+    /// `problems`, so `checkedHistory` names it.
     private func readDeferred() {
         guard let lines = deferred else { return }
         deferred = nil
+        defer { FileIO.close(lines.fd) }
         var parsed: [HistoryTransaction] = []
-        parsed.reserveCapacity(lines.lines.count)
-        lines.bytes.withUnsafeBufferPointer { buf in
-            for (k, range) in lines.lines.enumerated() {
+        parsed.reserveCapacity(lines.count)
+        let bytes = [UInt8](unsafeUninitializedCapacity: lines.bytes) { buffer, count in
+            count = max(0, FileIO.read(lines.fd, into: UnsafeMutableRawBufferPointer(buffer), at: 0))
+        }
+        var expected = lines.firstToken, number = 0
+        bytes.withUnsafeBufferPointer { buf in
+            JSONLines.forEachLine(in: buf) { n, range, complete in
+                number = n
                 var why = ""
-                if let t = Store.readJournalLine(UnsafeBufferPointer(rebasing: buf[range]), why: &why) {
-                    parsed.append(t)
-                } else {
-                    problems.append(HistoryProblem(file: lines.file, line: 1 + k, detail: why))
+                let line = UnsafeBufferPointer(rebasing: buf[range])
+                if !complete {
+                    why = "the line is cut short"
+                } else if !JournalFormat.isIntact(line) {
+                    why = "checksum mismatch"
+                } else if let t = Store.readJournalLine(line, why: &why) {
+                    if t.token == expected {
+                        parsed.append(t)
+                        expected += 1
+                        return
+                    }
+                    why = "token \(t.token) follows \(expected - 1)"
                 }
+                problems.append(HistoryProblem(file: lines.file, line: n, detail: why))
             }
         }
-        read.insert(contentsOf: parsed, at: min(lines.position, read.count))
+        if bytes.count != lines.bytes || number != lines.count {
+            problems.append(HistoryProblem(file: lines.file, line: nil, detail: "its first \(lines.count) lines could not be read again"))
+        }
+        read.insert(contentsOf: parsed, at: min(deferredPosition, read.count))
     }
 
     /// Reads the snapshot's history lines, left in the file at load; a line
@@ -135,11 +157,14 @@ final class HistoryLog {
     func close() {
         if let p = pending { FileIO.close(p.fd) }
         pending = nil
+        if let d = deferred { FileIO.close(d.fd) }
+        deferred = nil
         index = .notLookedFor
     }
 
     deinit {
         if let p = pending { FileIO.close(p.fd) }
+        if let d = deferred { FileIO.close(d.fd) }
     }
 }
 
@@ -160,15 +185,16 @@ struct HistoryProblem: CustomStringConvertible {
 }
 
 
-/// Journal lines checked at open (checksum, token) and read as
-/// transactions only when history is asked for (see `HistoryLog.deferred`).
+/// The journal lines an open took from the replay state, read as
+/// transactions (and checked) only when history is asked for (see
+/// `HistoryLog.deferred`).
 struct DeferredJournalLines {
-    /// The journal's bytes as read, and each line's range in them (line 1 first).
-    let bytes: [UInt8]
-    let lines: [Range<Int>]
+    /// The journal, open: it stays readable if a compaction removes it.
+    let fd: Int32
+    /// The lines are the first `bytes` of it, `count` of them.
+    let bytes: Int
+    let count: Int
     let file: String
     let firstToken: Int64
     let lastTimestamp: Double
-    /// Where they go among the transactions in memory: after those read before them.
-    let position: Int
 }

@@ -60,10 +60,16 @@ final class JournalState {
 
     // MARK: Reading
 
-    /// The records the state holds for the journal's `bytes` (the complete
-    /// lines as read), last one per row, and how far they cover; nil when
-    /// there is no state, or it covers nothing of these bytes.
-    func read(journal bytes: UnsafeBufferPointer<UInt8>, table: ObjectTable) -> Covered? {
+    /// The records the state holds for the first `journalBytes` bytes of
+    /// the journal open as `journal`, last one per row, and how far they
+    /// cover; nil when there is no state, or it covers nothing of them.
+    ///
+    /// A frame is taken when it is whole, checksummed and its records are
+    /// within bounds; the newest taken is bound to the journal by its last
+    /// line, read here: the whole line, after a newline, with the frame's
+    /// checksum. Nothing else of the journal is read, so the open costs the
+    /// same after a few lines or thousands (`verify` checks every byte).
+    func read(journal: Int32, journalBytes: Int, table: ObjectTable) -> Covered? {
         // Never through a link (the history index is not either).
         guard let fd = try? FileIO.open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW) else { return nil }
         defer { FileIO.close(fd) }
@@ -71,7 +77,7 @@ final class JournalState {
         // Records are smaller than the lines that made them, except for a
         // line that sets one small value of a big object: the bound is generous, and checked before reading.
         guard let size = try? FileIO.size(fd, path: path), size > JournalStateFormat.headerBytes,
-              size <= Self.byteLimit(journalBytes: bytes.count) else { return nil }
+              size <= Self.byteLimit(journalBytes: journalBytes) else { return nil }
         let file = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
             count = max(0, FileIO.read(fd, into: UnsafeMutableRawBufferPointer(buffer), at: 0))
         }
@@ -79,38 +85,80 @@ final class JournalState {
         return file.withUnsafeBytes { raw -> Covered? in
             guard JournalStateFormat.hasHeader(raw, of: binding) else { return nil }
             let frames = JournalStateFormat.frames(raw, rows: min(table.baseRows, Int(binding.rows)), entities: table.schema.entities.count)
-            var covered = 0, lines = 0, fileEnd = 0
-            var last: [Int: (entity: Int, offset: Int, count: Int)] = [:]
-            for f in frames {
-                // Bound to the journal as read: it holds, where the frame says, bytes of the frame's checksum ending a line.
-                guard f.end <= bytes.count, bytes[f.end - 1] == 0x0A,
-                      CRC32C.checksum(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(bytes)[f.start..<f.end])) == f.coveredCRC else { break }
-                // Each record within the bounds a record of its entity has.
-                let bounds = RecordBounds(rows: table.baseRows, lists: table.lists.count, bytes: Int.max)
-                let sound = f.records.allSatisfy { r in
+            // Each record within the bounds a record of its entity has.
+            let bounds = RecordBounds(rows: table.baseRows, lists: table.lists.count, bytes: Int.max)
+            let sound = frames.prefix { f in
+                f.end <= journalBytes && f.records.allSatisfy { r in
                     let p = raw.baseAddress! + r.offset
                     return bounds.check(p, end: p + r.count, slots: table.schema.entities[r.entity].properties.count)
                 }
-                guard sound else { break }
-                for r in f.records { last[r.row] = (r.entity, r.offset, r.count) }
-                covered = f.end
-                lines += f.lines
-                fileEnd = f.fileEnd
             }
-            guard covered > 0 else { return nil }
+            var taken = sound.count, lastLine: [UInt8] = []
+            while taken > 0, lastLine.isEmpty {
+                lastLine = Self.lastLine(of: sound[taken - 1], in: journal)
+                if lastLine.isEmpty { taken -= 1 }
+            }
+            guard taken > 0 else { return nil }
+            var last: [Int: (entity: Int, offset: Int, count: Int)] = [:]
+            var lines = 0, longest = 0
+            for f in sound.prefix(taken) {
+                for r in f.records { last[r.row] = (r.entity, r.offset, r.count) }
+                lines += f.lines
+                longest = max(longest, f.longestLine)
+            }
             var records: [(row: RowID, entity: Int, bytes: [UInt8])] = []
             records.reserveCapacity(last.count)
             for (row, r) in last {
                 records.append((RowID(row), r.entity, Array(raw[r.offset..<(r.offset + r.count)])))
             }
-            return Covered(bytes: covered, lines: lines, fileBytes: fileEnd, records: records)
+            let f = sound[taken - 1]
+            return Covered(bytes: f.end, lines: lines, longestLine: longest, lastLine: lastLine, fileBytes: f.fileEnd, records: records)
         }
+    }
+
+    /// The lines (counting from 1) of the first frame an open took whose
+    /// journal bytes are not those it was written for (the checksum of
+    /// every byte it covers disagrees); nil when every one agrees. What
+    /// `verify` checks beyond the open's binding.
+    func firstLinesNotAsWritten(journal: [UInt8], table: ObjectTable) -> ClosedRange<Int>? {
+        guard coveredLinesAtOpen > 0, let state = try? FileIO.readFile(path) else { return nil }
+        return state.withUnsafeBytes { raw -> ClosedRange<Int>? in
+            guard JournalStateFormat.hasHeader(raw, of: binding) else { return nil }
+            var line = 1
+            for f in JournalStateFormat.frames(raw, rows: min(table.baseRows, Int(binding.rows)), entities: table.schema.entities.count) {
+                // (Frames past the journal as read, or past what the open took, are a writer's since.)
+                guard line <= coveredLinesAtOpen, f.end <= journal.count else { break }
+                guard journal.withUnsafeBytes({ CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[f.start..<f.end])) }) == f.coveredCRC else {
+                    return line...(line + f.lines - 1)
+                }
+                line += f.lines
+            }
+            return nil
+        }
+    }
+
+    /// The last line a frame covers, read from the journal without its
+    /// newline, when it is there whole (after a newline or at the start) with
+    /// the frame's checksum; else empty.
+    private static func lastLine(of f: JournalStateFormat.Frame, in journal: Int32) -> [UInt8] {
+        let before = f.end - f.lastLineBytes > 0 ? 1 : 0
+        let n = f.lastLineBytes + before
+        let bytes = [UInt8](unsafeUninitializedCapacity: n) { buffer, count in
+            count = max(0, FileIO.read(journal, into: UnsafeMutableRawBufferPointer(buffer), at: f.end - n))
+        }
+        guard bytes.count == n, before == 0 || bytes[0] == 0x0A, bytes[n - 1] == 0x0A, n > before + 1,
+              bytes.withUnsafeBytes({ CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[before...])) }) == f.lastLineCRC else { return [] }
+        return Array(bytes[before..<(n - 1)])
     }
 
     /// What a state read covers: the first `bytes` of the journal, `lines` lines, and each changed row's record.
     struct Covered {
         var bytes: Int
         var lines: Int
+        /// The longest of those lines, newline included.
+        var longestLine: Int
+        /// The last of them, without its newline.
+        var lastLine: [UInt8]
         /// Where the last frame taken ends in the file.
         var fileBytes: Int
         var records: [(row: RowID, entity: Int, bytes: [UInt8])]
@@ -134,15 +182,14 @@ final class JournalState {
 
     // MARK: Writing
 
-    /// After a commit appended `line` (ending the journal at `journalBytes`,
-    /// its `journalLines`th line): covers it, by a frame appended with the
-    /// records of `rows` when the state covers every line before it, or by
-    /// the file written anew from every row the journal changed
-    /// (`changedRows`) once enough lines are not covered. `rows` is nil
-    /// when the line does more than set attributes of image rows. Never
-    /// throws: a failure leaves the state as it was, or removes it.
-    func committed(line: [UInt8], journalPath: String, journalBytes: Int, journalLines: Int, rows: [RowID]?, table: ObjectTable,
-                   changedRows: () -> [RowID]) {
+    /// After a commit appended `line` to `journal` (its last line now):
+    /// covers it, by a frame appended with the records of `rows` when the
+    /// state covers every line before it, or by the file written anew from
+    /// every row the journal changed (`changedRows`) once enough lines are
+    /// not covered. `rows` is nil when the line does more than set
+    /// attributes of image rows. Never throws: a failure leaves the state
+    /// as it was, or removes it.
+    func committed(line: [UInt8], journal: Journal, rows: [RowID]?, table: ObjectTable, changedRows: () -> [RowID]) {
         guard writable else { return }
         // Rows of a damaged unit read as empty: what the state would hold of them is not what they hold.
         guard table.imageDamage == nil else {
@@ -154,23 +201,23 @@ final class JournalState {
             linesFit = false
             return
         }
-        let start = journalBytes - line.count
+        let end = journal.size, start = end - line.count
+        let lineCRC = CRC32C.checksum(line)
         if coveredBytes == start && (start == 0 || fileBytes != nil) {
-            guard let f = frame(start: start, end: journalBytes, lines: journalLines - coveredLines, crc: CRC32C.checksum(line),
-                                rows: rows, table: table) else {
+            guard let f = frame(start: start, end: end, lines: journal.transactions - coveredLines, longestLine: line.count,
+                                coveredCRC: lineCRC, lastLine: (line.count, lineCRC), rows: rows, table: table) else {
                 return linesFit = false
             }
-            append(f, newFile: start == 0, end: journalBytes, lines: journalLines)
-        } else if journalLines - coveredLines > Self.rewriteAfterLines {
+            append(f, newFile: start == 0, end: end, lines: journal.transactions)
+        } else if journal.transactions - coveredLines > Self.rewriteAfterLines {
             // Every line is bound: the journal is read again (as far as this line) for its checksum.
-            guard let journal = try? FileIO.readFile(journalPath), journal.count >= journalBytes,
-                  journal[start..<journalBytes].elementsEqual(line),
-                  let f = frame(start: 0, end: journalBytes, lines: journalLines,
-                                crc: journal.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[..<journalBytes])) },
-                                rows: changedRows(), table: table) else {
+            guard let bytes = try? FileIO.readFile(journal.path), bytes.count >= end, bytes[start..<end].elementsEqual(line),
+                  let f = frame(start: 0, end: end, lines: journal.transactions, longestLine: journal.longestLine,
+                                coveredCRC: bytes.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[..<end])) },
+                                lastLine: (line.count, lineCRC), rows: changedRows(), table: table) else {
                 return linesFit = false
             }
-            rewrite(f, end: journalBytes, lines: journalLines)
+            rewrite(f, end: end, lines: journal.transactions)
         }
     }
 
@@ -180,14 +227,20 @@ final class JournalState {
         guard writable, linesFit, journal.transactions > coveredLines, journal.tornTail == nil,
               let bytes = try? FileIO.readFile(journal.path), bytes.count >= journal.size, journal.size > 0,
               bytes[journal.size - 1] == 0x0A else { return }
-        let crc = bytes.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[..<journal.size])) }
-        guard let f = frame(start: 0, end: journal.size, lines: journal.transactions, crc: crc, rows: table.changedBaseRowList, table: table) else {
+        let end = journal.size
+        let lastStart = bytes[..<(end - 1)].lastIndex(of: 0x0A).map { $0 + 1 } ?? 0
+        let (crc, lastCRC) = bytes.withUnsafeBytes {
+            (CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[..<end])), CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[lastStart..<end])))
+        }
+        guard let f = frame(start: 0, end: end, lines: journal.transactions, longestLine: journal.longestLine, coveredCRC: crc,
+                            lastLine: (end - lastStart, lastCRC), rows: table.changedBaseRowList, table: table) else {
             return
         }
-        rewrite(f, end: journal.size, lines: journal.transactions)
+        rewrite(f, end: end, lines: journal.transactions)
     }
 
-    private func frame(start: Int, end: Int, lines: Int, crc: UInt32, rows: [RowID], table: ObjectTable) -> [UInt8]? {
+    private func frame(start: Int, end: Int, lines: Int, longestLine: Int, coveredCRC: UInt32, lastLine: (bytes: Int, crc: UInt32),
+                       rows: [RowID], table: ObjectTable) -> [UInt8]? {
         let slotCounts = table.schema.entities.map { $0.properties.count }
         // (Every row is live: a line that deletes one does not fit.)
         let records = rows.compactMap { row -> (row: Int, entity: Int, bytes: UnsafeRawBufferPointer)? in
@@ -196,7 +249,8 @@ final class JournalState {
             return (Int(row), e, UnsafeRawBufferPointer(start: p, count: RecordReader.length(p, count: slotCounts[e])))
         }
         guard records.count == rows.count else { return nil }
-        return JournalStateFormat.frame(start: start, end: end, lines: lines, coveredCRC: crc, records: records)
+        return JournalStateFormat.frame(start: start, end: end, lines: lines, longestLine: longestLine, coveredCRC: coveredCRC,
+                                        lastLineBytes: lastLine.bytes, lastLineCRC: lastLine.crc, records: records)
     }
 
     private func append(_ frame: [UInt8], newFile: Bool, end: Int, lines: Int) {

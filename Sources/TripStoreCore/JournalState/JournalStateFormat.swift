@@ -13,22 +13,23 @@ import TripStoreSystem
 ///              schema fingerprint (16 bytes), image rows (i64)
 ///     frame:   payload bytes (u32), CRC-32C of the payload (u32), payload
 ///     payload: start, end (u64: journal offsets, end past a newline),
-///              lines (u32), 0 (u32), CRC-32C of the journal's bytes from
-///              start to end (u32), records (u32), then each record: row
-///              (u32), entity (u16), record bytes (u32), the record as the
-///              table encodes it
+///              lines (u32), the longest line's bytes (u32), CRC-32C of the
+///              journal's bytes from start to end (u32), the last line's
+///              bytes (u32) and CRC-32C (u32), records (u32), then each
+///              record: row (u32), entity (u16), record bytes (u32), the
+///              record as the table encodes it
 ///
-/// All numbers are little-endian. A frame is bound to what it covers by the
-/// journal's length at its end and the checksum of every byte it covers (a
-/// frame written anew covers many lines: each of them is bound, not only
-/// the last); a reader takes frames while each is whole, checksummed and
-/// bound, and ignores the rest.
+/// All numbers are little-endian. As SPEC'd for caches that grow with a
+/// journal, a frame is bound to the journal's length at its end and to the
+/// checksum of its last line: an open checks only that, reading one line,
+/// so it costs the same after any number of lines. The checksum of every
+/// byte a frame covers is kept for `verify`, which checks all of them.
 enum JournalStateFormat {
     static let magic = Array("TSJSTATE".utf8)
-    static let version: UInt32 = 1
+    static let version: UInt32 = 2
     static let headerBytes = 8 + 4 + 4 + 8 + 8 + 4 + 4 + 16 + 8
     static let frameHeaderBytes = 8
-    static let payloadHeaderBytes = 8 + 8 + 4 + 4 + 4 + 4
+    static let payloadHeaderBytes = 8 + 8 + 4 + 4 + 4 + 4 + 4 + 4
     static let recordHeaderBytes = 4 + 2 + 4
 
     /// What the file is bound to: the snapshot its image was made from, and the image's rows.
@@ -60,8 +61,13 @@ enum JournalStateFormat {
         var start: Int
         var end: Int
         var lines: Int
+        /// The bytes of the longest line it covers, newline included.
+        var longestLine: Int
         /// The CRC-32C of the journal's bytes `start..<end`.
         var coveredCRC: UInt32
+        /// The bytes of its last line (ending at `end`) and their CRC-32C.
+        var lastLineBytes: Int
+        var lastLineCRC: UInt32
         /// (row, entity, offset of the record in the file, its bytes)
         var records: [(row: Int, entity: Int, offset: Int, count: Int)]
         /// Where the frame ends in the file.
@@ -83,15 +89,17 @@ enum JournalStateFormat {
 
     /// A frame covering `lines` lines of the journal from `start` to `end`,
     /// whose bytes have the CRC-32C `coveredCRC`, with each record given.
-    static func frame(start: Int, end: Int, lines: Int, coveredCRC: UInt32,
+    static func frame(start: Int, end: Int, lines: Int, longestLine: Int, coveredCRC: UInt32, lastLineBytes: Int, lastLineCRC: UInt32,
                       records: [(row: Int, entity: Int, bytes: UnsafeRawBufferPointer)]) -> [UInt8] {
         var payload: [UInt8] = []
         payload.reserveCapacity(payloadHeaderBytes + records.reduce(0) { $0 + recordHeaderBytes + $1.bytes.count })
         payload.appendLE(UInt64(start))
         payload.appendLE(UInt64(end))
         payload.appendLE(UInt32(lines))
-        payload.appendLE(UInt32(0))
+        payload.appendLE(UInt32(longestLine))
         payload.appendLE(coveredCRC)
+        payload.appendLE(UInt32(lastLineBytes))
+        payload.appendLE(lastLineCRC)
         payload.appendLE(UInt32(records.count))
         for r in records {
             payload.appendLE(UInt32(r.row))
@@ -127,9 +135,12 @@ enum JournalStateFormat {
             guard length >= payloadHeaderBytes, length <= bytes.count - p,
                   CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[p..<(p + length)])) == crc else { break }
             let start = bytes.loadLE(UInt64.self, at: p), end = bytes.loadLE(UInt64.self, at: p + 8)
-            let lines = Int(bytes.loadLE(UInt32.self, at: p + 16))
-            let coveredCRC = bytes.loadLE(UInt32.self, at: p + 24), count = Int(bytes.loadLE(UInt32.self, at: p + 28))
-            guard start == UInt64(covered), end > start, end <= UInt64(Int.max), lines > 0,
+            let lines = Int(bytes.loadLE(UInt32.self, at: p + 16)), longest = Int(bytes.loadLE(UInt32.self, at: p + 20))
+            let coveredCRC = bytes.loadLE(UInt32.self, at: p + 24)
+            let lastLineBytes = Int(bytes.loadLE(UInt32.self, at: p + 28)), lastLineCRC = bytes.loadLE(UInt32.self, at: p + 32)
+            let count = Int(bytes.loadLE(UInt32.self, at: p + 36))
+            guard start == UInt64(covered), end > start, end <= UInt64(Int.max), lines > 0, lastLineBytes > 0,
+                  UInt64(lastLineBytes) <= end - start, longest >= lastLineBytes, UInt64(longest) <= end - start,
                   count <= (length - payloadHeaderBytes) / recordHeaderBytes else { break }
             var records: [(row: Int, entity: Int, offset: Int, count: Int)] = []
             records.reserveCapacity(count)
@@ -145,7 +156,8 @@ enum JournalStateFormat {
                 r += n
             }
             guard sound, r == p + length else { break }
-            frames.append(Frame(start: Int(start), end: Int(end), lines: lines, coveredCRC: coveredCRC, records: records, fileEnd: p + length))
+            frames.append(Frame(start: Int(start), end: Int(end), lines: lines, longestLine: longest, coveredCRC: coveredCRC,
+                                lastLineBytes: lastLineBytes, lastLineCRC: lastLineCRC, records: records, fileEnd: p + length))
             covered = Int(end)
             at = p + length
         }

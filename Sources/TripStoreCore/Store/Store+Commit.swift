@@ -80,8 +80,8 @@ extension Store {
         historyLog.append(t)
         lastToken = t.token
         if let state = journal.state {
-            state.committed(line: line, journalPath: journal.path, journalBytes: journal.size, journalLines: journal.transactions, rows: imageRowsSetOnly(by: changes),
-                            table: table, changedRows: { table.changedBaseRowList })
+            state.committed(line: line, journal: journal, rows: imageRowsSetOnly(by: changes), table: table,
+                            changedRows: { table.changedBaseRowList })
             Trace.mark("journal state")
         }
         snapshotIfDue()

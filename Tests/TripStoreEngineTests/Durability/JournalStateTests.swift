@@ -139,12 +139,14 @@ import TripStoreModels
         try expectSameAnswers(store, folder)
     }
 
-    /// A state written anew covers many lines in one frame: every one of
-    /// them is bound, so a line edited and sealed again (an edit of the
-    /// JSON, or a journal restored from another copy) is replayed, never hidden.
-    @Test func aStateWrittenAnewIsBoundToEveryLineItCovers() throws {
+    /// The open binds the state to the journal's length and last line only
+    /// (it reads no other line): an earlier line edited and sealed again
+    /// is not seen by the open, but history reads the line itself, and
+    /// `verify` finds every byte a frame covers that is not as written.
+    @Test func anEarlierLineEditedIsReadByHistoryAndFoundByVerify() throws {
         let folder = try stateWrittenAnew()
         #expect(try open(folder).journalStateLines == JournalState.rewriteAfterLines + 5)
+        #expect(try open(folder).journalLinesTheStateWasNotWrittenFor() == nil)
         // The third line's new name changed, the same length, its checksum sealed again.
         let before = try open(folder)
         let journal = before.files.journal(before.snapshotToken)
@@ -156,9 +158,9 @@ import TripStoreModels
         lines[2] = Array(JournalFormat.seal(Array(body) + Array("}".utf8)).dropLast())
         try Data(lines.flatMap { $0 + [0x0A] }).write(to: URL(fileURLWithPath: journal))
         let store = try open(folder)
-        #expect(store.journalStateLines == 0)
-        try expectSameAnswers(store, folder)
-        #expect(store.history.contains { $0.changes.contains { $0.values.contains { $0.new == .string("renamed Z") } } })
+        #expect(store.journalStateLines == JournalState.rewriteAfterLines + 5)
+        #expect(try store.checkedHistory().contains { $0.changes.contains { $0.values.contains { $0.new == .string("renamed Z") } } })
+        #expect(try store.journalLinesTheStateWasNotWrittenFor() == 1...(JournalState.rewriteAfterLines + 5))
     }
 
     @Test func theStateIsBoundToTheJournalItCovers() throws {
@@ -178,9 +180,18 @@ import TripStoreModels
         let tenth = lines.prefix(10).reduce(0) { $0 + $1.count + 1 }
         bytes[tenth - 3] = bytes[tenth - 3] == UInt8(ascii: "1") ? UInt8(ascii: "2") : UInt8(ascii: "1")
         try Data(bytes).write(to: URL(fileURLWithPath: journal))
-        // (The line's own checksum fails too: the journal is damaged, and says so, with or without the state.)
-        #expect(throws: StoreError.self) { try open(folder) }
+        // The line's own checksum fails too: the journal is damaged. A replay
+        // says so at open; an open from the state when history is read, naming the line.
         #expect(throws: StoreError.self) { try open(folder, state: false) }
+        let fromState = try open(folder)
+        #expect(fromState.journalStateLines == 29)
+        #expect(try fromState.journalLinesTheStateWasNotWrittenFor() == 10...10)
+        #expect {
+            try fromState.checkedHistory()
+        } throws: { error in
+            guard case StoreError.damaged(_, let line, let detail, _) = error else { return false }
+            return line == 10 && detail.contains("checksum")
+        }
     }
 
     /// Bit flips, cuts, bytes appended and headers of another store: every
