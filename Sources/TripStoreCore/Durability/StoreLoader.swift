@@ -134,7 +134,7 @@ struct StoreLoader {
                 keptOpen = true
                 from = covered.bytes
                 linesBefore = covered.lines
-                Trace.mark("journal state: \(covered.lines) lines, \(covered.records.count) rows")
+                Trace.mark("journal state: \(covered.lines) lines, \(covered.records.entries.count) rows")
             }
         }
         var bytes = try FileIO.readToEnd(fd, from: from, path: path)
@@ -236,9 +236,7 @@ struct StoreLoader {
         store.historyLog.deferLines(DeferredJournalLines(fd: fd, bytes: covered.bytes, count: covered.lines, file: path,
                                                          firstToken: store.lastToken + 1, lastTimestamp: last.timestamp))
         store.lastToken = last.token
-        for r in covered.records {
-            r.bytes.withUnsafeBytes { store.table.adoptReplayedRecord(r.row, entity: r.entity, $0) }
-        }
+        store.table.adoptReplayed(covered.records)
         return true
     }
 

@@ -64,8 +64,7 @@ final class JournalState {
     /// the journal open as `journal`, last one per row, and how far they
     /// cover; nil when there is no state, or it covers nothing of them.
     ///
-    /// A frame is taken when it is whole, checksummed and its records are
-    /// within bounds; the newest taken is bound to the journal by its last
+    /// A frame is taken when it is whole and checksummed; the newest taken is bound to the journal by its last
     /// line, read here: the whole line, after a newline, with the frame's
     /// checksum. Nothing else of the journal is read, so the open costs the
     /// same after a few lines or thousands (`verify` checks every byte).
@@ -85,34 +84,24 @@ final class JournalState {
         return file.withUnsafeBytes { raw -> Covered? in
             guard JournalStateFormat.hasHeader(raw, of: binding) else { return nil }
             let frames = JournalStateFormat.frames(raw, rows: min(table.baseRows, Int(binding.rows)), entities: table.schema.entities.count)
-            // Each record within the bounds a record of its entity has.
-            let bounds = RecordBounds(rows: table.baseRows, lists: table.lists.count, bytes: Int.max)
-            let sound = frames.prefix { f in
-                f.end <= journalBytes && f.records.allSatisfy { r in
-                    let p = raw.baseAddress! + r.offset
-                    return bounds.check(p, end: p + r.count, slots: table.schema.entities[r.entity].properties.count)
-                }
-            }
+            let sound = frames.prefix { $0.end <= journalBytes }
             var taken = sound.count, lastLine: [UInt8] = []
             while taken > 0, lastLine.isEmpty {
                 lastLine = Self.lastLine(of: sound[taken - 1], in: journal)
                 if lastLine.isEmpty { taken -= 1 }
             }
             guard taken > 0 else { return nil }
-            var last: [Int: (entity: Int, offset: Int, count: Int)] = [:]
+            var entries: [ReplayedRecords.Entry] = []
             var lines = 0, longest = 0
             for f in sound.prefix(taken) {
-                for r in f.records { last[r.row] = (r.entity, r.offset, r.count) }
+                for r in f.records { entries.append(.init(row: Int32(r.row), entity: Int16(r.entity), offset: r.offset, count: r.count)) }
                 lines += f.lines
                 longest = max(longest, f.longestLine)
             }
-            var records: [(row: RowID, entity: Int, bytes: [UInt8])] = []
-            records.reserveCapacity(last.count)
-            for (row, r) in last {
-                records.append((RowID(row), r.entity, Array(raw[r.offset..<(r.offset + r.count)])))
-            }
             let f = sound[taken - 1]
-            return Covered(bytes: f.end, lines: lines, longestLine: longest, lastLine: lastLine, fileBytes: f.fileEnd, records: records)
+            // (Each record's bytes are checked against the bounds of its entity's when the table takes it.)
+            return Covered(bytes: f.end, lines: lines, longestLine: longest, lastLine: lastLine, fileBytes: f.fileEnd,
+                           records: ReplayedRecords(bytes: file, newestLast: entries))
         }
     }
 
@@ -161,7 +150,7 @@ final class JournalState {
         var lastLine: [UInt8]
         /// Where the last frame taken ends in the file.
         var fileBytes: Int
-        var records: [(row: RowID, entity: Int, bytes: [UInt8])]
+        var records: ReplayedRecords
     }
 
     /// The biggest state file worth reading for a journal of this size.

@@ -78,15 +78,6 @@ extension ObjectTable {
         setLocator(i, encode(object, reusing: old))
     }
 
-    /// Puts in an image row's record as a journal's replay state holds it
-    /// (`JournalState`): its attributes as the journal left them, its
-    /// relationships the image's. The image's entity for the row is
-    /// compared when its unit is checked (a difference is damage).
-    func adoptReplayedRecord(_ row: RowID, entity: Int, _ bytes: UnsafeRawBufferPointer) {
-        guard Int(row) < baseRows else { return }
-        adoptReplayed(Int(row), entity: Int16(entity), locator: arena.append(bytes))
-    }
-
     /// Uses up a row for an object created and deleted in the same transaction.
     func appendEmpty() {
         laterEntities.append(-1)

@@ -47,11 +47,10 @@ package final class ObjectTable: ObjectLookup {
     /// index saved in the image is read with their old entries taken out
     /// (and the rows from `baseRows` on and their values now laid over it).
     @exclusivity(unchecked) private(set) var changedBaseRows: [RowID: (entity: Int16, locator: Int64)] = [:]
-    /// Records a journal's replay state holds for base rows whose unit was
-    /// not checked yet (`adoptReplayedRecord`), by row: they take the place
-    /// of the image's when the unit is checked, so the open that takes them
-    /// reads nothing of the image for them.
-    @exclusivity(unchecked) private var replayedRecords: [Int: (entity: Int16, locator: Int64)] = [:]
+    /// Records a journal's replay state holds for base rows (`adoptReplayed`):
+    /// each takes the place of the image's when its unit is checked, so the
+    /// open that takes them reads nothing of the image for them.
+    @exclusivity(unchecked) private var replayed = ReplayedRecords.none
     /// The entity and record locator of each row from `baseRows` on.
     @exclusivity(unchecked) var laterEntities: [Int16] = []
     @exclusivity(unchecked) var laterLocators: [Int64] = []
@@ -221,16 +220,22 @@ package final class ObjectTable: ObjectLookup {
         }
     }
 
-    /// Takes a record of a base row whose attributes a journal changed (see
-    /// `adoptReplayedRecord`), reading nothing of the image when its unit is not checked yet.
-    func adoptReplayed(_ i: Int, entity: Int16, locator: Int64) {
-        if UnitState.isReadable(groupState[i >> SnapshotImage.unitShift]) {
-            guard baseEntities[i] == entity else { return image?.noteDamage("rows the journal's replay state names") ?? () }
-            setLocator(i, locator, attributesOnly: true)
-            return
+    /// Takes the records of base rows whose attributes a journal changed, as
+    /// its replay state holds them: their attributes as the journal left
+    /// them, their relationships the image's. Each is put in place of the
+    /// image's record when its unit is checked (at once if it is already),
+    /// reading nothing of the image before; its entity is compared with the
+    /// image's then, and its bytes checked (a difference is damage).
+    func adoptReplayed(_ records: ReplayedRecords) {
+        guard image != nil else { return }
+        changedBaseRows.reserveCapacity(changedBaseRows.count + records.entries.count)
+        for e in records.entries where Int(e.row) < baseRows && changedBaseRows[RowID(e.row)] == nil {
+            changedBaseRows[RowID(e.row)] = (e.entity, Self.replayedFromState)
         }
-        if changedBaseRows[RowID(i)] == nil { changedBaseRows[RowID(i)] = (entity, Self.replayedFromState) }
-        replayedRecords[i] = (entity, locator)
+        replayed = records
+        for u in Set(records.entries.map { Int($0.row) >> SnapshotImage.unitShift }) where UnitState.isReadable(groupState[u]) {
+            takeReplayedRecords(u)
+        }
     }
 
     private func noteChange(_ i: Int) {
@@ -311,19 +316,25 @@ package final class ObjectTable: ObjectLookup {
             baseLocators[r] = image.recordOffset(r)
         }
         groupState[u] = UnitState.checked
-        if !replayedRecords.isEmpty { takeReplayedRecords(u, from: image) }
+        if !replayed.entries.isEmpty { takeReplayedRecords(u) }
     }
 
     /// Puts the replayed records of unit `u`'s rows in place of the image's.
-    /// A row the image holds as another entity than the state does makes
-    /// the image damaged: the work is done again from the JSON.
-    private func takeReplayedRecords(_ u: Int, from image: MappedImage) {
-        for r in (u << SnapshotImage.unitShift)..<min(baseRows, (u + 1) << SnapshotImage.unitShift) {
-            guard let replayed = replayedRecords.removeValue(forKey: r) else { continue }
-            if baseEntities[r] == replayed.entity {
-                baseLocators[r] = replayed.locator
-            } else {
-                image.noteDamage("rows the journal's replay state names")
+    /// A record outside the bounds of its entity's, or of a row the image
+    /// holds as another entity, makes the image damaged: the work is done
+    /// again from the JSON.
+    private func takeReplayedRecords(_ u: Int) {
+        let first = u << SnapshotImage.unitShift
+        let bounds = RecordBounds(rows: baseRows, lists: lists.count, bytes: Int.max)
+        replayed.bytes.withUnsafeBytes { raw in
+            for e in replayed.entries(in: first..<min(baseRows, first + (1 << SnapshotImage.unitShift))) {
+                let r = Int(e.row), p = raw.baseAddress! + e.offset
+                guard baseEntities[r] == e.entity, Int(e.entity) < slotCounts.count,
+                      bounds.check(p, end: p + e.count, slots: slotCounts[Int(e.entity)]) else {
+                    image?.noteDamage("rows the journal's replay state names")
+                    continue
+                }
+                baseLocators[r] = arena.append(UnsafeRawBufferPointer(start: p, count: e.count))
             }
         }
     }

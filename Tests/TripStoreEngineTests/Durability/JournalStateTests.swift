@@ -224,9 +224,10 @@ import TripStoreModels
         try expectSameAnswers(store, folder)
     }
 
-    /// A state forged with good checksums that names a row of another type:
-    /// the image's checks of that row's unit find it, and the open answers from the JSON.
-    @Test func aForgedStateNamingAnotherTypesRowIsDamage() throws {
+    /// A state forged with good checksums: its first frame's first record
+    /// changed by `edit` (given the record's offset), the frame sealed again.
+    func forgedState(_ edit: (inout [UInt8], _ recordAt: Int, _ store: Store, _ first: (row: Int, entity: Int)) throws -> Void)
+        throws -> (folder: String, fooled: Store) {
         let (folder, state) = try renamed(3, perWriter: 3)
         let bytes = try FileIO.readFile(state)
         let store = try open(folder)
@@ -234,24 +235,45 @@ import TripStoreModels
             JournalStateFormat.frames($0, rows: store.table.baseRows, entities: schema.entities.count)
         }
         let first = try #require(frames.first?.records.first)
-        // Another row, of another entity, with the first record's bytes.
-        let other = try #require((0..<store.table.baseRows).first { store.table.entity(at: RowID($0)) != first.entity })
         var forged = bytes
-        var payloadAt = JournalStateFormat.headerBytes + JournalStateFormat.frameHeaderBytes
-        let recordAt = payloadAt + JournalStateFormat.payloadHeaderBytes
-        forged.withUnsafeMutableBytes { $0.storeBytes(of: UInt32(other).littleEndian, toByteOffset: recordAt, as: UInt32.self) }
+        let payloadAt = JournalStateFormat.headerBytes + JournalStateFormat.frameHeaderBytes
+        try edit(&forged, payloadAt + JournalStateFormat.payloadHeaderBytes, store, (first.row, first.entity))
         let length = Int(forged.withUnsafeBytes { $0.loadLE(UInt32.self, at: JournalStateFormat.headerBytes) })
         let crc = forged.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[payloadAt..<(payloadAt + length)])) }
-        payloadAt -= 4
-        forged.withUnsafeMutableBytes { $0.storeBytes(of: crc.littleEndian, toByteOffset: payloadAt, as: UInt32.self) }
+        forged.withUnsafeMutableBytes { $0.storeBytes(of: crc.littleEndian, toByteOffset: payloadAt - 4, as: UInt32.self) }
         try Data(forged).write(to: URL(fileURLWithPath: state))
         let fooled = try open(folder)
         #expect(fooled.journalStateLines == 3)
+        return (folder, fooled)
+    }
+
+    /// Naming a row of another type: the image's checks of that row's unit
+    /// find it, and the open answers from the JSON.
+    @Test func aForgedStateNamingAnotherTypesRowIsDamage() throws {
+        var other = 0
+        let (_, fooled) = try forgedState { bytes, at, store, first in
+            // Another row, of another entity, with the first record's bytes.
+            other = try #require((0..<store.table.baseRows).first { store.table.entity(at: RowID($0)) != first.entity })
+            bytes.withUnsafeMutableBytes { $0.storeBytes(of: UInt32(other).littleEndian, toByteOffset: at, as: UInt32.self) }
+        }
         _ = fooled.table.object(at: RowID(other))
         #expect(fooled.imageDamage != nil)
         // The library's open answers from the JSON once it has met damage.
         let again = try fooled.reopenedFromJSON()
         #expect(again.imageDamage == nil && !again.loadedFromImage)
+    }
+
+    /// A record whose bytes are not a record of its entity (a value's tag
+    /// that no value has): found when the table takes it, before anything reads it.
+    @Test func aForgedRecordOutsideItsBoundsIsDamage() throws {
+        var row = 0
+        let (_, fooled) = try forgedState { bytes, at, _, first in
+            row = first.row
+            let count = Int(bytes.withUnsafeBytes { $0.loadLE(UInt32.self, at: at + 6) })
+            bytes[at + JournalStateFormat.recordHeaderBytes + count - 1] = 0xEE
+        }
+        _ = fooled.table.entity(at: RowID(row)).map { _ in fooled.table.object(at: RowID(row)) }
+        #expect(fooled.imageDamage != nil)
     }
 
     /// A store that folds in its own process keeps no state for the new
