@@ -125,21 +125,12 @@ public enum FileIO {
     public static func readFile(_ path: String, identity: inout FileIdentity?) throws -> [UInt8] {
         let fd = try openRegular(path)
         defer { close(fd) }
-        let out = try readToEnd(fd, from: 0, path: path)
-        identity = FileIdentity.of(fd)
-        return out
-    }
-
-    /// Reads an open file from `offset` to its end, including what a writer
-    /// appends while it reads.
-    package static func readToEnd(_ fd: Int32, from offset: Int, path: String) throws -> [UInt8] {
         var st = stat()
         guard fstat(fd, &st) == 0 else { throw IOError(operation: "stat", path: path, code: errno) }
-        guard lseek(fd, off_t(offset), SEEK_SET) == off_t(offset) else { throw IOError(operation: "seek", path: path, code: errno) }
         // Read straight into uninitialized storage: zeroing a big file's buffer first costs a pass over it.
         var failure: (any Error)?
         // (Never with a capacity of 0: that writes to the empty array all threads share.)
-        let size = max(0, Int(st.st_size) - offset)
+        let size = max(0, Int(st.st_size))
         var out = size == 0 ? [] : [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
             do {
                 count = try read(fd, into: UnsafeMutableRawBufferPointer(buffer), path: path)
@@ -162,6 +153,7 @@ public enum FileIO {
                 out.append(contentsOf: UnsafeRawBufferPointer(rebasing: chunk[0..<n]))
             }
         }
+        identity = FileIdentity.of(fd)
         return out
     }
 

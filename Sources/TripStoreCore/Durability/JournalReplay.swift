@@ -5,8 +5,12 @@ import TripStoreSystem
 /// line holds every side of every relationship change, so replay needs no
 /// delete rules and no inverse bookkeeping.
 enum JournalReplay {
-    static func apply(_ line: JSONValue, to store: Store, file: String, line number: Int) throws {
-        guard case .array(let changes)? = line["changes"] else { return }
+    /// Returns whether the line only set attributes of the image's rows and
+    /// deleted them (what a `JournalState` covers).
+    @discardableResult
+    static func apply(_ line: JSONValue, to store: Store, file: String, line number: Int) throws -> Bool {
+        guard case .array(let changes)? = line["changes"] else { return false }
+        var fits = true
         let table = store.table
         let schema = store.schema
         let decoder = EnvelopeDecoder(schema: schema)
@@ -30,6 +34,7 @@ enum JournalReplay {
                 }
                 throw damaged("\(error)")
             }
+            fits = false
             for d in decoded {
                 guard table.row(for: d.id) == nil else { throw damaged("inserts id '\(d.id)', which exists") }
                 let row = table.append(StoredObject(entity: d.entity, id: d.id, values: d.values))
@@ -44,11 +49,13 @@ enum JournalReplay {
             guard case .string(let id)? = c["id"], case .string(let type)? = c["type"], case .object(let values)? = c["values"] else {
                 throw damaged("updates an unknown object")
             }
-            try update(id: id, type: type, values: values.map { ($0.key, $0.value["old"], $0.value["new"]) }, in: store, touched: &touched,
-                       file: file, line: number)
+            let row = try update(id: id, type: type, values: values.map { ($0.key, $0.value["old"], $0.value["new"]) }, in: store,
+                                 touched: &touched, file: file, line: number)
+            if Int(row) >= table.baseRows { fits = false }
         }
         for c in changes where c["kind"] == .string("delete") {
             guard case .string(let id)? = c["id"], let row = table.row(for: id) else { throw damaged("deletes an unknown object") }
+            if Int(row) >= table.baseRows { fits = false }
             if let o = table.object(at: row) {
                 let name = schema.entities[o.entity].name
                 guard case .string(let type)? = c["type"], type == name else { throw damaged("deletes '\(id)', a \(name), as another type") }
@@ -60,11 +67,12 @@ enum JournalReplay {
         if let problem = table.referenceProblems(of: touched.sorted(), limit: 1).first {
             throw damaged(problem)
         }
+        return fits && touched.isEmpty
     }
 
     /// Applies a line whose changes are all updates, as `HistoryFastReader`
     /// read it (the same as `apply` does with the line's tree).
-    /// Returns whether the line only set attributes of the image's rows (what a `JournalState` covers).
+    /// Returns whether the line only set attributes of the image's rows (what a `JournalState` covers, with deletes).
     @discardableResult
     static func apply(updates: [Change], to store: Store, file: String, line number: Int) throws -> Bool {
         var touched = Set<RowID>()

@@ -39,15 +39,6 @@ extension Store {
     /// of replaying them (0 when there was none, or it did not bind).
     public var journalStateLines: Int { journal.state?.coveredLinesAtOpen ?? 0 }
 
-    /// The first journal lines this open took from the replay state that
-    /// are not the lines the state was written for (an earlier line edited:
-    /// the open binds the state only to the journal's length and last
-    /// line); nil when every covered byte agrees.
-    public func journalLinesTheStateWasNotWrittenFor() throws -> ClosedRange<Int>? {
-        guard let state = journal.state, state.coveredLinesAtOpen > 0 else { return nil }
-        return state.firstLinesNotAsWritten(journal: try FileIO.readFile(journal.path), table: table)
-    }
-
     /// True when the store has a snapshot file.
     public var hasSnapshotFile: Bool { hasSnapshot }
 

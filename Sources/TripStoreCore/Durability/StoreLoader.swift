@@ -117,29 +117,22 @@ struct StoreLoader {
     }
 
     func loadJournal(_ path: String) throws {
-        let fd = try FileIO.openRegular(path)
-        var keptOpen = false
-        defer { if !keptOpen { FileIO.close(fd) } }
+        var all = try FileIO.readFile(path)
+        if let limit = store.journalReadLimit, all.count > limit { all.removeSubrange(limit...) }
         let state = store.options.salvageDanglingReferences || !store.options.useJournalState ? nil
             : store.table.image.map { JournalState(path: store.files.journalState(store.snapshotToken), binding: .init($0)) }
         store.journal.state = state
-        // The lines the replay state covers are not read: their rows come
+        // The lines the replay state covers are not parsed: their rows come
         // from the state, their history when it is asked for.
         var from = 0, linesBefore = 0
-        if let state {
-            var known = try FileIO.size(fd, path: path)
-            if let limit = store.journalReadLimit { known = min(known, limit) }
-            if let covered = state.read(journal: fd, journalBytes: known, table: store.table), takeCoveredLines(covered, fd: fd, path: path) {
-                state.adopt(covered)
-                keptOpen = true
-                from = covered.bytes
-                linesBefore = covered.lines
-                Trace.mark("journal state: \(covered.lines) lines, \(covered.records.entries.count) rows")
-            }
+        if let state, let covered = state.read(journal: all, table: store.table), takeCoveredLines(covered, all, path: path) {
+            state.adopt(covered)
+            from = covered.bytes
+            linesBefore = covered.lines
+            Trace.mark("journal state: \(covered.lines) lines, \(covered.records.entries.count) rows")
         }
-        var bytes = try FileIO.readToEnd(fd, from: from, path: path)
-        if let limit = store.journalReadLimit, from + bytes.count > limit { bytes.removeSubrange(max(0, limit - from)...) }
-        store.journal.size = from + bytes.count
+        let bytes = from == 0 ? all : Array(all[from...])
+        store.journal.size = all.count
         var ahead: JournalTouchAhead?
         if bytes.count >= StoreLoader.longJournalBytes {
             store.table.prepareForScatteredChanges(bytes.count / StoreLoader.updateLineBytes)
@@ -160,14 +153,14 @@ struct StoreLoader {
         // lines skip it) are a torn tail all the same: the next line appended
         // after them would not read back.
         let ended = from + (bytes.lastIndex(of: 0x0A) ?? -1) + 1
-        if store.journal.tornTail == nil && ended < from + bytes.count {
+        if store.journal.tornTail == nil && ended < all.count {
             store.journal.tornTail = ended
             store.journal.size = ended
         }
         if store.journal.tornTail != nil {
             // A reader that met a writer's line half-written is silent: the
             // writer holds the lock, or has finished the line since (the file grew).
-            let finishedSince = (FileIO.fileSize(path) ?? 0) > from + bytes.count
+            let finishedSince = (FileIO.fileSize(path) ?? 0) > all.count
             let cuts = store.mayWrite(.repair)
             if cuts || !finishedSince && !StoreLock.isHeld(folder: store.files.folder) {
                 store.warnings.append(.tornTail(file: path, cut: cuts))
@@ -212,31 +205,41 @@ struct StoreLoader {
             throw StoreError.damaged(file: path, line: number, detail: "token \(t.token) follows \(store.lastToken)", repairable: false)
         }
         let replayed = store.options.salvageDanglingReferences ? salvage(journalLine: value, file: path, line: number) : value
-        try JournalReplay.apply(replayed, to: store, file: path, line: number)
-        store.journal.state?.replayed(fits: false)
+        let fits = try JournalReplay.apply(replayed, to: store, file: path, line: number)
+        store.journal.state?.replayed(fits: fits && !store.options.salvageDanglingReferences)
         store.historyLog.append(t)
         store.lastToken = t.token
         store.journal.counted(line)
     }
 
-    /// Takes the journal lines a replay state covers without reading them:
-    /// their count and longest line from the state, the last one (read by
-    /// the state, checksummed) for the last token and commit time. Their
-    /// transactions are read, and each line checked, when history is asked
-    /// for (`HistoryLog.deferred`, reading through `fd`, which it then owns).
-    /// False, with nothing taken, when the last line is not the transaction
-    /// that many lines after the snapshot: the journal is replayed instead.
-    func takeCoveredLines(_ covered: JournalState.Covered, fd: Int32, path: String) -> Bool {
+    /// Takes the journal lines a replay state covers (the first
+    /// `covered.bytes` of `journal`, checksummed by the state's read)
+    /// without parsing them: their count and longest line from the state,
+    /// the last one for the last token and commit time. Their transactions
+    /// are read when history is asked for (`HistoryLog.deferred`). False,
+    /// with nothing taken, when the last line is not the transaction that
+    /// many lines after the snapshot: the journal is replayed instead.
+    func takeCoveredLines(_ covered: JournalState.Covered, _ journal: [UInt8], path: String) -> Bool {
         var why = ""
         guard covered.lastLine.withUnsafeBufferPointer({ JournalFormat.isIntact($0) }),
               let last = covered.lastLine.withUnsafeBufferPointer({ Store.readJournalLine($0, why: &why) }),
               last.token == store.lastToken + Int64(covered.lines) else { return false }
         store.journal.transactions += covered.lines
         store.journal.longestLine = max(store.journal.longestLine, covered.longestLine)
-        store.historyLog.deferLines(DeferredJournalLines(fd: fd, bytes: covered.bytes, count: covered.lines, file: path,
+        store.historyLog.deferLines(DeferredJournalLines(bytes: Array(journal[..<covered.bytes]), count: covered.lines, file: path,
                                                          firstToken: store.lastToken + 1, lastTimestamp: last.timestamp))
         store.lastToken = last.token
         store.table.adoptReplayed(covered.records)
+        // Deletes are taken now: the counts and the type's rows say at once what lives.
+        for e in covered.records.entries where e.isDelete {
+            let row = RowID(e.row)
+            guard store.table.entity(at: row) == Int(e.entity), let o = store.table.object(at: row) else {
+                store.table.image?.noteDamage("rows the journal's replay state names")
+                continue
+            }
+            store.indexes.remove(row, o)
+            store.table.remove(row)
+        }
         return true
     }
 

@@ -76,8 +76,7 @@ final class HistoryLog {
         return d.lastTimestamp
     }
 
-    /// Defers journal lines (`deferred`) to come after the transactions in
-    /// memory now; the log owns their descriptor from here on.
+    /// Defers journal lines (`deferred`) to come after the transactions in memory now.
     func deferLines(_ lines: DeferredJournalLines) {
         deferred = lines
         deferredPosition = read.count
@@ -86,19 +85,16 @@ final class HistoryLog {
     private var deferredPosition = 0
 
     /// Reads the deferred journal lines, checking each as a replay would
-    /// (whole, checksummed, the next token); one that fails is noted in
-    /// `problems`, so `checkedHistory` names it.
+    /// (whole, checksummed, the next token: their bytes were bound to the
+    /// state at open, so only a forgery can fail); one that fails is noted
+    /// in `problems`, so `checkedHistory` names it.
     private func readDeferred() {
         guard let lines = deferred else { return }
         deferred = nil
-        defer { FileIO.close(lines.fd) }
         var parsed: [HistoryTransaction] = []
         parsed.reserveCapacity(lines.count)
-        let bytes = [UInt8](unsafeUninitializedCapacity: lines.bytes) { buffer, count in
-            count = max(0, FileIO.read(lines.fd, into: UnsafeMutableRawBufferPointer(buffer), at: 0))
-        }
         var expected = lines.firstToken, number = 0
-        bytes.withUnsafeBufferPointer { buf in
+        lines.bytes.withUnsafeBufferPointer { buf in
             JSONLines.forEachLine(in: buf) { n, range, complete in
                 number = n
                 var why = ""
@@ -118,8 +114,8 @@ final class HistoryLog {
                 problems.append(HistoryProblem(file: lines.file, line: n, detail: why))
             }
         }
-        if bytes.count != lines.bytes || number != lines.count {
-            problems.append(HistoryProblem(file: lines.file, line: nil, detail: "its first \(lines.count) lines could not be read again"))
+        if number != lines.count {
+            problems.append(HistoryProblem(file: lines.file, line: nil, detail: "it holds \(number) lines where its replay state says \(lines.count)"))
         }
         read.insert(contentsOf: parsed, at: min(deferredPosition, read.count))
     }
@@ -157,14 +153,12 @@ final class HistoryLog {
     func close() {
         if let p = pending { FileIO.close(p.fd) }
         pending = nil
-        if let d = deferred { FileIO.close(d.fd) }
         deferred = nil
         index = .notLookedFor
     }
 
     deinit {
         if let p = pending { FileIO.close(p.fd) }
-        if let d = deferred { FileIO.close(d.fd) }
     }
 }
 
@@ -189,10 +183,8 @@ struct HistoryProblem: CustomStringConvertible {
 /// transactions (and checked) only when history is asked for (see
 /// `HistoryLog.deferred`).
 struct DeferredJournalLines {
-    /// The journal, open: it stays readable if a compaction removes it.
-    let fd: Int32
-    /// The lines are the first `bytes` of it, `count` of them.
-    let bytes: Int
+    /// The journal's first bytes as read, `count` lines.
+    let bytes: [UInt8]
     let count: Int
     let file: String
     let firstToken: Int64

@@ -19,12 +19,14 @@ import Darwin
 /// takes each changed row's final record as it is, and replays only the
 /// lines after the state's end.
 ///
-/// It is a cache: bound to the snapshot's image and, frame by frame, to the
-/// journal's length and the checksum of the bytes it covers; checksummed per frame;
-/// ignored from the first frame that disagrees; deleting it changes no
-/// answer. It covers lines that only set attributes of objects the image
-/// holds (the stream of one-object updates it is for); the first line that
-/// does anything else ends what it can cover until the next fold.
+/// It is a cache: bound to the snapshot's image, and to the journal by the
+/// length and last line of what it covers; checksummed per frame; deleting
+/// it changes no answer. It covers lines that only set attributes of
+/// objects the image holds or delete them (the stream of one-object
+/// updates and deletes it is for), which need no relationship list and no
+/// new row in the cache; the first line that does anything else (an
+/// insert, a relationship set on an object that stays) ends what it can
+/// cover until the next fold.
 ///
 /// The writer appends a frame after each commit it covers (`committed`),
 /// or writes the file anew when more than `rewriteAfterLines` lines are
@@ -38,8 +40,8 @@ final class JournalState {
     private(set) var coveredLines = 0
     /// The lines an open took from the state.
     private(set) var coveredLinesAtOpen = 0
-    /// Whether every journal line so far only sets attributes of image rows:
-    /// the state can cover the whole journal.
+    /// Whether every journal line so far only sets attributes of image rows
+    /// or deletes them: the state can cover the whole journal.
     private(set) var linesFit = true
     /// Off after a write failed (the file was cut back or removed): this
     /// process writes no more of it.
@@ -60,15 +62,17 @@ final class JournalState {
 
     // MARK: Reading
 
-    /// The records the state holds for the first `journalBytes` bytes of
-    /// the journal open as `journal`, last one per row, and how far they
-    /// cover; nil when there is no state, or it covers nothing of them.
+    /// The records the state holds for the journal's `bytes` (as read: its
+    /// complete lines, and perhaps a torn tail), newest per row, and how far
+    /// they cover; nil when there is no state, or it covers nothing of them.
     ///
-    /// A frame is taken when it is whole and checksummed; the newest taken is bound to the journal by its last
-    /// line, read here: the whole line, after a newline, with the frame's
-    /// checksum. Nothing else of the journal is read, so the open costs the
-    /// same after a few lines or thousands (`verify` checks every byte).
-    func read(journal: Int32, journalBytes: Int, table: ObjectTable) -> Covered? {
+    /// Frames are taken while each is whole, checksummed and bound: the
+    /// journal holds, where the frame says, bytes with the checksum of
+    /// every byte it covers, ending with a line of its last line's checksum.
+    /// One pass of the checksum over the covered bytes, and no line parsed:
+    /// a line damaged, swapped or edited and sealed again unbinds its frame
+    /// (and the ones after it), and the replay from there says what is wrong.
+    func read(journal bytes: [UInt8], table: ObjectTable) -> Covered? {
         // Never through a link (the history index is not either).
         guard let fd = try? FileIO.open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW) else { return nil }
         defer { FileIO.close(fd) }
@@ -76,7 +80,7 @@ final class JournalState {
         // Records are smaller than the lines that made them, except for a
         // line that sets one small value of a big object: the bound is generous, and checked before reading.
         guard let size = try? FileIO.size(fd, path: path), size > JournalStateFormat.headerBytes,
-              size <= Self.byteLimit(journalBytes: journalBytes) else { return nil }
+              size <= Self.byteLimit(journalBytes: bytes.count) else { return nil }
         let file = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
             count = max(0, FileIO.read(fd, into: UnsafeMutableRawBufferPointer(buffer), at: 0))
         }
@@ -84,60 +88,26 @@ final class JournalState {
         return file.withUnsafeBytes { raw -> Covered? in
             guard JournalStateFormat.hasHeader(raw, of: binding) else { return nil }
             let frames = JournalStateFormat.frames(raw, rows: min(table.baseRows, Int(binding.rows)), entities: table.schema.entities.count)
-            let sound = frames.prefix { $0.end <= journalBytes }
-            var taken = sound.count, lastLine: [UInt8] = []
-            while taken > 0, lastLine.isEmpty {
-                lastLine = Self.lastLine(of: sound[taken - 1], in: journal)
-                if lastLine.isEmpty { taken -= 1 }
+            let bound = bytes.withUnsafeBytes { journal in
+                frames.prefix { f in
+                    f.end <= journal.count && journal[f.end - 1] == 0x0A
+                        && CRC32C.checksum(UnsafeRawBufferPointer(rebasing: journal[f.start..<f.end])) == f.coveredCRC
+                        && CRC32C.checksum(UnsafeRawBufferPointer(rebasing: journal[(f.end - f.lastLineBytes)..<f.end])) == f.lastLineCRC
+                }
             }
-            guard taken > 0 else { return nil }
+            guard let last = bound.last else { return nil }
             var entries: [ReplayedRecords.Entry] = []
             var lines = 0, longest = 0
-            for f in sound.prefix(taken) {
+            for f in bound {
                 for r in f.records { entries.append(.init(row: Int32(r.row), entity: Int16(r.entity), offset: r.offset, count: r.count)) }
                 lines += f.lines
                 longest = max(longest, f.longestLine)
             }
-            let f = sound[taken - 1]
             // (Each record's bytes are checked against the bounds of its entity's when the table takes it.)
-            return Covered(bytes: f.end, lines: lines, longestLine: longest, lastLine: lastLine, fileBytes: f.fileEnd,
-                           records: ReplayedRecords(bytes: file, newestLast: entries))
+            return Covered(bytes: last.end, lines: lines, longestLine: longest,
+                           lastLine: Array(bytes[(last.end - last.lastLineBytes)..<(last.end - 1)]),
+                           fileBytes: last.fileEnd, records: ReplayedRecords(bytes: file, newestLast: entries))
         }
-    }
-
-    /// The lines (counting from 1) of the first frame an open took whose
-    /// journal bytes are not those it was written for (the checksum of
-    /// every byte it covers disagrees); nil when every one agrees. What
-    /// `verify` checks beyond the open's binding.
-    func firstLinesNotAsWritten(journal: [UInt8], table: ObjectTable) -> ClosedRange<Int>? {
-        guard coveredLinesAtOpen > 0, let state = try? FileIO.readFile(path) else { return nil }
-        return state.withUnsafeBytes { raw -> ClosedRange<Int>? in
-            guard JournalStateFormat.hasHeader(raw, of: binding) else { return nil }
-            var line = 1
-            for f in JournalStateFormat.frames(raw, rows: min(table.baseRows, Int(binding.rows)), entities: table.schema.entities.count) {
-                // (Frames past the journal as read, or past what the open took, are a writer's since.)
-                guard line <= coveredLinesAtOpen, f.end <= journal.count else { break }
-                guard journal.withUnsafeBytes({ CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[f.start..<f.end])) }) == f.coveredCRC else {
-                    return line...(line + f.lines - 1)
-                }
-                line += f.lines
-            }
-            return nil
-        }
-    }
-
-    /// The last line a frame covers, read from the journal without its
-    /// newline, when it is there whole (after a newline or at the start) with
-    /// the frame's checksum; else empty.
-    private static func lastLine(of f: JournalStateFormat.Frame, in journal: Int32) -> [UInt8] {
-        let before = f.end - f.lastLineBytes > 0 ? 1 : 0
-        let n = f.lastLineBytes + before
-        let bytes = [UInt8](unsafeUninitializedCapacity: n) { buffer, count in
-            count = max(0, FileIO.read(journal, into: UnsafeMutableRawBufferPointer(buffer), at: f.end - n))
-        }
-        guard bytes.count == n, before == 0 || bytes[0] == 0x0A, bytes[n - 1] == 0x0A, n > before + 1,
-              bytes.withUnsafeBytes({ CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[before...])) }) == f.lastLineCRC else { return [] }
-        return Array(bytes[before..<(n - 1)])
     }
 
     /// What a state read covers: the first `bytes` of the journal, `lines` lines, and each changed row's record.
@@ -164,7 +134,7 @@ final class JournalState {
         coveredLines = covered.lines
     }
 
-    /// Notes a line replayed after the covered ones: whether it only set attributes of image rows.
+    /// Notes a line replayed after the covered ones: whether it is one the state could cover.
     func replayed(fits: Bool) {
         if !fits { linesFit = false }
     }
@@ -176,7 +146,7 @@ final class JournalState {
     /// state covers every line before it, or by the file written anew from
     /// every row the journal changed (`changedRows`) once enough lines are
     /// not covered. `rows` is nil when the line does more than set
-    /// attributes of image rows. Never throws: a failure leaves the state
+    /// attributes of image rows and delete them. Never throws: a failure leaves the state
     /// as it was, or removes it.
     func committed(line: [UInt8], journal: Journal, rows: [RowID]?, table: ObjectTable, changedRows: () -> [RowID]) {
         guard writable else { return }
@@ -231,9 +201,11 @@ final class JournalState {
     private func frame(start: Int, end: Int, lines: Int, longestLine: Int, coveredCRC: UInt32, lastLine: (bytes: Int, crc: UInt32),
                        rows: [RowID], table: ObjectTable) -> [UInt8]? {
         let slotCounts = table.schema.entities.map { $0.properties.count }
-        // (Every row is live: a line that deletes one does not fit.)
         let records = rows.compactMap { row -> (row: Int, entity: Int, bytes: UnsafeRawBufferPointer)? in
-            guard let e = table.entity(at: row) else { return nil }
+            guard let e = table.entity(at: row) else {
+                // Deleted: a record of no bytes, with the entity the image holds it as.
+                return table.imageEntity(row).map { (Int(row), $0, UnsafeRawBufferPointer(start: nil, count: 0)) }
+            }
             let p = table.record(row)
             return (Int(row), e, UnsafeRawBufferPointer(start: p, count: RecordReader.length(p, count: slotCounts[e])))
         }

@@ -17,7 +17,8 @@ import TripStoreSystem
 ///              journal's bytes from start to end (u32), the last line's
 ///              bytes (u32) and CRC-32C (u32), records (u32), then each
 ///              record: row (u32), entity (u16), record bytes (u32), the
-///              record as the table encodes it
+///              record as the table encodes it; a record of no bytes says
+///              the row's object (of that entity) was deleted
 ///
 /// All numbers are little-endian. As SPEC'd for caches that grow with a
 /// journal, a frame is bound to the journal's length at its end and to the
@@ -151,7 +152,7 @@ enum JournalStateFormat {
                 let row = Int(bytes.loadLE(UInt32.self, at: r)), entity = Int(bytes.loadLE(UInt16.self, at: r + 4))
                 let n = Int(bytes.loadLE(UInt32.self, at: r + 6))
                 r += recordHeaderBytes
-                guard row < rows, entity < entities, n > 0, n <= p + length - r else { sound = false; break }
+                guard row < rows, entity < entities, n <= p + length - r else { sound = false; break }
                 records.append((row, entity, r, n))
                 r += n
             }

@@ -229,13 +229,26 @@ package final class ObjectTable: ObjectLookup {
     func adoptReplayed(_ records: ReplayedRecords) {
         guard image != nil else { return }
         changedBaseRows.reserveCapacity(changedBaseRows.count + records.entries.count)
-        for e in records.entries where Int(e.row) < baseRows && changedBaseRows[RowID(e.row)] == nil {
-            changedBaseRows[RowID(e.row)] = (e.entity, Self.replayedFromState)
+        // Units checked already (all of them, when the image was checked
+        // at open) take their records now: damage shows while the store opens.
+        var checkedUnits: [Int] = []
+        for e in records.entries where Int(e.row) < baseRows && !e.isDelete {
+            if changedBaseRows[RowID(e.row)] == nil { changedBaseRows[RowID(e.row)] = (e.entity, Self.replayedFromState) }
+            let u = Int(e.row) >> SnapshotImage.unitShift
+            if u != checkedUnits.last && (UnitState.isReadable(groupState[u]) || groupState[u] == UnitState.checkedInImage) {
+                checkedUnits.append(u)
+            }
         }
         replayed = records
-        for u in Set(records.entries.map { Int($0.row) >> SnapshotImage.unitShift }) where UnitState.isReadable(groupState[u]) {
-            takeReplayedRecords(u)
+        for u in checkedUnits {
+            if groupState[u] == UnitState.checkedInImage { checkUnit(u) } else { takeReplayedRecords(u) }
         }
+    }
+
+    /// The entity a changed base row had in the image, if one lived there.
+    func imageEntity(_ row: RowID) -> Int? {
+        guard let e = changedBaseRows[row]?.entity, e >= 0 else { return nil }
+        return Int(e)
     }
 
     private func noteChange(_ i: Int) {
@@ -327,7 +340,8 @@ package final class ObjectTable: ObjectLookup {
         let first = u << SnapshotImage.unitShift
         let bounds = RecordBounds(rows: baseRows, lists: lists.count, bytes: Int.max)
         replayed.bytes.withUnsafeBytes { raw in
-            for e in replayed.entries(in: first..<min(baseRows, first + (1 << SnapshotImage.unitShift))) {
+            // (A delete is taken at open: see `StoreLoader.takeCoveredLines`.)
+            for e in replayed.entries(in: first..<min(baseRows, first + (1 << SnapshotImage.unitShift))) where !e.isDelete {
                 let r = Int(e.row), p = raw.baseAddress! + e.offset
                 guard baseEntities[r] == e.entity, Int(e.entity) < slotCounts.count,
                       bounds.check(p, end: p + e.count, slots: slotCounts[Int(e.entity)]) else {

@@ -1,15 +1,16 @@
 /// The records a journal's replay state holds for image rows (see
-/// `JournalState`): the newest of each row, sorted by row, in the bytes of
-/// the state as read. A table takes a row's record when the image's checks
+/// `JournalState`), or that their objects were deleted: the newest of each
+/// row, sorted by row, in the bytes of the state as read. A table takes a row's record when the image's checks
 /// of that row's unit run, so an open that takes a state copies, checks
 /// and indexes nothing for the rows it never reads.
 struct ReplayedRecords {
     struct Entry {
         var row: Int32
         var entity: Int16
-        /// Where the record is in `bytes`, and its length.
+        /// Where the record is in `bytes`, and its length: 0 when the row's object was deleted.
         var offset: Int
         var count: Int
+        var isDelete: Bool { count == 0 }
     }
 
     /// The state file's bytes.
