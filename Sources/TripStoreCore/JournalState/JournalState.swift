@@ -20,8 +20,8 @@ import Darwin
 /// lines after the state's end.
 ///
 /// It is a cache: bound to the snapshot's image, and to the journal by the
-/// length and last line of what it covers; checksummed per frame; deleting
-/// it changes no answer. It covers lines that only set attributes of
+/// checksum of every byte it covers; checksummed per frame; deleting it
+/// changes no answer. It covers lines that only set attributes of
 /// objects the image holds or delete them (the stream of one-object
 /// updates and deletes it is for), which need no relationship list and no
 /// new row in the cache; the first line that does anything else (an
@@ -68,8 +68,7 @@ final class JournalState {
     ///
     /// Frames are taken while each is whole, checksummed and bound: the
     /// journal holds, where the frame says, bytes with the checksum of
-    /// every byte it covers, ending with a line of its last line's checksum.
-    /// One pass of the checksum over the covered bytes, and no line parsed:
+    /// every byte it covers, ending with a newline. One pass of the checksum over the covered bytes, and no line parsed:
     /// a line damaged, swapped or edited and sealed again unbinds its frame
     /// (and the ones after it), and the replay from there says what is wrong.
     func read(journal bytes: [UInt8], table: ObjectTable) -> Covered? {
@@ -92,7 +91,6 @@ final class JournalState {
                 frames.prefix { f in
                     f.end <= journal.count && journal[f.end - 1] == 0x0A
                         && CRC32C.checksum(UnsafeRawBufferPointer(rebasing: journal[f.start..<f.end])) == f.coveredCRC
-                        && CRC32C.checksum(UnsafeRawBufferPointer(rebasing: journal[(f.end - f.lastLineBytes)..<f.end])) == f.lastLineCRC
                 }
             }
             guard let last = bound.last else { return nil }
@@ -161,10 +159,9 @@ final class JournalState {
             return
         }
         let end = journal.size, start = end - line.count
-        let lineCRC = CRC32C.checksum(line)
         if coveredBytes == start && (start == 0 || fileBytes != nil) {
             guard let f = frame(start: start, end: end, lines: journal.transactions - coveredLines, longestLine: line.count,
-                                coveredCRC: lineCRC, lastLine: (line.count, lineCRC), rows: rows, table: table) else {
+                                coveredCRC: CRC32C.checksum(line), lastLineBytes: line.count, rows: rows, table: table) else {
                 return linesFit = false
             }
             append(f, newFile: start == 0, end: end, lines: journal.transactions)
@@ -173,7 +170,7 @@ final class JournalState {
             guard let bytes = try? FileIO.readFile(journal.path), bytes.count >= end, bytes[start..<end].elementsEqual(line),
                   let f = frame(start: 0, end: end, lines: journal.transactions, longestLine: journal.longestLine,
                                 coveredCRC: bytes.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[..<end])) },
-                                lastLine: (line.count, lineCRC), rows: changedRows(), table: table) else {
+                                lastLineBytes: line.count, rows: changedRows(), table: table) else {
                 return linesFit = false
             }
             rewrite(f, end: end, lines: journal.transactions)
@@ -188,17 +185,15 @@ final class JournalState {
               bytes[journal.size - 1] == 0x0A else { return }
         let end = journal.size
         let lastStart = bytes[..<(end - 1)].lastIndex(of: 0x0A).map { $0 + 1 } ?? 0
-        let (crc, lastCRC) = bytes.withUnsafeBytes {
-            (CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[..<end])), CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[lastStart..<end])))
-        }
+        let crc = bytes.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[..<end])) }
         guard let f = frame(start: 0, end: end, lines: journal.transactions, longestLine: journal.longestLine, coveredCRC: crc,
-                            lastLine: (end - lastStart, lastCRC), rows: table.changedBaseRowList, table: table) else {
+                            lastLineBytes: end - lastStart, rows: table.changedBaseRowList, table: table) else {
             return
         }
         rewrite(f, end: end, lines: journal.transactions)
     }
 
-    private func frame(start: Int, end: Int, lines: Int, longestLine: Int, coveredCRC: UInt32, lastLine: (bytes: Int, crc: UInt32),
+    private func frame(start: Int, end: Int, lines: Int, longestLine: Int, coveredCRC: UInt32, lastLineBytes: Int,
                        rows: [RowID], table: ObjectTable) -> [UInt8]? {
         let slotCounts = table.schema.entities.map { $0.properties.count }
         let records = rows.compactMap { row -> (row: Int, entity: Int, bytes: UnsafeRawBufferPointer)? in
@@ -211,7 +206,7 @@ final class JournalState {
         }
         guard records.count == rows.count else { return nil }
         return JournalStateFormat.frame(start: start, end: end, lines: lines, longestLine: longestLine, coveredCRC: coveredCRC,
-                                        lastLineBytes: lastLine.bytes, lastLineCRC: lastLine.crc, records: records)
+                                        lastLineBytes: lastLineBytes, records: records)
     }
 
     private func append(_ frame: [UInt8], newFile: Bool, end: Int, lines: Int) {

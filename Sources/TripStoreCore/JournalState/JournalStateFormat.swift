@@ -15,7 +15,7 @@ import TripStoreSystem
 ///     payload: start, end (u64: journal offsets, end past a newline),
 ///              lines (u32), the longest line's bytes (u32), CRC-32C of the
 ///              journal's bytes from start to end (u32), the last line's
-///              bytes (u32) and CRC-32C (u32), records (u32), then each
+///              bytes (u32), records (u32), then each
 ///              record: row (u32), entity (u16), record bytes (u32), the
 ///              record as the table encodes it; a record of no bytes says
 ///              the row's object (of that entity) was deleted
@@ -30,7 +30,7 @@ enum JournalStateFormat {
     static let version: UInt32 = 2
     static let headerBytes = 8 + 4 + 4 + 8 + 8 + 4 + 4 + 16 + 8
     static let frameHeaderBytes = 8
-    static let payloadHeaderBytes = 8 + 8 + 4 + 4 + 4 + 4 + 4 + 4
+    static let payloadHeaderBytes = 8 + 8 + 4 + 4 + 4 + 4 + 4
     static let recordHeaderBytes = 4 + 2 + 4
 
     /// What the file is bound to: the snapshot its image was made from, and the image's rows.
@@ -66,9 +66,8 @@ enum JournalStateFormat {
         var longestLine: Int
         /// The CRC-32C of the journal's bytes `start..<end`.
         var coveredCRC: UInt32
-        /// The bytes of its last line (ending at `end`) and their CRC-32C.
+        /// The bytes of its last line (ending at `end`).
         var lastLineBytes: Int
-        var lastLineCRC: UInt32
         /// (row, entity, offset of the record in the file, its bytes)
         var records: [(row: Int, entity: Int, offset: Int, count: Int)]
         /// Where the frame ends in the file.
@@ -90,7 +89,7 @@ enum JournalStateFormat {
 
     /// A frame covering `lines` lines of the journal from `start` to `end`,
     /// whose bytes have the CRC-32C `coveredCRC`, with each record given.
-    static func frame(start: Int, end: Int, lines: Int, longestLine: Int, coveredCRC: UInt32, lastLineBytes: Int, lastLineCRC: UInt32,
+    static func frame(start: Int, end: Int, lines: Int, longestLine: Int, coveredCRC: UInt32, lastLineBytes: Int,
                       records: [(row: Int, entity: Int, bytes: UnsafeRawBufferPointer)]) -> [UInt8] {
         var payload: [UInt8] = []
         payload.reserveCapacity(payloadHeaderBytes + records.reduce(0) { $0 + recordHeaderBytes + $1.bytes.count })
@@ -100,7 +99,6 @@ enum JournalStateFormat {
         payload.appendLE(UInt32(longestLine))
         payload.appendLE(coveredCRC)
         payload.appendLE(UInt32(lastLineBytes))
-        payload.appendLE(lastLineCRC)
         payload.appendLE(UInt32(records.count))
         for r in records {
             payload.appendLE(UInt32(r.row))
@@ -138,8 +136,7 @@ enum JournalStateFormat {
             let start = bytes.loadLE(UInt64.self, at: p), end = bytes.loadLE(UInt64.self, at: p + 8)
             let lines = Int(bytes.loadLE(UInt32.self, at: p + 16)), longest = Int(bytes.loadLE(UInt32.self, at: p + 20))
             let coveredCRC = bytes.loadLE(UInt32.self, at: p + 24)
-            let lastLineBytes = Int(bytes.loadLE(UInt32.self, at: p + 28)), lastLineCRC = bytes.loadLE(UInt32.self, at: p + 32)
-            let count = Int(bytes.loadLE(UInt32.self, at: p + 36))
+            let lastLineBytes = Int(bytes.loadLE(UInt32.self, at: p + 28)), count = Int(bytes.loadLE(UInt32.self, at: p + 32))
             guard start == UInt64(covered), end > start, end <= UInt64(Int.max), lines > 0, lastLineBytes > 0,
                   UInt64(lastLineBytes) <= end - start, longest >= lastLineBytes, UInt64(longest) <= end - start,
                   count <= (length - payloadHeaderBytes) / recordHeaderBytes else { break }
@@ -158,7 +155,7 @@ enum JournalStateFormat {
             }
             guard sound, r == p + length else { break }
             frames.append(Frame(start: Int(start), end: Int(end), lines: lines, longestLine: longest, coveredCRC: coveredCRC,
-                                lastLineBytes: lastLineBytes, lastLineCRC: lastLineCRC, records: records, fileEnd: p + length))
+                                lastLineBytes: lastLineBytes, records: records, fileEnd: p + length))
             covered = Int(end)
             at = p + length
         }
