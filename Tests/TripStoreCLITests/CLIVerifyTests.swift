@@ -338,6 +338,12 @@ import TripStoreCLI
         let exported = CLIRunner.run(["export", "--format", "jsonl"], store: s)
         #expect(exported.code == 0)
         #expect("objects      \(exported.out.split(separator: "\n").count)" == objects.map(String.init))
+        // `verify` names the state, whose open fell back to the JSON; `--repair` deletes it.
+        let found = CLIRunner.run(["verify"], store: s)
+        #expect(found.code == 2)
+        #expect(found.err.contains("journal-1.state") && found.err.contains("names rows the image holds otherwise"))
+        #expect(CLIRunner.run(["verify", "--repair"], store: s).code == 0)
+        #expect(CLIRunner.run(["verify"], store: s).code == 0)
     }
 
     @Test func verifyComparesTheStateWithTheJournal() throws {

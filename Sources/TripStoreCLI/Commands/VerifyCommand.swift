@@ -187,6 +187,10 @@ enum VerifyCommand {
             ctx.console.line("note: the store changed while it was verified; its journal's replay state was not compared (run verify again)")
             return (nil, false)
         }
+        // An open that met damage in the rows the state names answered from the JSON instead.
+        if replayed.loadedFromImage && !fromState.loadedFromImage {
+            return ("it names rows the image holds otherwise (an open that takes it answers from the JSON)", true)
+        }
         guard fromState.journalStateLines > 0 else {
             ctx.console.line("note: \(json.journalStatePath) covers none of the journal (made for another image or journal, or damaged): it is ignored (a cache: a writer writes it again)")
             return (nil, false)

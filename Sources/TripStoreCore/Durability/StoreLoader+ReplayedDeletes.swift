@@ -23,7 +23,8 @@ extension StoreLoader {
         var byRow: [RowID: ReplayedDelete] = [:]
         for d in store.replayedDeletes where store.table.entity(at: d.row) == nil { byRow[d.row] = d }
         // Through an inverse: the deleted object's own lists say who to look at.
-        for d in byRow.values {
+        // (In row order: the reference named first is the same at every open.)
+        for d in byRow.values.sorted(by: { $0.row < $1.row }) {
             for p in store.schema.entities[d.object.entity].properties {
                 guard let inverse = p.relationship?.inverseSlot else { continue }
                 for t in d.object.values[p.slot].rows where store.table.entity(at: t) != nil && store.table.value(at: t, slot: inverse).rows.contains(d.row) {

@@ -102,9 +102,10 @@ final class JournalState {
                 longest = max(longest, f.longestLine)
             }
             // (Each record's bytes are checked against the bounds of its entity's when the table takes it.)
+            guard let records = ReplayedRecords(bytes: file, newestLast: entries) else { return nil }
             return Covered(bytes: last.end, lines: lines, longestLine: longest,
                            lastLine: Array(bytes[(last.end - last.lastLineBytes)..<(last.end - 1)]),
-                           fileBytes: last.fileEnd, records: ReplayedRecords(bytes: file, newestLast: entries))
+                           fileBytes: last.fileEnd, records: records)
         }
     }
 

@@ -20,14 +20,21 @@ struct ReplayedRecords {
 
     static let none = ReplayedRecords(bytes: [], entries: [])
 
-    /// The newest entry of each row among `entries`, given oldest first, sorted by row.
-    init(bytes: [UInt8], newestLast entries: [Entry]) {
+    /// The newest entry of each row among `entries`, given oldest first,
+    /// sorted by row; nil when a row has an entry after its delete (a row
+    /// the image holds is never used again once its object is deleted).
+    init?(bytes: [UInt8], newestLast entries: [Entry]) {
         // Sorted by row, and by place within a row: the last of each row is its newest.
         let keys = entries.indices.map { UInt64(UInt32(bitPattern: entries[$0].row)) << 32 | UInt64($0) }.sorted()
         var newest: [Entry] = []
         newest.reserveCapacity(keys.count)
-        for (k, key) in keys.enumerated() where k + 1 == keys.count || keys[k + 1] >> 32 != key >> 32 {
-            newest.append(entries[Int(key & 0xFFFF_FFFF)])
+        for (k, key) in keys.enumerated() {
+            let entry = entries[Int(key & 0xFFFF_FFFF)]
+            guard k + 1 == keys.count || keys[k + 1] >> 32 != key >> 32 else {
+                if entry.isDelete { return nil }
+                continue
+            }
+            newest.append(entry)
         }
         self.init(bytes: bytes, entries: newest)
     }

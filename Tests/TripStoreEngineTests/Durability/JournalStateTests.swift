@@ -160,6 +160,27 @@ import TripStoreModels
         try expectSameAnswers(after, store.files.folder)
     }
 
+    /// A state whose frames name a row after they delete it (forged, with
+    /// good checksums: a row of the image is never used again) is not taken.
+    @Test func aStateThatNamesARowAfterItsDeleteIsNotTaken() throws {
+        let store = try renamesAfter { w, change in try change.delete(try #require(w.run(try Query("is Trip")).rows.last)) }
+        let statePath = store.journalStatePath
+        var bytes = try FileIO.readFile(statePath)
+        let frames = bytes.withUnsafeBytes { JournalStateFormat.frames($0, rows: store.table.baseRows, entities: schema.entities.count) }
+        let deleted = try #require(frames.flatMap(\.records).first { $0.count == 0 })
+        // The last frame's record (a rename, after the delete) names the deleted row instead.
+        let last = try #require(frames.last)
+        let recordAt = try #require(last.records.first).offset - JournalStateFormat.recordHeaderBytes
+        bytes.withUnsafeMutableBytes { $0.storeBytes(of: UInt32(deleted.row).littleEndian, toByteOffset: recordAt, as: UInt32.self) }
+        let payloadAt = last.fileEnd - Int(bytes.withUnsafeBytes { $0.loadLE(UInt32.self, at: recordAt - JournalStateFormat.payloadHeaderBytes - 8) })
+        let crc = bytes.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[payloadAt..<last.fileEnd])) }
+        bytes.withUnsafeMutableBytes { $0.storeBytes(of: crc.littleEndian, toByteOffset: payloadAt - 4, as: UInt32.self) }
+        try Data(bytes).write(to: URL(fileURLWithPath: statePath))
+        let forged = try open(store.files.folder)
+        #expect(forged.journalStateLines == 0)
+        try expectSameAnswers(forged, store.files.folder)
+    }
+
     /// A store whose state fell behind by more lines than a writer leaves
     /// uncovered, and then one more commit, which writes it anew.
     func stateWrittenAnew() throws -> String {
