@@ -20,11 +20,12 @@ import TripStoreSystem
 ///              record as the table encodes it; a record of no bytes says
 ///              the row's object (of that entity) was deleted
 ///
-/// All numbers are little-endian. As SPEC'd for caches that grow with a
-/// journal, a frame is bound to the journal's length at its end and to the
-/// checksum of its last line: an open checks only that, reading one line,
-/// so it costs the same after any number of lines. The checksum of every
-/// byte a frame covers is kept for `verify`, which checks all of them.
+/// All numbers are little-endian. A frame is bound to what it covers by the
+/// journal's length at its end and the checksum of every byte it covers (a
+/// frame written anew covers many lines: each of them is bound, not only
+/// the last); a reader takes frames while each is whole, checksummed and
+/// bound, and ignores the rest. The last line's length lets an open read
+/// that line alone (its token and commit time) and parse no other.
 enum JournalStateFormat {
     static let magic = Array("TSJSTATE".utf8)
     static let version: UInt32 = 2
