@@ -327,9 +327,9 @@ import TripStoreCLI
         let state = s + "/journal-1.state"
         var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: state)))
         // The first frame (after the 64-byte header): length, checksum, a
-        // 36-byte payload header, then its first record: row, entity, length, bytes.
+        // 48-byte payload header, then its first record: row, entity, length, bytes.
         func u32(_ at: Int) -> Int { Int(bytes[at]) | Int(bytes[at + 1]) << 8 | Int(bytes[at + 2]) << 16 | Int(bytes[at + 3]) << 24 }
-        let payload = 64 + 8, record = payload + 36
+        let payload = 64 + 8, record = payload + 48
         bytes[record + 10 + u32(record + 6) - 1] = 0xEE
         let crc = bytes.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[payload..<(payload + u32(64))])) }
         for k in 0..<4 { bytes[68 + k] = UInt8(truncatingIfNeeded: crc >> (8 * k)) }

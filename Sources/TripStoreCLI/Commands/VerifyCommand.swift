@@ -195,13 +195,26 @@ enum VerifyCommand {
             ctx.console.line("note: \(json.journalStatePath) covers none of the journal (made for another image or journal, or damaged): it is ignored (a cache: a writer writes it again)")
             return (nil, false)
         }
+        // By id: a writer numbers the rows of objects made and deleted in one transaction, a replay does not.
         let a = replayed.rowsInIDOrder(), b = fromState.rowsInIDOrder()
-        guard a == b else { return ("it holds other objects than the journal", true) }
-        for row in a where replayed.object(at: row) != fromState.object(at: row) {
-            return ("it holds another '\(replayed.object(at: row)?.id ?? "")' than the journal does", true)
+        guard a.map(replayed.id) == b.map(fromState.id) else { return ("it holds other objects than the journal", true) }
+        for (x, y) in zip(a, b) where !sameObject(replayed, x, fromState, y) {
+            return ("it holds another '\(replayed.id(at: x) ?? "")' than the journal does", true)
         }
         if let d = fromState.imageDamage { return ("it names rows the image holds otherwise (\(d))", true) }
         return (nil, true)
+    }
+
+    /// Whether two stores hold the same object at these rows: the same
+    /// type and values, relationships to objects of the same ids.
+    private static func sameObject(_ a: Store, _ x: RowID, _ b: Store, _ y: RowID) -> Bool {
+        guard let o = a.object(at: x), let p = b.object(at: y), o.entity == p.entity, o.id == p.id else { return false }
+        return zip(o.values, p.values).allSatisfy { v, w in
+            switch (v, w) {
+            case (.toOne, .toOne), (.toMany, .toMany): return v.rows.map(a.id) == w.rows.map(b.id)
+            default: return v == w
+            }
+        }
     }
 
     /// Lists every reference to a missing object; with `--repair`, removes them in one transaction.

@@ -5,12 +5,8 @@ import TripStoreSystem
 /// line holds every side of every relationship change, so replay needs no
 /// delete rules and no inverse bookkeeping.
 enum JournalReplay {
-    /// Returns whether the line only set attributes of the image's rows and
-    /// deleted them (what a `JournalState` covers).
-    @discardableResult
-    static func apply(_ line: JSONValue, to store: Store, file: String, line number: Int) throws -> Bool {
-        guard case .array(let changes)? = line["changes"] else { return false }
-        var fits = true
+    static func apply(_ line: JSONValue, to store: Store, file: String, line number: Int) throws {
+        guard case .array(let changes)? = line["changes"] else { return }
         let table = store.table
         let schema = store.schema
         let decoder = EnvelopeDecoder(schema: schema)
@@ -34,7 +30,6 @@ enum JournalReplay {
                 }
                 throw damaged("\(error)")
             }
-            fits = false
             for d in decoded {
                 guard table.row(for: d.id) == nil else { throw damaged("inserts id '\(d.id)', which exists") }
                 let row = table.append(StoredObject(entity: d.entity, id: d.id, values: d.values))
@@ -49,13 +44,11 @@ enum JournalReplay {
             guard case .string(let id)? = c["id"], case .string(let type)? = c["type"], case .object(let values)? = c["values"] else {
                 throw damaged("updates an unknown object")
             }
-            let row = try update(id: id, type: type, values: values.map { ($0.key, $0.value["old"], $0.value["new"]) }, in: store,
-                                 touched: &touched, file: file, line: number)
-            if Int(row) >= table.baseRows { fits = false }
+            try update(id: id, type: type, values: values.map { ($0.key, $0.value["old"], $0.value["new"]) }, in: store,
+                       touched: &touched, file: file, line: number)
         }
         for c in changes where c["kind"] == .string("delete") {
             guard case .string(let id)? = c["id"], let row = table.row(for: id) else { throw damaged("deletes an unknown object") }
-            if Int(row) >= table.baseRows { fits = false }
             if let o = table.object(at: row) {
                 let name = schema.entities[o.entity].name
                 guard case .string(let type)? = c["type"], type == name else { throw damaged("deletes '\(id)', a \(name), as another type") }
@@ -67,33 +60,26 @@ enum JournalReplay {
         if let problem = table.referenceProblems(of: touched.sorted(), limit: 1).first {
             throw damaged(problem)
         }
-        return fits && touched.isEmpty
     }
 
     /// Applies a line whose changes are all updates, as `HistoryFastReader`
     /// read it (the same as `apply` does with the line's tree).
-    /// Returns whether the line only set attributes of the image's rows (what a `JournalState` covers, with deletes).
-    @discardableResult
-    static func apply(updates: [Change], to store: Store, file: String, line number: Int) throws -> Bool {
+    static func apply(updates: [Change], to store: Store, file: String, line number: Int) throws {
         var touched = Set<RowID>()
-        var imageRows = true
         for c in updates {
-            let row = try update(id: c.id, type: c.type, values: c.values.map { ($0.name, $0.old, $0.new) }, in: store, touched: &touched,
-                                 file: file, line: number)
-            if Int(row) >= store.table.baseRows { imageRows = false }
+            try update(id: c.id, type: c.type, values: c.values.map { ($0.name, $0.old, $0.new) }, in: store, touched: &touched,
+                       file: file, line: number)
         }
         if let problem = store.table.referenceProblems(of: touched.sorted(), limit: 1).first {
             throw StoreError.damaged(file: file, line: number, detail: problem, repairable: false)
         }
-        return imageRows && touched.isEmpty
     }
 
     /// Sets the new values of one update; `touched` gains the rows whose
     /// references it changes, and the rows they held before.
     /// An old value must be one the property can hold, as time travel reads it back.
-    @discardableResult
     private static func update(id: String, type: String, values: [(name: String, old: JSONValue?, new: JSONValue?)], in store: Store,
-                               touched: inout Set<RowID>, file: String, line number: Int) throws -> RowID {
+                               touched: inout Set<RowID>, file: String, line number: Int) throws {
         let table = store.table
         func damaged(_ detail: String) -> StoreError {
             .damaged(file: file, line: number, detail: detail, repairable: false)
@@ -135,7 +121,6 @@ enum JournalReplay {
                 table.setValue(r.isToMany ? .toMany(rows) : (rows.first.map { .toOne($0) } ?? .null), row: row, slot: p.slot)
             }
         }
-        return row
     }
 }
 

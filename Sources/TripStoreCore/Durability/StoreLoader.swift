@@ -122,6 +122,8 @@ struct StoreLoader {
         let state = store.options.salvageDanglingReferences || !store.options.useJournalState ? nil
             : store.table.image.map { JournalState(path: store.files.journalState(store.snapshotToken), binding: .init($0)) }
         store.journal.state = state
+        // A writer's frames hold the lists each commit changed.
+        if state != nil { store.table.lists.noteChanges() }
         // The lines the replay state covers are not parsed: their rows come
         // from the state, their history when it is asked for.
         var from = 0, linesBefore = 0
@@ -184,8 +186,7 @@ struct StoreLoader {
             guard t.token == store.lastToken + 1 else {
                 throw StoreError.damaged(file: path, line: number, detail: "token \(t.token) follows \(store.lastToken)", repairable: false)
             }
-            let fits = try JournalReplay.apply(updates: t.changes, to: store, file: path, line: number)
-            store.journal.state?.replayed(fits: fits)
+            try JournalReplay.apply(updates: t.changes, to: store, file: path, line: number)
             store.historyLog.append(t)
             store.lastToken = t.token
             store.journal.counted(line)
@@ -205,8 +206,7 @@ struct StoreLoader {
             throw StoreError.damaged(file: path, line: number, detail: "token \(t.token) follows \(store.lastToken)", repairable: false)
         }
         let replayed = store.options.salvageDanglingReferences ? salvage(journalLine: value, file: path, line: number) : value
-        let fits = try JournalReplay.apply(replayed, to: store, file: path, line: number)
-        store.journal.state?.replayed(fits: fits && !store.options.salvageDanglingReferences)
+        try JournalReplay.apply(replayed, to: store, file: path, line: number)
         store.historyLog.append(t)
         store.lastToken = t.token
         store.journal.counted(line)
@@ -223,15 +223,16 @@ struct StoreLoader {
         var why = ""
         guard covered.lastLine.withUnsafeBufferPointer({ JournalFormat.isIntact($0) }),
               let last = covered.lastLine.withUnsafeBufferPointer({ Store.readJournalLine($0, why: &why) }),
-              last.token == store.lastToken + Int64(covered.lines) else { return false }
+              last.token == store.lastToken + Int64(covered.lines), store.table.acceptsReplayed(covered.records) else { return false }
         store.journal.transactions += covered.lines
         store.journal.longestLine = max(store.journal.longestLine, covered.longestLine)
         store.historyLog.deferLines(DeferredJournalLines(bytes: Array(journal[..<covered.bytes]), count: covered.lines, file: path,
                                                          firstToken: store.lastToken + 1, lastTimestamp: last.timestamp))
         store.lastToken = last.token
-        store.table.adoptReplayed(covered.records)
+        // A new row is past every row of its type.
+        for (row, entity) in store.table.adoptReplayed(covered.records) { store.indexes.appendType(row, entity) }
         // Deletes are taken now: the counts and the type's rows say at once what lives.
-        for e in covered.records.entries where e.isDelete {
+        for e in covered.records.entries(in: 0..<store.table.baseRows) where e.isEmpty {
             let row = RowID(e.row)
             guard store.table.entity(at: row) == Int(e.entity), let o = store.table.object(at: row) else {
                 store.table.image?.noteDamage("rows the journal's replay state names")

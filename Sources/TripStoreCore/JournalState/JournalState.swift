@@ -8,25 +8,20 @@ import Darwin
 #endif
 
 /// The replay state of a journal, `journal-<token>.state`: for the journal
-/// lines it covers, the records of the image rows they changed, as the
-/// table holds them after those lines.
+/// lines it covers, the records of the rows they changed or added and the
+/// relationship lists they changed or made, as the table holds them after
+/// those lines.
 ///
 /// Why: every open replays the journal, and replaying a line that updates
 /// an object finds that object's row by id in the image, checks it and
 /// re-encodes it: most of an open's time once the journal holds a few
-/// hundred lines. With the state, an open still reads every covered line
-/// (its history, its token, its checksum: the JSON stays the truth) but
-/// takes each changed row's final record as it is, and replays only the
-/// lines after the state's end.
+/// hundred lines. With the state, an open checks the covered lines' bytes
+/// (the JSON stays the truth), takes each changed row's final record and
+/// each list as they are, and replays only the lines after the state's end.
 ///
 /// It is a cache: bound to the snapshot's image, and to the journal by the
 /// checksum of every byte it covers; checksummed per frame; deleting it
-/// changes no answer. It covers lines that only set attributes of
-/// objects the image holds or delete them (the stream of one-object
-/// updates and deletes it is for), which need no relationship list and no
-/// new row in the cache; the first line that does anything else (an
-/// insert, a relationship set on an object that stays) ends what it can
-/// cover until the next fold.
+/// changes no answer.
 ///
 /// The writer appends a frame after each commit it covers (`committed`),
 /// or writes the file anew when more than `rewriteAfterLines` lines are
@@ -40,9 +35,6 @@ final class JournalState {
     private(set) var coveredLines = 0
     /// The lines an open took from the state.
     private(set) var coveredLinesAtOpen = 0
-    /// Whether every journal line so far only sets attributes of image rows
-    /// or deletes them: the state can cover the whole journal.
-    private(set) var linesFit = true
     /// Off after a write failed (the file was cut back or removed): this
     /// process writes no more of it.
     private var writable = true
@@ -86,7 +78,8 @@ final class JournalState {
         guard file.count == size else { return nil }
         return file.withUnsafeBytes { raw -> Covered? in
             guard JournalStateFormat.hasHeader(raw, of: binding) else { return nil }
-            let frames = JournalStateFormat.frames(raw, rows: min(table.baseRows, Int(binding.rows)), entities: table.schema.entities.count)
+            let frames = JournalStateFormat.frames(raw, imageRows: table.baseRows, imageLists: table.lists.count,
+                                                   entities: table.schema.entities.count)
             let bound = bytes.withUnsafeBytes { journal in
                 frames.prefix { f in
                     f.end <= journal.count && journal[f.end - 1] == 0x0A
@@ -94,15 +87,21 @@ final class JournalState {
                 }
             }
             guard let last = bound.last else { return nil }
-            var entries: [ReplayedRecords.Entry] = []
+            var entries: [ReplayedRecords.Entry] = [], lists: [ReplayedRecords.ListEntry] = []
             var lines = 0, longest = 0
             for f in bound {
-                for r in f.records { entries.append(.init(row: Int32(r.row), entity: Int16(r.entity), offset: r.offset, count: r.count)) }
+                for r in f.records {
+                    entries.append(.init(row: Int32(r.row), entity: Int16(truncatingIfNeeded: r.entity), offset: r.offset, count: r.count))
+                }
+                for l in f.lists { lists.append(.init(number: Int32(l.number), offset: l.offset, count: l.count)) }
                 lines += f.lines
                 longest = max(longest, f.longestLine)
             }
             // (Each record's bytes are checked against the bounds of its entity's when the table takes it.)
-            guard let records = ReplayedRecords(bytes: file, newestLast: entries) else { return nil }
+            guard let records = ReplayedRecords(bytes: file, newestLast: entries, lists: lists, rowCount: last.rowsAfter,
+                                                listCount: last.listsAfter, imageRows: table.baseRows, imageLists: table.lists.count) else {
+                return nil
+            }
             return Covered(bytes: last.end, lines: lines, longestLine: longest,
                            lastLine: Array(bytes[(last.end - last.lastLineBytes)..<(last.end - 1)]),
                            fileBytes: last.fileEnd, records: records)
@@ -133,21 +132,16 @@ final class JournalState {
         coveredLines = covered.lines
     }
 
-    /// Notes a line replayed after the covered ones: whether it is one the state could cover.
-    func replayed(fits: Bool) {
-        if !fits { linesFit = false }
-    }
-
     // MARK: Writing
 
     /// After a commit appended `line` to `journal` (its last line now):
-    /// covers it, by a frame appended with the records of `rows` when the
+    /// covers it, by a frame appended with the records of `rows` (those the
+    /// commit changed or added) and the lists it changed or made, when the
     /// state covers every line before it, or by the file written anew from
-    /// every row the journal changed (`changedRows`) once enough lines are
-    /// not covered. `rows` is nil when the line does more than set
-    /// attributes of image rows and delete them. Never throws: a failure leaves the state
-    /// as it was, or removes it.
-    func committed(line: [UInt8], journal: Journal, rows: [RowID]?, table: ObjectTable, changedRows: () -> [RowID]) {
+    /// every row and list the journal changed once enough lines are not
+    /// covered. Never throws: a failure leaves the state as it was, or removes it.
+    func committed(line: [UInt8], journal: Journal, rows: [RowID], table: ObjectTable) {
+        let lists = table.lists.takeChanged()
         guard writable else { return }
         // Rows of a damaged unit read as empty: what the state would hold of them is not what they hold.
         guard table.imageDamage == nil else {
@@ -155,59 +149,50 @@ final class JournalState {
             FileIO.unlink(path)
             return
         }
-        guard let rows, linesFit else {
-            linesFit = false
-            return
-        }
         let end = journal.size, start = end - line.count
         if coveredBytes == start && (start == 0 || fileBytes != nil) {
-            guard let f = frame(start: start, end: end, lines: journal.transactions - coveredLines, longestLine: line.count,
-                                coveredCRC: CRC32C.checksum(line), lastLineBytes: line.count, rows: rows, table: table) else {
-                return linesFit = false
-            }
+            let f = frame(start: start, end: end, lines: journal.transactions - coveredLines, longestLine: line.count,
+                          coveredCRC: CRC32C.checksum(line), lastLineBytes: line.count, rows: rows, lists: lists, table: table)
             append(f, newFile: start == 0, end: end, lines: journal.transactions)
         } else if journal.transactions - coveredLines > Self.rewriteAfterLines {
             // Every line is bound: the journal is read again (as far as this line) for its checksum.
-            guard let bytes = try? FileIO.readFile(journal.path), bytes.count >= end, bytes[start..<end].elementsEqual(line),
-                  let f = frame(start: 0, end: end, lines: journal.transactions, longestLine: journal.longestLine,
-                                coveredCRC: bytes.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[..<end])) },
-                                lastLineBytes: line.count, rows: changedRows(), table: table) else {
-                return linesFit = false
-            }
+            guard let bytes = try? FileIO.readFile(journal.path), bytes.count >= end, bytes[start..<end].elementsEqual(line) else { return }
+            let f = frame(start: 0, end: end, lines: journal.transactions, longestLine: journal.longestLine,
+                          coveredCRC: bytes.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[..<end])) },
+                          lastLineBytes: line.count, rows: table.journalChangedRows, lists: table.lists.changedSourceLists, table: table)
             rewrite(f, end: end, lines: journal.transactions)
         }
     }
 
     /// Writes the file anew to cover every line of `journal` as an open
-    /// read it into `table`, when each of them fits (see `Store.writeJournalStateForNextOpen`).
+    /// read it into `table` (see `Store.writeJournalStateForNextOpen`).
     func writeWhole(journal: Journal, table: ObjectTable) {
-        guard writable, linesFit, journal.transactions > coveredLines, journal.tornTail == nil,
+        guard writable, journal.transactions > coveredLines, journal.tornTail == nil,
               let bytes = try? FileIO.readFile(journal.path), bytes.count >= journal.size, journal.size > 0,
               bytes[journal.size - 1] == 0x0A else { return }
         let end = journal.size
         let lastStart = bytes[..<(end - 1)].lastIndex(of: 0x0A).map { $0 + 1 } ?? 0
         let crc = bytes.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[..<end])) }
-        guard let f = frame(start: 0, end: end, lines: journal.transactions, longestLine: journal.longestLine, coveredCRC: crc,
-                            lastLineBytes: end - lastStart, rows: table.changedBaseRowList, table: table) else {
-            return
-        }
+        let f = frame(start: 0, end: end, lines: journal.transactions, longestLine: journal.longestLine, coveredCRC: crc,
+                      lastLineBytes: end - lastStart, rows: table.journalChangedRows, lists: table.lists.changedSourceLists, table: table)
         rewrite(f, end: end, lines: journal.transactions)
     }
 
+    /// A frame with the records of `rows` as the table holds them (a row
+    /// with no object, a record of no bytes: of the entity the image held
+    /// it as, or of none), and the lists numbered `lists`.
     private func frame(start: Int, end: Int, lines: Int, longestLine: Int, coveredCRC: UInt32, lastLineBytes: Int,
-                       rows: [RowID], table: ObjectTable) -> [UInt8]? {
-        let slotCounts = table.schema.entities.map { $0.properties.count }
-        let records = rows.compactMap { row -> (row: Int, entity: Int, bytes: UnsafeRawBufferPointer)? in
+                       rows: [RowID], lists: [Int], table: ObjectTable) -> [UInt8] {
+        let records = rows.map { row -> (row: Int, entity: Int, bytes: UnsafeRawBufferPointer) in
             guard let e = table.entity(at: row) else {
-                // Deleted: a record of no bytes, with the entity the image holds it as.
-                return table.imageEntity(row).map { (Int(row), $0, UnsafeRawBufferPointer(start: nil, count: 0)) }
+                return (Int(row), table.imageEntity(row) ?? JournalStateFormat.noEntity, UnsafeRawBufferPointer(start: nil, count: 0))
             }
             let p = table.record(row)
-            return (Int(row), e, UnsafeRawBufferPointer(start: p, count: RecordReader.length(p, count: slotCounts[e])))
+            return (Int(row), e, UnsafeRawBufferPointer(start: p, count: RecordReader.length(p, count: table.slotCounts[e])))
         }
-        guard records.count == rows.count else { return nil }
         return JournalStateFormat.frame(start: start, end: end, lines: lines, longestLine: longestLine, coveredCRC: coveredCRC,
-                                        lastLineBytes: lastLineBytes, records: records)
+                                        lastLineBytes: lastLineBytes, rowsAfter: table.rowCount, listsAfter: table.lists.count,
+                                        records: records, lists: lists.map { ($0, table.lists[$0]) })
     }
 
     private func append(_ frame: [UInt8], newFile: Bool, end: Int, lines: Int) {

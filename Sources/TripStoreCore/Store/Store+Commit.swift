@@ -75,35 +75,19 @@ extension Store {
         Trace.mark("journal line \(line.count) bytes")
         try appendToJournal(line)
         Trace.mark("journal write+fsync")
-        // (Before the table changes: a deleted object's row is found by its id until then.)
-        let stateRows = journal.state == nil ? nil : imageRowsThatFit(changes)
         apply(tx)
         Trace.mark("table and indexes updated")
         historyLog.append(t)
         lastToken = t.token
         if let state = journal.state {
-            state.committed(line: line, journal: journal, rows: stateRows, table: table,
-                            changedRows: { table.changedBaseRowList })
+            // The rows the commit changed, deleted or added (`apply`).
+            let rows = Set((tx.changedOrder + tx.deletedOrder).filter { Int($0) < tx.base }).sorted()
+                + (tx.base..<table.rowCount).map { RowID($0) }
+            state.committed(line: line, journal: journal, rows: rows, table: table)
             Trace.mark("journal state")
         }
         snapshotIfDue()
         return t
-    }
-
-    /// The rows of `changes` when they only set attributes of objects the
-    /// image holds and delete such objects (what a journal's replay state
-    /// covers), else nil. A line that sets a relationship of an object that
-    /// stays says so with an update, so these changes leave every
-    /// relationship of the objects that stay as it was.
-    private func imageRowsThatFit(_ changes: [Change]) -> [RowID]? {
-        var rows: [RowID] = []
-        for c in changes {
-            guard c.kind == .update || c.kind == .delete, let e = schema.entity(named: c.type),
-                  c.kind == .delete || c.values.allSatisfy({ v in e.property(named: v.name).map { $0.relationship == nil } ?? false }),
-                  let row = table.row(for: c.id), Int(row) < table.baseRows else { return nil }
-            rows.append(row)
-        }
-        return rows
     }
 
     /// `changes` in the order the same changes have in `order`; any not

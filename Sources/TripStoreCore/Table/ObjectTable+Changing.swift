@@ -114,6 +114,7 @@ extension ObjectTable {
     }
 
     func appendReference(_ target: RowID, to row: RowID, slot: Int) {
+        if Int(row) < baseRows { noteChange(Int(row)) }
         let p = slotPointer(row, slot)
         if let n = RecordReader.listNumber(p), n != 0 {
             lists[n].append(target)
@@ -139,6 +140,8 @@ extension ObjectTable {
             setLocator(Int(row), arena.append(scratch.contents), attributesOnly: true)
             return
         }
+        // Changed in place: noted, so that a journal's replay state written anew holds the row.
+        if Int(row) < baseRows { noteChange(Int(row)) }
         let p = UnsafeMutableRawPointer(mutating: RecordReader.slot(record(row), slot))
         switch value {
         case .toOne(let r):

@@ -139,7 +139,8 @@ package final class ObjectTable: ObjectLookup {
             guard UnitState.isReadable(groupState[i >> SnapshotImage.unitShift]) else { return }
             Prefetch.read(baseEntities + i)
             locator = baseLocators[i]
-        } else if i >= baseRows && i < rowCount {
+        } else if i >= baseRows && i < rowCount && laterLocators[i - baseRows] >= 0 {
+            // (A row used up by an object made and deleted in one transaction has no record.)
             locator = laterLocators[i - baseRows]
         } else {
             return
@@ -220,19 +221,46 @@ package final class ObjectTable: ObjectLookup {
         }
     }
 
-    /// Takes the records of base rows whose attributes a journal changed, as
-    /// its replay state holds them: their attributes as the journal left
-    /// them, their relationships the image's. Each is put in place of the
-    /// image's record when its unit is checked (at once if it is already),
-    /// reading nothing of the image before; its entity is compared with the
-    /// image's then, and its bytes checked (a difference is damage).
-    func adoptReplayed(_ records: ReplayedRecords) {
-        guard image != nil else { return }
+    /// Whether the rows past the image's that a journal's replay state
+    /// holds read within the bounds of their entities' records, and the
+    /// table is as the image left it: the state is taken only then.
+    func acceptsReplayed(_ records: ReplayedRecords) -> Bool {
+        guard image != nil, rowCount == baseRows, records.rowCount >= baseRows else { return false }
+        let bounds = RecordBounds(rows: records.rowCount, lists: records.listCount, bytes: Int.max)
+        return records.bytes.withUnsafeBytes { raw in
+            records.entries(in: baseRows..<records.rowCount).allSatisfy { e in
+                let p = raw.baseAddress! + e.offset
+                return e.isEmpty || Int(e.entity) < slotCounts.count && bounds.check(p, end: p + e.count, slots: slotCounts[Int(e.entity)])
+            }
+        }
+    }
+
+    /// Takes what a journal's replay state holds (checked by
+    /// `acceptsReplayed`): its lists and the rows past the image's now (the
+    /// rows added, with their entities, are returned for the type index);
+    /// the records of image rows each when its unit is checked (at once if
+    /// it is already), reading nothing of the image before. An image row's
+    /// entity is compared with the image's then, and its bytes checked (a
+    /// difference is damage).
+    func adoptReplayed(_ records: ReplayedRecords) -> [(row: RowID, entity: Int)] {
+        lists.adoptReplayed(records)
+        var added: [(row: RowID, entity: Int)] = []
+        reserve(records.rowCount - baseRows)
+        records.bytes.withUnsafeBytes { raw in
+            for e in records.entries(in: baseRows..<records.rowCount) {
+                guard !e.isEmpty else {
+                    appendEmpty()
+                    continue
+                }
+                added.append((RowID(rowCount), Int(e.entity)))
+                appendRecord(entity: Int(e.entity), locator: arena.append(UnsafeRawBufferPointer(start: raw.baseAddress! + e.offset, count: e.count)))
+            }
+        }
         changedBaseRows.reserveCapacity(changedBaseRows.count + records.entries.count)
         // Units checked already (all of them, when the image was checked
         // at open) take their records now: damage shows while the store opens.
         var checkedUnits: [Int] = []
-        for e in records.entries where Int(e.row) < baseRows && !e.isDelete {
+        for e in records.entries(in: 0..<baseRows) where !e.isEmpty {
             if changedBaseRows[RowID(e.row)] == nil { changedBaseRows[RowID(e.row)] = (e.entity, Self.replayedFromState) }
             let u = Int(e.row) >> SnapshotImage.unitShift
             if u != checkedUnits.last && (UnitState.isReadable(groupState[u]) || groupState[u] == UnitState.checkedInImage) {
@@ -243,6 +271,7 @@ package final class ObjectTable: ObjectLookup {
         for u in checkedUnits {
             if groupState[u] == UnitState.checkedInImage { checkUnit(u) } else { takeReplayedRecords(u) }
         }
+        return added
     }
 
     /// The entity a changed base row had in the image, if one lived there.
@@ -251,7 +280,8 @@ package final class ObjectTable: ObjectLookup {
         return Int(e)
     }
 
-    private func noteChange(_ i: Int) {
+    /// Notes that base row `i` changes (before it does), keeping what the image held.
+    func noteChange(_ i: Int) {
         if image != nil && changedBaseRows[RowID(i)] == nil { changedBaseRows[RowID(i)] = (baseEntities[i], baseLocators[i]) }
     }
 
@@ -259,8 +289,8 @@ package final class ObjectTable: ObjectLookup {
     /// a journal's replay state before its unit was checked.
     static let replayedFromState: Int64 = -2
 
-    /// The base rows changed since the table was loaded.
-    var changedBaseRowList: [RowID] { Array(changedBaseRows.keys) }
+    /// The rows changed or added since the table was loaded, in order.
+    var journalChangedRows: [RowID] { changedBaseRows.keys.sorted() + (baseRows..<rowCount).map { RowID($0) } }
 
     /// The entity and slot value a changed base row had in the image.
     func imageValue(_ row: RowID, slot: Int) -> (entity: Int, value: Value)? {
@@ -338,10 +368,10 @@ package final class ObjectTable: ObjectLookup {
     /// again from the JSON.
     private func takeReplayedRecords(_ u: Int) {
         let first = u << SnapshotImage.unitShift
-        let bounds = RecordBounds(rows: baseRows, lists: lists.count, bytes: Int.max)
+        let bounds = RecordBounds(rows: rowCount, lists: lists.count, bytes: Int.max)
         replayed.bytes.withUnsafeBytes { raw in
             // (A delete is taken at open: see `StoreLoader.takeCoveredLines`.)
-            for e in replayed.entries(in: first..<min(baseRows, first + (1 << SnapshotImage.unitShift))) where !e.isDelete {
+            for e in replayed.entries(in: first..<min(baseRows, first + (1 << SnapshotImage.unitShift))) where !e.isEmpty {
                 let r = Int(e.row), p = raw.baseAddress! + e.offset
                 guard baseEntities[r] == e.entity, Int(e.entity) < slotCounts.count,
                       bounds.check(p, end: p + e.count, slots: slotCounts[Int(e.entity)]) else {

@@ -37,6 +37,14 @@ final class RelationshipLists {
     private var source: (any ListSource)?
     /// Lists made in this process (or all of them, for a store read from JSON): numbers from `mappedCount`.
     @exclusivity(unchecked) private var made: [[RowID]] = [[]]
+    /// Lists of the source a journal's replay state holds anew (see
+    /// `adoptReplayed`): read in their place, and the group stays uncopied.
+    private var replaced: [Int: [RowID]] = [:]
+    /// The source's lists this process changed or took anew, for a journal's
+    /// replay state written anew (`changedSourceLists`).
+    private var changedInSource = Set<Int>()
+    /// The lists changed or made since `takeChanged`, while a journal's replay state is kept.
+    private var changedSinceTaken: Set<Int>?
 
     /// The number of lists (one past the highest list number).
     var count: Int { mappedCount + made.count }
@@ -50,18 +58,58 @@ final class RelationshipLists {
         copiedAt = ZeroedBytes.allocate(4 * ((mappedCount + RelationshipLists.groupSize - 1) >> RelationshipLists.groupShift))
         copied = []
         made = []
+        replaced = [:]
+        changedInSource = []
     }
+
+    /// Takes the lists a journal's replay state holds: those of the source
+    /// it changed, and the lists made after them, every one in number order
+    /// (the table holds none made yet).
+    func adoptReplayed(_ records: ReplayedRecords) {
+        precondition(made.isEmpty)
+        for l in records.lists {
+            let n = Int(l.number)
+            if n < mappedCount {
+                replaced[n] = records.rows(of: l)
+                changedInSource.insert(n)
+            } else {
+                made.append(records.rows(of: l))
+            }
+        }
+    }
+
+    /// From now on, notes the lists changed or made, for `takeChanged`.
+    func noteChanges() {
+        if changedSinceTaken == nil { changedSinceTaken = [] }
+    }
+
+    /// The lists changed or made since the last call, in number order.
+    func takeChanged() -> [Int] {
+        defer { if changedSinceTaken != nil { changedSinceTaken = [] } }
+        return (changedSinceTaken ?? []).sorted()
+    }
+
+    /// Every list a journal's replay state written anew holds: the source's
+    /// lists changed since it was adopted, and every list made, in number order.
+    var changedSourceLists: [Int] { changedInSource.sorted() + Array(mappedCount..<count) }
 
     subscript(n: Int) -> [RowID] {
         @inline(__always) get {
             if n >= mappedCount { return made[n - mappedCount] }
+            if !replaced.isEmpty, let list = replaced[n] { return list }
             // Read in place where that needs no check: reading changes nothing, so workers may read at once.
             if isInSource(n), let list = source?.list(n) { return Array(list) }
             return mapped(n)
         }
         set {
+            changedSinceTaken?.insert(n)
             if n >= mappedCount {
                 made[n - mappedCount] = newValue
+                return
+            }
+            changedInSource.insert(n)
+            if replaced[n] != nil {
+                replaced[n] = newValue
                 return
             }
             _ = mapped(n)
@@ -72,6 +120,7 @@ final class RelationshipLists {
     /// `body` with list `n`, without an array where it is still in place.
     @inline(__always) func withList<R>(_ n: Int, _ body: (UnsafeBufferPointer<RowID>) -> R) -> R {
         if n >= mappedCount { return made[n - mappedCount].withUnsafeBufferPointer(body) }
+        if !replaced.isEmpty, let list = replaced[n] { return list.withUnsafeBufferPointer(body) }
         if isInSource(n), let list = source?.list(n) { return body(list) }
         return mapped(n).withUnsafeBufferPointer(body)
     }
@@ -79,7 +128,7 @@ final class RelationshipLists {
     /// The built lists, where they are every list and none has changed: a
     /// flat copy of them would be the same bytes.
     fileprivate var unchangedBuiltLists: BuiltLists? {
-        guard made.isEmpty, let built = source as? BuiltLists, copied.isEmpty else { return nil }
+        guard made.isEmpty, let built = source as? BuiltLists, copied.isEmpty, replaced.isEmpty else { return nil }
         return built
     }
 
@@ -87,6 +136,7 @@ final class RelationshipLists {
     @discardableResult
     func append(_ list: [RowID]) -> Int {
         made.append(list)
+        changedSinceTaken?.insert(count - 1)
         return count - 1
     }
 
