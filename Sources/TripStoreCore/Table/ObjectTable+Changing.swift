@@ -149,7 +149,7 @@ extension ObjectTable {
             (p + 1).storeBytes(of: r.littleEndian, as: Int32.self)
         case .toMany(let l):
             if let n = RecordReader.listNumber(p), n != 0 {
-                lists[n] = l
+                if !lists.holds(n, l) { lists[n] = l }
             } else if l.isEmpty {
                 p.storeBytes(of: RecordTag.toMany, as: UInt8.self)
                 (p + 1).storeBytes(of: Int32(0), as: Int32.self)
@@ -192,7 +192,8 @@ extension ObjectTable {
                 let n: Int
                 if let reuse {
                     n = reuse
-                    lists[n] = l
+                    // Set only when it changes: a list set is one a journal's replay state writes again.
+                    if !lists.holds(n, l) { lists[n] = l }
                 } else if l.isEmpty {
                     n = 0
                 } else {

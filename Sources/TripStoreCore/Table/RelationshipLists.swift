@@ -132,6 +132,11 @@ final class RelationshipLists {
         return built
     }
 
+    /// Whether list `n` holds exactly `rows` (read in place where it can be).
+    func holds(_ n: Int, _ rows: [RowID]) -> Bool {
+        withList(n) { $0.elementsEqual(rows) }
+    }
+
     /// Adds a list; its number.
     @discardableResult
     func append(_ list: [RowID]) -> Int {
