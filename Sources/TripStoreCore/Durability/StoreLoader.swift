@@ -229,18 +229,10 @@ struct StoreLoader {
         store.historyLog.deferLines(DeferredJournalLines(bytes: Array(journal[..<covered.bytes]), count: covered.lines, file: path,
                                                          firstToken: store.lastToken + 1, lastTimestamp: last.timestamp))
         store.lastToken = last.token
-        // A new row is past every row of its type.
-        for (row, entity) in store.table.adoptReplayed(covered.records) { store.indexes.appendType(row, entity) }
-        // Deletes are taken now: the counts and the type's rows say at once what lives.
-        for e in covered.records.entries(in: 0..<store.table.baseRows) where e.isEmpty {
-            let row = RowID(e.row)
-            guard store.table.entity(at: row) == Int(e.entity), let o = store.table.object(at: row) else {
-                store.table.image?.noteDamage("rows the journal's replay state names")
-                continue
-            }
-            store.indexes.remove(row, o)
-            store.table.remove(row)
-        }
+        let (added, deleted) = store.table.adoptReplayed(covered.records)
+        // A new row is past every row of its type; a deleted one leaves its type's rows now, its entity checked with its unit.
+        for (row, entity) in added { store.indexes.appendType(row, entity) }
+        for (row, entity) in deleted { store.indexes.removeType(row, entity) }
         return true
     }
 

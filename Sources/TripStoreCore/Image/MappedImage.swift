@@ -259,7 +259,8 @@ final class MappedImage: ListSource {
     /// type and every list passes its checks. False (and `damage` set) when not.
     func checkUnitReferences(_ u: Int) -> Bool {
         for r in unitRows(u) {
-            let e = Int(entities[r])
+            // By the type the image gave it: a row deleted since keeps its record in the image.
+            let e = Int(entities[r] == -1 ? entitiesBeforeChange[r] ?? -1 : entities[r])
             guard let (s, _) = recordRange(r), e >= 0, e < plans.count,
                   valuesAreSound(records + Int(s), entity: e, references: .only) else {
                 noteDamage("rows \(unitRows(u))")

@@ -179,18 +179,24 @@ package final class StoreIndexes {
     }
 
     func remove(_ row: RowID, _ o: StoredObject) {
-        if typeRowsInImage[o.entity] {
-            if let i = addedSinceImage[o.entity].firstIndex(of: row) {
-                addedSinceImage[o.entity].remove(at: i)
-            } else {
-                removedSinceImage[o.entity].insert(row)
-            }
-        } else {
-            let i = insertionPoint(typeRows[o.entity], row)
-            if i < typeRows[o.entity].count && typeRows[o.entity][i] == row { typeRows[o.entity].remove(at: i) }
-        }
+        removeType(row, o.entity)
         for k in indexesByEntity[o.entity] where built[k] {
             valueIndexes[k].remove(row, o.values[valueIndexes[k].property.slot])
+        }
+    }
+
+    /// Takes a row out of its type's rows alone: the value indexes are
+    /// built later, from the table (an open that takes a journal's deletes).
+    func removeType(_ row: RowID, _ entity: Int) {
+        if typeRowsInImage[entity] {
+            if let i = addedSinceImage[entity].firstIndex(of: row) {
+                addedSinceImage[entity].remove(at: i)
+            } else {
+                removedSinceImage[entity].insert(row)
+            }
+        } else {
+            let i = insertionPoint(typeRows[entity], row)
+            if i < typeRows[entity].count && typeRows[entity][i] == row { typeRows[entity].remove(at: i) }
         }
     }
 

@@ -236,13 +236,14 @@ package final class ObjectTable: ObjectLookup {
     }
 
     /// Takes what a journal's replay state holds (checked by
-    /// `acceptsReplayed`): its lists and the rows past the image's now (the
-    /// rows added, with their entities, are returned for the type index);
-    /// the records of image rows each when its unit is checked (at once if
-    /// it is already), reading nothing of the image before. An image row's
-    /// entity is compared with the image's then, and its bytes checked (a
-    /// difference is damage).
-    func adoptReplayed(_ records: ReplayedRecords) -> [(row: RowID, entity: Int)] {
+    /// `acceptsReplayed`): its lists and the rows past the image's now; the
+    /// records and deletes of image rows each when its unit is checked (at
+    /// once if it is already), reading nothing of the image before: the
+    /// counts say at once what lives. An image row's entity is compared with
+    /// the image's then, and a record's bytes checked (a difference is
+    /// damage). Returns the rows added and the image rows deleted, with their
+    /// entities, for the type index.
+    func adoptReplayed(_ records: ReplayedRecords) -> (added: [(row: RowID, entity: Int)], deleted: [(row: RowID, entity: Int)]) {
         lists.adoptReplayed(records)
         var added: [(row: RowID, entity: Int)] = []
         reserve(records.rowCount - baseRows)
@@ -259,9 +260,14 @@ package final class ObjectTable: ObjectLookup {
         changedBaseRows.reserveCapacity(changedBaseRows.count + records.entries.count)
         // Units checked already (all of them, when the image was checked
         // at open) take their records now: damage shows while the store opens.
-        var checkedUnits: [Int] = []
-        for e in records.entries(in: 0..<baseRows) where !e.isEmpty {
+        var checkedUnits: [Int] = [], deleted: [(row: RowID, entity: Int)] = []
+        for e in records.entries(in: 0..<baseRows) {
             if changedBaseRows[RowID(e.row)] == nil { changedBaseRows[RowID(e.row)] = (e.entity, Self.replayedFromState) }
+            if e.isEmpty {
+                countByEntity[Int(e.entity)] -= 1
+                count -= 1
+                deleted.append((RowID(e.row), Int(e.entity)))
+            }
             let u = Int(e.row) >> SnapshotImage.unitShift
             if u != checkedUnits.last && (UnitState.isReadable(groupState[u]) || groupState[u] == UnitState.checkedInImage) {
                 checkedUnits.append(u)
@@ -271,7 +277,7 @@ package final class ObjectTable: ObjectLookup {
         for u in checkedUnits {
             if groupState[u] == UnitState.checkedInImage { checkUnit(u) } else { takeReplayedRecords(u) }
         }
-        return added
+        return (added, deleted)
     }
 
     /// The entity a changed base row had in the image, if one lived there.
@@ -362,23 +368,28 @@ package final class ObjectTable: ObjectLookup {
         if !replayed.entries.isEmpty { takeReplayedRecords(u) }
     }
 
-    /// Puts the replayed records of unit `u`'s rows in place of the image's.
-    /// A record outside the bounds of its entity's, or of a row the image
-    /// holds as another entity, makes the image damaged: the work is done
-    /// again from the JSON.
+    /// Puts the replayed records of unit `u`'s rows in place of the image's,
+    /// and empties the rows whose objects were deleted. A record outside the
+    /// bounds of its entity's, or a row the image holds as another entity,
+    /// makes the image damaged: the work is done again from the JSON.
     private func takeReplayedRecords(_ u: Int) {
         let first = u << SnapshotImage.unitShift
         let bounds = RecordBounds(rows: rowCount, lists: lists.count, bytes: Int.max)
         replayed.bytes.withUnsafeBytes { raw in
-            // (A delete is taken at open: see `StoreLoader.takeCoveredLines`.)
-            for e in replayed.entries(in: first..<min(baseRows, first + (1 << SnapshotImage.unitShift))) where !e.isEmpty {
+            for e in replayed.entries(in: first..<min(baseRows, first + (1 << SnapshotImage.unitShift))) {
                 let r = Int(e.row), p = raw.baseAddress! + e.offset
                 guard baseEntities[r] == e.entity, Int(e.entity) < slotCounts.count,
-                      bounds.check(p, end: p + e.count, slots: slotCounts[Int(e.entity)]) else {
+                      e.isEmpty || bounds.check(p, end: p + e.count, slots: slotCounts[Int(e.entity)]) else {
                     image?.noteDamage("rows the journal's replay state names")
                     continue
                 }
-                baseLocators[r] = arena.append(UnsafeRawBufferPointer(start: p, count: e.count))
+                if e.isEmpty {
+                    // (Counted out at open, in `adoptReplayed`.)
+                    image?.noteTypeChange(r)
+                    baseEntities[r] = -1
+                } else {
+                    baseLocators[r] = arena.append(UnsafeRawBufferPointer(start: p, count: e.count))
+                }
             }
         }
     }
