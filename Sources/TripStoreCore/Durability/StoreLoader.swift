@@ -226,7 +226,7 @@ struct StoreLoader {
               last.token == store.lastToken + Int64(covered.lines), store.table.acceptsReplayed(covered.records) else { return false }
         store.journal.transactions += covered.lines
         store.journal.longestLine = max(store.journal.longestLine, covered.longestLine)
-        store.historyLog.deferLines(DeferredJournalLines(bytes: Array(journal[..<covered.bytes]), count: covered.lines, file: path,
+        store.historyLog.deferLines(DeferredJournalLines(bytes: journal, end: covered.bytes, count: covered.lines, file: path,
                                                          firstToken: store.lastToken + 1, lastTimestamp: last.timestamp))
         store.lastToken = last.token
         let (added, deleted) = store.table.adoptReplayed(covered.records)

@@ -94,7 +94,8 @@ final class HistoryLog {
         var parsed: [HistoryTransaction] = []
         parsed.reserveCapacity(lines.count)
         var expected = lines.firstToken, number = 0
-        lines.bytes.withUnsafeBufferPointer { buf in
+        lines.bytes.withUnsafeBufferPointer { all in
+            let buf = UnsafeBufferPointer(rebasing: all[..<min(lines.end, all.count)])
             JSONLines.forEachLine(in: buf) { n, range, complete in
                 number = n
                 var why = ""
@@ -183,8 +184,9 @@ struct HistoryProblem: CustomStringConvertible {
 /// transactions (and checked) only when history is asked for (see
 /// `HistoryLog.deferred`).
 struct DeferredJournalLines {
-    /// The journal's first bytes as read, `count` lines.
+    /// The journal as read (shared, not copied), whose first `end` bytes are `count` lines.
     let bytes: [UInt8]
+    let end: Int
     let count: Int
     let file: String
     let firstToken: Int64
