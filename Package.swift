@@ -17,6 +17,7 @@ let strict: [SwiftSetting] = [
 //
 //   TripStoreSystem   TripStoreJSON        system calls, checksums / bytes ↔ JSON values
 //   (TripStorePrefetch: the C compiler's cache hint, for TripStoreCore's hot loops)
+//   (TripStoreCRC32C: the processor's CRC-32C instruction, for TripStoreSystem's checksums)
 //          \             /
 //          TripStoreFormat                 schema, envelopes, journal and snapshot lines, history records
 //                 |
@@ -36,7 +37,9 @@ let package = Package(
     targets: [
         // Crash points exist in debug builds (which the tests run) only; a
         // release build cannot reach them.
-        .target(name: "TripStoreSystem", swiftSettings: strict + [
+        // The processor's CRC-32C instruction, where it has one: Swift cannot name it.
+        .target(name: "TripStoreCRC32C"),
+        .target(name: "TripStoreSystem", dependencies: ["TripStoreCRC32C"], swiftSettings: strict + [
             .define("TRIPSTORE_TEST_HOOKS", .when(configuration: .debug)),
         ]),
         .target(name: "TripStoreJSON", swiftSettings: strict),

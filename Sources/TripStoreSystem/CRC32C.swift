@@ -1,5 +1,12 @@
-/// CRC-32C (Castagnoli), slice-by-8, as used for journal lines and snapshots.
+import TripStoreCRC32C
+
+/// CRC-32C (Castagnoli), as used for journal lines and snapshots: with the
+/// processor's instruction where it has one, else slice-by-8 tables.
 package enum CRC32C {
+    /// Whether the processor computes it (several times the tables' speed:
+    /// an open checks every byte of a journal its replay state covers).
+    package static let hasInstruction = tripstore_crc32c_has_instruction() != 0
+
     /// Eight tables of 256 entries back to back: table k gives a byte's
     /// effect k bytes further on.
     static let tables: [UInt32] = {
@@ -20,6 +27,13 @@ package enum CRC32C {
 
     /// The checksum of `bytes`, continuing from `crc` (0 to start).
     package static func checksum(_ bytes: UnsafeRawBufferPointer, continuing crc: UInt32 = 0) -> UInt32 {
+        guard hasInstruction else { return tableChecksum(bytes, continuing: crc) }
+        guard let base = bytes.baseAddress, !bytes.isEmpty else { return crc }
+        return ~tripstore_crc32c_update(~crc, base, bytes.count)
+    }
+
+    /// The same, by the tables alone.
+    package static func tableChecksum(_ bytes: UnsafeRawBufferPointer, continuing crc: UInt32 = 0) -> UInt32 {
         tables.withUnsafeBufferPointer { tb in
             let t = tb.baseAddress!
             guard bytes.count >= interleaveFrom else { return ~update(~crc, bytes, 0..<bytes.count, t) }

@@ -117,7 +117,7 @@ struct StoreLoader {
     }
 
     func loadJournal(_ path: String) throws {
-        var all = try FileIO.readFile(path)
+        var all = try FileIO.readFile(path, hugePages: true)
         if let limit = store.journalReadLimit, all.count > limit { all.removeSubrange(limit...) }
         let state = store.options.salvageDanglingReferences || !store.options.useJournalState ? nil
             : store.table.image.map { JournalState(path: store.files.journalState(store.snapshotToken), binding: .init($0)) }
