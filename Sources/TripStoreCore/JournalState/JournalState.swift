@@ -159,7 +159,7 @@ final class JournalState {
             guard let bytes = try? FileIO.readFile(journal.path), bytes.count >= end, bytes[start..<end].elementsEqual(line) else { return }
             let f = frame(start: 0, end: end, lines: journal.transactions, longestLine: journal.longestLine,
                           coveredCRC: bytes.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[..<end])) },
-                          lastLineBytes: line.count, rows: table.journalChangedRows, lists: table.lists.changedSourceLists, table: table)
+                          lastLineBytes: line.count, rows: table.journalChangedRows, lists: table.lists.changedOrMadeLists, table: table)
             rewrite(f, end: end, lines: journal.transactions)
         }
     }
@@ -174,7 +174,7 @@ final class JournalState {
         let lastStart = bytes[..<(end - 1)].lastIndex(of: 0x0A).map { $0 + 1 } ?? 0
         let crc = bytes.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[..<end])) }
         let f = frame(start: 0, end: end, lines: journal.transactions, longestLine: journal.longestLine, coveredCRC: crc,
-                      lastLineBytes: end - lastStart, rows: table.journalChangedRows, lists: table.lists.changedSourceLists, table: table)
+                      lastLineBytes: end - lastStart, rows: table.journalChangedRows, lists: table.lists.changedOrMadeLists, table: table)
         rewrite(f, end: end, lines: journal.transactions)
     }
 

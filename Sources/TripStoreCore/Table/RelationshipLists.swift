@@ -41,7 +41,7 @@ final class RelationshipLists {
     /// `adoptReplayed`): read in their place, and the group stays uncopied.
     private var replaced: [Int: [RowID]] = [:]
     /// The source's lists this process changed or took anew, for a journal's
-    /// replay state written anew (`changedSourceLists`).
+    /// replay state written anew (`changedOrMadeLists`).
     private var changedInSource = Set<Int>()
     /// The lists changed or made since `takeChanged`, while a journal's replay state is kept.
     private var changedSinceTaken: Set<Int>?
@@ -91,7 +91,7 @@ final class RelationshipLists {
 
     /// Every list a journal's replay state written anew holds: the source's
     /// lists changed since it was adopted, and every list made, in number order.
-    var changedSourceLists: [Int] { changedInSource.sorted() + Array(mappedCount..<count) }
+    var changedOrMadeLists: [Int] { changedInSource.sorted() + Array(mappedCount..<count) }
 
     subscript(n: Int) -> [RowID] {
         @inline(__always) get {
