@@ -113,20 +113,47 @@ import TripStoreModels
         #expect(CLIRunner.run(["get", last], store: folder).out.contains("\"name\": \"Piped\""))
     }
 
-    /// A copied folder's image is bound to the other copy of the snapshot:
-    /// stale, not damage. `verify` says so and succeeds; the next writer writes it again.
-    @Test func aCopiedStoresImageIsStaleNotDamagedAndTheNextWriterRewritesIt() throws {
+    /// A copied folder's image was made beside the other copy of the
+    /// snapshot. It serves the copy once the copy's bytes match the checksum
+    /// both name (a reader checks them at each open; `verify` says so), and
+    /// the next writer binds it to the copy. Every answer is the JSON's.
+    @Test func aCopiedStoresImageServesTheCopyAndTheNextWriterBindsIt() throws {
         let (folder, ids) = try Self.makeStore()
         let copy = CLIRunner.scratch()
         try? FileManager.default.removeItem(atPath: copy)
         try FileManager.default.copyItem(atPath: folder, toPath: copy)
         let v = CLIRunner.run(["verify"], store: copy)
         #expect(v.code == 0, "\(v.err)")
-        #expect(v.out.contains("is stale (it was made beside another copy of the snapshot file"), "\(v.out)")
-        #expect(CLIRunner.run(["stats"], store: copy).out.contains("(does not match; opened from the JSON)"))
+        #expect(v.out.contains("was made beside another copy of the snapshot file"), "\(v.out)")
+        #expect(v.out.contains("the image"), "\(v.out)")
+        #expect(CLIRunner.run(["stats"], store: copy).out.contains("(opened from it)"))
+        let reads = Self.commands(ids).filter { $0 != ["stats"] }  // (which names the folder)
+        #expect(Self.answers(copy, reads) == Self.answers(folder, reads))
         #expect(CLIRunner.run(["update", ids[7], "--set", "name=In the copy"], store: copy).code == 0)
         let after = CLIRunner.run(["verify"], store: copy)
-        #expect(after.code == 0 && after.out.contains("the image"), "\(after.out)")
+        #expect(after.code == 0 && after.out.contains("the image") && !after.out.contains("another copy"), "\(after.out)")
         #expect(CLIRunner.run(["stats"], store: copy).out.contains("(opened from it)"))
+        #expect(CLIRunner.run(["get", ids[7]], store: copy).out.contains("In the copy"))
+    }
+
+    /// A copy whose snapshot was changed without its checksum (same size)
+    /// is never answered from the image of the original: the open reads the
+    /// JSON and reports the damage, as it does without an image.
+    @Test func aCopiedSnapshotThatFailsItsChecksumIsNotAnsweredFromTheImage() throws {
+        let (folder, ids) = try Self.makeStore()
+        let copy = CLIRunner.scratch()
+        try? FileManager.default.removeItem(atPath: copy)
+        try FileManager.default.copyItem(atPath: folder, toPath: copy)
+        let snapshot = try #require(try FileManager.default.contentsOfDirectory(atPath: copy).first { $0.hasPrefix("snapshot-") && $0.hasSuffix(".jsonl") })
+        var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: copy + "/" + snapshot)))
+        // One letter of a trip's name, the same length: only the checksum tells.
+        let name = Array(#""name":""#.utf8)
+        let at = try #require((0..<(bytes.count - name.count)).first { bytes[$0..<($0 + name.count)].elementsEqual(name) && $0 > bytes.count / 2 })
+        bytes[at + name.count] = bytes[at + name.count] == UInt8(ascii: "X") ? UInt8(ascii: "Y") : UInt8(ascii: "X")
+        try Data(bytes).write(to: URL(fileURLWithPath: copy + "/" + snapshot))
+        for c in [["get", ids[0]], ["query", "is Trip", "--count"]] {
+            let r = CLIRunner.run(c, store: copy)
+            #expect(r.code == 2 && r.err.contains("checksum"), "\(c) \(r.code) \(r.out) \(r.err)")
+        }
     }
 }

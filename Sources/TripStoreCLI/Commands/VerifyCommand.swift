@@ -100,6 +100,9 @@ enum VerifyCommand {
         if store.hasSnapshotFile, let why = store.imageStaleness() {
             stale = why
             c.line("note: \(store.imagePath) is stale (\(why)): it is ignored, and the next writer writes it again")
+        } else if store.hasSnapshotFile && store.imageIsOfAnotherCopy() {
+            c.line("note: \(store.imagePath) was made beside another copy of the snapshot file (a copied or restored folder): "
+                   + "each open reads the snapshot through to check it first, until the next writer binds the image to this copy")
         }
         var checked = ["checksums", "order", "references", "ids"]
         if store.hasSnapshotFile && stale == nil && FileIO.exists(store.imagePath) { checked.append("the image") }

@@ -139,9 +139,8 @@ extension Store {
     }
 
     /// Why the snapshot's image is stale rather than damaged, if it is: made
-    /// by another version of the format, for another schema (the store's
-    /// schema was extended since), or beside another copy of the snapshot
-    /// file (the folder was copied or restored). The next writer writes a new one.
+    /// by another version of the format, or for another schema (the store's
+    /// schema was extended since). The next writer writes a new one.
     public func imageStaleness() -> String? {
         guard let fd = try? FileIO.openRegular(files.image(snapshotToken)) else { return nil }
         defer { FileIO.close(fd) }
@@ -153,12 +152,23 @@ extension Store {
         }
         guard let header = bytes.withUnsafeBytes(SnapshotImage.Header.decode) else { return nil }
         if header.binding.fingerprint != SnapshotImage.fingerprint(schema) { return "it was made for an earlier schema" }
-        guard let snapshot = try? FileIO.openRegular(files.snapshot(snapshotToken)) else { return nil }
-        defer { FileIO.close(snapshot) }
-        if let file = FileIdentity.of(snapshot), header.binding.token == snapshotToken, header.binding.snapshotBytes == file.size,
-           header.binding.file != file {
-            return "it was made beside another copy of the snapshot file (a copied or restored folder)"
-        }
         return nil
+    }
+
+    /// Whether the snapshot's image was made beside another copy of the
+    /// snapshot file (the folder was copied or restored) and is not yet
+    /// bound to this one: it serves all the same, but each open reads the
+    /// snapshot through to check its checksum first, until a writer opens
+    /// the store and binds the image to this copy.
+    public func imageIsOfAnotherCopy() -> Bool {
+        guard let fd = try? FileIO.openRegular(files.image(snapshotToken)) else { return false }
+        defer { FileIO.close(fd) }
+        var bytes = [UInt8](repeating: 0, count: SnapshotImage.Header.byteCount)
+        guard bytes.withUnsafeMutableBytes({ FileIO.read(fd, into: $0, at: 0) }) == bytes.count,
+              let header = bytes.withUnsafeBytes(SnapshotImage.Header.decode),
+              let snapshot = try? FileIO.openRegular(files.snapshot(snapshotToken)) else { return false }
+        defer { FileIO.close(snapshot) }
+        guard let file = FileIdentity.of(snapshot) else { return false }
+        return header.binding.token == snapshotToken && header.binding.snapshotBytes == file.size && header.binding.file != file
     }
 }

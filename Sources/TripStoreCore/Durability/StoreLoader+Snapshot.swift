@@ -170,6 +170,20 @@ extension StoreLoader {
             Trace.mark("snapshot image does not match; reading the JSON")
             return false
         }
+        // The image of another copy of this snapshot (a copied or restored
+        // folder): it serves this one once this copy's bytes match the
+        // checksum both name, read through now; a writer binds it to this copy.
+        let otherCopy = image.header.binding.file != binding.file
+        if otherCopy {
+            guard (try? Store.verifySnapshotChecksum(at: store.files.snapshot(token))) != nil else {
+                Trace.mark("snapshot image of another copy, whose checksum this one fails; reading the JSON")
+                image.discard()
+                return false
+            }
+            if store.mayWrite(.repair) && image.writeBound(to: binding, from: fd, path: store.files.image(token)) {
+                Trace.mark("snapshot image bound to this copy")
+            }
+        }
         let checked = store.options.imageChecks == .atOpen
         if checked && !image.checkEverything().isEmpty || image.damage != nil {
             Trace.mark("snapshot image damaged: \(image.damage ?? ""); reading the JSON")
@@ -182,7 +196,7 @@ extension StoreLoader {
         }
         store.historyLog.imageStart = Int(image.header.historyStart)
         store.loadedFromImage = true
-        store.snapshotChecksumChecked = false
+        store.snapshotChecksumChecked = otherCopy
         store.indexes.adoptImage(image)
         Trace.mark("snapshot image \(image.rows) rows, \(image.header.recordBytes) record bytes")
         return true

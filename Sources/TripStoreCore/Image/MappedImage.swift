@@ -1,6 +1,11 @@
 import TripStoreFormat
 import TripStoreJSON
 import TripStoreSystem
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// A snapshot image mapped into memory (see `SnapshotImage`), and the checks
 /// of its pieces as they are first touched.
@@ -46,12 +51,14 @@ final class MappedImage: ListSource {
     private var savedIndexes: [SavedValueIndex??]
 
     /// Maps `fd` and checks its header and directory against `binding`; nil
-    /// when the image does not belong to it or fails a check.
+    /// when the image does not belong to it or fails a check. An image of
+    /// another copy of the same snapshot is mapped too: the caller checks
+    /// `header.binding.file` (see `SnapshotImage.Binding.sameSnapshot`).
     init?(fd: Int32, schema: Schema, binding: SnapshotImage.Binding, accept: (SnapshotImage.Header) -> Bool) {
         guard let size = try? FileIO.size(fd, path: ""), size >= SnapshotImage.Header.byteCount else { return nil }
         var headerBytes = [UInt8](repeating: 0, count: SnapshotImage.Header.byteCount)
         guard headerBytes.withUnsafeMutableBytes({ FileIO.read(fd, into: $0, at: 0) }) == headerBytes.count,
-              let h = headerBytes.withUnsafeBytes(SnapshotImage.Header.decode), h.binding == binding, accept(h),
+              let h = headerBytes.withUnsafeBytes(SnapshotImage.Header.decode), h.binding.sameSnapshot(as: binding), accept(h),
               h.entities == Int64(schema.entities.count), h.valueIndexes == Int64(StoreIndexes.declared(schema).count),
               let layout = SnapshotImage.Layout(h),
               // Every byte a section names must be in the file before it is mapped
@@ -100,6 +107,36 @@ final class MappedImage: ListSource {
     func populateStates() {
         ZeroedBytes.populate(rowHashState)
         ZeroedBytes.populate(rowChunkState)
+    }
+
+    /// Writes the image file `source` (the one mapped) again at `path`,
+    /// through a temporary file and a rename as every image is written,
+    /// bound to `binding`: what binds the image of a copied folder to its
+    /// own copy of the snapshot. Copied a few MB at a time from the file,
+    /// not through the mapping, which would then hold every page, and
+    /// written in the pieces of a file that is mapped. False when it could
+    /// not be written (nothing is left behind: it is a cache).
+    func writeBound(to binding: SnapshotImage.Binding, from source: Int32, path: String) -> Bool {
+        var h = header
+        h.binding = binding
+        let temp = path + ".tmp"
+        guard let fd = try? FileIO.open(temp, O_WRONLY | O_CREAT | O_TRUNC) else { return false }
+        var buffer = [UInt8](repeating: 0, count: 4 << 20)
+        var at = 0, written = true
+        while written && at < layout.fileBytes {
+            let want = min(buffer.count, layout.fileBytes - at)
+            written = buffer.withUnsafeMutableBytes { b in
+                FileIO.read(source, into: UnsafeMutableRawBufferPointer(rebasing: b[0..<want]), at: at) == want
+                    && (try? FileIO.writeAll(fd, UnsafeRawBufferPointer(rebasing: b[0..<want]), at: at, path: temp,
+                                             piece: FileIO.mappedWritePiece)) != nil
+            }
+            at += want
+        }
+        written = written && FileIO.write(fd, h.encoded(), at: 0)
+        FileIO.close(fd)
+        if written, (try? FileIO.rename(temp, path)) != nil { return true }
+        FileIO.unlink(temp)
+        return false
     }
 
     /// Unmaps the file when the image is not used after all.

@@ -80,6 +80,15 @@ enum SnapshotImage {
         var fingerprint: [UInt8]
         /// The snapshot file itself, as `fstat` saw it.
         var file: FileIdentity
+
+        /// Whether both name the same snapshot by its token, size, checksum
+        /// and schema, whichever copy of the file they saw: the image of one
+        /// copy serves another once that copy's bytes are checked against
+        /// its checksum (a copied or restored folder).
+        func sameSnapshot(as other: Binding) -> Bool {
+            token == other.token && snapshotBytes == other.snapshotBytes && snapshotCRC == other.snapshotCRC
+                && fingerprint == other.fingerprint
+        }
     }
 
     struct Header {
