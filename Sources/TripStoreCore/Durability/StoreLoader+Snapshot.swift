@@ -26,7 +26,7 @@ extension StoreLoader {
         let headerStart = try readHeaderStart(fd, path: path)
         try StoreLoader.checkLastCommitIsSaid(headerStart, trailer, path: path)
         store.historyLog.oldestReachableCommit = headerStart?.oldestReachableCommit
-        if store.options.useSnapshotImage, let file = FileIdentity.of(fd), loadImage(token, binding: SnapshotImage.Binding(
+        if store.options.useSnapshotImage, let file = FileIdentity.of(fd), loadImage(token, snapshot: fd, binding: SnapshotImage.Binding(
             token: token, snapshotBytes: Int64(size), snapshotCRC: trailer.crc, fingerprint: SnapshotImage.fingerprint(store.schema), file: file),
             objects: objectCount, history: trailer.history, historyEnd: trailer.start) {
             if trailer.history > 0 {
@@ -159,7 +159,7 @@ extension StoreLoader {
 
     /// Loads the snapshot's image if it matches; false when there is none or it does not.
     /// Its counts and history range must agree with the snapshot's trailer too.
-    private func loadImage(_ token: Int64, binding: SnapshotImage.Binding, objects: Int, history: Int, historyEnd: Int) -> Bool {
+    private func loadImage(_ token: Int64, snapshot: Int32, binding: SnapshotImage.Binding, objects: Int, history: Int, historyEnd: Int) -> Bool {
         guard let fd = try? FileIO.openRegular(store.files.image(token)) else { return false }
         defer { FileIO.close(fd) }
         // Held while mapped, after the descriptor is closed.
@@ -174,15 +174,10 @@ extension StoreLoader {
         // folder): it serves this one once this copy's bytes match the
         // checksum both name, read through now; a writer binds it to this copy.
         let otherCopy = image.header.binding.file != binding.file
-        if otherCopy {
-            guard (try? Store.verifySnapshotChecksum(at: store.files.snapshot(token))) != nil else {
-                Trace.mark("snapshot image of another copy, whose checksum this one fails; reading the JSON")
-                image.discard()
-                return false
-            }
-            if store.mayWrite(.repair) && image.writeBound(to: binding, from: fd, path: store.files.image(token)) {
-                Trace.mark("snapshot image bound to this copy")
-            }
+        if otherCopy && (try? Store.verifySnapshotChecksum(snapshot, path: store.files.snapshot(token))) == nil {
+            Trace.mark("snapshot image of another copy, whose checksum this one fails; reading the JSON")
+            image.discard()
+            return false
         }
         let checked = store.options.imageChecks == .atOpen
         if checked && !image.checkEverything().isEmpty || image.damage != nil {
@@ -193,6 +188,9 @@ extension StoreLoader {
         guard store.table.adoptImage(image, checked: checked) else {
             image.discard()
             return false
+        }
+        if otherCopy && store.mayWrite(.repair) && image.writeBound(to: binding, from: fd, path: store.files.image(token)) {
+            Trace.mark("snapshot image bound to this copy")
         }
         store.historyLog.imageStart = Int(image.header.historyStart)
         store.loadedFromImage = true

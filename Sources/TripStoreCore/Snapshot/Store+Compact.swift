@@ -243,6 +243,11 @@ extension Store {
     static func verifySnapshotChecksum(at path: String) throws {
         let fd = try FileIO.openRegular(path)
         defer { FileIO.close(fd) }
+        try verifySnapshotChecksum(fd, path: path)
+    }
+
+    /// The same, for the snapshot open as `fd`.
+    static func verifySnapshotChecksum(_ fd: Int32, path: String) throws {
         let trailer = try StoreLoader.readTrailer(fd, size: try FileIO.size(fd, path: path), path: path)
         var crc: UInt32 = 0
         try SnapshotWriter.read(fd, path: path, 0..<trailer.start) { crc = CRC32C.checksum($0, continuing: crc) }
