@@ -243,6 +243,16 @@ public enum FileIO {
         if systemRename(from, to) != 0 { throw IOError(operation: "rename", path: from, code: errno) }
     }
 
+    /// Creates `path` anew for this process alone (`flags` add the access
+    /// mode): whatever was left there is removed first, a link as the link
+    /// itself, and the file is never made through a link, nor over one that
+    /// appears meanwhile. For temporary files beside a store's, whose names
+    /// are fixed and whose folder a copy or a restore may bring links into.
+    package static func createFresh(_ path: String, _ flags: Int32) throws -> Int32 {
+        unlink(path)
+        return try open(path, flags | O_CREAT | O_EXCL | O_NOFOLLOW)
+    }
+
     /// Replaces `path` with `bytes` all or nothing: a temporary file beside
     /// it, written and flushed, renamed over it, and `folder` flushed.
     package static func replaceDurably(_ path: String, with bytes: [UInt8], folder: String) throws {
@@ -253,7 +263,7 @@ public enum FileIO {
     /// file's descriptor (and path, for its errors).
     package static func replaceDurably(_ path: String, folder: String, write: (Int32, String) throws -> Void) throws {
         let temp = path + ".tmp"
-        let fd = try open(temp, O_WRONLY | O_CREAT | O_TRUNC)
+        let fd = try createFresh(temp, O_WRONLY)
         do {
             try write(fd, temp)
             try fsync(fd, path: temp)
@@ -410,6 +420,12 @@ public struct FileIdentity: Equatable, Sendable {
         self.size = size
         self.modified = modified
         self.changed = changed
+    }
+
+    /// Whether both name the same file (device and inode), whatever was
+    /// done to it since: a file changed in place, not another copy.
+    package func isSameFile(as other: FileIdentity) -> Bool {
+        device == other.device && inode == other.inode
     }
 
     /// The identity of an open file.

@@ -63,7 +63,7 @@ package enum Trace {
         var rss = "", peak = ""
         var line = [CChar](repeating: 0, count: 256)
         while fgets(&line, 256, f) != nil {
-            let s = String(cString: line)
+            let s = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             let kb = s.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.map(String.init) ?? ""
             if s.hasPrefix("VmRSS:") { rss = kb }
             if s.hasPrefix("VmHWM:") { peak = kb }

@@ -156,4 +156,41 @@ import TripStoreModels
             #expect(r.code == 2 && r.err.contains("checksum"), "\(c) \(r.code) \(r.out) \(r.err)")
         }
     }
+
+    /// The snapshot the image was made beside, changed in place since (the
+    /// same file: touched, or edited in place), is read from the JSON, as
+    /// before copies were served: its checksum tells damage, not an edit
+    /// made to keep it. The next writer writes the image again.
+    @Test func aSnapshotChangedInPlaceIsReadFromTheJSON() throws {
+        let (folder, ids) = try Self.makeStore()
+        let snapshot = try #require(try FileManager.default.contentsOfDirectory(atPath: folder).first { $0.hasPrefix("snapshot-") && $0.hasSuffix(".jsonl") })
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: 3600)], ofItemAtPath: folder + "/" + snapshot)
+        #expect(CLIRunner.run(["stats"], store: folder).out.contains("(does not match; opened from the JSON)"))
+        let v = CLIRunner.run(["verify"], store: folder)
+        #expect(v.code == 0 && v.out.contains("the snapshot file was changed or touched since it was made"), "\(v.out)")
+        #expect(CLIRunner.run(["update", ids[7], "--set", "name=After the touch"], store: folder).code == 0)
+        #expect(CLIRunner.run(["stats"], store: folder).out.contains("(opened from it)"))
+    }
+
+    /// The temporary files a writer makes beside the store's have fixed
+    /// names, and a copied or restored folder may bring a link to anywhere
+    /// under one: it is removed, never written through.
+    @Test func aLinkWhereATemporaryFileGoesIsNeverWrittenThrough() throws {
+        let (folder, ids) = try Self.makeStore()
+        let copy = CLIRunner.scratch()
+        try? FileManager.default.removeItem(atPath: copy)
+        try FileManager.default.copyItem(atPath: folder, toPath: copy)
+        let victim = CLIRunner.scratch() + "-victim.txt"
+        try Data("precious".utf8).write(to: URL(fileURLWithPath: victim))
+        // The image bound to the copy at the update (token 1's), then the snapshot and image of token 4 by `compact`.
+        for name in ["snapshot-1.image.tmp", "snapshot-4.jsonl.tmp", "snapshot-4.image.tmp", "schema.json.tmp"] {
+            try FileManager.default.createSymbolicLink(atPath: copy + "/" + name, withDestinationPath: victim)
+        }
+        #expect(CLIRunner.run(["update", ids[7], "--set", "name=Linked"], store: copy).code == 0)
+        #expect(CLIRunner.run(["compact"], store: copy).code == 0)
+        #expect(try String(contentsOfFile: victim, encoding: .utf8) == "precious")
+        let v = CLIRunner.run(["verify"], store: copy)
+        #expect(v.code == 0, "\(v.out) \(v.err)")
+        #expect(CLIRunner.run(["get", ids[7]], store: copy).out.contains("Linked"))
+    }
 }

@@ -152,6 +152,12 @@ extension Store {
         }
         guard let header = bytes.withUnsafeBytes(SnapshotImage.Header.decode) else { return nil }
         if header.binding.fingerprint != SnapshotImage.fingerprint(schema) { return "it was made for an earlier schema" }
+        guard let snapshot = try? FileIO.openRegular(files.snapshot(snapshotToken)) else { return nil }
+        defer { FileIO.close(snapshot) }
+        if let file = FileIdentity.of(snapshot), header.binding.token == snapshotToken, header.binding.file.isSameFile(as: file),
+           header.binding.file != file {
+            return "the snapshot file was changed or touched since it was made"
+        }
         return nil
     }
 
@@ -169,6 +175,6 @@ extension Store {
               let snapshot = try? FileIO.openRegular(files.snapshot(snapshotToken)) else { return false }
         defer { FileIO.close(snapshot) }
         guard let file = FileIdentity.of(snapshot) else { return false }
-        return header.binding.token == snapshotToken && header.binding.snapshotBytes == file.size && header.binding.file != file
+        return header.binding.token == snapshotToken && header.binding.snapshotBytes == file.size && !header.binding.file.isSameFile(as: file)
     }
 }

@@ -171,11 +171,15 @@ extension StoreLoader {
             return false
         }
         // The image of another copy of this snapshot (a copied or restored
-        // folder): it serves this one once this copy's bytes match the
-        // checksum both name, read through now; a writer binds it to this copy.
+        // folder, a file of its own): it serves this one once this copy's
+        // bytes match the checksum both name, read through now; a writer
+        // binds it to this copy. The snapshot it was made beside, changed in
+        // place since, is read from the JSON: the checksum tells damage, not
+        // an edit made to keep it.
         let otherCopy = image.header.binding.file != binding.file
-        if otherCopy && (try? Store.verifySnapshotChecksum(snapshot, path: store.files.snapshot(token))) == nil {
-            Trace.mark("snapshot image of another copy, whose checksum this one fails; reading the JSON")
+        if otherCopy && (image.header.binding.file.isSameFile(as: binding.file)
+                         || (try? Store.verifySnapshotChecksum(snapshot, path: store.files.snapshot(token))) == nil) {
+            Trace.mark("snapshot image of another copy, or of this one before it changed; reading the JSON")
             image.discard()
             return false
         }

@@ -120,7 +120,7 @@ final class MappedImage: ListSource {
         var h = header
         h.binding = binding
         let temp = path + ".tmp"
-        guard let fd = try? FileIO.open(temp, O_WRONLY | O_CREAT | O_TRUNC) else { return false }
+        guard let fd = try? FileIO.createFresh(temp, O_WRONLY) else { return false }
         var buffer = [UInt8](repeating: 0, count: 4 << 20)
         var at = 0, written = true
         while written && at < layout.fileBytes {

@@ -59,7 +59,7 @@ extension ObjectTable {
         h.lists = Int64(listCounts.lists)
         h.listElements = Int64(listCounts.elements)
         h.entities = Int64(schema.entities.count)
-        guard var layout = SnapshotImage.Layout(h), let fd = try? FileIO.open(path, O_RDWR | O_CREAT | O_TRUNC) else { return nil }
+        guard var layout = SnapshotImage.Layout(h), let fd = try? FileIO.createFresh(path, O_RDWR) else { return nil }
         var kept = false
         defer {
             if !kept {
@@ -74,9 +74,9 @@ extension ObjectTable {
         // which are only known once every record is read, up to it; the
         // header and directory, before them, last.
         let recordsAt = layout.records, recordPagesAt = (recordsAt + SnapshotImage.Layout.page - 1) & ~(SnapshotImage.Layout.page - 1)
-        guard let recordsFD = try? FileIO.open(path, O_WRONLY) else { return nil }
+        guard let recordsFD = try? FileIO.open(path, O_WRONLY | O_NOFOLLOW) else { return nil }
         defer { FileIO.close(recordsFD) }
-        guard let columnsFD = try? FileIO.open(path, O_WRONLY) else { return nil }
+        guard let columnsFD = try? FileIO.open(path, O_WRONLY | O_NOFOLLOW) else { return nil }
         defer { FileIO.close(columnsFD) }
         let out = StreamingFileWriter(fd: recordsFD, path: path, from: recordPagesAt)
         // Made once the records are written, in the memory their writer frees.

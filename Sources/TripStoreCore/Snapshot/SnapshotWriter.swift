@@ -79,7 +79,7 @@ struct SnapshotWriter {
         Trace.mark("snapshot checksum")
         // Where the history stays unread, the new file is read from later.
         let lazyHistory = bulk != nil || carried != nil
-        let fd = try FileIO.open(temp, (lazyHistory ? O_RDWR : O_WRONLY) | O_CREAT | O_TRUNC)
+        let fd = try FileIO.createFresh(temp, lazyHistory ? O_RDWR : O_WRONLY)
         let out = StreamingFileWriter(fd: fd, path: temp)
         var closed = false
         defer {
