@@ -139,22 +139,17 @@ extension Store {
     }
 
     /// Why the snapshot's image is stale rather than damaged, if it is: made
-    /// by another version of the format, or for another schema (the store's
-    /// schema was extended since). The next writer writes a new one.
+    /// by another version of the format, for another schema (the store's
+    /// schema was extended since), or beside this snapshot file before it
+    /// was changed in place. The next writer writes a new one.
     public func imageStaleness() -> String? {
-        guard let fd = try? FileIO.openRegular(files.image(snapshotToken)) else { return nil }
-        defer { FileIO.close(fd) }
-        var bytes = [UInt8](repeating: 0, count: SnapshotImage.Header.byteCount)
-        let n = bytes.withUnsafeMutableBytes { FileIO.read(fd, into: $0, at: 0) }
-        guard n == bytes.count else { return nil }
+        guard let bytes = imageHeaderBytes() else { return nil }
         if bytes.prefix(7).elementsEqual(SnapshotImage.magic.prefix(7)) && bytes[7] != SnapshotImage.magic[7] {
             return "it was written by another version of tripstore"
         }
         guard let header = bytes.withUnsafeBytes(SnapshotImage.Header.decode) else { return nil }
         if header.binding.fingerprint != SnapshotImage.fingerprint(schema) { return "it was made for an earlier schema" }
-        guard let snapshot = try? FileIO.openRegular(files.snapshot(snapshotToken)) else { return nil }
-        defer { FileIO.close(snapshot) }
-        if let file = FileIdentity.of(snapshot), header.binding.token == snapshotToken, header.binding.file.isSameFile(as: file),
+        if let file = snapshotIdentity(), header.binding.token == snapshotToken, header.binding.file.isSameFile(as: file),
            header.binding.file != file {
             return "the snapshot file was changed or touched since it was made"
         }
@@ -167,14 +162,22 @@ extension Store {
     /// snapshot through to check its checksum first, until a writer opens
     /// the store and binds the image to this copy.
     public func imageIsOfAnotherCopy() -> Bool {
-        guard let fd = try? FileIO.openRegular(files.image(snapshotToken)) else { return false }
+        guard let header = imageHeaderBytes()?.withUnsafeBytes(SnapshotImage.Header.decode), let file = snapshotIdentity() else { return false }
+        return header.binding.token == snapshotToken && header.binding.snapshotBytes == file.size && !header.binding.file.isSameFile(as: file)
+    }
+
+    /// The first bytes of the snapshot's image file, a header's worth, if it has them.
+    private func imageHeaderBytes() -> [UInt8]? {
+        guard let fd = try? FileIO.openRegular(files.image(snapshotToken)) else { return nil }
         defer { FileIO.close(fd) }
         var bytes = [UInt8](repeating: 0, count: SnapshotImage.Header.byteCount)
-        guard bytes.withUnsafeMutableBytes({ FileIO.read(fd, into: $0, at: 0) }) == bytes.count,
-              let header = bytes.withUnsafeBytes(SnapshotImage.Header.decode),
-              let snapshot = try? FileIO.openRegular(files.snapshot(snapshotToken)) else { return false }
-        defer { FileIO.close(snapshot) }
-        guard let file = FileIdentity.of(snapshot) else { return false }
-        return header.binding.token == snapshotToken && header.binding.snapshotBytes == file.size && !header.binding.file.isSameFile(as: file)
+        return bytes.withUnsafeMutableBytes({ FileIO.read(fd, into: $0, at: 0) }) == bytes.count ? bytes : nil
+    }
+
+    /// The snapshot file's identity now.
+    private func snapshotIdentity() -> FileIdentity? {
+        guard let fd = try? FileIO.openRegular(files.snapshot(snapshotToken)) else { return nil }
+        defer { FileIO.close(fd) }
+        return FileIdentity.of(fd)
     }
 }
