@@ -193,4 +193,21 @@ import TripStoreModels
         #expect(v.code == 0, "\(v.out) \(v.err)")
         #expect(CLIRunner.run(["get", ids[7]], store: copy).out.contains("Linked"))
     }
+
+    /// An image whose snapshot was replaced by another of the same token
+    /// (another size or checksum: rewritten, or edited and sealed again) is
+    /// stale, not damage: `verify` says so and succeeds, and reads answer from the JSON.
+    @Test func anImageOfASnapshotReplacedSinceIsStaleNotDamage() throws {
+        let (folder, ids) = try Self.makeStore()
+        #expect(CLIRunner.run(["compact"], store: folder).code == 0)
+        let image = try #require(try FileManager.default.contentsOfDirectory(atPath: folder).first { $0.hasPrefix("snapshot-") && $0.hasSuffix(".image") })
+        let old = try Data(contentsOf: URL(fileURLWithPath: folder + "/" + image))
+        // The same token's snapshot written again with less history, then the old image put back.
+        #expect(CLIRunner.run(["history", "prune", "--before", "3"], store: folder).code == 0)
+        try old.write(to: URL(fileURLWithPath: folder + "/" + image))
+        let v = CLIRunner.run(["verify"], store: folder)
+        #expect(v.code == 0 && v.out.contains("the snapshot file was replaced or changed since it was made"), "\(v.out) \(v.err)")
+        #expect(CLIRunner.run(["stats"], store: folder).out.contains("(does not match; opened from the JSON)"))
+        #expect(CLIRunner.run(["get", ids[3]], store: folder).out.contains("Roma"))
+    }
 }

@@ -140,8 +140,9 @@ extension Store {
 
     /// Why the snapshot's image is stale rather than damaged, if it is: made
     /// by another version of the format, for another schema (the store's
-    /// schema was extended since), or beside this snapshot file before it
-    /// was changed in place. The next writer writes a new one.
+    /// schema was extended since), or beside a snapshot of this token that
+    /// was since replaced by another (another size or checksum) or changed
+    /// in place. The next writer writes a new one.
     public func imageStaleness() -> String? {
         guard let bytes = imageHeaderBytes() else { return nil }
         if bytes.prefix(7).elementsEqual(SnapshotImage.magic.prefix(7)) && bytes[7] != SnapshotImage.magic[7] {
@@ -149,8 +150,11 @@ extension Store {
         }
         guard let header = bytes.withUnsafeBytes(SnapshotImage.Header.decode) else { return nil }
         if header.binding.fingerprint != SnapshotImage.fingerprint(schema) { return "it was made for an earlier schema" }
-        if let file = snapshotIdentity(), header.binding.token == snapshotToken, header.binding.file.isSameFile(as: file),
-           header.binding.file != file {
+        guard header.binding.token == snapshotToken, let snapshot = snapshotIdentity() else { return nil }
+        if header.binding.snapshotBytes != snapshot.file.size || header.binding.snapshotCRC != snapshot.crc {
+            return "the snapshot file was replaced or changed since it was made"
+        }
+        if header.binding.file.isSameFile(as: snapshot.file) && header.binding.file != snapshot.file {
             return "the snapshot file was changed or touched since it was made"
         }
         return nil
@@ -162,8 +166,9 @@ extension Store {
     /// snapshot through to check its checksum first, until a writer opens
     /// the store and binds the image to this copy.
     public func imageIsOfAnotherCopy() -> Bool {
-        guard let header = imageHeaderBytes()?.withUnsafeBytes(SnapshotImage.Header.decode), let file = snapshotIdentity() else { return false }
-        return header.binding.token == snapshotToken && header.binding.snapshotBytes == file.size && !header.binding.file.isSameFile(as: file)
+        guard let header = imageHeaderBytes()?.withUnsafeBytes(SnapshotImage.Header.decode), let snapshot = snapshotIdentity() else { return false }
+        return header.binding.token == snapshotToken && header.binding.snapshotBytes == snapshot.file.size
+            && header.binding.snapshotCRC == snapshot.crc && !header.binding.file.isSameFile(as: snapshot.file)
     }
 
     /// The first bytes of the snapshot's image file, a header's worth, if it has them.
@@ -174,10 +179,12 @@ extension Store {
         return bytes.withUnsafeMutableBytes({ FileIO.read(fd, into: $0, at: 0) }) == bytes.count ? bytes : nil
     }
 
-    /// The snapshot file's identity now.
-    private func snapshotIdentity() -> FileIdentity? {
-        guard let fd = try? FileIO.openRegular(files.snapshot(snapshotToken)) else { return nil }
+    /// The snapshot file's identity now, and the checksum its trailer names.
+    private func snapshotIdentity() -> (file: FileIdentity, crc: UInt32)? {
+        let path = files.snapshot(snapshotToken)
+        guard let fd = try? FileIO.openRegular(path) else { return nil }
         defer { FileIO.close(fd) }
-        return FileIdentity.of(fd)
+        guard let file = FileIdentity.of(fd), let trailer = try? StoreLoader.readTrailer(fd, size: Int(file.size), path: path) else { return nil }
+        return (file, trailer.crc)
     }
 }

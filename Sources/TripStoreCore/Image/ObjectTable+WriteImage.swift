@@ -78,6 +78,10 @@ extension ObjectTable {
         defer { FileIO.close(recordsFD) }
         guard let columnsFD = try? FileIO.open(path, O_WRONLY | O_NOFOLLOW) else { return nil }
         defer { FileIO.close(columnsFD) }
+        // Opened by name again: the file made above, not one put in its place meanwhile.
+        guard let made = FileIdentity.of(fd), [recordsFD, columnsFD].allSatisfy({ FileIdentity.of($0)?.isSameFile(as: made) == true }) else {
+            return nil
+        }
         let out = StreamingFileWriter(fd: recordsFD, path: path, from: recordPagesAt)
         // Made once the records are written, in the memory their writer frees.
         var columnsWriter: StreamingFileWriter?

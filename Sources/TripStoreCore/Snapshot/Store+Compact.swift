@@ -117,7 +117,7 @@ extension Store {
         // The new journal starts empty, or with the tail; then the old files can go.
         let newJournal = files.journal(token)
         if tail.transactions == 0 && (!FileIO.exists(newJournal) || token != snapshotToken) {
-            let jfd = try FileIO.open(newJournal, O_WRONLY | O_CREAT | O_TRUNC)
+            let jfd = try FileIO.createFresh(newJournal, O_WRONLY)
             try FileIO.fsync(jfd, path: newJournal)
             FileIO.close(jfd)
         }

@@ -300,7 +300,8 @@ package final class ObjectTable: ObjectLookup {
 
     /// The entity and slot value a changed base row had in the image.
     func imageValue(_ row: RowID, slot: Int) -> (entity: Int, value: Value)? {
-        guard var (e, locator) = changedBaseRows[row] else { return nil }
+        guard let (e, noted) = changedBaseRows[row] else { return nil }
+        var locator = noted
         if locator == Self.replayedFromState, let image {
             // A row whose record came from a journal's replay state: its image record is read once its unit is checked.
             checkedForAttributes(Int(row))

@@ -184,9 +184,9 @@ import TripStoreModels
         for kept in [nil, "journal-0.jsonl", "snapshot-1.jsonl"] {
             let folder = TestFolders.make("unused")
             for name in ["tripstore.lock", "schema.json", "journal-0.jsonl"] {
-                FileManager.default.createFile(atPath: folder + "/" + name, contents: Data())
+                _ = FileManager.default.createFile(atPath: folder + "/" + name, contents: Data())
             }
-            if let kept { FileManager.default.createFile(atPath: folder + "/" + kept, contents: Data("{}\n".utf8)) }
+            if let kept { _ = FileManager.default.createFile(atPath: folder + "/" + kept, contents: Data("{}\n".utf8)) }
             StoreFiles(folder: folder).removeIfUnused()
             #expect(FileManager.default.fileExists(atPath: folder) == (kept != nil), "\(kept ?? "nothing committed")")
         }
