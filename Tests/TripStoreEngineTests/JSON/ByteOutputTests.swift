@@ -29,7 +29,7 @@ import Testing
 
     @Test func writesNumbersAndDatesAsTheWriterDoes() {
         let integers: [Int64] = [0, 7, -7, 10, 99, 100, -1_000_000, Int64.max, Int64.min]
-        let doubles: [Double] = [0, -0.0, 1.5, -2.25, 100, 1e300, 9.0e15, 0.1, .nan, .infinity, 5e-324]
+        let doubles: [Double] = [0, -0.0, 1.5, -2.25, 100, 1e300, 9.0e15, 0.1, .nan, .infinity, .leastNonzeroMagnitude]
         let dates: [Double] = [0, -1, 1_000_000.25, 86_399.5, -63_113_904_001, 1e20]
         var writer = JSONWriter()
         var output = ByteOutput(capacity: 1)
