@@ -61,7 +61,7 @@ enum VerifyCommand {
                 c.line("repaired: deleted \(index) (\(problem)); it is built again when history is next looked up")
                 return 0
             } else {
-                c.err("verify: \(index): \(problem); it is ignored (the JSON decides); 'tripstore verify --repair' deletes it")
+                c.err("verify: \(index): \(problem); the JSON decides: 'tripstore verify --repair' deletes it")
                 return 2
             }
         }
@@ -118,7 +118,7 @@ enum VerifyCommand {
     private static func deleteDamagedCache(_ path: String, _ problem: String, _ ctx: CommandContext) -> Int32 {
         let c = ctx.console
         guard ctx.args.has("repair") else {
-            c.err("verify: \(path): \(problem); it is ignored (the JSON decides); 'tripstore verify --repair' deletes it")
+            c.err("verify: \(path): \(problem); the JSON decides: 'tripstore verify --repair' deletes it")
             return 2
         }
         guard removed(path) else {
