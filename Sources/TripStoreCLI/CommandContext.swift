@@ -92,7 +92,7 @@ struct CommandContext {
 
     /// Opens the store, printing its warnings (a torn journal tail) on stderr.
     func openStore(_ access: StoreAccess) throws -> Store {
-        try opened(try open(access, options: options()), access: access)
+        opened(try open(access, options: options()), access: access)
     }
 
     /// Opens the store for a while of a long command (the shell's next
@@ -111,7 +111,7 @@ struct CommandContext {
         while true {
             guard let recorded = try Store.recordedSchema(in: storePath) else { throw StoreError.noStore(path: storePath) }
             do {
-                return try opened(try Store.open(storePath, schema: recorded, access: access, options: options()), access: access)
+                return opened(try Store.open(storePath, schema: recorded, access: access, options: options()), access: access)
             } catch let e as StoreError where attempt < 5 {
                 // Another writer migrated between reading the record and opening: read it again.
                 switch e {
@@ -171,7 +171,7 @@ struct CommandContext {
         guard let asOf = args.value("as-of") else { return try openStore(.read) }
         let point = try pointInTime(asOf, option: "--as-of")
         do {
-            return try opened(try open(.read, options: options(), asOf: point), access: .read)
+            return opened(try open(.read, options: options(), asOf: point), access: .read)
         } catch StoreError.timeOutOfReach(_, let r, let first) {
             let first = first.map { " (token \($0.token) was committed at \(ISODate.format($0.timestamp)))" } ?? ""
             throw CLIError("--as-of \(asOf) is before the oldest reachable state: --as-of reaches tokens \(r.lowerBound) to \(r.upperBound)\(first)")

@@ -409,7 +409,7 @@ struct BulkObjects {
         a.withUnsafeMutableBufferPointer { a in
             b.withUnsafeMutableBufferPointer { b in
                 guard n >= msdFrom else {
-                    if RadixSort.byKey(a, scratch: b, bits: 64) { a.update(fromContentsOf: b) }
+                    if RadixSort.byKey(a, scratch: b, bits: 64) { _ = a.update(fromContentsOf: b) }
                     return
                 }
                 // Bucket starts by the top 16 bits, then the keys dealt out into `b`.
@@ -429,7 +429,7 @@ struct BulkObjects {
                     for d in 0..<(1 << 16) where starts[d + 1] > starts[d] {
                         let range = starts[d]..<starts[d + 1]
                         let from = UnsafeMutableBufferPointer(rebasing: b[range]), to = UnsafeMutableBufferPointer(rebasing: a[range])
-                        if !RadixSort.byKey(from, scratch: to, bits: 48) { to.update(fromContentsOf: from) }
+                        if !RadixSort.byKey(from, scratch: to, bits: 48) { _ = to.update(fromContentsOf: from) }
                     }
                 }
             }

@@ -45,8 +45,8 @@ struct ReplayedRecords {
         let rows = Self.newestOfEach(entries.map { Int($0.row) }) { if entries[$0].isEmpty { emptiedEarlier = true } }
         let numbers = Self.newestOfEach(lists.map { Int($0.number) }) { _ in }
         guard !emptiedEarlier,
-              rows.count - rows.partitionPoint { Int(entries[$0].row) >= imageRows } == rowCount - imageRows,
-              numbers.count - numbers.partitionPoint { Int(lists[$0].number) >= imageLists } == listCount - imageLists else { return nil }
+              rows.count - rows.partitionPoint({ Int(entries[$0].row) >= imageRows }) == rowCount - imageRows,
+              numbers.count - numbers.partitionPoint({ Int(lists[$0].number) >= imageLists }) == listCount - imageLists else { return nil }
         self.init(bytes: bytes, entries: rows.map { entries[$0] }, lists: numbers.map { lists[$0] }, rowCount: rowCount, listCount: listCount)
     }
 

@@ -45,7 +45,7 @@ import TripStoreModels
         for round in 0..<20 {
             let folder = TestFolders.make("lock-removed-\(round)")
             var first: StoreLock? = try StoreLock(folder: folder, wait: 0)
-            FileManager.default.createFile(atPath: folder + "/journal-0.jsonl", contents: Data())
+            _ = FileManager.default.createFile(atPath: folder + "/journal-0.jsonl", contents: Data())
             let acquired = DispatchSemaphore(value: 0)
             nonisolated(unsafe) var waiter: StoreLock?
             Thread.detachNewThread {

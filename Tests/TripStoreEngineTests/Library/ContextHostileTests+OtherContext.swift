@@ -53,7 +53,8 @@ extension ContextHostileTests {
         let again = try mine.fetch(FetchDescriptor<BucketListItem>(predicate: #Predicate { $0.persistentModelID == id }))
         #expect(again.count == 1 && again[0] !== theirItem)
         let item = BucketListItem(title: "mine")
-        item.trip = try #require(try trips(theirs).first)  // a to-one, from a new object
+        let theirTrip: Trip = try #require(try trips(theirs).first)
+        item.trip = theirTrip  // a to-one, from a new object
         mine.insert(item)
         #expect(throws: StoreError.self) { try mine.save(author: "me") }
         mine.rollback()
