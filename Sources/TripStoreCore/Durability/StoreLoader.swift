@@ -117,8 +117,10 @@ struct StoreLoader {
     }
 
     func loadJournal(_ path: String) throws {
-        var all = try FileIO.readFile(path, hugePages: true)
-        if let limit = store.journalReadLimit, all.count > limit { all.removeSubrange(limit...) }
+        // Only the lines past what the replay state covers are read into
+        // memory; the covered ones are checksummed through a small buffer.
+        let file = try JournalFile(path: path)
+        let size = min(file.size, store.journalReadLimit ?? .max)
         let state = store.options.salvageDanglingReferences || !store.options.useJournalState ? nil
             : store.table.image.map { JournalState(path: store.files.journalState(store.snapshotToken), binding: .init($0)) }
         store.journal.state = state
@@ -127,14 +129,15 @@ struct StoreLoader {
         // The lines the replay state covers are not parsed: their rows come
         // from the state, their history when it is asked for.
         var from = 0, linesBefore = 0
-        if let state, let covered = state.read(journal: all, table: store.table), takeCoveredLines(covered, all, path: path) {
+        if let state, let covered = state.read(journal: file, journalBytes: size, table: store.table),
+           takeCoveredLines(covered, file, path: path) {
             state.adopt(covered)
             from = covered.bytes
             linesBefore = covered.lines
             Trace.mark("journal state: \(covered.lines) lines, \(covered.records.entries.count) rows")
         }
-        let bytes = from == 0 ? all : Array(all[from...])
-        store.journal.size = all.count
+        let bytes = try file.read(from..<size)
+        store.journal.size = size
         var ahead: JournalTouchAhead?
         if bytes.count >= StoreLoader.longJournalBytes {
             store.table.prepareForScatteredChanges(bytes.count / StoreLoader.updateLineBytes)
@@ -155,14 +158,14 @@ struct StoreLoader {
         // lines skip it) are a torn tail all the same: the next line appended
         // after them would not read back.
         let ended = from + (bytes.lastIndex(of: 0x0A) ?? -1) + 1
-        if store.journal.tornTail == nil && ended < all.count {
+        if store.journal.tornTail == nil && ended < size {
             store.journal.tornTail = ended
             store.journal.size = ended
         }
         if store.journal.tornTail != nil {
             // A reader that met a writer's line half-written is silent: the
             // writer holds the lock, or has finished the line since (the file grew).
-            let finishedSince = (FileIO.fileSize(path) ?? 0) > all.count
+            let finishedSince = (FileIO.fileSize(path) ?? 0) > size
             let cuts = store.mayWrite(.repair)
             if cuts || !finishedSince && !StoreLock.isHeld(folder: store.files.folder) {
                 store.warnings.append(.tornTail(file: path, cut: cuts))
@@ -219,14 +222,14 @@ struct StoreLoader {
     /// are read when history is asked for (`HistoryLog.deferred`). False,
     /// with nothing taken, when the last line is not the transaction that
     /// many lines after the snapshot: the journal is replayed instead.
-    func takeCoveredLines(_ covered: JournalState.Covered, _ journal: [UInt8], path: String) -> Bool {
+    func takeCoveredLines(_ covered: JournalState.Covered, _ journal: JournalFile, path: String) -> Bool {
         var why = ""
         guard covered.lastLine.withUnsafeBufferPointer({ JournalFormat.isIntact($0) }),
               let last = covered.lastLine.withUnsafeBufferPointer({ Store.readJournalLine($0, why: &why) }),
               last.token == store.lastToken + Int64(covered.lines), store.table.acceptsReplayed(covered.records) else { return false }
         store.journal.transactions += covered.lines
         store.journal.longestLine = max(store.journal.longestLine, covered.longestLine)
-        store.historyLog.deferLines(DeferredJournalLines(bytes: journal, end: covered.bytes, count: covered.lines, file: path,
+        store.historyLog.deferLines(DeferredJournalLines(journal: journal, end: covered.bytes, count: covered.lines, file: path,
                                                          firstToken: store.lastToken + 1, lastTimestamp: last.timestamp))
         store.lastToken = last.token
         let (added, deleted) = store.table.adoptReplayed(covered.records)

@@ -94,8 +94,14 @@ final class HistoryLog {
         var parsed: [HistoryTransaction] = []
         parsed.reserveCapacity(lines.count)
         var expected = lines.firstToken, number = 0
-        lines.bytes.withUnsafeBufferPointer { all in
-            let buf = UnsafeBufferPointer(rebasing: all[..<min(lines.end, all.count)])
+        let bytes: [UInt8]
+        do {
+            bytes = try lines.journal.read(0..<lines.end)
+        } catch {
+            problems.append(HistoryProblem(file: lines.file, line: nil, detail: "\(error)"))
+            return
+        }
+        bytes.withUnsafeBufferPointer { buf in
             JSONLines.forEachLine(in: buf) { n, range, complete in
                 number = n
                 var why = ""
@@ -184,8 +190,9 @@ struct HistoryProblem: CustomStringConvertible {
 /// transactions (and checked) only when history is asked for (see
 /// `HistoryLog.deferred`).
 struct DeferredJournalLines {
-    /// The journal as read (shared, not copied), whose first `end` bytes are `count` lines.
-    let bytes: [UInt8]
+    /// The journal as the open read it (its descriptor: the bytes stay
+    /// readable if a fold removes the file), whose first `end` bytes are `count` lines.
+    let journal: JournalFile
     let end: Int
     let count: Int
     let file: String

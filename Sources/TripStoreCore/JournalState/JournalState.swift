@@ -54,16 +54,17 @@ final class JournalState {
 
     // MARK: Reading
 
-    /// The records the state holds for the journal's `bytes` (as read: its
-    /// complete lines, and perhaps a torn tail), newest per row, and how far
-    /// they cover; nil when there is no state, or it covers nothing of them.
+    /// The records the state holds for the journal's first `journalBytes`
+    /// (as an open takes them: complete lines, and perhaps a torn tail),
+    /// newest per row, and how far they cover; nil when there is no state,
+    /// or it covers nothing of them.
     ///
     /// Frames are taken while each is whole, checksummed and bound: the
     /// journal holds, where the frame says, bytes with the checksum of
     /// every byte it covers, ending with a newline. One pass of the checksum over the covered bytes, and no line parsed:
     /// a line damaged, swapped or edited and sealed again unbinds its frame
     /// (and the ones after it), and the replay from there says what is wrong.
-    func read(journal bytes: [UInt8], table: ObjectTable) -> Covered? {
+    func read(journal: JournalFile, journalBytes: Int, table: ObjectTable) -> Covered? {
         // Never through a link (the history index is not either).
         guard let fd = try? FileIO.open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW) else { return nil }
         defer { FileIO.close(fd) }
@@ -71,7 +72,7 @@ final class JournalState {
         // Records are smaller than the lines that made them, except for a
         // line that sets one small value of a big object: the bound is generous, and checked before reading.
         guard let size = try? FileIO.size(fd, path: path), size > JournalStateFormat.headerBytes,
-              size <= Self.byteLimit(journalBytes: bytes.count) else { return nil }
+              size <= Self.byteLimit(journalBytes: journalBytes) else { return nil }
         let file = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
             count = max(0, FileIO.read(fd, into: UnsafeMutableRawBufferPointer(buffer), at: 0))
         }
@@ -80,13 +81,11 @@ final class JournalState {
             guard JournalStateFormat.hasHeader(raw, of: binding) else { return nil }
             let frames = JournalStateFormat.frames(raw, imageRows: table.baseRows, imageLists: table.lists.count,
                                                    entities: table.schema.entities.count)
-            let bound = bytes.withUnsafeBytes { journal in
-                frames.prefix { f in
-                    f.end <= journal.count && journal[f.end - 1] == 0x0A
-                        && CRC32C.checksum(UnsafeRawBufferPointer(rebasing: journal[f.start..<f.end])) == f.coveredCRC
-                }
-            }
-            guard let last = bound.last else { return nil }
+            let within = frames.prefix { $0.end <= journalBytes }
+            let sums = journal.checksums(within.map { $0.start..<$0.end })
+            let bound = zip(within, sums).prefix { f, sum in sum.last == 0x0A && sum.crc == f.coveredCRC }.map { $0.0 }
+            guard let last = bound.last,
+                  let lastLine = try? journal.read((last.end - last.lastLineBytes)..<(last.end - 1)) else { return nil }
             var entries: [ReplayedRecords.Entry] = [], lists: [ReplayedRecords.ListEntry] = []
             var lines = 0, longest = 0
             for f in bound {
@@ -103,7 +102,7 @@ final class JournalState {
                 return nil
             }
             return Covered(bytes: last.end, lines: lines, longestLine: longest,
-                           lastLine: Array(bytes[(last.end - last.lastLineBytes)..<(last.end - 1)]),
+                           lastLine: lastLine,
                            fileBytes: last.fileEnd, records: records)
         }
     }
@@ -156,9 +155,9 @@ final class JournalState {
             append(f, newFile: start == 0, end: end, lines: journal.transactions)
         } else if journal.transactions - coveredLines > Self.rewriteAfterLines {
             // Every line is bound: the journal is read again (as far as this line) for its checksum.
-            guard let bytes = try? FileIO.readFile(journal.path), bytes.count >= end, bytes[start..<end].elementsEqual(line) else { return }
-            let f = frame(start: 0, end: end, lines: journal.transactions, longestLine: journal.longestLine,
-                          coveredCRC: bytes.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[..<end])) },
+            guard let file = try? JournalFile(path: journal.path), file.size >= end, (try? file.read(start..<end)) == line,
+                  let sum = file.checksums([0..<end]).first else { return }
+            let f = frame(start: 0, end: end, lines: journal.transactions, longestLine: journal.longestLine, coveredCRC: sum.crc,
                           lastLineBytes: line.count, rows: table.journalChangedRows, lists: table.lists.changedOrMadeLists, table: table)
             rewrite(f, end: end, lines: journal.transactions)
         }
@@ -167,13 +166,17 @@ final class JournalState {
     /// Writes the file anew to cover every line of `journal` as an open
     /// read it into `table` (see `Store.writeJournalStateForNextOpen`).
     func writeWhole(journal: Journal, table: ObjectTable) {
-        guard writable, journal.transactions > coveredLines, journal.tornTail == nil,
-              let bytes = try? FileIO.readFile(journal.path), bytes.count >= journal.size, journal.size > 0,
-              bytes[journal.size - 1] == 0x0A else { return }
         let end = journal.size
-        let lastStart = bytes[..<(end - 1)].lastIndex(of: 0x0A).map { $0 + 1 } ?? 0
-        let crc = bytes.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[..<end])) }
-        let f = frame(start: 0, end: end, lines: journal.transactions, longestLine: journal.longestLine, coveredCRC: crc,
+        guard writable, journal.transactions > coveredLines, journal.tornTail == nil, end > 0,
+              let file = try? JournalFile(path: journal.path), file.size >= end,
+              let sum = file.checksums([0..<end]).first, sum.last == 0x0A else { return }
+        // The last line is no longer than the longest: its start is after the newline before that many bytes.
+        let window = max(0, end - journal.longestLine - 1)
+        guard let before = try? file.read(window..<(end - 1)) else { return }
+        let newline = before.lastIndex(of: 0x0A)
+        guard newline != nil || window == 0 else { return }
+        let lastStart = newline.map { window + $0 + 1 } ?? 0
+        let f = frame(start: 0, end: end, lines: journal.transactions, longestLine: journal.longestLine, coveredCRC: sum.crc,
                       lastLineBytes: end - lastStart, rows: table.journalChangedRows, lists: table.lists.changedOrMadeLists, table: table)
         rewrite(f, end: end, lines: journal.transactions)
     }

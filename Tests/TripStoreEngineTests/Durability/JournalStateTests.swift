@@ -532,4 +532,59 @@ import TripStoreModels
         let store = try open(folder)
         #expect(store.journalStateLines == 0)
     }
+
+    /// An open takes the covered lines without keeping the journal in
+    /// memory: their history is read later through the descriptor it kept,
+    /// so a fold by another writer meanwhile (which removes the file) changes none of it.
+    @Test func coveredLinesAreReadThroughTheOpensDescriptorAfterAFoldRemovesTheJournal() throws {
+        let (folder, _) = try renamed(30, perWriter: 10)
+        let expected = try open(folder, state: false).history
+        let store = try open(folder)
+        #expect(store.journalStateLines == 30)
+        let journal = store.files.journal(store.snapshotToken)
+        let w = try Store.open(folder, schema: schema, access: .write, options: Self.noFold)
+        try w.compact()
+        w.close()
+        #expect(!FileIO.exists(journal))
+        #expect(store.history == expected)
+        #expect(expected.suffix(30).map(\.author) == Array(repeating: "test", count: 30))
+    }
+
+    /// The checksums an open binds the state by, read a piece at a time,
+    /// are those of the bytes in memory, for ranges across and within
+    /// pieces; the results stop at a range that is empty, overlaps the one
+    /// before or runs past the file.
+    @Test func aJournalsRangesAreChecksummedAsTheirBytesAre() throws {
+        var random = SplitMix64(seed: 61)
+        let bytes = (0..<(JournalFile.pieceBytes * 2 + 12_345)).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+        let path = NSTemporaryDirectory() + "journal-file-\(UUID().uuidString)"
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        defer { FileIO.unlink(path) }
+        let file = try JournalFile(path: path)
+        #expect(file.size == bytes.count)
+        for _ in 0..<20 {
+            var ends = (0..<Int(random.next() % 12 + 1)).map { _ in Int(random.next() % UInt64(bytes.count)) + 1 }
+            ends = Array(Set(ends)).sorted()
+            var start = Int(random.next() % UInt64(ends[0]))
+            var ranges: [Range<Int>] = []
+            for e in ends {
+                ranges.append(start..<e)
+                start = e + (random.next() % 2 == 0 ? 0 : Int(random.next() % 100))
+                if start >= bytes.count { break }
+            }
+            ranges = ranges.filter { !$0.isEmpty }
+            let sums = file.checksums(ranges)
+            #expect(sums.count == ranges.count)
+            for (r, sum) in zip(ranges, sums) {
+                #expect(sum.crc == bytes.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[r])) })
+                #expect(sum.last == bytes[r.upperBound - 1])
+            }
+            #expect(try file.read(ranges[0]) == Array(bytes[ranges[0]]))
+        }
+        #expect(file.checksums([0..<10, 10..<10, 10..<20]).count == 1)
+        #expect(file.checksums([0..<10, 5..<20]).count == 1)
+        #expect(file.checksums([0..<10, 10..<(bytes.count + 1)]).count == 1)
+        #expect(file.checksums([]).isEmpty)
+        #expect(throws: IOError.self) { try file.read(0..<(bytes.count + 1)) }
+    }
 }

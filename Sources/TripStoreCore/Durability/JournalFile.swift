@@ -1,0 +1,85 @@
+import TripStoreSystem
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A journal as one open read it: a descriptor held for as long as this
+/// lives (the bytes stay readable if a fold removes the file), and its size
+/// then. Ranges of it are read or checksummed through a small buffer, so an
+/// open whose lines come from the replay state never holds the journal in
+/// memory, however long it has grown.
+final class JournalFile {
+    let path: String
+    /// The file's size when it was opened: the bytes this open takes.
+    let size: Int
+    private let fd: Int32
+
+    /// Opens `path`, a regular file.
+    /// - Throws: `IOError` when it cannot be opened or is no regular file.
+    init(path: String) throws {
+        self.path = path
+        fd = try FileIO.openRegular(path)
+        do {
+            size = try FileIO.size(fd, path: path)
+        } catch {
+            FileIO.close(fd)
+            throw error
+        }
+    }
+
+    deinit { FileIO.close(fd) }
+
+    /// The bytes of `range` (a long journal's into 2 MB pages where the
+    /// kernel can: a page fault per 2 MB, not per 4 KB).
+    /// - Throws: `IOError` when they cannot be read whole.
+    func read(_ range: Range<Int>) throws -> [UInt8] {
+        guard !range.isEmpty else { return [] }
+        var failed = false
+        let bytes = [UInt8](unsafeUninitializedCapacity: range.count) { buffer, count in
+            if let base = buffer.baseAddress { MemoryTuning.preferHugePages(UnsafeMutableRawPointer(base), byteCount: range.count) }
+            count = max(0, FileIO.read(fd, into: UnsafeMutableRawBufferPointer(buffer), at: range.lowerBound))
+            failed = count != range.count
+        }
+        if failed { throw IOError(operation: "read", path: path, code: errno == 0 ? EIO : errno) }
+        return bytes
+    }
+
+    /// The CRC-32C and the last byte of each of `ranges`, in order, the
+    /// file read forward once, a piece at a time; fewer results than ranges
+    /// when one is empty, starts before the one ahead of it ends, or cannot
+    /// be read whole (the results stop there).
+    func checksums(_ ranges: [Range<Int>]) -> [(crc: UInt32, last: UInt8)] {
+        var results: [(crc: UInt32, last: UInt8)] = []
+        guard let first = ranges.first?.lowerBound, let end = ranges.last?.upperBound, end > first else { return results }
+        let piece = min(end - first, Self.pieceBytes)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: piece, alignment: 64)
+        defer { buffer.deallocate() }
+        // The buffer holds the file's bytes `held`.
+        var held = 0..<0, previousEnd = first
+        results.reserveCapacity(ranges.count)
+        for range in ranges {
+            guard !range.isEmpty, range.lowerBound >= previousEnd else { return results }
+            var crc: UInt32 = 0, at = range.lowerBound
+            while at < range.upperBound {
+                if !held.contains(at) {
+                    let n = min(piece, end - at)
+                    guard FileIO.read(fd, into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<n]), at: at) == n else { return results }
+                    held = at..<(at + n)
+                }
+                let upTo = min(range.upperBound, held.upperBound)
+                crc = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: buffer[(at - held.lowerBound)..<(upTo - held.lowerBound)]),
+                                      continuing: crc)
+                at = upTo
+            }
+            results.append((crc, buffer[range.upperBound - 1 - held.lowerBound]))
+            previousEnd = range.upperBound
+        }
+        return results
+    }
+
+    /// The buffer a checksum reads through: big enough that the system calls
+    /// cost nothing beside the copy, small enough to stay in the cache.
+    static let pieceBytes = 1 << 20
+}
