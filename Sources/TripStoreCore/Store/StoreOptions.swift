@@ -4,9 +4,16 @@ import TripStoreSystem
 /// How a store behaves: when it snapshots, how long a writer waits for the lock.
 public struct StoreOptions: Sendable {
     /// Write a snapshot automatically once the journal holds this many bytes.
-    public var snapshotAfterBytes: Int = 64 << 20
+    /// Every open checks the bytes of the lines its replay state covers and
+    /// takes the rows they added: 8 MiB of one-object inserts keep an open
+    /// near 10 ms, where the 10,000 transactions below allow far more bytes.
+    public var snapshotAfterBytes: Int = 8 << 20
     /// … or this many transactions.
     public var snapshotAfterTransactions: Int = 10_000
+    /// A journal this big, or of eight times `snapshotAfterTransactions`,
+    /// makes commits wait for the automatic snapshot (written in the
+    /// background, or left to `snapshotWriter`) so that what an open reads stays bounded.
+    var farJournalBytes: Int = 512 << 20
     /// … or, past this many bytes, once the journal is as big as the snapshot
     /// (replaying it would cost more than reading the snapshot again; Redis
     /// rewrites its append-only file on the same rule).
@@ -24,9 +31,9 @@ public struct StoreOptions: Sendable {
     /// Leaves the automatic snapshot to this function, called with the
     /// store's folder by the commit that makes it due (once per store): it
     /// is to write it without the lock (`LocklessCompaction`), as the
-    /// command line does in a process of its own. Past eight times the
-    /// thresholds a commit writes it itself, so the journal stays bounded
-    /// if the snapshots this starts never come.
+    /// command line does in a process of its own. Past 512 MiB of journal
+    /// or eight times `snapshotAfterTransactions` a commit writes it itself,
+    /// so the journal stays bounded if the snapshots this starts never come.
     public var snapshotWriter: (@Sendable (String) -> Void)?
     /// A transaction with at least this many changes is committed by writing
     /// a snapshot (atomic by rename) instead of a journal line: a big import
