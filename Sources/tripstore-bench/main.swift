@@ -470,6 +470,50 @@ if options.coldProcesses && FileManager.default.isExecutableFile(atPath: cli) {
     mismatches += h.mismatches
 }
 
+// The open after the longest journal a program that stays open leaves:
+// one-trip inserts, each its own transaction, up to the library's fold
+// thresholds (committed here with folds off, so the journal is the whole
+// of it), then fresh `get` processes of a trip the journal inserted.
+if options.coldProcesses && FileManager.default.isExecutableFile(atPath: cli) {
+    let defaults = StoreOptions()
+    var noFold = defaults
+    noFold.snapshotAfterBytes = .max
+    noFold.snapshotAfterTransactions = .max
+    noFold.snapshotWhenJournalOutgrowsSnapshotAfter = .max
+    noFold.snapshotAfterLineBytes = .max
+    let w = try Store.open(storePath, schema: TripSchema.schema, access: .write, options: noFold)
+    try w.compact()
+    var inserted: [String] = [], lineBytes = 0
+    while w.journalTransactionCount + 1 < defaults.snapshotAfterTransactions
+            && w.journalByteCount + lineBytes < defaults.snapshotAfterBytes {
+        var tx = w.transaction()
+        var g = TripDataGenerator(seed: 2_000_000 + UInt64(inserted.count))
+        try w.stage(try EnvelopeInput.decode(g.jsonArray(trips: 1), schema: w.schema), mode: .insert, into: &tx)
+        let before = w.journalByteCount
+        guard let t = try w.commit(tx, author: "bench"), let id = t.changes.first?.id else { fail("a one-trip insert committed nothing") }
+        inserted.append(id)
+        lineBytes = w.journalByteCount - before
+    }
+    emit("library_journal_lines", Double(w.journalTransactionCount), "lines")
+    emit("library_journal_bytes", Double(w.journalByteCount), "bytes")
+    w.close()
+    let id = inserted[inserted.count / 2]
+    _ = runCLI(["get", id])
+    emit("cli_get_after_library_journal_ms", percentile((0..<11).map { _ in runCLI(["get", id]).0 }, 50) * 1000, "ms")
+    emit("cli_get_after_library_journal_peak_rss_bytes", tracedPeak(runCLI(["get", id], trace: true).2), "bytes")
+    let opens = try (0..<5).map { _ -> Double in
+        let start = now()
+        let container = try ModelContainer(folder: storePath, models: TripSchema.models)
+        let seconds = now() - start
+        container.close()
+        return seconds
+    }
+    emit("library_open_after_journal_ms", percentile(opens, 50) * 1000, "ms")
+    let folded = try Store.open(storePath, schema: TripSchema.schema, access: .write)
+    try folded.compact()
+    folded.close()
+}
+
 // The feed into PostgreSQL (docs/postgres.md), on a server the environment names.
 if options.postgres && FileManager.default.isExecutableFile(atPath: cli) {
     var p = PostgresFigures(data: dataPath, work: options.work, cli: cli, emit: { emit($0, $1, $2) })
@@ -557,6 +601,9 @@ if options.compareSQLite {
     for q in ["b", "c"] { side("cli_query_\(q)_ms", figures["cli_query_\(q)_ms"], sqlite["cli_query_\(q)_ms"], goal: "<sqlite") }
     side("cli_open_ms", figures["cli_open_ms"], nil, goal: "<=20")
     side("library_open_ms", figures["library_open_ms"], nil, goal: "<=20")
+    side("cli_get_after_library_journal_ms", figures["cli_get_after_library_journal_ms"], nil, goal: "<=20")
+    side("cli_get_after_library_journal_peak_MB", figures["cli_get_after_library_journal_peak_rss_bytes"].map { $0 / 1_048_576 }, nil,
+         goal: "<=50")
     side("cli_write_one_ms", figures["cli_write_one_ms"], nil, goal: "<=10")
     side("cli_write_run_mean_ms", figures["cli_write_run_mean_ms"], nil, goal: "<=10")
     side("commits_per_s", figures["commits_per_s"], sqlite["commit_full_per_s"], goal: ">=sqlite")

@@ -262,7 +262,7 @@ import TripStoreModels
     }
 
     func follower(_ store: String, _ extra: [String], out: String, env: [String: String] = [:]) throws -> Process {
-        FileManager.default.createFile(atPath: out, contents: nil)
+        _ = FileManager.default.createFile(atPath: out, contents: nil)
         let p = Process()
         p.executableURL = URL(fileURLWithPath: CLIRunner.binary)
         p.arguments = ["--store", store, "history", "--follow", "--format", "jsonl"] + extra

@@ -161,7 +161,7 @@ import TripStoreModels
         try JSONSerialization.data(withJSONObject: schema).write(to: URL(fileURLWithPath: back))
 
         let feed = CLIRunner.scratch() + "/live.jsonl"
-        FileManager.default.createFile(atPath: feed, contents: nil)
+        _ = FileManager.default.createFile(atPath: feed, contents: nil)
         let follower = Process()
         follower.executableURL = URL(fileURLWithPath: CLIRunner.binary)
         follower.arguments = ["--store", store, "history", "--follow", "--format", "feed", "--since", "0"]

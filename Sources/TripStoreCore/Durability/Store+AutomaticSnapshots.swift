@@ -72,7 +72,7 @@ extension Store {
     func snapshotIfDue() {
         // Commits faster than snapshots can be written wait at some point, so
         // that the journal an open replays stays bounded.
-        let far = journal.size >= options.farJournalBytes || journal.transactions >= 8 * options.snapshotAfterTransactions
+        let far = journal.size >= StoreOptions.farJournalBytes || journal.transactions / 8 >= options.snapshotAfterTransactions  // (no overflow at .max)
         settleBackgroundSnapshot(wait: far)
         // Due by what the journal holds now (one just put in place took most of it over).
         guard journalIsDue(by: options, sinceFailure: snapshotWork.failedAt), snapshotWork.background == nil else { return }

@@ -102,6 +102,8 @@ public final class Store {
     var recordedDescriptions: [EntityDescription]?
     /// Transactions in the journal (committed since the snapshot).
     public var journalTransactionCount: Int { journal.transactions }
+    /// Bytes of complete lines in the journal (for the benchmark).
+    package var journalByteCount: Int { journal.size }
     var lock: StoreLock?
     /// What the store may do now (see `StoreState` for the transitions).
     public internal(set) var state: StoreState

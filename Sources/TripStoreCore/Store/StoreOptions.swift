@@ -13,7 +13,7 @@ public struct StoreOptions: Sendable {
     /// A journal this big, or of eight times `snapshotAfterTransactions`,
     /// makes commits wait for the automatic snapshot (written in the
     /// background, or left to `snapshotWriter`) so that what an open reads stays bounded.
-    var farJournalBytes: Int = 512 << 20
+    static let farJournalBytes = 512 << 20
     /// … or, past this many bytes, once the journal is as big as the snapshot
     /// (replaying it would cost more than reading the snapshot again; Redis
     /// rewrites its append-only file on the same rule).

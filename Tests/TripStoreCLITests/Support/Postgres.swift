@@ -51,12 +51,12 @@ enum Postgres {
         p.arguments = ["-X", "-q"] + args
         let out = Pipe()
         p.standardOutput = out
-        FileManager.default.createFile(atPath: scratch + ".err", contents: nil)
+        _ = FileManager.default.createFile(atPath: scratch + ".err", contents: nil)
         p.standardError = FileHandle(forWritingAtPath: scratch + ".err")
         if let inputFile {
             p.standardInput = FileHandle(forReadingAtPath: inputFile)
         } else if let input {
-            FileManager.default.createFile(atPath: scratch + ".in", contents: input)
+            _ = FileManager.default.createFile(atPath: scratch + ".in", contents: input)
             p.standardInput = FileHandle(forReadingAtPath: scratch + ".in")
         } else {
             p.standardInput = FileHandle.nullDevice

@@ -190,6 +190,27 @@ import TripStoreModels
         return w
     }
 
+    /// Thresholds of `Int.max` mean never: commits go on, and nothing folds
+    /// (the bound on a journal far behind was eight times them, which trapped).
+    @Test func thresholdsOfIntMaxNeverFold() throws {
+        var options = StoreOptions()
+        options.snapshotAfterBytes = .max
+        options.snapshotAfterTransactions = .max
+        options.snapshotWhenJournalOutgrowsSnapshotAfter = .max
+        options.snapshotAfterLineBytes = .max
+        let w = try compactedWriter(options)
+        let first = w.snapshotToken
+        let name = schema.entity(named: "Trip")!.property(named: "name")!.slot
+        let trip = try w.run(try Query("is Trip")).rows[0]
+        for k in 0..<20 {
+            var tx = w.transaction()
+            tx.setAttribute(trip, slot: name, to: .string("renamed \(k)"))
+            try w.commit(tx, author: "t")
+        }
+        #expect(w.snapshotToken == first && w.snapshotWork.background == nil && w.journalTransactionCount == 20)
+        w.close()
+    }
+
     /// A small store's journal never grows far past its snapshot: replaying
     /// it would cost more than reading a new snapshot (found by a hostile review:
     /// 96 updates of a 3,000-trip store made every cold read 70 times slower).
