@@ -32,17 +32,25 @@ final class JournalFile {
     deinit { FileIO.close(fd) }
 
     /// The bytes of `range` (a long journal's into 2 MB pages where the
-    /// kernel can: a page fault per 2 MB, not per 4 KB).
-    /// - Throws: `IOError` when they cannot be read whole.
+    /// kernel can: a page fault per 2 MB, not per 4 KB); fewer where the
+    /// file now ends sooner (a writer cuts a torn tail in place).
+    /// - Throws: `IOError` when the file cannot be read.
     func read(_ range: Range<Int>) throws -> [UInt8] {
         guard !range.isEmpty else { return [] }
-        var failed = false
+        var error: Int32 = 0
         let bytes = [UInt8](unsafeUninitializedCapacity: range.count) { buffer, count in
             if let base = buffer.baseAddress { MemoryTuning.preferHugePages(UnsafeMutableRawPointer(base), byteCount: range.count) }
-            count = max(0, FileIO.read(fd, into: UnsafeMutableRawBufferPointer(buffer), at: range.lowerBound))
-            failed = count != range.count
+            let n = FileIO.read(fd, into: UnsafeMutableRawBufferPointer(buffer), at: range.lowerBound)
+            if n < 0 { error = errno }
+            count = max(0, n)
         }
-        if failed { throw IOError(operation: "read", path: path, code: errno == 0 ? EIO : errno) }
+        if error != 0 { throw IOError(operation: "read", path: path, code: error) }
+        return bytes
+    }
+
+    /// The bytes of `range`, or nil unless all of them can be read.
+    func readWhole(_ range: Range<Int>) -> [UInt8]? {
+        guard let bytes = try? read(range), bytes.count == range.count else { return nil }
         return bytes
     }
 

@@ -120,7 +120,8 @@ struct StoreLoader {
         // Only the lines past what the replay state covers are read into
         // memory; the covered ones are checksummed through a small buffer.
         let file = try JournalFile(path: path)
-        let size = min(file.size, store.journalReadLimit ?? .max)
+        var size = min(file.size, store.journalReadLimit ?? .max)
+        CrashPoint.pause("journal-opened", milliseconds: 1_500)
         let state = store.options.salvageDanglingReferences || !store.options.useJournalState ? nil
             : store.table.image.map { JournalState(path: store.files.journalState(store.snapshotToken), binding: .init($0)) }
         store.journal.state = state
@@ -137,6 +138,8 @@ struct StoreLoader {
             Trace.mark("journal state: \(covered.lines) lines, \(covered.records.entries.count) rows")
         }
         let bytes = try file.read(from..<size)
+        // A writer that cut a torn tail since the size was taken: the journal ends where its bytes do.
+        size = from + bytes.count
         store.journal.size = size
         var ahead: JournalTouchAhead?
         if bytes.count >= StoreLoader.longJournalBytes {

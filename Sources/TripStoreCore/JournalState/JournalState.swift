@@ -85,7 +85,7 @@ final class JournalState {
             let sums = journal.checksums(within.map { $0.start..<$0.end })
             let bound = zip(within, sums).prefix { f, sum in sum.last == 0x0A && sum.crc == f.coveredCRC }.map { $0.0 }
             guard let last = bound.last,
-                  let lastLine = try? journal.read((last.end - last.lastLineBytes)..<(last.end - 1)) else { return nil }
+                  let lastLine = journal.readWhole((last.end - last.lastLineBytes)..<(last.end - 1)) else { return nil }
             var entries: [ReplayedRecords.Entry] = [], lists: [ReplayedRecords.ListEntry] = []
             var lines = 0, longest = 0
             for f in bound {
@@ -155,7 +155,7 @@ final class JournalState {
             append(f, newFile: start == 0, end: end, lines: journal.transactions)
         } else if journal.transactions - coveredLines > Self.rewriteAfterLines {
             // Every line is bound: the journal is read again (as far as this line) for its checksum.
-            guard let file = try? JournalFile(path: journal.path), file.size >= end, (try? file.read(start..<end)) == line,
+            guard let file = try? JournalFile(path: journal.path), file.size >= end, file.readWhole(start..<end) == line,
                   let sum = file.checksums([0..<end]).first else { return }
             let f = frame(start: 0, end: end, lines: journal.transactions, longestLine: journal.longestLine, coveredCRC: sum.crc,
                           lastLineBytes: line.count, rows: table.journalChangedRows, lists: table.lists.changedOrMadeLists, table: table)
@@ -172,7 +172,7 @@ final class JournalState {
               let sum = file.checksums([0..<end]).first, sum.last == 0x0A else { return }
         // The last line is no longer than the longest: its start is after the newline before that many bytes.
         let window = max(0, end - journal.longestLine - 1)
-        guard let before = try? file.read(window..<(end - 1)) else { return }
+        guard let before = file.readWhole(window..<(end - 1)) else { return }
         let newline = before.lastIndex(of: 0x0A)
         guard newline != nil || window == 0 else { return }
         let lastStart = newline.map { window + $0 + 1 } ?? 0
