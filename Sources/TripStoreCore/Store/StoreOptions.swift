@@ -5,8 +5,8 @@ import TripStoreSystem
 public struct StoreOptions: Sendable {
     /// Write a snapshot automatically once the journal holds this many bytes.
     /// Every open checks the bytes of the lines its replay state covers and
-    /// takes the rows they added: 8 MiB of one-object inserts keep an open
-    /// near 10 ms, where the 10,000 transactions below allow far more bytes.
+    /// takes the rows they added, so bytes bound an open's cost where the
+    /// 10,000 transactions below would allow lines of any size.
     public var snapshotAfterBytes: Int = 8 << 20
     /// … or this many transactions.
     public var snapshotAfterTransactions: Int = 10_000
