@@ -39,10 +39,10 @@ struct CommandContext {
     }
 
     func options() throws -> StoreOptions {
-        // A command commits once and ends, so its automatic snapshot is
-        // written before it returns, and sooner than a program's that stays
-        // open (each command's open replays the journal); `apply` commits
-        // for as long as its feed lasts, so it keeps the library's defaults.
+        // A command commits once and ends, so its automatic snapshot comes
+        // sooner than a program's that stays open (each command's open reads
+        // the journal); `apply` commits for as long as its feed lasts, so it
+        // keeps the library's defaults.
         var o = spec.name == ApplyCommand.spec.name ? StoreOptions() : .committingOncePerOpen
         if let start = backgroundCompaction, spec.name != ApplyCommand.spec.name {
             // The snapshot a commit makes due is written by a process of its
@@ -55,7 +55,7 @@ struct CommandContext {
             }
             o.lockWait = s
         }
-        setThresholdsFromEnvironment(&o)
+        try setThresholdsFromEnvironment(&o)
         o.imageChecks = session.imageChecks
         if !session.useImage { o.useSnapshotImage = false }
         return o
@@ -63,17 +63,26 @@ struct CommandContext {
 
     /// The thresholds of a command that commits once (`apply` folds by
     /// them as it ends), as the environment sets them.
-    var thresholdsOfACommand: StoreOptions {
+    func thresholdsOfACommand() throws -> StoreOptions {
         var o = StoreOptions.committingOncePerOpen
-        setThresholdsFromEnvironment(&o)
+        try setThresholdsFromEnvironment(&o)
         return o
     }
 
-    private func setThresholdsFromEnvironment(_ o: inout StoreOptions) {
-        if let b = environment["TRIPSTORE_SNAPSHOT_BYTES"], let n = Int(b) { o.snapshotAfterBytes = n }
-        if let c = environment["TRIPSTORE_SNAPSHOT_COMMIT_CHANGES"], let n = Int(c) { o.snapshotCommitChanges = n }
-        if let t = environment["TRIPSTORE_SNAPSHOT_TRANSACTIONS"], let n = Int(t) { o.snapshotAfterTransactions = n }
-        if let l = environment["TRIPSTORE_SNAPSHOT_LINE_BYTES"], let n = Int(l) { o.snapshotAfterLineBytes = n }
+    /// The thresholds the environment sets; a value that is no whole number
+    /// from 0 up is an error, as git's bad numeric settings are (an empty one is unset).
+    private func setThresholdsFromEnvironment(_ o: inout StoreOptions) throws {
+        func count(_ name: String) throws -> Int? {
+            guard let text = environment[name], !text.isEmpty else { return nil }
+            guard let n = Int(text), n >= 0 else {
+                throw CLIError("\(name)='\(text)': expected a whole number from 0 up (see 'Environment' in docs/cli.md)")
+            }
+            return n
+        }
+        if let n = try count("TRIPSTORE_SNAPSHOT_BYTES") { o.snapshotAfterBytes = n }
+        if let n = try count("TRIPSTORE_SNAPSHOT_COMMIT_CHANGES") { o.snapshotCommitChanges = n }
+        if let n = try count("TRIPSTORE_SNAPSHOT_TRANSACTIONS") { o.snapshotAfterTransactions = n }
+        if let n = try count("TRIPSTORE_SNAPSHOT_LINE_BYTES") { o.snapshotAfterLineBytes = n }
     }
 
     /// Commits, then prints what the store warned about meanwhile (an automatic

@@ -76,4 +76,24 @@ import TripStoreModels
         CLIRunner.waitForCompactions(small)
         #expect(CLIRunner.run(["stats"], store: small).out.contains("5 transactions"))
     }
+
+    /// A threshold in the environment that is no whole number from 0 up
+    /// stops the command before it opens the store (found by a hostile
+    /// review: a typo such as "8M" silently meant the default).
+    @Test(arguments: ["8M", "-5", "1e9", " 5", "garbage", "99999999999999999999"])
+    func aThresholdThatIsNoCountIsAnError(_ value: String) throws {
+        let s = CLIRunner.scratch() + "/store"
+        #expect(CLIRunner.run(["import", CLIRunner.projectRoot + "/SampleData/trips.json"], store: s).code == 0)
+        let before = try FileManager.default.contentsOfDirectory(atPath: s).sorted()
+        for name in ["TRIPSTORE_SNAPSHOT_BYTES", "TRIPSTORE_SNAPSHOT_TRANSACTIONS", "TRIPSTORE_SNAPSHOT_LINE_BYTES",
+                     "TRIPSTORE_SNAPSHOT_COMMIT_CHANGES"] {
+            let r = CLIRunner.run(["update", "rome-summit", "--set", "expenseCode=EX-9"], store: s, env: [name: value])
+            #expect(r.code == 1 && r.err.contains("\(name)='\(value)'"), "\(name): \(r.err)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: s).sorted() == before)
+        #expect(!CLIRunner.run(["get", "rome-summit"], store: s).out.contains("EX-9"))
+        // Empty is unset; 0 is a threshold.
+        #expect(CLIRunner.run(["update", "rome-summit", "--set", "expenseCode=EX-9"], store: s,
+                              env: ["TRIPSTORE_SNAPSHOT_BYTES": "", "TRIPSTORE_SNAPSHOT_TRANSACTIONS": "0"]).code == 0)
+    }
 }

@@ -11,6 +11,7 @@ enum ApplyCommand {
 
     static func run(_ ctx: CommandContext) throws -> Int32 {
         let source = try ctx.positional(0, "FILE (or - for standard input)")
+        let commandThresholds = try ctx.thresholdsOfACommand()
         // Lines are checked against the store as it is before it is opened to
         // write: a refused feed leaves no trace, not even a new folder.
         let current: (token: Int64, time: Double?)
@@ -43,7 +44,7 @@ enum ApplyCommand {
                 warnNew(w)
                 // Every command after this one replays what the journal holds:
                 // past what a command leaves, fold it in a process of its own.
-                if w.journalIsDue(by: ctx.thresholdsOfACommand) { ctx.backgroundCompaction?() }
+                if w.journalIsDue(by: commandThresholds) { ctx.backgroundCompaction?() }
             }
         }
         defer {

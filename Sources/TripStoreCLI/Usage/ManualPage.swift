@@ -8,7 +8,7 @@ enum ManualPage {
     static let environment: [(String, String)] = [
         ("TRIPSTORE_DIR", "The store folder when --store is not given (default ./tripstore)."),
         ("USER, LOGNAME", "The author recorded in history when --author is not given."),
-        ("TRIPSTORE_SNAPSHOT_BYTES", "A writer writes a snapshot once its journal holds this many bytes."),
+        ("TRIPSTORE_SNAPSHOT_BYTES", "A writer writes a snapshot once its journal holds this many bytes (default 8 MiB)."),
         ("TRIPSTORE_SNAPSHOT_TRANSACTIONS", "A writer writes a snapshot once its journal holds this many transactions (default 2500 for a command that commits once, 10000 for apply)."),
         ("TRIPSTORE_SNAPSHOT_LINE_BYTES", "A writer writes a snapshot while its journal holds a line of this many bytes (default 1 MiB)."),
         ("TRIPSTORE_SNAPSHOT_COMMIT_CHANGES", "A transaction of this many changes or more commits by writing a snapshot."),
