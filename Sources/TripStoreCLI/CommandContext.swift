@@ -75,7 +75,7 @@ struct CommandContext {
         func count(_ name: String) throws -> Int? {
             guard let text = environment[name], !text.isEmpty else { return nil }
             guard let n = Int(text), n >= 0 else {
-                throw CLIError("\(name)='\(text)': expected a whole number from 0 up (see 'Environment' in docs/cli.md)")
+                throw CLIError("\(name)='\(text)': expected a whole number from 0 up (ENVIRONMENT in 'tripstore help --man' lists them)")
             }
             return n
         }
