@@ -88,6 +88,7 @@ final class JournalFile {
     }
 
     /// The buffer a checksum reads through: big enough that the system calls
-    /// cost nothing beside the copy, small enough to stay in the cache.
-    static let pieceBytes = 1 << 20
+    /// cost little beside the copy, small enough to stay in the cache and to
+    /// cost a command few fresh pages (it is made anew at every open).
+    static let pieceBytes = 128 << 10
 }
