@@ -1,3 +1,4 @@
+import TripStoreJSON
 import TripStoreSystem
 #if canImport(Glibc)
 import Glibc
@@ -85,6 +86,40 @@ final class JournalFile {
             previousEnd = range.upperBound
         }
         return results
+    }
+
+    /// Hands each line of the first `end` bytes to `body` as
+    /// `JSONLines.forEachLine` does (numbered from 1, blank ones passed
+    /// over, the last one not `complete` when no newline ends it), the file
+    /// read forward through a piece-sized buffer that grows only to hold
+    /// the longest line. Stops where the file now ends, if sooner.
+    /// - Throws: `IOError` when the file cannot be read.
+    func forEachLine(upTo end: Int, _ body: (_ number: Int, _ line: UnsafeBufferPointer<UInt8>, _ complete: Bool) -> Void) throws {
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(min(end, Self.pieceBytes))
+        var at = 0, numbered = 0
+        func lines(_ count: Int) {
+            buffer.withUnsafeBufferPointer { all in
+                let b = UnsafeBufferPointer(rebasing: all[0..<count])
+                JSONLines.forEachLine(in: b) { n, range, complete in body(numbered + n, UnsafeBufferPointer(rebasing: b[range]), complete) }
+                numbered += JSONLines.newlines(in: b)
+            }
+        }
+        while at < end {
+            let want = min(Self.pieceBytes, end - at), held = buffer.count
+            buffer.append(contentsOf: repeatElement(0, count: want))
+            let got = buffer.withUnsafeMutableBytes { FileIO.read(fd, into: UnsafeMutableRawBufferPointer(rebasing: $0[held...]), at: at) }
+            if got < 0 { throw IOError(operation: "read", path: path, code: errno) }
+            buffer.removeLast(want - got)
+            at += got
+            // The lines whole so far; the rest waits for the bytes after it.
+            if let last = buffer.lastIndex(of: 0x0A) {
+                lines(last + 1)
+                buffer.removeFirst(last + 1)
+            }
+            if got < want { break }
+        }
+        if !buffer.isEmpty { lines(buffer.count) }
     }
 
     /// The buffer a checksum reads through: big enough that the system calls

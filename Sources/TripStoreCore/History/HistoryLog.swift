@@ -79,10 +79,14 @@ final class HistoryLog {
     /// Defers journal lines (`deferred`) to come after the transactions in memory now.
     func deferLines(_ lines: DeferredJournalLines) {
         deferred = lines
+        lastSearch = nil
         deferredPosition = read.count
     }
     /// Where the deferred lines go among the transactions in memory: after those read before them.
     private var deferredPosition = 0
+    /// The deferred lines `loaded(passing:)` last found holding some bytes
+    /// (one command asks for one object's history more than once).
+    private var lastSearch: (needle: [UInt8], found: [HistoryTransaction])?
 
     /// Reads the deferred journal lines, checking each as a replay would
     /// (whole, checksummed, the next token: their bytes were bound to the
@@ -93,38 +97,41 @@ final class HistoryLog {
         deferred = nil
         var parsed: [HistoryTransaction] = []
         parsed.reserveCapacity(lines.count)
-        var expected = lines.firstToken, number = 0
-        let bytes: [UInt8]
-        do {
-            bytes = try lines.journal.read(0..<lines.end)
-        } catch {
-            problems.append(HistoryProblem(file: lines.file, line: nil, detail: "\(error)"))
-            return
-        }
-        bytes.withUnsafeBufferPointer { buf in
-            JSONLines.forEachLine(in: buf) { n, range, complete in
-                number = n
-                var why = ""
-                let line = UnsafeBufferPointer(rebasing: buf[range])
-                if !complete {
-                    why = "the line is cut short"
-                } else if !JournalFormat.isIntact(line) {
-                    why = "checksum mismatch"
-                } else if let t = Store.readJournalLine(line, why: &why) {
-                    if t.token == expected {
-                        parsed.append(t)
-                        expected += 1
-                        return
-                    }
-                    why = "token \(t.token) follows \(expected - 1)"
-                }
-                problems.append(HistoryProblem(file: lines.file, line: n, detail: why))
-            }
-        }
-        if number != lines.count {
-            problems.append(HistoryProblem(file: lines.file, line: nil, detail: "it holds \(number) lines where its replay state says \(lines.count)"))
+        lines.forEachLine(problem: { problems.append($0) }) { line, token in
+            var why = ""
+            guard let t = DeferredJournalLines.transaction(line, token: token, why: &why) else { return why }
+            parsed.append(t)
+            return nil
         }
         read.insert(contentsOf: parsed, at: min(deferredPosition, read.count))
+    }
+
+    /// What `loaded` holds, less journal lines that cannot hold a change
+    /// `filter` keeps: the deferred lines are searched for the bytes each
+    /// change it keeps is written with (see `JournalNeedle`), and only
+    /// those that hold them are read, for this answer alone. So one
+    /// object's history costs a search of the journal, not a reading of
+    /// every line. `loaded` when nothing is deferred, the filter names no
+    /// such bytes, or a line fails a check (reading them all names it).
+    func loaded(passing filter: HistoryFilter) -> [HistoryTransaction] {
+        guard let lines = deferred, let needle = JournalNeedle(filter) else { return loaded }
+        var found: [HistoryTransaction] = []
+        if let last = lastSearch, last.needle == needle.bytes {
+            found = last.found
+        } else {
+            var sound = true
+            lines.forEachLine(problem: { _ in sound = false }) { line, token in
+                guard needle.isIn(line) else { return Store.leadingToken(line) == token ? nil : "out of order" }
+                var why = ""
+                guard let t = DeferredJournalLines.transaction(line, token: token, why: &why) else { return why }
+                found.append(t)
+                return nil
+            }
+            guard sound else { return loaded }
+            lastSearch = (needle.bytes, found)
+        }
+        let at = min(deferredPosition, read.count)
+        return Array(read[..<at]) + found + Array(read[at...])
     }
 
     /// Reads the snapshot's history lines, left in the file at load; a line
@@ -198,4 +205,46 @@ struct DeferredJournalLines {
     let file: String
     let firstToken: Int64
     let lastTimestamp: Double
+}
+
+extension DeferredJournalLines {
+    /// Reads the lines through the journal's descriptor and hands each
+    /// whole one to `body` with the token it must hold; `body` says why it
+    /// fails, or nil. A line that fails, is cut short, or the lines being
+    /// other than `count` go to `problem`.
+    func forEachLine(problem: (HistoryProblem) -> Void, _ body: (UnsafeBufferPointer<UInt8>, Int64) -> String?) {
+        var expected = firstToken, number = 0
+        do {
+            try journal.forEachLine(upTo: end) { n, line, complete in
+                number = n
+                let why = complete ? body(line, expected) : "the line is cut short"
+                if let why {
+                    problem(HistoryProblem(file: file, line: n, detail: why))
+                } else {
+                    expected += 1
+                }
+            }
+        } catch {
+            problem(HistoryProblem(file: file, line: nil, detail: "\(error)"))
+            return
+        }
+        if number != count {
+            problem(HistoryProblem(file: file, line: nil, detail: "it holds \(number) lines where its replay state says \(count)"))
+        }
+    }
+
+    /// A journal line as a transaction, checked as a replay checks it
+    /// (checksummed, holding `token`), or nil and why not.
+    static func transaction(_ line: UnsafeBufferPointer<UInt8>, token: Int64, why: inout String) -> HistoryTransaction? {
+        guard JournalFormat.isIntact(line) else {
+            why = "checksum mismatch"
+            return nil
+        }
+        guard let t = Store.readJournalLine(line, why: &why) else { return nil }
+        guard t.token == token else {
+            why = "token \(t.token) follows \(token - 1)"
+            return nil
+        }
+        return t
+    }
 }

@@ -15,8 +15,10 @@ extension HistoryLog {
     /// snapshot (which this process then stops asking it about).
     func indexedLookup(_ filter: HistoryFilter) -> [HistoryTransaction]? {
         guard pending != nil, let indexed = openIndex() else { return nil }
+        // The journal's lines are searched the same way, without an index (it is short; see `loaded(passing:)`).
+        let journal = loaded(passing: filter)
         do {
-            return filter.apply(to: try fromSnapshot(filter, indexed) + loaded)
+            return filter.apply(to: try fromSnapshot(filter, indexed, journal: journal) + journal)
         } catch {
             // A damaged or disagreeing cache: removed, so that the next lookup builds it again.
             if let pending { FileIO.unlink(StoreFiles.historyIndex(ofSnapshot: pending.file)) }
@@ -26,11 +28,11 @@ extension HistoryLog {
     }
 
     /// The snapshot's transactions that may pass `filter`, enough of them for its limit.
-    private func fromSnapshot(_ filter: HistoryFilter, _ indexed: IndexedHistory) throws -> [HistoryTransaction] {
+    private func fromSnapshot(_ filter: HistoryFilter, _ indexed: IndexedHistory, journal: [HistoryTransaction]) throws -> [HistoryTransaction] {
         var unlimited = filter
         unlimited.limit = nil
         // The journal's transactions are newer: a limit they fill needs nothing older.
-        let needed = filter.limit.map { $0 - filter.limitCount(of: unlimited.apply(to: loaded)) }
+        let needed = filter.limit.map { $0 - filter.limitCount(of: unlimited.apply(to: journal)) }
         if let needed, needed <= 0 { return [] }
         if let id = filter.id { return try indexed.changes(of: id) }
         var out: [HistoryTransaction] = []

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TripStoreCore
+import TripStoreJSON
 @testable import TripStoreFormat
 @testable import TripStoreSystem
 import TripStoreModels
@@ -592,5 +593,49 @@ import TripStoreModels
         #expect(try file.read(10..<bytes.count).count == bytes.count / 2 - 10)
         #expect(file.readWhole(10..<20) == Array(bytes[10..<20]))
         #expect(file.checksums([0..<10, 10..<bytes.count]).count == 1)
+    }
+
+    /// A journal's lines read through the small buffer are the lines of
+    /// its bytes read whole: lines longer than the buffer, lines that cross
+    /// it, blank lines, CRLF ends, no final newline, a file cut meanwhile.
+    @Test(arguments: [62, 63, 64] as [UInt64])
+    func aJournalsLinesReadThroughTheBufferAreItsLines(seed: UInt64) throws {
+        var random = SplitMix64(seed: seed)
+        var bytes: [UInt8] = []
+        while bytes.count < JournalFile.pieceBytes * 3 {
+            switch random.next() % 8 {
+            case 0: bytes += [0x0A]
+            case 1: bytes += [0x20, 0x09, 0x0A]
+            case 2: bytes += Array(repeating: UInt8(ascii: "x"), count: JournalFile.pieceBytes + Int(random.next() % 999)) + [0x0D, 0x0A]
+            default: bytes += (0..<Int(random.next() % 3_000)).map { _ in UInt8(truncatingIfNeeded: random.next() % 200 + 20) } + [0x0A]
+            }
+        }
+        if seed % 2 == 0 { bytes += Array("no newline".utf8) }
+        let path = NSTemporaryDirectory() + "journal-lines-\(UUID().uuidString)"
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        defer { FileIO.unlink(path) }
+        let file = try JournalFile(path: path)
+        func whole(_ end: Int) -> [String] {
+            var out: [String] = []
+            bytes.withUnsafeBufferPointer { all in
+                let b = UnsafeBufferPointer(rebasing: all[0..<end])
+                JSONLines.forEachLine(in: b) { n, r, complete in out.append("\(n) \(complete) \(Array(b[r]).hashValue) \(r.count)") }
+            }
+            return out
+        }
+        func buffered(_ end: Int) throws -> [String] {
+            var out: [String] = []
+            try file.forEachLine(upTo: end) { n, line, complete in out.append("\(n) \(complete) \(Array(line).hashValue) \(line.count)") }
+            return out
+        }
+        #expect(try buffered(bytes.count) == whole(bytes.count))
+        for _ in 0..<6 {
+            let end = Int(random.next() % UInt64(bytes.count + 1))
+            #expect(try buffered(end) == whole(end), "up to \(end)")
+        }
+        // Cut since the open: the lines there are, the last one not complete.
+        let cut = bytes.count / 2
+        #expect(truncate(path, off_t(cut)) == 0)
+        #expect(try buffered(bytes.count) == whole(cut))
     }
 }

@@ -18,9 +18,9 @@ import Darwin
 @Suite struct HistoryIndexTests {
     /// A store aged at random (fixed seed), compacted so that most of its
     /// history is in the snapshot and some in the journal; its folder.
-    func agedStore(seed: UInt64) throws -> String {
+    func agedStore(seed: UInt64, journalSteps: Int = 0) throws -> String {
         let folder = TestFolders.make("history-index")
-        let store = try Store.open(folder, schema: TripSchema.schema, access: .write)
+        var store = try Store.open(folder, schema: TripSchema.schema, access: .write)
         defer { store.close() }
         var random = SplitMix64(seed: seed)
         var time = 1_790_000_000.0
@@ -34,10 +34,10 @@ import Darwin
         let input = data.jsonArray(trips: 40)
         try commit("import") { tx in try store.stage(try EnvelopeInput.decode(input, schema: store.schema), mode: .insert, into: &tx) }
         let authors = ["alice", "bob", "carol"]
-        for step in 0..<90 {
+        func step(_ step: Int, folds: Bool) throws {
             let trips = store.rowsInIDOrder().compactMap { store.object(at: $0) }.filter { store.schema.entities[$0.entity].name.hasSuffix("Trip") }
             let everything = store.rowsInIDOrder().compactMap { store.object(at: $0) }
-            guard !trips.isEmpty else { break }
+            guard !trips.isEmpty else { return }
             let author = authors[Int(random.next() % 3)]
             switch random.next() % 10 {
             case 0...4:
@@ -48,21 +48,37 @@ import Darwin
                 try commit(author) { tx in for t in trips { try tx.set("destination", of: t.id, to: .string("place \(step)")) } }
             case 6, 7:
                 let o = everything[Int(random.next() % UInt64(everything.count))]
-                guard let row = store.table.row(for: o.id) else { continue }
+                guard let row = store.table.row(for: o.id) else { return }
                 // A delete that a deny rule refuses is skipped.
                 try? commit(author) { tx in try tx.delete(row) }
-            case 8:
+            case 8 where folds:
                 try store.compact()
             default:
                 let o = everything[Int(random.next() % UInt64(everything.count))]
-                if step % 3 == 0 { _ = try Redactor(store).redact(ids: [o.id], author: author, timestamp: time + 1); time += 1 }
+                // A redaction writes a snapshot: not in the journal's steps.
+                if step % 3 == 0 && folds { _ = try Redactor(store).redact(ids: [o.id], author: author, timestamp: time + 1); time += 1 }
             }
-            if step == 60 { _ = try store.pruneHistory(before: store.lastToken / 4) }
+        }
+        for n in 0..<90 {
+            try step(n, folds: true)
+            if n == 60 { _ = try store.pruneHistory(before: store.lastToken / 4) }
         }
         try store.compact()
         for _ in 0..<5 {
             let t = store.rowsInIDOrder().compactMap { store.object(at: $0) }.first { store.schema.entities[$0.entity].name.hasSuffix("Trip") }
             if let t { try commit("dave") { tx in try tx.set("name", of: t.id, to: .string("after")) } }
+        }
+        // And every kind of line in the journal, read from its replay state
+        // (see `HistoryLog.loaded(passing:)`), which a store opened from its image writes.
+        if journalSteps > 0 {
+            store.close()
+            store = try Store.open(folder, schema: TripSchema.schema, access: .write)
+        }
+        for n in 90..<(90 + journalSteps) { try step(n, folds: false) }
+        if journalSteps > 0 {
+            var tx = store.transaction()
+            try store.stage(try EnvelopeInput.decode(data.jsonArray(trips: 3), schema: store.schema), mode: .insert, into: &tx)
+            try store.commit(tx, author: "erin", timestamp: time + 1)
         }
         return folder
     }
@@ -180,6 +196,43 @@ import Darwin
             }
         }
         return Array(passing.suffix(f.limit ?? passing.count))
+    }
+
+    /// The journal's lines an open took from its replay state are searched
+    /// for the id or kind asked for, and only those that hold it are read:
+    /// the answers are those of reading every line.
+    @Test(arguments: [4, 5] as [UInt64])
+    func journalLinesSearchedAnswerAsReadingThemAll(seed: UInt64) throws {
+        let folder = try agedStore(seed: seed, journalSteps: 40)
+        let store = try open(folder)
+        #expect(store.historyLog.deferred != nil, "the journal's lines come from its replay state")
+        try expectSameAnswers(folder, "journal searched")
+        // Nothing the search read stays read: the whole history is still all there.
+        #expect(store.historyLog.deferred != nil)
+        #expect(try store.checkedHistory() == open(folder).checkedHistory())
+    }
+
+    /// What a search of the journal looks for: bytes every JSON writer
+    /// writes the same way, or nothing (and every line is read).
+    @Test func journalSearchesLookForBytesWrittenOneWayOnly() {
+        let id = "0001DC36-57D2-4EE9-8E5C-FB4AC9C9C94D"
+        #expect(JournalNeedle(HistoryFilter(id: id))?.bytes == Array("\"\(id)\"".utf8))
+        #expect(JournalNeedle(HistoryFilter(id: id, kinds: [.update]))?.bytes == Array("\"\(id)\"".utf8))
+        #expect(JournalNeedle(HistoryFilter(kinds: [.delete]))?.bytes == Array("\"delete\"".utf8))
+        #expect(JournalNeedle(HistoryFilter(kinds: [.migrate]))?.bytes == Array("\"migrate\"".utf8))
+        for unsure in ["a/b", "a\"b", "a\\b", "café", "tab\t", "", "\u{7F}"] {
+            #expect(JournalNeedle(HistoryFilter(id: unsure)) == nil, "\(unsure)")
+        }
+        #expect(JournalNeedle(HistoryFilter(kinds: [.insert])) == nil, "an insert's kind may go unwritten")
+        #expect(JournalNeedle(HistoryFilter(kinds: [.delete, .update])) == nil)
+        #expect(JournalNeedle(HistoryFilter(author: "bob")) == nil)
+        let line = Array(#"{"token":3,"changes":[{"kind":"delete","id":"0001DC36-57D2-4EE9-8E5C-FB4AC9C9C94D"}]}"#.utf8)
+        line.withUnsafeBufferPointer { b in
+            #expect(JournalNeedle(HistoryFilter(id: id))?.isIn(b) == true)
+            #expect(JournalNeedle(HistoryFilter(id: "0001DC36"))?.isIn(b) == false, "a part of an id is not the id")
+            #expect(JournalNeedle(HistoryFilter(kinds: [.delete]))?.isIn(b) == true)
+            #expect(JournalNeedle(HistoryFilter(kinds: [.migrate]))?.isIn(b) == false)
+        }
     }
 
     @Test(arguments: [1, 2, 3] as [UInt64])
