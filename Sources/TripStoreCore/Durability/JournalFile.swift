@@ -32,6 +32,9 @@ final class JournalFile {
 
     deinit { FileIO.close(fd) }
 
+    /// The file's size now (a writer may have appended since the open); nil when it cannot be had.
+    func currentSize() -> Int? { try? FileIO.size(fd, path: path) }
+
     /// The bytes of `range` (a long journal's into 2 MB pages where the
     /// kernel can: a page fault per 2 MB, not per 4 KB); fewer where the
     /// file now ends sooner (a writer cuts a torn tail in place).

@@ -50,6 +50,10 @@ struct StoreLoader {
         } else if !store.mayWrite(.repair), let newest = try store.files.list().snapshots.last, newest > store.snapshotToken {
             // A writer compacted while we read: its journal is gone. Read again, from the new snapshot.
             throw IOError(operation: "open", path: journal, code: ENOENT)
+        } else if let state = journalState() {
+            // No journal, and no lines in it, unless its replay state says there were.
+            state.readPromise(table: store.table)
+            if let lost = state.missingLines(journal: journal, holds: nil, after: store.snapshotToken) { throw lost }
         }
         try checkReplayedDeletes()
         if store.hasSnapshot && store.mayWrite(.repair) {
@@ -116,14 +120,19 @@ struct StoreLoader {
         }
     }
 
+    /// The journal's replay state, where the store takes one (opened from an image, not salvaging).
+    private func journalState() -> JournalState? {
+        guard !store.options.salvageDanglingReferences, store.options.useJournalState else { return nil }
+        return store.table.image.map { JournalState(path: store.files.journalState(store.snapshotToken), binding: .init($0)) }
+    }
+
     func loadJournal(_ path: String) throws {
         // Only the lines past what the replay state covers are read into
         // memory; the covered ones are checksummed through a small buffer.
         let file = try JournalFile(path: path)
         var size = min(file.size, store.journalReadLimit ?? .max)
         CrashPoint.pause("journal-opened", milliseconds: 1_500)
-        let state = store.options.salvageDanglingReferences || !store.options.useJournalState ? nil
-            : store.table.image.map { JournalState(path: store.files.journalState(store.snapshotToken), binding: .init($0)) }
+        let state = journalState()
         store.journal.state = state
         // A writer's frames hold the lists each commit changed.
         if state != nil { store.table.lists.noteChanges() }
@@ -136,6 +145,12 @@ struct StoreLoader {
             from = covered.bytes
             linesBefore = covered.lines
             Trace.mark("journal state: \(covered.lines) lines, \(covered.records.entries.count) rows")
+        }
+        // Lines the state says the journal held are gone (a reader may meet
+        // a frame written after it took the size: the file then holds them).
+        if let state, let lost = state.missingLines(journal: path, holds: file.size, after: store.snapshotToken),
+           state.missingLines(journal: path, holds: file.currentSize(), after: store.snapshotToken) != nil {
+            throw lost
         }
         let bytes = try file.read(from..<size)
         // A writer that cut a torn tail since the size was taken: the journal ends where its bytes do.

@@ -43,6 +43,9 @@ final class JournalState {
     private var fileBytes: Int?
     /// Open between appends of a writer.
     private var fd: Int32 = -1
+    /// What the state's last whole frame says the journal held when it was
+    /// written (set by `read`): bytes, and lines since the snapshot.
+    private(set) var promised = (bytes: 0, lines: 0)
 
     /// Lines past the covered ones after which a writer writes the state anew.
     static let rewriteAfterLines = 16
@@ -65,22 +68,9 @@ final class JournalState {
     /// a line damaged, swapped or edited and sealed again unbinds its frame
     /// (and the ones after it), and the replay from there says what is wrong.
     func read(journal: JournalFile, journalBytes: Int, table: ObjectTable) -> Covered? {
-        // Never through a link (the history index is not either).
-        guard let fd = try? FileIO.open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW) else { return nil }
-        defer { FileIO.close(fd) }
-        guard FileIO.isRegularFile(fd) else { return nil }
-        // Records are smaller than the lines that made them, except for a
-        // line that sets one small value of a big object: the bound is generous, and checked before reading.
-        guard let size = try? FileIO.size(fd, path: path), size > JournalStateFormat.headerBytes,
-              size <= Self.byteLimit(journalBytes: journalBytes) else { return nil }
-        let file = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
-            count = max(0, FileIO.read(fd, into: UnsafeMutableRawBufferPointer(buffer), at: 0))
-        }
-        guard file.count == size else { return nil }
+        guard let file = readFile(journalBytes: journalBytes) else { return nil }
         return file.withUnsafeBytes { raw -> Covered? in
-            guard JournalStateFormat.hasHeader(raw, of: binding) else { return nil }
-            let frames = JournalStateFormat.frames(raw, imageRows: table.baseRows, imageLists: table.lists.count,
-                                                   entities: table.schema.entities.count)
+            guard let frames = frames(raw, table: table) else { return nil }
             let within = frames.prefix { $0.end <= journalBytes }
             let sums = journal.checksums(within.map { $0.start..<$0.end })
             let bound = zip(within, sums).prefix { f, sum in sum.last == 0x0A && sum.crc == f.coveredCRC }.map { $0.0 }
@@ -105,6 +95,54 @@ final class JournalState {
                            lastLine: lastLine,
                            fileBytes: last.fileEnd, records: records)
         }
+    }
+
+    /// Reads the state only for what it says the journal held (see
+    /// `promised`): for a journal that is not there to read.
+    func readPromise(table: ObjectTable) {
+        guard let file = readFile(journalBytes: 0) else { return }
+        _ = file.withUnsafeBytes { frames($0, table: table) }
+    }
+
+    /// The file's bytes, if it is a regular file of a size worth reading for a journal of `journalBytes`.
+    private func readFile(journalBytes: Int) -> [UInt8]? {
+        // Never through a link (the history index is not either).
+        guard let fd = try? FileIO.open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW) else { return nil }
+        defer { FileIO.close(fd) }
+        guard FileIO.isRegularFile(fd) else { return nil }
+        // Records are smaller than the lines that made them, except for a
+        // line that sets one small value of a big object: the bound is generous, and checked before reading.
+        guard let size = try? FileIO.size(fd, path: path), size > JournalStateFormat.headerBytes,
+              size <= Self.byteLimit(journalBytes: journalBytes) else { return nil }
+        let file = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+            count = max(0, FileIO.read(fd, into: UnsafeMutableRawBufferPointer(buffer), at: 0))
+        }
+        return file.count == size ? file : nil
+    }
+
+    /// The file's whole frames, when it is bound to this image; notes what they promise.
+    private func frames(_ raw: UnsafeRawBufferPointer, table: ObjectTable) -> [JournalStateFormat.Frame]? {
+        guard JournalStateFormat.hasHeader(raw, of: binding) else { return nil }
+        let frames = JournalStateFormat.frames(raw, imageRows: table.baseRows, imageLists: table.lists.count,
+                                               entities: table.schema.entities.count)
+        promised = (frames.last?.end ?? 0, frames.reduce(0) { $0 + $1.lines })
+        return frames
+    }
+
+    /// The error for a journal that holds fewer bytes than this state's
+    /// frames say it held (nil when it holds them): its frames are written
+    /// only after the lines they cover are on disk, and a journal is only
+    /// ever cut back past its last whole line, so committed transactions
+    /// are missing. The journal is the truth, so no answer is given without
+    /// them, and no commit takes their tokens again.
+    func missingLines(journal path: String, holds bytes: Int?, after token: Int64) -> StoreError? {
+        guard promised.bytes > (bytes ?? 0) else { return nil }
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        let state = self.path.split(separator: "/").last.map(String.init) ?? self.path
+        let holds = bytes.map { "it holds \($0) bytes" } ?? "it is missing"
+        return .damaged(file: path, line: nil,
+                        detail: "\(holds), but \(state) shows \(promised.lines) committed transactions (tokens \(token + 1) to \(token + Int64(promised.lines))) in its first \(promised.bytes) bytes: they are missing. Restore \(name) from a backup; to open the store without them, delete \(state) (they are lost then)",
+                        repairable: false)
     }
 
     /// What a state read covers: the first `bytes` of the journal, `lines` lines, and each changed row's record.
