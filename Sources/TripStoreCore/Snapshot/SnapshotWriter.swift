@@ -172,7 +172,11 @@ struct SnapshotWriter {
                                      repairable: false)
         }
         for t in encoded {
-            HistoryCoding.appendCompact(t, to: &buffer.bytes, groupInserts: true)
+            HistoryCoding.appendCompact(t, to: &buffer.bytes, groupInserts: true, drain: { bytes in
+                crc = bytes.withUnsafeBytes { CRC32C.checksum($0, continuing: crc) }
+                out.write(bytes)
+                bytes.removeAll(keepingCapacity: true)
+            })
             buffer.bytes.append(0x0A)
             flush(force: false)
         }

@@ -210,13 +210,19 @@ package enum HistoryCoding {
     /// `groupInserts` (snapshot history, format 2) stores each run of two or
     /// more inserts of one type as one change, `{"kind":"insert","type":T,"ids":[…]}`:
     /// a bulk import's history then costs about its ids, not a wrapper per object.
+    ///
+    /// `drain`, when given, takes the bytes written so far (and empties
+    /// them) each time they pass 1 MiB between changes: a transaction of a
+    /// hundred thousand deletes is a line of a hundred megabytes, which a
+    /// snapshot writes as it goes instead of holding whole.
     package static func appendCompact(_ t: HistoryTransaction, to out: inout [UInt8], groupInserts: Bool = false,
-                              insertData: ((Int, inout [UInt8]) -> Void)? = nil) {
+                              insertData: ((Int, inout [UInt8]) -> Void)? = nil, drain: ((inout [UInt8]) -> Void)? = nil) {
         var w = JSONWriter()
         swap(&w.bytes, &out)
         appendHeader(token: t.token, timestamp: t.timestamp, author: t.author, to: &w)
         var i = 0
         while i < t.changes.count {
+            if let drain, w.bytes.count >= 1 << 20 { drain(&w.bytes) }
             let c = t.changes[i]
             if i > 0 { w.bytes.append(UInt8(ascii: ",")) }
             defer { i += 1 }

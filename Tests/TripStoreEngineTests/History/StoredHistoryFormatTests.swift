@@ -63,6 +63,37 @@ import TripStoreModels
         #expect(String(decoding: whole, as: UTF8.self).hasSuffix(#"{"kind":"insert","type":"Stop","id":"s1"}]}"#))
     }
 
+    /// A transaction whose line passes a megabyte is handed out in pieces
+    /// as it is written (a snapshot writes them as they come): the pieces
+    /// and what is left make the line written whole, grouped or not.
+    @Test(arguments: [true, false])
+    func aLongLineDrainedInPiecesIsTheLineWrittenWhole(grouped: Bool) {
+        var changes: [Change] = []
+        for k in 0..<40_000 {
+            let id = String(format: "%08d-id", k)
+            switch k % 4 {
+            case 0: changes.append(Change(kind: .delete, type: "Trip", id: id, tombstone: [JSONMember("name", .string("gone \(k)"))]))
+            case 1: changes.append(Change(kind: .update, type: "Trip", id: id, values: [ValueChange(name: "name", old: .string("a"), new: .string("b \(k)"))]))
+            default: changes.append(Change(kind: .insert, type: k % 8 < 4 ? "Trip" : "Note", id: id))
+            }
+        }
+        let t = HistoryTransaction(token: 9, timestamp: 800_000_000, author: "bulk", changes: changes)
+        var whole: [UInt8] = Array("before\n".utf8)
+        HistoryCoding.appendCompact(t, to: &whole, groupInserts: grouped)
+        var pieces: [UInt8] = [], drains = 0
+        var rest: [UInt8] = Array("before\n".utf8)
+        HistoryCoding.appendCompact(t, to: &rest, groupInserts: grouped, drain: { bytes in
+            #expect(bytes.count >= 1 << 20)
+            pieces += bytes
+            bytes.removeAll(keepingCapacity: true)
+            drains += 1
+        })
+        #expect(whole.count > 2 << 20)
+        #expect(drains >= 2)
+        #expect(rest.count < 1 << 20 + 4_096)
+        #expect(pieces + rest == whole)
+    }
+
     @Test(arguments: [true, false])
     func bothReadersGiveBackTheSameTransaction(_ grouped: Bool) throws {
         let bytes = Self.bytes(grouped: grouped)
