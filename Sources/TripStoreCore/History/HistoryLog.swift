@@ -86,7 +86,7 @@ final class HistoryLog {
     private var deferredPosition = 0
     /// The deferred lines `loaded(passing:)` last found holding some bytes
     /// (one command asks for one object's history more than once).
-    private var lastSearch: (needle: [UInt8], found: [HistoryTransaction])?
+    private var lastSearch: (needle: [[UInt8]], found: [HistoryTransaction])?
 
     /// Reads the deferred journal lines, checking each as a replay would
     /// (whole, checksummed, the next token: their bytes were bound to the
@@ -116,7 +116,7 @@ final class HistoryLog {
     func loaded(passing filter: HistoryFilter) -> [HistoryTransaction] {
         guard let lines = deferred, let needle = JournalNeedle(filter) else { return loaded }
         var found: [HistoryTransaction] = []
-        if let last = lastSearch, last.needle == needle.bytes {
+        if let last = lastSearch, last.needle == needle.alternatives {
             found = last.found
         } else {
             var sound = true
@@ -128,7 +128,7 @@ final class HistoryLog {
                 return nil
             }
             guard sound else { return loaded }
-            lastSearch = (needle.bytes, found)
+            lastSearch = (needle.alternatives, found)
         }
         let at = min(deferredPosition, read.count)
         return Array(read[..<at]) + found + Array(read[at...])

@@ -216,22 +216,33 @@ import Darwin
     /// writes the same way, or nothing (and every line is read).
     @Test func journalSearchesLookForBytesWrittenOneWayOnly() {
         let id = "0001DC36-57D2-4EE9-8E5C-FB4AC9C9C94D"
-        #expect(JournalNeedle(HistoryFilter(id: id))?.bytes == Array("\"\(id)\"".utf8))
-        #expect(JournalNeedle(HistoryFilter(id: id, kinds: [.update]))?.bytes == Array("\"\(id)\"".utf8))
-        #expect(JournalNeedle(HistoryFilter(kinds: [.delete]))?.bytes == Array("\"delete\"".utf8))
-        #expect(JournalNeedle(HistoryFilter(kinds: [.migrate]))?.bytes == Array("\"migrate\"".utf8))
+        func q(_ s: String) -> [UInt8] { Array("\"\(s)\"".utf8) }
+        #expect(JournalNeedle(HistoryFilter(id: id))?.alternatives == [q(id)])
+        #expect(JournalNeedle(HistoryFilter(id: id, kinds: [.update], author: "bob"))?.alternatives == [q(id)], "the id is the narrowest")
+        #expect(JournalNeedle(HistoryFilter(kinds: [.delete]))?.alternatives == [q("delete")])
+        #expect(JournalNeedle(HistoryFilter(kinds: [.migrate]))?.alternatives == [q("migrate")])
+        #expect(JournalNeedle(HistoryFilter(author: "bob"))?.alternatives == [q("bob")])
+        #expect(JournalNeedle(HistoryFilter(types: ["PersonalTrip", "BusinessTrip"]))?.alternatives == [q("BusinessTrip"), q("PersonalTrip")])
         for unsure in ["a/b", "a\"b", "a\\b", "café", "tab\t", "", "\u{7F}"] {
             #expect(JournalNeedle(HistoryFilter(id: unsure)) == nil, "\(unsure)")
+            #expect(JournalNeedle(HistoryFilter(author: unsure)) == nil, "\(unsure)")
+            #expect(JournalNeedle(HistoryFilter(types: ["Trip", unsure])) == nil, "\(unsure)")
         }
         #expect(JournalNeedle(HistoryFilter(kinds: [.insert])) == nil, "an insert's kind may go unwritten")
         #expect(JournalNeedle(HistoryFilter(kinds: [.delete, .update])) == nil)
-        #expect(JournalNeedle(HistoryFilter(author: "bob")) == nil)
-        let line = Array(#"{"token":3,"changes":[{"kind":"delete","id":"0001DC36-57D2-4EE9-8E5C-FB4AC9C9C94D"}]}"#.utf8)
+        #expect(JournalNeedle(HistoryFilter(since: 3)) == nil)
+        var renamed = HistoryFilter(types: ["Trip"])
+        renamed.typeNames = HistoryTypeNames(eras: [.init(from: .min, names: ["Trip"])])
+        #expect(JournalNeedle(renamed) == nil, "names that changed over migrations")
+        let line = Array(#"{"token":3,"author":"bob","changes":[{"kind":"delete","type":"Trip","id":"0001DC36-57D2-4EE9-8E5C-FB4AC9C9C94D"}]}"#.utf8)
         line.withUnsafeBufferPointer { b in
             #expect(JournalNeedle(HistoryFilter(id: id))?.isIn(b) == true)
             #expect(JournalNeedle(HistoryFilter(id: "0001DC36"))?.isIn(b) == false, "a part of an id is not the id")
             #expect(JournalNeedle(HistoryFilter(kinds: [.delete]))?.isIn(b) == true)
             #expect(JournalNeedle(HistoryFilter(kinds: [.migrate]))?.isIn(b) == false)
+            #expect(JournalNeedle(HistoryFilter(author: "bo"))?.isIn(b) == false)
+            #expect(JournalNeedle(HistoryFilter(types: ["Note", "Trip"]))?.isIn(b) == true)
+            #expect(JournalNeedle(HistoryFilter(types: ["Note", "BusinessTrip"]))?.isIn(b) == false)
         }
     }
 
