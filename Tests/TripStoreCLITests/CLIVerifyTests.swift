@@ -384,4 +384,40 @@ import TripStoreCLI
         #expect(!after.out.contains("replay state"))
         #expect(CLIRunner.run(["query", "name == \"Renamed-7\"", "--count"], store: s).out == "0\n")
     }
+
+    /// A journal cut back at a line boundary while its replay state records
+    /// the line after: reads answer without it and warn, writes and
+    /// `verify` (with `--repair`) stop with exit 2 and change nothing;
+    /// deleting the state, as they say, is the way on.
+    @Test func aJournalBehindItsReplayStateIsNamedAndNeverWrittenPast() throws {
+        let s = CLIRunner.runRoot + "behind-\(UUID().uuidString)"
+        #expect(CLIRunner.run(["import", CLIRunner.projectRoot + "/SampleData/trips.json"], store: s).code == 0)
+        #expect(CLIRunner.run(["compact"], store: s).code == 0)
+        let id = try #require(CLIRunner.run(["query", "is Trip", "--format", "ids"], store: s).out.split(separator: "\n").first.map(String.init))
+        for n in 1...20 { #expect(CLIRunner.run(["update", id, "--set", "name=\"n\(n)\""], store: s).code == 0) }
+        let files = try FileManager.default.contentsOfDirectory(atPath: s)
+        let journal = s + "/" + (try #require(files.first { $0.hasPrefix("journal-") && $0.hasSuffix(".jsonl") }))
+        let state = journal.replacingOccurrences(of: ".jsonl", with: ".state")
+        #expect(FileManager.default.fileExists(atPath: state))
+        var lines = try String(contentsOfFile: journal, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+        lines.removeLast(3)  // the two last lines and what follows the last newline
+        try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: journal))
+        let before = try FileManager.default.contentsOfDirectory(atPath: s).sorted().map { ($0, try Data(contentsOf: URL(fileURLWithPath: s + "/" + $0))) }
+            .filter { $0.0 != "tripstore.lock" }
+        let get = CLIRunner.run(["get", id], store: s)
+        #expect(get.code == 0)
+        #expect(get.out.contains("\"n18\""))
+        #expect(get.err.contains("transactions 20 to 21 are not in it") && get.err.contains("delete journal-"), "\(get.err)")
+        for args in [["update", id, "--set", "name=\"x\""], ["verify"], ["verify", "--repair"], ["compact"]] {
+            let r = CLIRunner.run(args, store: s)
+            #expect(r.code == 2, "\(args)")
+            #expect(r.err.contains("transactions 20 to 21 are not in it"), "\(args): \(r.err)")
+        }
+        let after = try FileManager.default.contentsOfDirectory(atPath: s).sorted().map { ($0, try Data(contentsOf: URL(fileURLWithPath: s + "/" + $0))) }
+            .filter { $0.0 != "tripstore.lock" }
+        #expect(after.map(\.0) == before.map(\.0) && zip(after, before).allSatisfy { $0.1 == $1.1 }, "nothing changed")
+        try FileManager.default.removeItem(atPath: state)
+        #expect(CLIRunner.run(["verify"], store: s).code == 0)
+        #expect(CLIRunner.run(["update", id, "--set", "name=\"x\""], store: s).code == 0)
+    }
 }

@@ -28,6 +28,15 @@ enum VerifyCommand {
             if case .damaged = e { c.err("verify: the damage is not a torn tail; --repair cannot fix it and changed nothing") }
             return CLIError.exitCode(e)
         }
+        // The JSON alone says nothing of transactions its journal lost: an
+        // open that reads the replay state does, and no repair brings them back.
+        if let lost = try ctx.open(.read, options: try ctx.options()).warnings.first(where: {
+            if case .journalBehindState = $0 { return true } else { return false }
+        }), case .journalBehindState(let file, let detail) = lost {
+            c.err("error: the store is damaged: \(file): \(detail)")
+            c.err("verify: --repair cannot bring back lost transactions; it changed nothing")
+            return 2
+        }
         // Before the history is read whole (which lets go of the snapshot's history lines).
         let indexProblem = store.historyIndexProblem()
         let problems = store.checkInvariants() + store.commitTimeProblems()

@@ -53,7 +53,7 @@ struct StoreLoader {
         } else if let state = journalState() {
             // No journal, and no lines in it, unless its replay state says there were.
             state.readPromise(table: store.table)
-            if let lost = state.missingLines(journal: journal, holds: nil, after: store.snapshotToken) { throw lost }
+            try noteMissingTransactions(state, journal: journal, bytes: nil)
         }
         try checkReplayedDeletes()
         if store.hasSnapshot && store.mayWrite(.repair) {
@@ -120,6 +120,17 @@ struct StoreLoader {
         }
     }
 
+    /// Where the replay state says the journal held transactions it does
+    /// not (see `JournalState.missingTransactions`): a writer stops, so
+    /// that no commit takes their tokens again; a reader answers from what
+    /// the journal holds, with a warning.
+    private func noteMissingTransactions(_ state: JournalState, journal path: String, bytes: Int?) throws {
+        guard let missing = state.missingTransactions(journalBytes: bytes, lastToken: store.lastToken, snapshotToken: store.snapshotToken) else { return }
+        let detail = state.missingTransactionsDetail(missing, journal: path, journalBytes: bytes)
+        if store.mayWrite(.commit) { throw StoreError.damaged(file: path, line: nil, detail: detail, repairable: false) }
+        store.warnings.append(.journalBehindState(file: path, detail: detail))
+    }
+
     /// The journal's replay state, where the store takes one (opened from an image, not salvaging).
     private func journalState() -> JournalState? {
         guard !store.options.salvageDanglingReferences, store.options.useJournalState else { return nil }
@@ -145,12 +156,6 @@ struct StoreLoader {
             from = covered.bytes
             linesBefore = covered.lines
             Trace.mark("journal state: \(covered.lines) lines, \(covered.records.entries.count) rows")
-        }
-        // Lines the state says the journal held are gone (a reader may meet
-        // a frame written after it took the size: the file then holds them).
-        if let state, let lost = state.missingLines(journal: path, holds: file.size, after: store.snapshotToken),
-           state.missingLines(journal: path, holds: file.currentSize(), after: store.snapshotToken) != nil {
-            throw lost
         }
         let bytes = try file.read(from..<size)
         // A writer that cut a torn tail since the size was taken: the journal ends where its bytes do.
@@ -180,6 +185,8 @@ struct StoreLoader {
             store.journal.tornTail = ended
             store.journal.size = ended
         }
+        // A reader may meet a frame written after it took the size: the file holds its lines now.
+        if let state { try noteMissingTransactions(state, journal: path, bytes: max(file.size, file.currentSize() ?? 0)) }
         if store.journal.tornTail != nil {
             // A reader that met a writer's line half-written is silent: the
             // writer holds the lock, or has finished the line since (the file grew).

@@ -46,6 +46,10 @@ final class JournalState {
     /// What the state's last whole frame says the journal held when it was
     /// written (set by `read`): bytes, and lines since the snapshot.
     private(set) var promised = (bytes: 0, lines: 0)
+    /// Whether every frame that ends within the journal bound to it (set by
+    /// `read`): when one does not, the state is another journal's (a copy
+    /// that went on otherwise), not this one's ahead of it.
+    private(set) var framesWithinBound = true
 
     /// Lines past the covered ones after which a writer writes the state anew.
     static let rewriteAfterLines = 16
@@ -74,6 +78,7 @@ final class JournalState {
             let within = frames.prefix { $0.end <= journalBytes }
             let sums = journal.checksums(within.map { $0.start..<$0.end })
             let bound = zip(within, sums).prefix { f, sum in sum.last == 0x0A && sum.crc == f.coveredCRC }.map { $0.0 }
+            framesWithinBound = bound.count == within.count
             guard let last = bound.last,
                   let lastLine = journal.readWhole((last.end - last.lastLineBytes)..<(last.end - 1)) else { return nil }
             var entries: [ReplayedRecords.Entry] = [], lists: [ReplayedRecords.ListEntry] = []
@@ -129,20 +134,31 @@ final class JournalState {
         return frames
     }
 
-    /// The error for a journal that holds fewer bytes than this state's
-    /// frames say it held (nil when it holds them): its frames are written
+    /// The transactions this state's frames say the journal held that it
+    /// does not (nil when none): the journal holds `journalBytes` (nil: it
+    /// is missing), and its lines end at `lastToken`. Frames are written
     /// only after the lines they cover are on disk, and a journal is only
-    /// ever cut back past its last whole line, so committed transactions
-    /// are missing. The journal is the truth, so no answer is given without
-    /// them, and no commit takes their tokens again.
-    func missingLines(journal path: String, holds bytes: Int?, after token: Int64) -> StoreError? {
-        guard promised.bytes > (bytes ?? 0) else { return nil }
+    /// cut back past its last whole line, so a state ahead of its journal
+    /// means lines were lost, or the folder was copied while a writer ran
+    /// (the journal before the state), or the state was put there from a
+    /// copy of the store. A state whose frames stop binding inside the
+    /// journal is another journal's, and says nothing of this one.
+    func missingTransactions(journalBytes: Int?, lastToken: Int64, snapshotToken: Int64) -> ClosedRange<Int64>? {
+        guard framesWithinBound, promised.bytes > (journalBytes ?? 0) else { return nil }
+        let last = snapshotToken + Int64(promised.lines)
+        return last > lastToken ? (lastToken + 1)...last : nil
+    }
+
+    /// What `missingTransactions` found, in words: the journal at `path`,
+    /// and the ways on.
+    func missingTransactionsDetail(_ missing: ClosedRange<Int64>, journal path: String, journalBytes: Int?) -> String {
         let name = path.split(separator: "/").last.map(String.init) ?? path
         let state = self.path.split(separator: "/").last.map(String.init) ?? self.path
-        let holds = bytes.map { "it holds \($0) bytes" } ?? "it is missing"
-        return .damaged(file: path, line: nil,
-                        detail: "\(holds), but \(state) shows \(promised.lines) committed transactions (tokens \(token + 1) to \(token + Int64(promised.lines))) in its first \(promised.bytes) bytes: they are missing. Restore \(name) from a backup; to open the store without them, delete \(state) (they are lost then)",
-                        repairable: false)
+        let holds = journalBytes.map { "it holds \($0) bytes, up to token \(missing.lowerBound - 1)" } ?? "it is missing"
+        let which = missing.count == 1 ? "transaction \(missing.lowerBound) is" : "transactions \(missing.lowerBound) to \(missing.upperBound) are"
+        return "\(holds), but its replay state \(state) records \(promised.bytes) bytes, up to token \(missing.upperBound): \(which) not in it. "
+            + "If it lost them, restore \(name) from a backup; if this folder was copied while a writer ran, or \(state) comes from another copy, "
+            + "delete \(state) to go on without them"
     }
 
     /// What a state read covers: the first `bytes` of the journal, `lines` lines, and each changed row's record.

@@ -18,6 +18,10 @@ public enum StoreWarning: Sendable, Equatable, CustomStringConvertible {
     /// at a million objects) and went on from there. `rebuilt`: this writer
     /// removed the image and wrote a new one; otherwise the next writer does.
     case imageReadAgain(file: String, detail: String, rebuilt: Bool)
+    /// The journal holds fewer transactions than its replay state records
+    /// (see `detail`): the answers are the journal's, without them. A
+    /// writer refuses such a store (`StoreError.damaged`).
+    case journalBehindState(file: String, detail: String)
 
     /// Whether this is only for information (nothing was wrong).
     public var isNote: Bool {
@@ -39,6 +43,8 @@ public enum StoreWarning: Sendable, Equatable, CustomStringConvertible {
         case .imageReadAgain(let file, let detail, let rebuilt):
             return "\(file): \(detail); the store was read again from its JSON files"
                 + (rebuilt ? " and a new image written" : " (the next writer writes a new image)")
+        case .journalBehindState(let file, let detail):
+            return "\(file): \(detail); this answer is without them"
         }
     }
 }
