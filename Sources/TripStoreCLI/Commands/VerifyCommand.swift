@@ -29,8 +29,9 @@ enum VerifyCommand {
             return CLIError.exitCode(e)
         }
         // The JSON alone says nothing of transactions its journal lost: an
-        // open that reads the replay state does, and no repair brings them back.
-        if let lost = try ctx.open(.read, options: try ctx.options()).warnings.first(where: {
+        // open that reads the replay state does, and no repair brings them
+        // back. (An open that fails here is left to the checks below to name.)
+        if let lost = (try? ctx.open(.read, options: try ctx.options()))?.warnings.first(where: {
             if case .journalBehindState = $0 { return true } else { return false }
         }), case .journalBehindState(let file, let detail) = lost {
             c.err("error: the store is damaged: \(file): \(detail)")
