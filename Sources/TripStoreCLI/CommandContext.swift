@@ -166,7 +166,8 @@ struct CommandContext {
     /// Prints an opened store's warnings and keeps it until the command ends.
     private func opened(_ store: Store, access: StoreAccess) -> Store {
         for w in store.warnings {
-            console.err(CLIError.sentence(w) + (store.hasTornTail && access == .read ? CLIError.tornTailAdvice : ""))
+            let tornTail = if case .tornTail = w { true } else { false }
+            console.err(CLIError.sentence(w) + (tornTail && access == .read ? CLIError.tornTailAdvice : ""))
         }
         console.keepUntilExit(store)
         session.opened(store)

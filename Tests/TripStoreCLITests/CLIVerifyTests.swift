@@ -416,6 +416,14 @@ import TripStoreCLI
         let after = try FileManager.default.contentsOfDirectory(atPath: s).sorted().map { ($0, try Data(contentsOf: URL(fileURLWithPath: s + "/" + $0))) }
             .filter { $0.0 != "tripstore.lock" }
         #expect(after.map(\.0) == before.map(\.0) && zip(after, before).allSatisfy { $0.1 == $1.1 }, "nothing changed")
+        // Cut inside the next line: one warning, with no torn tail for a writer to cut (none will).
+        let whole = try Data(contentsOf: URL(fileURLWithPath: journal))
+        try (whole + Data("{\"token\":20,".utf8)).write(to: URL(fileURLWithPath: journal))
+        let torn = CLIRunner.run(["get", id], store: s)
+        #expect(torn.code == 0)
+        #expect(torn.err.split(separator: "\n").count == 1 && torn.err.contains("transactions 20 to 21 are not in it"), "\(torn.err)")
+        #expect(!torn.err.contains("verify --repair") && !torn.err.contains("incomplete"), "\(torn.err)")
+        try whole.write(to: URL(fileURLWithPath: journal))
         try FileManager.default.removeItem(atPath: state)
         #expect(CLIRunner.run(["verify"], store: s).code == 0)
         #expect(CLIRunner.run(["update", id, "--set", "name=\"x\""], store: s).code == 0)

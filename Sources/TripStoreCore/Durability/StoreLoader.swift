@@ -53,7 +53,7 @@ struct StoreLoader {
         } else if let state = journalState() {
             // No journal, and no lines in it, unless its replay state says there were.
             state.readPromise(table: store.table)
-            try noteMissingTransactions(state, journal: journal, bytes: nil)
+            try noteMissingTransactions(state, journal: journal, bytes: nil, wholeLinesEnd: 0)
         }
         try checkReplayedDeletes()
         if store.hasSnapshot && store.mayWrite(.repair) {
@@ -124,11 +124,15 @@ struct StoreLoader {
     /// not (see `JournalState.missingTransactions`): a writer stops, so
     /// that no commit takes their tokens again; a reader answers from what
     /// the journal holds, with a warning.
-    private func noteMissingTransactions(_ state: JournalState, journal path: String, bytes: Int?) throws {
-        guard let missing = state.missingTransactions(journalBytes: bytes, lastToken: store.lastToken, snapshotToken: store.snapshotToken) else { return }
+    /// Returns whether it did.
+    @discardableResult
+    private func noteMissingTransactions(_ state: JournalState, journal path: String, bytes: Int?, wholeLinesEnd: Int) throws -> Bool {
+        guard let missing = state.missingTransactions(journalBytes: bytes, wholeLinesEnd: wholeLinesEnd, lastToken: store.lastToken,
+                                                      snapshotToken: store.snapshotToken) else { return false }
         let detail = state.missingTransactionsDetail(missing, journal: path, journalBytes: bytes)
         if store.mayWrite(.commit) { throw StoreError.damaged(file: path, line: nil, detail: detail, repairable: false) }
         store.warnings.append(.journalBehindState(file: path, detail: detail))
+        return true
     }
 
     /// The journal's replay state, where the store takes one (opened from an image, not salvaging).
@@ -186,8 +190,10 @@ struct StoreLoader {
             store.journal.size = ended
         }
         // A reader may meet a frame written after it took the size: the file holds its lines now.
-        if let state { try noteMissingTransactions(state, journal: path, bytes: max(file.size, file.currentSize() ?? 0)) }
-        if store.journal.tornTail != nil {
+        let behind = try state.map { try noteMissingTransactions($0, journal: path, bytes: max(file.size, file.currentSize() ?? 0),
+                                                                 wholeLinesEnd: store.journal.size) } ?? false
+        // (No writer cuts a torn tail there: it stops first.)
+        if store.journal.tornTail != nil && !behind {
             // A reader that met a writer's line half-written is silent: the
             // writer holds the lock, or has finished the line since (the file grew).
             let finishedSince = (FileIO.fileSize(path) ?? 0) > size

@@ -50,6 +50,8 @@ final class JournalState {
     /// `read`): when one does not, the state is another journal's (a copy
     /// that went on otherwise), not this one's ahead of it.
     private(set) var framesWithinBound = true
+    /// Where the frames that bound end in the journal (set by `read`).
+    private(set) var boundEnd = 0
 
     /// Lines past the covered ones after which a writer writes the state anew.
     static let rewriteAfterLines = 16
@@ -79,6 +81,7 @@ final class JournalState {
             let sums = journal.checksums(within.map { $0.start..<$0.end })
             let bound = zip(within, sums).prefix { f, sum in sum.last == 0x0A && sum.crc == f.coveredCRC }.map { $0.0 }
             framesWithinBound = bound.count == within.count
+            boundEnd = bound.last?.end ?? 0
             guard let last = bound.last,
                   let lastLine = journal.readWhole((last.end - last.lastLineBytes)..<(last.end - 1)) else { return nil }
             var entries: [ReplayedRecords.Entry] = [], lists: [ReplayedRecords.ListEntry] = []
@@ -143,8 +146,14 @@ final class JournalState {
     /// (the journal before the state), or the state was put there from a
     /// copy of the store. A state whose frames stop binding inside the
     /// journal is another journal's, and says nothing of this one.
-    func missingTransactions(journalBytes: Int?, lastToken: Int64, snapshotToken: Int64) -> ClosedRange<Int64>? {
-        guard framesWithinBound, promised.bytes > (journalBytes ?? 0) else { return nil }
+    ///
+    /// `wholeLinesEnd` is where the journal's last whole line ends: a
+    /// journal cut back ends where a frame does (or in the line after it),
+    /// while one that holds a whole line past the last frame that bound
+    /// went on otherwise (or was cut inside a frame written anew for many
+    /// lines, which this cannot tell: it is not called a loss).
+    func missingTransactions(journalBytes: Int?, wholeLinesEnd: Int, lastToken: Int64, snapshotToken: Int64) -> ClosedRange<Int64>? {
+        guard framesWithinBound, wholeLinesEnd == boundEnd, promised.bytes > (journalBytes ?? 0) else { return nil }
         let last = snapshotToken + Int64(promised.lines)
         return last > lastToken ? (lastToken + 1)...last : nil
     }
@@ -154,11 +163,12 @@ final class JournalState {
     func missingTransactionsDetail(_ missing: ClosedRange<Int64>, journal path: String, journalBytes: Int?) -> String {
         let name = path.split(separator: "/").last.map(String.init) ?? path
         let state = self.path.split(separator: "/").last.map(String.init) ?? self.path
-        let holds = journalBytes.map { "it holds \($0) bytes, up to token \(missing.lowerBound - 1)" } ?? "it is missing"
-        let which = missing.count == 1 ? "transaction \(missing.lowerBound) is" : "transactions \(missing.lowerBound) to \(missing.upperBound) are"
+        let holds = journalBytes.map { "it holds \($0) byte\($0 == 1 ? "" : "s"), up to token \(missing.lowerBound - 1)" } ?? "it is missing"
+        let one = missing.count == 1
+        let which = one ? "transaction \(missing.lowerBound) is" : "transactions \(missing.lowerBound) to \(missing.upperBound) are"
         return "\(holds), but its replay state \(state) records \(promised.bytes) bytes, up to token \(missing.upperBound): \(which) not in it. "
-            + "If it lost them, restore \(name) from a backup; if this folder was copied while a writer ran, or \(state) comes from another copy, "
-            + "delete \(state) to go on without them"
+            + "Restore \(name) from a backup if it lost \(one ? "it" : "them"); if this folder was copied while a writer ran, or \(state) comes from another copy, "
+            + "delete \(state) to go on without \(one ? "it" : "them")"
     }
 
     /// What a state read covers: the first `bytes` of the journal, `lines` lines, and each changed row's record.

@@ -401,8 +401,11 @@ import TripStoreModels
 
     /// A copy of the store that went on with other commits: the first
     /// store's state, put beside the copy's journal, stops binding where the
-    /// two part. It is another journal's state, not a sign of lost lines.
-    @Test func theStateOfACopyThatWentOnOtherwiseIsNoLoss() throws {
+    /// two part (the copy's line there longer than the first store's, or
+    /// shorter and its last). It is another journal's state, not a sign of
+    /// lost lines.
+    @Test(arguments: [true, false])
+    func theStateOfACopyThatWentOnOtherwiseIsNoLoss(copysLineIsLonger: Bool) throws {
         let (folder, _) = try renamed(10, perWriter: 10)
         let copy = folder + "-copy"
         try FileManager.default.copyItem(atPath: folder, toPath: copy)
@@ -417,9 +420,9 @@ import TripStoreModels
                 try w.commit(change, author: "test", timestamp: 1_800_002_000)
             }
         }
-        try rename(folder, ["a", "b", "c"])
-        // A longer line than the first store's next: its frame ends inside this journal.
-        try rename(copy, [String(repeating: "other ", count: 20)])
+        let long = String(repeating: "other ", count: 20)
+        try rename(folder, copysLineIsLonger ? ["a", "b", "c"] : [long, "b", "c"])
+        try rename(copy, [copysLineIsLonger ? long : "a"])
         let original = try open(folder)
         try FileIO.readFile(original.journalStatePath).withUnsafeBytes { try Data($0).write(to: URL(fileURLWithPath: original.journalStatePath.replacingOccurrences(of: folder, with: copy))) }
         let opened = try open(copy)
