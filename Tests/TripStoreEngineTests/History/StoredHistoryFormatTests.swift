@@ -66,6 +66,32 @@ import TripStoreModels
     /// A transaction whose line passes a megabyte is handed out in pieces
     /// as it is written (a snapshot writes them as they come): the pieces
     /// and what is left make the line written whole, grouped or not.
+    /// A snapshot that commits a transaction whose line passes a megabyte
+    /// (written as it is encoded, in pieces) checksums and reads back as
+    /// the history and objects it was given, from the JSON alone.
+    @Test func aSnapshotWithALongHistoryLineReadsBack() throws {
+        let folder = TestFolders.make("long-line")
+        let store = try TestStores.bulkImported(folder, seed: 31, trips: 2_000, timestamp: 1_790_000_000)
+        let long = String(repeating: "a long note that makes the line long ", count: 20)
+        // Committed by a snapshot (the bulk options' threshold), then by a compaction too.
+        try store.update(store.run(try Query("is Trip")).rows, set: [("destination", "\"" + long + "\"")], author: "bulk", timestamp: 1_790_000_100)
+        try Store.verifySnapshotChecksum(at: store.files.snapshot(store.snapshotToken))
+        try store.compact()
+        let path = store.files.snapshot(store.snapshotToken)
+        let lines = try FileIO.readFile(path).split(separator: 0x0A)
+        #expect(lines.contains { $0.count > 1 << 20 }, "a line of more than a megabyte")
+        try Store.verifySnapshotChecksum(at: path)
+        let history = try store.checkedHistory()
+        store.close()
+        var o = StoreOptions()
+        o.useSnapshotImage = false
+        let json = try Store.open(folder, schema: TripSchema.schema, access: .read, options: o)
+        #expect(try json.checkedHistory() == history)
+        let trip = try #require(json.run(try Query("is Trip")).rows.first)
+        let destination = try #require(TripSchema.schema.entity(named: "Trip")?.property(named: "destination")).slot
+        #expect(json.table.value(at: trip, slot: destination) == .string(long))
+    }
+
     @Test(arguments: [true, false])
     func aLongLineDrainedInPiecesIsTheLineWrittenWhole(grouped: Bool) {
         var changes: [Change] = []
