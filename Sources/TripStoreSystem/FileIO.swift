@@ -381,6 +381,21 @@ extension FileIO {
         return p
     }
 
+    /// A read-only mapping of the first `length` bytes of the file, its
+    /// pages mapped at once (where the system can) for a reader that reads
+    /// them all; nil where the file cannot be mapped. Only for files that
+    /// are never cut shorter while they may be mapped: a page past a new
+    /// end would fault.
+    package static func mapReadOnly(_ fd: Int32, length: Int) -> UnsafeRawPointer? {
+        #if os(Linux)
+        let flags = MAP_PRIVATE | MAP_POPULATE
+        #else
+        let flags = MAP_PRIVATE
+        #endif
+        guard length > 0, let p = mmap(nil, length, PROT_READ, flags, fd, 0), p != MAP_FAILED else { return nil }
+        return UnsafeRawPointer(p)
+    }
+
     /// Tells the kernel how a mapping made by `mapPrivate` is about to be
     /// read: all of it, from the start (`true`: its pages are read ahead, in
     /// big reads), or a page here and there (`false`, as it was mapped: a

@@ -26,7 +26,8 @@ import Darwin
 /// The writer appends a frame after each commit it covers (`committed`),
 /// or writes the file anew when more than `rewriteAfterLines` lines are
 /// not covered yet (a writer after another that wrote none, or after a
-/// fold that carried lines over).
+/// fold that carried lines over). It never cuts the file shorter (it
+/// removes it instead), so a reader can map it.
 final class JournalState {
     let path: String
     private let binding: JournalStateFormat.Binding
@@ -35,7 +36,7 @@ final class JournalState {
     private(set) var coveredLines = 0
     /// The lines an open took from the state.
     private(set) var coveredLinesAtOpen = 0
-    /// Off after a write failed (the file was cut back or removed): this
+    /// Off after a write failed (the file was removed): this
     /// process writes no more of it.
     private var writable = true
     /// The file's bytes up to the end of the last frame this process read
@@ -76,32 +77,28 @@ final class JournalState {
     func read(journal: JournalFile, journalBytes: Int, table: ObjectTable) -> Covered? {
         guard let file = readFile(journalBytes: journalBytes) else { return nil }
         return file.withUnsafeBytes { raw -> Covered? in
-            guard let frames = frames(raw, table: table) else { return nil }
-            let within = frames.prefix { $0.end <= journalBytes }
+            guard let read = frames(raw, table: table) else { return nil }
+            let within = read.frames.prefix { $0.end <= journalBytes }
             let sums = journal.checksums(within.map { $0.start..<$0.end })
-            let bound = zip(within, sums).prefix { f, sum in sum.last == 0x0A && sum.crc == f.coveredCRC }.map { $0.0 }
-            framesWithinBound = bound.count == within.count
-            boundEnd = bound.last?.end ?? 0
-            guard let last = bound.last,
+            var bound = 0
+            while bound < sums.count && sums[bound].last == 0x0A && sums[bound].crc == within[bound].coveredCRC { bound += 1 }
+            framesWithinBound = bound == within.count
+            boundEnd = bound > 0 ? read.frames[bound - 1].end : 0
+            guard bound > 0, case let last = read.frames[bound - 1],
                   let lastLine = journal.readWhole((last.end - last.lastLineBytes)..<(last.end - 1)) else { return nil }
-            var entries: [ReplayedRecords.Entry] = [], lists: [ReplayedRecords.ListEntry] = []
-            var lines = 0, longest = 0
-            for f in bound {
-                for r in f.records {
-                    entries.append(.init(row: Int32(r.row), entity: Int16(truncatingIfNeeded: r.entity), offset: r.offset, count: r.count))
-                }
-                for l in f.lists { lists.append(.init(number: Int32(l.number), offset: l.offset, count: l.count)) }
-                lines += f.lines
-                longest = max(longest, f.longestLine)
+            // Bound frames are the first ones, so their records and lists are the first ones too.
+            let entries = read.records[..<last.records.upperBound].map {
+                ReplayedRecords.Entry(row: Int32($0.row), entity: Int16(truncatingIfNeeded: $0.entity), offset: $0.offset, count: $0.count)
             }
+            let lists = read.lists[..<last.lists.upperBound].map { ReplayedRecords.ListEntry(number: Int32($0.number), offset: $0.offset, count: $0.count) }
+            let taken = read.frames[..<bound]
             // (Each record's bytes are checked against the bounds of its entity's when the table takes it.)
             guard let records = ReplayedRecords(bytes: file, newestLast: entries, lists: lists, rowCount: last.rowsAfter,
                                                 listCount: last.listsAfter, imageRows: table.baseRows, imageLists: table.lists.count) else {
                 return nil
             }
-            return Covered(bytes: last.end, lines: lines, longestLine: longest,
-                           lastLine: lastLine,
-                           fileBytes: last.fileEnd, records: records)
+            return Covered(bytes: last.end, lines: taken.reduce(0) { $0 + $1.lines }, longestLine: taken.map(\.longestLine).max() ?? 0,
+                           lastLine: lastLine, fileBytes: last.fileEnd, records: records)
         }
     }
 
@@ -113,7 +110,7 @@ final class JournalState {
     }
 
     /// The file's bytes, if it is a regular file of a size worth reading for a journal of `journalBytes`.
-    private func readFile(journalBytes: Int) -> [UInt8]? {
+    private func readFile(journalBytes: Int) -> StateFileBytes? {
         // Never through a link (the history index is not either).
         guard let fd = try? FileIO.open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW) else { return nil }
         defer { FileIO.close(fd) }
@@ -122,19 +119,16 @@ final class JournalState {
         // line that sets one small value of a big object: the bound is generous, and checked before reading.
         guard let size = try? FileIO.size(fd, path: path), size > JournalStateFormat.headerBytes,
               size <= Self.byteLimit(journalBytes: journalBytes) else { return nil }
-        let file = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
-            count = max(0, FileIO.read(fd, into: UnsafeMutableRawBufferPointer(buffer), at: 0))
-        }
-        return file.count == size ? file : nil
+        return StateFileBytes.read(fd, size: size)
     }
 
     /// The file's whole frames, when it is bound to this image; notes what they promise.
-    private func frames(_ raw: UnsafeRawBufferPointer, table: ObjectTable) -> [JournalStateFormat.Frame]? {
+    private func frames(_ raw: UnsafeRawBufferPointer, table: ObjectTable) -> JournalStateFormat.Frames? {
         guard JournalStateFormat.hasHeader(raw, of: binding) else { return nil }
-        let frames = JournalStateFormat.frames(raw, imageRows: table.baseRows, imageLists: table.lists.count,
-                                               entities: table.schema.entities.count)
-        promised = (frames.last?.end ?? 0, frames.reduce(0) { $0 + $1.lines })
-        return frames
+        let read = JournalStateFormat.frames(raw, imageRows: table.baseRows, imageLists: table.lists.count,
+                                             entities: table.schema.entities.count)
+        promised = (read.frames.last?.end ?? 0, read.frames.reduce(0) { $0 + $1.lines })
+        return read
     }
 
     /// The transactions this state's frames say the journal held that it
@@ -295,8 +289,11 @@ final class JournalState {
             coveredBytes = end
             coveredLines = lines
         } catch {
-            // A partial frame would fail its checksum, but nothing could follow it: cut it.
-            FileIO.truncate(fd, to: at)
+            // A partial frame would fail its checksum, but nothing could
+            // follow it. The file goes, rather than be cut back: a reader
+            // may have it mapped (see `StateFileBytes`).
+            close()
+            FileIO.unlink(path)
             fileBytes = nil
             writable = false
         }

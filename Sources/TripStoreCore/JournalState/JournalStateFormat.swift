@@ -71,7 +71,8 @@ enum JournalStateFormat {
         }
     }
 
-    /// One frame as read: the journal span it covers and where its records are in the file's bytes.
+    /// One frame as read: the journal span it covers, and which of the
+    /// `Frames`' records and lists are its.
     struct Frame {
         var start: Int
         var end: Int
@@ -85,12 +86,21 @@ enum JournalStateFormat {
         /// The table's rows and lists once its lines are applied.
         var rowsAfter: Int
         var listsAfter: Int
-        /// (row, entity, offset of the record in the file, its bytes)
-        var records: [(row: Int, entity: Int, offset: Int, count: Int)]
-        /// (list number, offset of its rows in the file, how many)
-        var lists: [(number: Int, offset: Int, count: Int)]
+        /// Its records and lists: indices into `Frames.records` and `Frames.lists`.
+        var records: Range<Int>
+        var lists: Range<Int>
         /// Where the frame ends in the file.
         var fileEnd: Int
+    }
+
+    /// A file's frames as read, their records and lists kept in two arrays
+    /// for all of them (an open reads thousands of frames).
+    struct Frames {
+        var frames: [Frame] = []
+        /// (row, entity, offset of the record in the file, its bytes)
+        var records: [(row: Int, entity: Int, offset: Int, count: Int)] = []
+        /// (list number, offset of its rows in the file, how many)
+        var lists: [(number: Int, offset: Int, count: Int)] = []
     }
 
     static func header(_ binding: Binding) -> [UInt8] {
@@ -158,8 +168,22 @@ enum JournalStateFormat {
     /// (or none, for an empty row past the image's); each list a number
     /// below its frame's lists, other than the shared empty list, and rows
     /// below its frame's rows. Nothing else about the journal is checked here.
-    static func frames(_ bytes: UnsafeRawBufferPointer, imageRows: Int, imageLists: Int, entities: Int) -> [Frame] {
-        var frames: [Frame] = []
+    static func frames(_ bytes: UnsafeRawBufferPointer, imageRows: Int, imageLists: Int, entities: Int) -> Frames {
+        var read = Frames()
+        // Room for every frame the lengths promise, reserved at once: grown
+        // by doubling, thousands of frames cost fresh pages at each step.
+        var (frameCount, recordCount, listCount) = (0, 0, 0), next = headerBytes
+        while bytes.count - next >= frameHeaderBytes + payloadHeaderBytes {
+            let length = Int(bytes.loadLE(UInt32.self, at: next))
+            guard length >= payloadHeaderBytes, length <= bytes.count - next - frameHeaderBytes else { break }
+            frameCount += 1
+            recordCount += Int(bytes.loadLE(UInt32.self, at: next + frameHeaderBytes + 40))
+            listCount += Int(bytes.loadLE(UInt32.self, at: next + frameHeaderBytes + 44))
+            next += frameHeaderBytes + length
+        }
+        read.frames.reserveCapacity(frameCount)
+        read.records.reserveCapacity(min(recordCount, bytes.count / recordHeaderBytes))
+        read.lists.reserveCapacity(min(listCount, bytes.count / listHeaderBytes))
         var at = headerBytes, covered = 0, rows = imageRows, lists = imageLists
         while bytes.count - at >= frameHeaderBytes {
             let length = Int(bytes.loadLE(UInt32.self, at: at)), crc = bytes.loadLE(UInt32.self, at: at + 4)
@@ -180,8 +204,7 @@ enum JournalStateFormat {
             let stop = p + length
             var r = p + payloadHeaderBytes
             var sound = true
-            var records: [(row: Int, entity: Int, offset: Int, count: Int)] = []
-            records.reserveCapacity(count)
+            let firstRecord = read.records.count, firstList = read.lists.count
             for _ in 0..<count {
                 guard stop - r >= recordHeaderBytes else { sound = false; break }
                 let row = Int(bytes.loadLE(UInt32.self, at: r)), entity = Int(bytes.loadLE(UInt16.self, at: r + 4))
@@ -191,11 +214,9 @@ enum JournalStateFormat {
                     sound = false
                     break
                 }
-                records.append((row, entity, r, n))
+                read.records.append((row, entity, r, n))
                 r += n
             }
-            var listed: [(number: Int, offset: Int, count: Int)] = []
-            listed.reserveCapacity(sound ? listCount : 0)
             for _ in 0..<(sound ? listCount : 0) {
                 guard stop - r >= listHeaderBytes else { sound = false; break }
                 let number = Int(bytes.loadLE(UInt32.self, at: r)), n = Int(bytes.loadLE(UInt32.self, at: r + 4))
@@ -205,19 +226,23 @@ enum JournalStateFormat {
                     sound = false
                     break
                 }
-                listed.append((number, r, n))
+                read.lists.append((number, r, n))
                 r += 4 * n
             }
-            guard sound, r == stop else { break }
-            frames.append(Frame(start: Int(start), end: Int(end), lines: lines, longestLine: longest, coveredCRC: coveredCRC,
-                                lastLineBytes: lastLineBytes, rowsAfter: rowsAfter, listsAfter: listsAfter, records: records,
-                                lists: listed, fileEnd: stop))
+            guard sound, r == stop else {
+                read.records.removeSubrange(firstRecord...)
+                read.lists.removeSubrange(firstList...)
+                break
+            }
+            read.frames.append(Frame(start: Int(start), end: Int(end), lines: lines, longestLine: longest, coveredCRC: coveredCRC,
+                                     lastLineBytes: lastLineBytes, rowsAfter: rowsAfter, listsAfter: listsAfter,
+                                     records: firstRecord..<read.records.count, lists: firstList..<read.lists.count, fileEnd: stop))
             covered = Int(end)
             rows = rowsAfter
             lists = listsAfter
             at = stop
         }
-        return frames
+        return read
     }
 }
 

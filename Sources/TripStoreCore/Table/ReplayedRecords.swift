@@ -24,7 +24,7 @@ struct ReplayedRecords {
     }
 
     /// The state file's bytes.
-    let bytes: [UInt8]
+    let bytes: StateFileBytes
     /// Sorted by row, one per row.
     let entries: [Entry]
     /// Sorted by number, one per list.
@@ -33,14 +33,14 @@ struct ReplayedRecords {
     let rowCount: Int
     let listCount: Int
 
-    static let none = ReplayedRecords(bytes: [], entries: [], lists: [], rowCount: 0, listCount: 0)
+    static let none = ReplayedRecords(bytes: .empty, entries: [], lists: [], rowCount: 0, listCount: 0)
 
     /// The newest entry of each row and list among those given, oldest
     /// first; nil unless they hold every row past `imageRows` up to
     /// `rowCount` and every list past `imageLists` up to `listCount`, or
     /// when a row has an entry after it was emptied (a row is never used
     /// again once its object is deleted).
-    init?(bytes: [UInt8], newestLast entries: [Entry], lists: [ListEntry], rowCount: Int, listCount: Int, imageRows: Int, imageLists: Int) {
+    init?(bytes: StateFileBytes, newestLast entries: [Entry], lists: [ListEntry], rowCount: Int, listCount: Int, imageRows: Int, imageLists: Int) {
         var emptiedEarlier = false
         let rows = Self.newestOfEach(entries.map { Int($0.row) }) { if entries[$0].isEmpty { emptiedEarlier = true } }
         let numbers = Self.newestOfEach(lists.map { Int($0.number) }) { _ in }
@@ -50,7 +50,7 @@ struct ReplayedRecords {
         self.init(bytes: bytes, entries: rows.map { entries[$0] }, lists: numbers.map { lists[$0] }, rowCount: rowCount, listCount: listCount)
     }
 
-    private init(bytes: [UInt8], entries: [Entry], lists: [ListEntry], rowCount: Int, listCount: Int) {
+    private init(bytes: StateFileBytes, entries: [Entry], lists: [ListEntry], rowCount: Int, listCount: Int) {
         self.bytes = bytes
         self.entries = entries
         self.lists = lists

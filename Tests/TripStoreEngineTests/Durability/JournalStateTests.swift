@@ -266,12 +266,12 @@ import TripStoreModels
         let store = try renamesAfter { w, change in try change.delete(try #require(w.run(try Query("is Trip")).rows.last)) }
         let statePath = store.journalStatePath
         var bytes = try FileIO.readFile(statePath)
-        let frames = bytes.withUnsafeBytes { JournalStateFormat.frames($0, imageRows: store.table.baseRows, imageLists: store.table.lists.mappedCount,
-                                     entities: schema.entities.count) }
-        let deleted = try #require(frames.flatMap { $0.records }.first { $0.count == 0 })
+        let read = bytes.withUnsafeBytes { JournalStateFormat.frames($0, imageRows: store.table.baseRows, imageLists: store.table.lists.mappedCount,
+                                   entities: schema.entities.count) }
+        let deleted = try #require(read.records.first { $0.count == 0 })
         // The last frame's record (a rename, after the delete) names the deleted row instead.
-        let last = try #require(frames.last)
-        let recordAt = try #require(last.records.first).offset - JournalStateFormat.recordHeaderBytes
+        let last = try #require(read.frames.last)
+        let recordAt = try #require(read.records[last.records].first).offset - JournalStateFormat.recordHeaderBytes
         bytes.withUnsafeMutableBytes { $0.storeBytes(of: UInt32(deleted.row).littleEndian, toByteOffset: recordAt, as: UInt32.self) }
         let payloadAt = last.fileEnd - Int(bytes.withUnsafeBytes { $0.loadLE(UInt32.self, at: recordAt - JournalStateFormat.payloadHeaderBytes - 8) })
         let crc = bytes.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[payloadAt..<last.fileEnd])) }
@@ -294,7 +294,7 @@ import TripStoreModels
         #expect(store.journalStateLines > 0)
         var bytes = try FileIO.readFile(store.journalStatePath)
         let frames = bytes.withUnsafeBytes {
-            JournalStateFormat.frames($0, imageRows: store.table.baseRows, imageLists: store.table.lists.mappedCount, entities: schema.entities.count)
+            JournalStateFormat.frames($0, imageRows: store.table.baseRows, imageLists: store.table.lists.mappedCount, entities: schema.entities.count).frames
         }
         let payloadAt = (frames.dropLast().last?.fileEnd ?? JournalStateFormat.headerBytes) + JournalStateFormat.frameHeaderBytes
         let count = bytes.withUnsafeBytes { $0.loadLE(UInt32.self, at: payloadAt + countAt) }
@@ -519,7 +519,7 @@ import TripStoreModels
             JournalStateFormat.frames($0, imageRows: store.table.baseRows, imageLists: store.table.lists.mappedCount,
                                      entities: schema.entities.count)
         }
-        let first = try #require(frames.first?.records.first)
+        let first = try #require(frames.frames.first.flatMap { frames.records[$0.records].first })
         var forged = bytes
         let payloadAt = JournalStateFormat.headerBytes + JournalStateFormat.frameHeaderBytes
         try edit(&forged, payloadAt + JournalStateFormat.payloadHeaderBytes, store, (first.row, first.entity))
@@ -652,6 +652,50 @@ import TripStoreModels
         #expect(try file.read(10..<bytes.count).count == bytes.count / 2 - 10)
         #expect(file.readWhole(10..<20) == Array(bytes[10..<20]))
         #expect(file.checksums([0..<10, 10..<bytes.count]).count == 1)
+    }
+
+    /// A frame found unsound partway through its records and lists adds
+    /// none of them to what was read, and ends the frames taken: each
+    /// frame's records and lists are the ones it holds, in the arrays all
+    /// frames share.
+    @Test func aFrameUnsoundAfterItsFirstRecordsAddsNoneOfThem() throws {
+        let binding = JournalStateFormat.Binding(token: 7, snapshotBytes: 100, snapshotCRC: 1, fingerprint: [1, 2], rows: 10)
+        let record: [UInt8] = [1, 2, 3, 4]
+        func frame(_ k: Int, listRow: RowID) -> [UInt8] {
+            record.withUnsafeBytes { bytes in
+                JournalStateFormat.frame(start: 10 * k, end: 10 * (k + 1), lines: 1, longestLine: 10, coveredCRC: 0, lastLineBytes: 10,
+                                         rowsAfter: 10, listsAfter: 5, records: [(k + 1, 0, bytes), (k + 2, 1, bytes)],
+                                         lists: [(3, [listRow])])
+            }
+        }
+        func read(_ file: [UInt8]) -> JournalStateFormat.Frames {
+            file.withUnsafeBytes { JournalStateFormat.frames($0, imageRows: 10, imageLists: 2, entities: 2) }
+        }
+        let sound = read(JournalStateFormat.header(binding) + frame(0, listRow: 4) + frame(1, listRow: 5))
+        #expect(sound.frames.map(\.records) == [0..<2, 2..<4])
+        #expect(sound.frames.map(\.lists) == [0..<1, 1..<2])
+        #expect(sound.records.map(\.row) == [1, 2, 2, 3])
+        // The second frame's list names a row past the frame's rows: its records were read before that.
+        let unsound = read(JournalStateFormat.header(binding) + frame(0, listRow: 4) + frame(1, listRow: 10) + frame(2, listRow: 6))
+        #expect(unsound.frames.count == 1)
+        #expect(unsound.records.map(\.row) == [1, 2])
+        #expect(unsound.lists.count == 1)
+    }
+
+    /// The bytes of a state as an open read them stay the file it opened
+    /// when a writer replaces or removes it meanwhile (they may be mapped).
+    @Test func aStatesBytesAsReadOutliveTheFileReplaced() throws {
+        let path = NSTemporaryDirectory() + "state-bytes-\(UUID().uuidString)"
+        let first = (0..<100_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        try Data(first).write(to: URL(fileURLWithPath: path))
+        defer { FileIO.unlink(path) }
+        let fd = try FileIO.openRegular(path)
+        let bytes = try #require(StateFileBytes.read(fd, size: first.count))
+        FileIO.close(fd)
+        #expect(StateFileBytes.read(fd, size: 0) == nil)
+        FileIO.unlink(path)
+        try Data(repeating: 0xEE, count: 300).write(to: URL(fileURLWithPath: path))
+        #expect(bytes.withUnsafeBytes { Array($0) } == first)
     }
 
     /// A journal's lines read through the small buffer are the lines of
