@@ -163,12 +163,16 @@ struct CommandContext {
         return store
     }
 
+    /// A store's warning as a command opened with `access` prints it: a
+    /// reader's torn tail with the way to cut it (writers cut it themselves).
+    func sentence(_ warning: StoreWarning, access: StoreAccess) -> String {
+        let tornTail = if case .tornTail = warning { true } else { false }
+        return CLIError.sentence(warning) + (tornTail && access == .read ? CLIError.tornTailAdvice : "")
+    }
+
     /// Prints an opened store's warnings and keeps it until the command ends.
     private func opened(_ store: Store, access: StoreAccess) -> Store {
-        for w in store.warnings {
-            let tornTail = if case .tornTail = w { true } else { false }
-            console.err(CLIError.sentence(w) + (tornTail && access == .read ? CLIError.tornTailAdvice : ""))
-        }
+        for w in store.warnings { console.err(sentence(w, access: access)) }
         console.keepUntilExit(store)
         session.opened(store)
         return store

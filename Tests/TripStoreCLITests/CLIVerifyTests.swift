@@ -408,6 +408,24 @@ import TripStoreCLI
         #expect(get.code == 0)
         #expect(get.out.contains("\"n18\""))
         #expect(get.err.contains("transactions 20 to 21 are not in it") && get.err.contains("delete journal-"), "\(get.err)")
+        // A follower warns too, once, however many times it opens the store.
+        let followErr = CLIRunner.scratch() + "/follow-behind.err"
+        _ = FileManager.default.createFile(atPath: followErr, contents: nil)
+        let follower = Process()
+        follower.executableURL = URL(fileURLWithPath: CLIRunner.binary)
+        follower.arguments = ["--store", s, "history", "--follow", "--since", "0"]
+        follower.standardOutput = FileHandle.nullDevice
+        follower.standardError = FileHandle(forWritingAtPath: followErr)
+        try follower.run()
+        var warned = ""
+        for _ in 0..<200 where !warned.contains("not in it") {
+            usleep(50_000)
+            warned = (try? String(contentsOfFile: followErr, encoding: .utf8)) ?? ""
+        }
+        follower.terminate()
+        follower.waitUntilExit()
+        #expect(follower.terminationStatus == 0)
+        #expect(warned.components(separatedBy: "transactions 20 to 21 are not in it").count == 2, "\(warned)")
         for args in [["update", id, "--set", "name=\"x\""], ["verify"], ["verify", "--repair"], ["compact"]] {
             let r = CLIRunner.run(args, store: s)
             #expect(r.code == 2, "\(args)")

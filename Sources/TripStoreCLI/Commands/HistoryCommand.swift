@@ -138,8 +138,12 @@ enum HistoryCommand {
         var options = try ctx.options()
         options.imageChecks = .atOpen
         let watch = FolderWatch(folder: ctx.storePath, useInotify: ctx.environment["TRIPSTORE_FOLLOW_POLL"] == nil)
+        // Each store the follower opens may warn; each warning is printed once.
+        var warned = Set<String>()
         let follower = try HistoryFollower(folder: ctx.storePath, since: filter.since) {
-            try ctx.open(.read, options: options, recorded: true)
+            let store = try ctx.open(.read, options: options, recorded: true)
+            for w in store.warnings where warned.insert(ctx.sentence(w, access: .read)).inserted { ctx.console.err(ctx.sentence(w, access: .read)) }
+            return store
         }
         var typesSet = false
         let output: Int32? = ctx.console.capture ? nil : 1
