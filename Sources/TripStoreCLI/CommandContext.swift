@@ -186,8 +186,15 @@ struct CommandContext {
         let point = try pointInTime(asOf, option: "--as-of")
         do {
             return opened(try open(.read, options: options(), asOf: point), access: .read)
-        } catch StoreError.timeOutOfReach(_, let r, let first) {
-            let first = first.map { " (token \($0.token) was committed at \(ISODate.format($0.timestamp)))" } ?? ""
+        } catch let e as StoreError {
+            switch e {
+            case .tokenOutOfReach, .timeOutOfReach, .deletedValuesNotKept:
+                // What a plain open warns of (a journal that lacks transactions) may be why.
+                if let store = try? open(.read, options: options()) { for w in store.warnings { console.err(sentence(w, access: .read)) } }
+            default: break
+            }
+            guard case .timeOutOfReach(_, let r, let earliest) = e else { throw e }
+            let first = earliest.map { " (token \($0.token) was committed at \(ISODate.format($0.timestamp)))" } ?? ""
             throw CLIError("--as-of \(asOf) is before the oldest reachable state: --as-of reaches tokens \(r.lowerBound) to \(r.upperBound)\(first)")
         }
     }

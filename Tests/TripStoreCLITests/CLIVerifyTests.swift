@@ -426,6 +426,9 @@ import TripStoreCLI
         follower.waitUntilExit()
         #expect(follower.terminationStatus == 0)
         #expect(warned.components(separatedBy: "transactions 20 to 21 are not in it").count == 2, "\(warned)")
+        // Asked for a lost transaction's state: out of reach, and why.
+        let lost = CLIRunner.run(["get", id, "--as-of", "21"], store: s)
+        #expect(lost.code == 1 && lost.err.contains("--as-of reaches tokens") && lost.err.contains("transactions 20 to 21 are not in it"), "\(lost.err)")
         for args in [["update", id, "--set", "name=\"x\""], ["verify"], ["verify", "--repair"], ["compact"]] {
             let r = CLIRunner.run(args, store: s)
             #expect(r.code == 2, "\(args)")
