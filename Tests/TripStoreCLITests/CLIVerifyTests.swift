@@ -429,7 +429,7 @@ import TripStoreCLI
         // Asked for a lost transaction's state: out of reach, and why.
         let lost = CLIRunner.run(["get", id, "--as-of", "21"], store: s)
         #expect(lost.code == 1 && lost.err.contains("--as-of reaches tokens") && lost.err.contains("transactions 20 to 21 are not in it"), "\(lost.err)")
-        for args in [["update", id, "--set", "name=\"x\""], ["verify"], ["verify", "--repair"], ["compact"]] {
+        for args in [["update", id, "--set", "name=\"x\""], ["verify"], ["verify", "--repair"], ["compact"], ["compact", "--background"]] {
             let r = CLIRunner.run(args, store: s)
             #expect(r.code == 2, "\(args)")
             #expect(r.err.contains("transactions 20 to 21 are not in it"), "\(args): \(r.err)")
@@ -444,6 +444,11 @@ import TripStoreCLI
         #expect(torn.code == 0)
         #expect(torn.err.split(separator: "\n").count == 1 && torn.err.contains("transactions 20 to 21 are not in it"), "\(torn.err)")
         #expect(!torn.err.contains("verify --repair") && !torn.err.contains("incomplete"), "\(torn.err)")
+        // The journal missing altogether: nothing to compact, and still refused, not passed over.
+        try FileManager.default.removeItem(atPath: journal)
+        let missing = CLIRunner.run(["compact", "--background"], store: s)
+        #expect(missing.code == 2 && missing.err.contains("it is missing"), "\(missing.err)")
+        #expect(!FileManager.default.fileExists(atPath: journal))
         try whole.write(to: URL(fileURLWithPath: journal))
         try FileManager.default.removeItem(atPath: state)
         #expect(CLIRunner.run(["verify"], store: s).code == 0)

@@ -93,6 +93,10 @@ public enum LocklessCompaction {
         for t in (try? StoreFiles(folder: folder).list().temporary) ?? [] where isItsFile(t) { FileIO.unlink(t) }
         let frozen = try open(.read)
         defer { frozen.close() }
+        // A journal that lacks transactions its replay state records stops a compaction as it stops a writer.
+        for case .journalBehindState(let file, let detail) in frozen.warnings {
+            throw StoreError.damaged(file: file, line: nil, detail: detail, repairable: false)
+        }
         guard frozen.lastToken > frozen.snapshotToken || (evenIfEmpty && frozen.lastToken > 0) else { return .other(.nothingToCompact) }
         let base = frozen.snapshotToken, bytes = frozen.journal.size, transactions = frozen.journal.transactions
         // Lowest priority: the commits come first.
