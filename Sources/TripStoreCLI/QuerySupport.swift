@@ -8,7 +8,14 @@ enum QuerySupport {
         guard (ctx.args.value("where") == nil) != ctx.args.positionals.isEmpty else {
             throw ctx.usageError("give the ids to \(verb) or --where PREDICATE (not both)")
         }
-        let store = try ctx.openExistingStore()
+        // A dry run writes nothing: it reads, as a reader may where a writer may not.
+        let store: Store
+        if ctx.args.has("dry-run") {
+            guard try Store.exists(in: ctx.storePath) else { throw StoreError.noStore(path: ctx.storePath) }
+            store = try ctx.openStore(.read)
+        } else {
+            store = try ctx.openExistingStore()
+        }
         let rows = try selectedRows(ctx, store)
         if rows.isEmpty {
             ctx.console.line("nothing matches; nothing \(verb)d")

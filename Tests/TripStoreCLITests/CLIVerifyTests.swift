@@ -434,6 +434,9 @@ import TripStoreCLI
             #expect(r.code == 2, "\(args)")
             #expect(r.err.contains("transactions 20 to 21 are not in it"), "\(args): \(r.err)")
         }
+        // A dry run writes nothing: it reads, and warns as a read does.
+        let dry = CLIRunner.run(["delete", id, "--dry-run"], store: s)
+        #expect(dry.code == 0 && dry.out.contains("would delete") && dry.err.contains("transactions 20 to 21 are not in it"), "\(dry.err)")
         let after = try FileManager.default.contentsOfDirectory(atPath: s).sorted().map { ($0, try Data(contentsOf: URL(fileURLWithPath: s + "/" + $0))) }
             .filter { $0.0 != "tripstore.lock" }
         #expect(after.map(\.0) == before.map(\.0) && zip(after, before).allSatisfy { $0.1 == $1.1 }, "nothing changed")
