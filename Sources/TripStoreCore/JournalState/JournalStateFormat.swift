@@ -170,20 +170,6 @@ enum JournalStateFormat {
     /// below its frame's rows. Nothing else about the journal is checked here.
     static func frames(_ bytes: UnsafeRawBufferPointer, imageRows: Int, imageLists: Int, entities: Int) -> Frames {
         var read = Frames()
-        // Room for every frame the lengths promise, reserved at once: grown
-        // by doubling, thousands of frames cost fresh pages at each step.
-        var (frameCount, recordCount, listCount) = (0, 0, 0), next = headerBytes
-        while bytes.count - next >= frameHeaderBytes + payloadHeaderBytes {
-            let length = Int(bytes.loadLE(UInt32.self, at: next))
-            guard length >= payloadHeaderBytes, length <= bytes.count - next - frameHeaderBytes else { break }
-            frameCount += 1
-            recordCount += Int(bytes.loadLE(UInt32.self, at: next + frameHeaderBytes + 40))
-            listCount += Int(bytes.loadLE(UInt32.self, at: next + frameHeaderBytes + 44))
-            next += frameHeaderBytes + length
-        }
-        read.frames.reserveCapacity(frameCount)
-        read.records.reserveCapacity(min(recordCount, bytes.count / recordHeaderBytes))
-        read.lists.reserveCapacity(min(listCount, bytes.count / listHeaderBytes))
         var at = headerBytes, covered = 0, rows = imageRows, lists = imageLists
         while bytes.count - at >= frameHeaderBytes {
             let length = Int(bytes.loadLE(UInt32.self, at: at)), crc = bytes.loadLE(UInt32.self, at: at + 4)
