@@ -7,7 +7,7 @@ import Glibc
 #endif
 
 /// Random sequences of real `tripstore` processes (one-object and bulk
-/// updates and deletes, compactions), a third of them killed with SIGKILL at
+/// updates and deletes, redactions, prunes, compactions), a third of them killed with SIGKILL at
 /// a random moment, while compactions run in the background every few
 /// commits. After each step every trip's name is what a model of the
 /// commands says, each killed command counted all or nothing; and the
@@ -35,7 +35,7 @@ import Glibc
     func randomStep(_ k: Int, _ names: [String: String], _ random: inout SplitMix64) -> Step {
         let ids = names.keys.sorted()
         let id = ids[Int(random.next() % UInt64(ids.count))]
-        switch random.next() % 6 {
+        switch random.next() % 8 {
         case 0, 1:
             return Step(args: ["update", id, "--set", "name=N\(k)"]) { var n = $0; n[id] = "N\(k)"; return n }
         case 2:
@@ -47,6 +47,12 @@ import Glibc
             return Step(args: ["delete", id]) { var n = $0; n[id] = nil; return n }
         case 4:
             return Step(args: ["delete", "--where", "is Trip && name ^= \"W\"", "--dry-run"]) { $0 }
+        case 5:
+            // Forgets the object's past values, live or deleted; its values now stay.
+            return Step(args: ["history", "redact", "--id", id]) { $0 }
+        case 6:
+            // Fewer tokens than steps commit: a prune of what an earlier one pruned drops nothing.
+            return Step(args: ["history", "prune", "--before", "\(k / 3 + 1)"]) { $0 }
         default:
             return Step(args: ["compact"]) { $0 }
         }
@@ -58,7 +64,8 @@ import Glibc
         for args in [["export"], ["history", "--format", "jsonl"], ["history", "--deletes", "--limit", "3", "--format", "jsonl"],
                      ["query", "is Trip", "--count", "--as-of", "\(token)"]] + ids.map({ ["history", "--id", $0, "--format", "jsonl"] }) {
             let r = CLIRunner.run(args, store: store)
-            out.append("\(args.joined(separator: " ")): \(r.code) \(r.out) \(r.err)")
+            // (Warnings name the folder: the copy's is another.)
+            out.append("\(args.joined(separator: " ")): \(r.code) \(r.out) \(r.err.replacingOccurrences(of: store, with: "STORE"))")
         }
         return out
     }
@@ -122,7 +129,9 @@ import Glibc
             guard k % 6 == 5 else { continue }
             CLIRunner.waitForCompactions(store)
             let v = CLIRunner.run(["verify"], store: store)
-            #expect(v.code == 0, "step \(k): \(v.out) \(v.err)")
+            // A command killed in this very step may have left a torn tail, which no writer has cut yet.
+            let tornNow = p.terminationReason == .uncaughtSignal && v.err.contains("incomplete transaction")
+            #expect(v.code == 0 || tornNow, "step \(k): \(v.out) \(v.err)")
             let ids = Array(model.keys.sorted().prefix(3)) + [step.args.count > 1 ? step.args[1] : ""].filter { !$0.hasPrefix("-") && !$0.isEmpty }
             let last = Int64(CLIRunner.run(["history", "--format", "jsonl"], store: store).out.split(separator: "\n").count)
             let alone = try jsonAlone(store)
